@@ -1,0 +1,462 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// Handler answers what the peer sends on a Conn.
+type Handler interface {
+	// HandleRequest answers one request. It runs on its own goroutine, at
+	// most ConnOptions.MaxInFlight at once. ctx ends when the peer cancels
+	// the request (notifications/cancelled) or the connection closes.
+	// The result is marshaled to JSON (a jsontext.Value is sent verbatim).
+	// An error that is or wraps an *Error is sent as that error; any other
+	// error becomes CodeInternalError. A panic is recovered and answered
+	// with CodeInternalError. After a peer cancellation no answer is sent.
+	HandleRequest(ctx context.Context, req *Message) (any, error)
+
+	// HandleNotification handles one notification. It runs on the
+	// connection's reader goroutine, in arrival order, so it must not
+	// block: in particular it must not wait for a response on this Conn.
+	// notifications/cancelled is handled by the Conn itself and is not
+	// passed on.
+	HandleNotification(ctx context.Context, n *Message)
+}
+
+// ConnOptions configures a Conn. The zero value is usable.
+type ConnOptions struct {
+	// Handler answers the peer's requests and notifications. Nil answers
+	// every request with CodeMethodNotFound and drops notifications.
+	Handler Handler
+	// Limits bound each incoming message.
+	Limits Limits
+	// MaxInFlight bounds the peer's requests handled at once; reading
+	// pauses while the bound is reached. Default DefaultMaxInFlight.
+	MaxInFlight int
+	// CallTimeout is the deadline applied to Call when its context has
+	// none. Zero means no deadline beyond the caller's context.
+	CallTimeout time.Duration
+	// ShutdownTimeout bounds how long Close waits for running handlers
+	// after cancelling them. Default DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// Logger receives diagnostics. Nil discards them.
+	Logger *slog.Logger
+	// Observe, when set, sees every message read (in=true) and written
+	// (in=false), before decoding and after encoding. Tests use it to
+	// validate the wire; it must not retain msg.
+	Observe func(in bool, msg []byte)
+}
+
+const (
+	// DefaultMaxInFlight is the default bound on concurrent peer requests.
+	DefaultMaxInFlight = 64
+	// DefaultShutdownTimeout is how long Close waits for handlers by default.
+	DefaultShutdownTimeout = 5 * time.Second
+	// MethodCancelled is the MCP notification that cancels a request.
+	MethodCancelled = "notifications/cancelled"
+	// methodInitialize may not be cancelled (MCP lifecycle rule).
+	methodInitialize = "initialize"
+)
+
+// ErrClosed is returned by Call and Notify once the Conn is closed; the
+// cause of the closure is available from Conn.Err.
+var ErrClosed = errors.New("jsonrpc: connection closed")
+
+// errPeerCancelled is the cancellation cause of a handler context whose
+// request the peer cancelled.
+var errPeerCancelled = errors.New("jsonrpc: request cancelled by the peer")
+
+// Conn is one JSON-RPC 2.0 peer over a transport.Conn: it issues calls and
+// matches their responses, and dispatches the peer's requests and
+// notifications to a Handler. Many calls may be in flight in both
+// directions. All methods are safe for concurrent use.
+type Conn struct {
+	t    transport.Conn
+	opts ConnOptions
+	log  *slog.Logger
+
+	base       context.Context // parent of every handler context
+	cancelBase context.CancelFunc
+
+	nextID  atomic.Int64
+	mu      sync.Mutex
+	pending map[ID]chan *Message
+	inbound map[ID]context.CancelCauseFunc
+	err     error // why the Conn ended; set once
+
+	sem       chan struct{}
+	handlers  sync.WaitGroup
+	reader    chan struct{} // closed when the reader goroutine exits
+	done      chan struct{} // closed when the Conn ends
+	startOnce sync.Once
+	endOnce   sync.Once
+}
+
+// NewConn returns a Conn over t. Call Start to begin reading.
+func NewConn(t transport.Conn, opts ConnOptions) *Conn {
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	base, cancel := context.WithCancel(context.Background())
+	return &Conn{
+		t:          t,
+		opts:       opts,
+		log:        log,
+		base:       base,
+		cancelBase: cancel,
+		pending:    make(map[ID]chan *Message),
+		inbound:    make(map[ID]context.CancelCauseFunc),
+		sem:        make(chan struct{}, opts.MaxInFlight),
+		reader:     make(chan struct{}),
+		done:       make(chan struct{}),
+	}
+}
+
+// Start begins reading messages on a goroutine owned by the Conn; it ends
+// when the transport ends or Close is called. Start is idempotent.
+func (c *Conn) Start() {
+	c.startOnce.Do(func() { go c.readLoop() })
+}
+
+// Done is closed when the connection has ended.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err reports why the connection ended: io.EOF when the peer closed the
+// stream, ErrClosed after Close, or the transport's error. It is nil
+// while the connection is open.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Call sends a request and waits for its response, decoding the result
+// into result (a pointer, or nil to discard it; *jsontext.Value receives
+// the raw JSON). A JSON-RPC error from the peer is returned as *Error.
+// When ctx ends first, Call sends notifications/cancelled for the request
+// (except for initialize, which may not be cancelled) and returns ctx's
+// error; a late response is dropped.
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	if c.opts.CallTimeout > 0 {
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, c.opts.CallTimeout)
+			defer cancel()
+		}
+	}
+	id := IntID(c.nextID.Add(1))
+	msg, err := EncodeRequest(id, method, params)
+	if err != nil {
+		return fmt.Errorf("jsonrpc: encoding %s params: %w", method, err)
+	}
+	ch := make(chan *Message, 1)
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return c.closedErr()
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}()
+	if err := c.write(ctx, msg); err != nil {
+		return err
+	}
+	select {
+	case resp := <-ch:
+		if resp.Error != nil {
+			return resp.Error
+		}
+		return decodeResult(resp.Result, result)
+	case <-ctx.Done():
+		if method != methodInitialize {
+			c.sendCancel(id, context.Cause(ctx))
+		}
+		return ctx.Err()
+	case <-c.done:
+		return c.closedErr()
+	}
+}
+
+func decodeResult(raw jsontext.Value, result any) error {
+	switch r := result.(type) {
+	case nil:
+		return nil
+	case *jsontext.Value:
+		*r = raw
+		return nil
+	}
+	if err := json.Unmarshal(raw, result); err != nil {
+		return fmt.Errorf("jsonrpc: decoding result: %w", err)
+	}
+	return nil
+}
+
+func (c *Conn) sendCancel(id ID, cause error) {
+	params := struct {
+		RequestID ID     `json:"requestId"`
+		Reason    string `json:"reason,omitzero"`
+	}{RequestID: id}
+	if cause != nil {
+		params.Reason = cause.Error()
+	}
+	msg, err := EncodeRequest(ID{}, MethodCancelled, params)
+	if err != nil {
+		return
+	}
+	// Best effort, bounded: the caller has already given up.
+	ctx, cancel := context.WithTimeout(c.base, time.Second)
+	defer cancel()
+	_ = c.write(ctx, msg)
+}
+
+// Outstanding reports how many of this side's calls await a response.
+func (c *Conn) Outstanding() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// Notify sends a notification.
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	msg, err := EncodeRequest(ID{}, method, params)
+	if err != nil {
+		return fmt.Errorf("jsonrpc: encoding %s params: %w", method, err)
+	}
+	return c.write(ctx, msg)
+}
+
+func (c *Conn) write(ctx context.Context, msg []byte) error {
+	select {
+	case <-c.done:
+		return c.closedErr()
+	default:
+	}
+	if c.opts.Observe != nil {
+		c.opts.Observe(false, msg)
+	}
+	if err := c.t.Write(ctx, msg); err != nil {
+		if errors.Is(err, transport.ErrClosed) {
+			return c.closedErr()
+		}
+		return err
+	}
+	return nil
+}
+
+func (c *Conn) closedErr() error {
+	if err := c.Err(); err != nil && !errors.Is(err, ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return ErrClosed
+}
+
+// Close ends the connection: it closes the transport, fails every pending
+// Call with ErrClosed, cancels every running handler and waits for them
+// (at most ShutdownTimeout) and for the reader goroutine. It is
+// idempotent and always returns nil.
+func (c *Conn) Close() error {
+	c.end(ErrClosed)
+	c.Wait()
+	return nil
+}
+
+// Wait blocks until the connection has ended and its goroutines have
+// exited (handlers that ignore cancellation are waited for at most
+// ShutdownTimeout). It returns the cause, as Err.
+func (c *Conn) Wait() error {
+	<-c.done
+	c.startOnce.Do(func() { close(c.reader) }) // never started: nothing to wait for
+	<-c.reader
+	finished := make(chan struct{})
+	go func() { c.handlers.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(c.opts.ShutdownTimeout):
+		c.log.Warn("jsonrpc: handlers still running after shutdown timeout", "timeout", c.opts.ShutdownTimeout)
+	}
+	return c.Err()
+}
+
+// end records the cause and tears the connection down once.
+func (c *Conn) end(cause error) {
+	c.endOnce.Do(func() {
+		c.mu.Lock()
+		c.err = cause
+		c.mu.Unlock()
+		close(c.done)
+		c.cancelBase()
+		_ = c.t.Close()
+	})
+}
+
+func (c *Conn) readLoop() {
+	defer close(c.reader)
+	for {
+		data, err := c.t.Read(c.base)
+		if err != nil {
+			if errors.Is(err, transport.ErrMessageTooLarge) {
+				c.log.Warn("jsonrpc: dropped oversized message", "err", err)
+				_ = c.write(c.base, EncodeError(ID{}, NewError(CodeInvalidRequest, "Invalid Request: "+err.Error())))
+				continue
+			}
+			if errors.Is(err, transport.ErrClosed) {
+				err = ErrClosed
+			}
+			c.end(err)
+			return
+		}
+		if c.opts.Observe != nil {
+			c.opts.Observe(true, data)
+		}
+		msg, derr := Decode(data, c.opts.Limits)
+		if derr != nil {
+			id := ID{}
+			if msg != nil {
+				id = msg.ID
+			}
+			c.log.Debug("jsonrpc: rejected message", "code", derr.Code, "err", derr.Message)
+			_ = c.write(c.base, EncodeError(id, derr))
+			continue
+		}
+		switch {
+		case msg.IsResponse():
+			c.deliver(msg)
+		case msg.IsNotification():
+			c.notification(msg)
+		default:
+			if !c.request(msg) {
+				return
+			}
+		}
+	}
+}
+
+func (c *Conn) deliver(msg *Message) {
+	c.mu.Lock()
+	ch, ok := c.pending[msg.ID]
+	delete(c.pending, msg.ID)
+	c.mu.Unlock()
+	if !ok {
+		c.log.Debug("jsonrpc: response to no pending request", "id", msg.ID.String())
+		return
+	}
+	ch <- msg // buffered, one response per id
+}
+
+func (c *Conn) notification(msg *Message) {
+	if msg.Method == MethodCancelled {
+		var p struct {
+			RequestID jsontext.Value `json:"requestId"`
+		}
+		if json.Unmarshal(msg.Params, &p) != nil || p.RequestID == nil {
+			return // invalid cancellations are ignored
+		}
+		id, err := parseID(p.RequestID)
+		if err != nil {
+			return
+		}
+		c.mu.Lock()
+		cancel := c.inbound[id]
+		c.mu.Unlock()
+		if cancel != nil {
+			cancel(errPeerCancelled)
+		}
+		return
+	}
+	if c.opts.Handler != nil {
+		c.opts.Handler.HandleNotification(c.base, msg)
+	}
+}
+
+// request dispatches one peer request on its own goroutine. It reports
+// false when the connection ended while waiting for a free slot.
+func (c *Conn) request(msg *Message) bool {
+	select {
+	case c.sem <- struct{}{}:
+	case <-c.done:
+		return false
+	}
+	ctx, cancel := context.WithCancelCause(c.base)
+	c.mu.Lock()
+	if _, dup := c.inbound[msg.ID]; dup {
+		c.mu.Unlock()
+		cancel(nil)
+		<-c.sem
+		_ = c.write(c.base, EncodeError(msg.ID, Errorf(CodeInvalidRequest, "Invalid Request: id %s is already in use by a request in flight", msg.ID)))
+		return true
+	}
+	c.inbound[msg.ID] = cancel
+	c.handlers.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.handlers.Done()
+		defer func() { <-c.sem }()
+		defer func() {
+			c.mu.Lock()
+			delete(c.inbound, msg.ID)
+			c.mu.Unlock()
+			cancel(nil)
+		}()
+		result, err := c.handle(ctx, msg)
+		if context.Cause(ctx) == errPeerCancelled {
+			return // the peer asked us not to answer
+		}
+		var out []byte
+		if err != nil {
+			out = EncodeError(msg.ID, toError(err))
+		} else if out, err = EncodeResult(msg.ID, result); err != nil {
+			c.log.Error("jsonrpc: encoding result", "method", msg.Method, "err", err)
+			out = EncodeError(msg.ID, NewError(CodeInternalError, "Internal error: the result could not be encoded"))
+		}
+		_ = c.write(c.base, out)
+	}()
+	return true
+}
+
+func (c *Conn) handle(ctx context.Context, msg *Message) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("jsonrpc: handler panic", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
+			result, err = nil, Errorf(CodeInternalError, "Internal error: handler for %s panicked", msg.Method)
+		}
+	}()
+	if c.opts.Handler == nil {
+		return nil, Errorf(CodeMethodNotFound, "Method not found: %s", msg.Method)
+	}
+	return c.opts.Handler.HandleRequest(ctx, msg)
+}
+
+// toError maps a handler error to the error object sent to the peer.
+func toError(err error) *Error {
+	if e, ok := AsError(err); ok {
+		return e
+	}
+	return Errorf(CodeInternalError, "Internal error: %v", err)
+}
+
+// IsEOF reports whether err means the peer ended the stream.
+func IsEOF(err error) bool { return errors.Is(err, io.EOF) }

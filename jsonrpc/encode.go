@@ -1,0 +1,123 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"strconv"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Encoding writes straight into a pooled buffer: the envelope by hand, the
+// payload (params or result) with one MarshalEncode. No intermediate copy
+// of the payload is made.
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBuf() *bytes.Buffer {
+	b := bufPool.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+func putBuf(b *bytes.Buffer) {
+	if b.Cap() > 1<<20 { // do not keep huge buffers alive
+		return
+	}
+	bufPool.Put(b)
+}
+
+// marshalOpts are used for every payload the SDK writes.
+var marshalOpts = json.JoinOptions(
+	jsontext.AllowInvalidUTF8(false),
+	jsontext.EscapeForHTML(false),
+	jsontext.EscapeForJS(false),
+)
+
+// appendPayload appends v as JSON. A jsontext.Value is copied verbatim
+// (after a validity check); nil becomes the empty object.
+func appendPayload(buf *bytes.Buffer, v any) error {
+	switch p := v.(type) {
+	case nil:
+		buf.WriteString("{}")
+		return nil
+	case jsontext.Value:
+		if len(p) == 0 {
+			buf.WriteString("{}")
+			return nil
+		}
+		if !p.IsValid() {
+			return &jsontext.SyntacticError{}
+		}
+		buf.Write(p)
+		return nil
+	}
+	return json.MarshalWrite(buf, v, marshalOpts)
+}
+
+// EncodeRequest returns the bytes of a request (or, with a zero id, a
+// notification) carrying params. params may be nil (omitted), a
+// jsontext.Value, or any value json can marshal.
+func EncodeRequest(id ID, method string, params any) ([]byte, error) {
+	buf := getBuf()
+	defer putBuf(buf)
+	b := append(buf.AvailableBuffer(), `{"jsonrpc":"2.0"`...)
+	if id.IsValid() {
+		b = append(b, `,"id":`...)
+		b = id.AppendJSON(b)
+	}
+	b = append(b, `,"method":`...)
+	var err error
+	if b, err = jsontext.AppendQuote(b, method); err != nil {
+		return nil, err
+	}
+	buf.Write(b)
+	if params != nil {
+		buf.WriteString(`,"params":`)
+		if err := appendPayload(buf, params); err != nil {
+			return nil, err
+		}
+	}
+	buf.WriteByte('}')
+	return bytes.Clone(buf.Bytes()), nil
+}
+
+// EncodeResult returns the bytes of a successful response.
+func EncodeResult(id ID, result any) ([]byte, error) {
+	buf := getBuf()
+	defer putBuf(buf)
+	b := append(buf.AvailableBuffer(), `{"jsonrpc":"2.0","id":`...)
+	b = id.AppendJSON(b)
+	b = append(b, `,"result":`...)
+	buf.Write(b)
+	if err := appendPayload(buf, result); err != nil {
+		return nil, err
+	}
+	buf.WriteByte('}')
+	return bytes.Clone(buf.Bytes()), nil
+}
+
+// EncodeError returns the bytes of an error response. A zero id is
+// written as null, as JSON-RPC requires when the request id is unknown.
+func EncodeError(id ID, e *Error) []byte {
+	buf := getBuf()
+	defer putBuf(buf)
+	b := append(buf.AvailableBuffer(), `{"jsonrpc":"2.0","id":`...)
+	b = id.AppendJSON(b)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, e.Code, 10)
+	b = append(b, `,"message":`...)
+	if q, err := jsontext.AppendQuote(b, e.Message); err == nil {
+		b = q
+	} else {
+		b = append(b, `"invalid error message"`...)
+	}
+	if len(e.Data) > 0 && e.Data.IsValid() {
+		b = append(b, `,"data":`...)
+		b = append(b, e.Data...)
+	}
+	b = append(b, "}}"...)
+	buf.Write(b)
+	return bytes.Clone(buf.Bytes())
+}

@@ -1,0 +1,73 @@
+package jsonrpc
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The error codes JSON-RPC 2.0 defines.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+)
+
+// Error is a JSON-RPC error object. As a Go error it is what a peer
+// answered, or what a handler wants answered: a handler that returns an
+// *Error (or an error wrapping one) sends exactly that code, message and
+// data.
+type Error struct {
+	Code    int64          `json:"code"`
+	Message string         `json:"message"`
+	Data    jsontext.Value `json:"data,omitzero"`
+}
+
+func (e *Error) Error() string {
+	if len(e.Data) > 0 {
+		return fmt.Sprintf("jsonrpc error %d: %s (data: %s)", e.Code, e.Message, e.Data)
+	}
+	return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message)
+}
+
+// NewError returns an error with the given code and message.
+func NewError(code int64, message string) *Error {
+	return &Error{Code: code, Message: message}
+}
+
+// Errorf returns an error with the given code and a formatted message.
+func Errorf(code int64, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// WithData returns a copy of e whose data is v marshaled to JSON. A value
+// that cannot be marshaled leaves data empty.
+func (e *Error) WithData(v any) *Error {
+	out := *e
+	if raw, ok := v.(jsontext.Value); ok {
+		out.Data = raw
+		return &out
+	}
+	b, err := json.Marshal(v)
+	if err == nil {
+		out.Data = b
+	}
+	return &out
+}
+
+// AsError reports whether err is or wraps an *Error and returns it.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e, true
+	}
+	return nil, false
+}
+
+// ErrMethodNotFound is the canonical "method not found" error; handlers
+// return it (or an Errorf with CodeMethodNotFound) for unknown methods.
+var ErrMethodNotFound = NewError(CodeMethodNotFound, "Method not found")

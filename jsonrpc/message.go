@@ -1,0 +1,259 @@
+package jsonrpc
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Message is one decoded JSON-RPC 2.0 message. Exactly one shape holds:
+//
+//   - request: Method set, ID valid;
+//   - notification: Method set, ID zero;
+//   - response: Method empty, and either Result or Error set.
+//
+// Params, Result and Error.Data are kept as the raw JSON received, so each
+// is decoded once, by whoever knows its type.
+type Message struct {
+	ID     ID
+	Method string
+	Params jsontext.Value
+	Result jsontext.Value
+	Error  *Error
+}
+
+// IsRequest reports whether m is a request (it expects a response).
+func (m *Message) IsRequest() bool { return m.Method != "" && m.ID.IsValid() }
+
+// IsNotification reports whether m is a notification.
+func (m *Message) IsNotification() bool { return m.Method != "" && !m.ID.IsValid() }
+
+// IsResponse reports whether m is a response (result or error).
+func (m *Message) IsResponse() bool { return m.Method == "" }
+
+// Limits bound what Decode accepts. The zero value applies the defaults.
+type Limits struct {
+	// MaxBytes is the largest message accepted, in bytes.
+	// Default DefaultMaxMessageBytes.
+	MaxBytes int
+	// MaxDepth is the deepest nesting of arrays and objects accepted,
+	// counting the message object itself as 1. Default DefaultMaxDepth.
+	MaxDepth int
+}
+
+const (
+	// DefaultMaxMessageBytes is the default cap on one message: 4 MiB.
+	DefaultMaxMessageBytes = 4 << 20
+	// DefaultMaxDepth is the default cap on JSON nesting depth.
+	DefaultMaxDepth = 64
+)
+
+func (l Limits) maxBytes() int {
+	if l.MaxBytes > 0 {
+		return l.MaxBytes
+	}
+	return DefaultMaxMessageBytes
+}
+
+func (l Limits) maxDepth() int {
+	if l.MaxDepth > 0 {
+		return l.MaxDepth
+	}
+	return DefaultMaxDepth
+}
+
+// wireMessage is the envelope as it appears on the wire. Every member is
+// raw so that presence, null and type can be told apart.
+type wireMessage struct {
+	JSONRPC jsontext.Value `json:"jsonrpc"`
+	ID      jsontext.Value `json:"id"`
+	Method  jsontext.Value `json:"method"`
+	Params  jsontext.Value `json:"params"`
+	Result  jsontext.Value `json:"result"`
+	Error   jsontext.Value `json:"error"`
+}
+
+// decodeOpts: member names match case-sensitively and duplicates are
+// rejected (both are the JSON v2 defaults, stated here so that a change of
+// defaults cannot loosen them).
+var decodeOpts = json.JoinOptions(
+	jsontext.AllowDuplicateNames(false),
+	jsontext.AllowInvalidUTF8(false),
+	json.MatchCaseInsensitiveNames(false),
+)
+
+// Decode parses one JSON-RPC message strictly: valid UTF-8, no duplicate
+// member names, case-sensitive member names, size and depth within lim,
+// "jsonrpc":"2.0", a string or integer id (null is rejected on requests),
+// and exactly one of the request, notification and response shapes.
+//
+// On failure it returns an *Error ready to send back: CodeParseError for
+// text that is not JSON (or breaks a limit), CodeInvalidRequest for JSON
+// that is not a valid message. The returned Message is non-nil when the id
+// could be read, so the error response can carry it.
+func Decode(data []byte, lim Limits) (*Message, *Error) {
+	if len(data) > lim.maxBytes() {
+		return nil, Errorf(CodeParseError, "Parse error: message of %d bytes exceeds the %d-byte limit", len(data), lim.maxBytes())
+	}
+	if !utf8.Valid(data) {
+		return nil, NewError(CodeParseError, "Parse error: message is not valid UTF-8")
+	}
+	if d := depth(data); d > lim.maxDepth() {
+		return nil, Errorf(CodeParseError, "Parse error: nesting depth exceeds the limit of %d", lim.maxDepth())
+	}
+	first := firstByte(data)
+	if first == '[' {
+		if !jsontext.Value(data).IsValid() {
+			return nil, NewError(CodeParseError, "Parse error: invalid JSON")
+		}
+		return nil, NewError(CodeInvalidRequest, "Invalid Request: batches are not supported")
+	}
+	var w wireMessage
+	if err := json.Unmarshal(data, &w, decodeOpts); err != nil {
+		if first != '{' && jsontext.Value(data).IsValid() {
+			return nil, NewError(CodeInvalidRequest, "Invalid Request: message must be a JSON object")
+		}
+		return nil, Errorf(CodeParseError, "Parse error: %s", shortErr(err))
+	}
+	m := &Message{}
+	// Read the id first so that every later error can carry it.
+	idOK := true
+	if w.ID != nil && w.ID.Kind() != 'n' {
+		id, err := parseID(w.ID)
+		if err != nil {
+			idOK = false
+		} else {
+			m.ID = id
+		}
+	}
+	bad := func(format string, args ...any) (*Message, *Error) {
+		if m.ID.IsValid() {
+			return m, Errorf(CodeInvalidRequest, "Invalid Request: "+format, args...)
+		}
+		return nil, Errorf(CodeInvalidRequest, "Invalid Request: "+format, args...)
+	}
+	if string(w.JSONRPC) != `"2.0"` {
+		return bad(`"jsonrpc" must be "2.0"`)
+	}
+	if !idOK {
+		return bad(`"id" must be a string or an integer`)
+	}
+	if w.Method != nil {
+		if w.Method.Kind() != '"' {
+			return bad(`"method" must be a string`)
+		}
+		if err := unquote(w.Method, &m.Method); err != nil || m.Method == "" {
+			return bad(`"method" must be a non-empty string`)
+		}
+		if w.ID != nil && w.ID.Kind() == 'n' {
+			return bad(`request "id" must not be null`)
+		}
+		if w.Result != nil || w.Error != nil {
+			return bad(`a request must not carry "result" or "error"`)
+		}
+		if w.Params != nil {
+			if k := w.Params.Kind(); k != '{' && k != '[' {
+				return bad(`"params" must be an object or an array`)
+			}
+			m.Params = w.Params
+		}
+		return m, nil
+	}
+	// A response.
+	if w.Params != nil {
+		return bad(`a response must not carry "params"`)
+	}
+	switch {
+	case w.Result != nil && w.Error != nil:
+		return bad(`a response carries "result" or "error", not both`)
+	case w.Result != nil:
+		if !m.ID.IsValid() {
+			return bad(`a result response needs an "id"`)
+		}
+		m.Result = w.Result
+	case w.Error != nil:
+		if w.ID == nil {
+			return bad(`an error response needs an "id" (null when unknown)`)
+		}
+		e := &Error{}
+		if err := json.Unmarshal(w.Error, e, decodeOpts); err != nil || w.Error.Kind() != '{' {
+			return bad(`"error" must be an object with an integer "code" and a string "message"`)
+		}
+		m.Error = e
+	default:
+		return bad(`a message needs "method", "result" or "error"`)
+	}
+	return m, nil
+}
+
+func unquote(raw jsontext.Value, dst *string) error {
+	return json.Unmarshal(raw, dst)
+}
+
+func firstByte(data []byte) byte {
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c
+	}
+	return 0
+}
+
+// depth returns the deepest nesting of arrays and objects in data, which
+// need not be valid JSON: it is a cheap guard run before the real parse.
+func depth(data []byte) int {
+	d, maxD := 0, 0
+	inStr, esc := false, false
+	for _, c := range data {
+		if inStr {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '{', '[':
+			d++
+			if d > maxD {
+				maxD = d
+			}
+		case '}', ']':
+			d--
+		}
+	}
+	return maxD
+}
+
+func shortErr(err error) string {
+	s := err.Error()
+	const max = 200
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}
+
+// String renders a short description of m for logs.
+func (m *Message) String() string {
+	switch {
+	case m.IsRequest():
+		return fmt.Sprintf("request %s id=%s", m.Method, m.ID)
+	case m.IsNotification():
+		return "notification " + m.Method
+	case m.Error != nil:
+		return fmt.Sprintf("error response id=%s code=%d", m.ID, m.Error.Code)
+	default:
+		return fmt.Sprintf("response id=%s", m.ID)
+	}
+}

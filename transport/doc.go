@@ -1,0 +1,14 @@
+// Package transport defines the seam between mcpkit's JSON-RPC layer and
+// the carriers that move bytes: the Conn interface, its concurrency
+// contract, and the errors every carrier shares.
+//
+// Carriers live in sub-packages: transport/stdio (newline-delimited JSON
+// over a reader and a writer, for servers launched by a client),
+// transport/command (a client that launches a server process and shuts it
+// down in the order the spec gives), and transport/memory (an in-process
+// pair for tests). The Streamable HTTP transport is request-shaped and
+// plugs into the server and client at a different seam.
+//
+// This package must not import any other mcpkit package: it sits at the
+// bottom of the tree.
+package transport
