@@ -1,0 +1,218 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// handler is the Client as the connection's jsonrpc.Handler.
+type handler Client
+
+// HandleRequest answers the server's requests. Every request gets exactly
+// one answer (the connection guarantees it): the handler's result; the
+// *jsonrpc.Error it returned, code and all; -32603 for any other failure;
+// -32601 when no handler is registered.
+func (h *handler) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error) {
+	c := (*Client)(h)
+	switch msg.Method {
+	case mcp.MethodPing:
+		return struct{}{}, nil
+	case mcp.MethodElicitationCreate:
+		if c.opts.Elicitation == nil {
+			return nil, methodNotFound(msg.Method)
+		}
+		if err := c.associated(msg.Method); err != nil {
+			return nil, err
+		}
+		var p mcp.ElicitParams
+		if err := decode(msg.Params, &p); err != nil {
+			return nil, err
+		}
+		if p.EffectiveMode() == mcp.ElicitModeURL && !c.caps.Elicitation.SupportsURL() {
+			return nil, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: this client did not declare URL-mode elicitation")
+		}
+		res, err := c.opts.Elicitation(ctx, &p)
+		if err != nil {
+			return nil, internal(msg.Method, err)
+		}
+		if c.opts.ElicitationDefaults && res != nil && res.Action == mcp.ElicitActionAccept && p.EffectiveMode() == mcp.ElicitModeForm {
+			// SEP-1034: omitted fields take the schema's defaults; a schema
+			// that does not parse leaves the answer as the user gave it.
+			if schema, err := mcp.ParseElicitationSchema(p.RequestedSchema); err == nil {
+				res.Content = schema.ApplyDefaults(res.Content)
+			}
+		}
+		return res, nil
+	case mcp.MethodSamplingCreateMessage:
+		if c.opts.Sampling == nil {
+			return nil, methodNotFound(msg.Method)
+		}
+		if err := c.associated(msg.Method); err != nil {
+			return nil, err
+		}
+		var p mcp.CreateMessageParams
+		if err := decode(msg.Params, &p); err != nil {
+			return nil, err
+		}
+		if (len(p.Tools) > 0 || p.ToolChoice != nil) && !c.opts.SamplingTools {
+			return nil, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: this client did not declare sampling.tools")
+		}
+		res, err := c.opts.Sampling(ctx, &p)
+		if err != nil {
+			return nil, internal(msg.Method, err)
+		}
+		return res, nil
+	case mcp.MethodRootsList:
+		if c.opts.Roots == nil {
+			return nil, methodNotFound(msg.Method)
+		}
+		if err := c.associated(msg.Method); err != nil {
+			return nil, err
+		}
+		res, err := c.opts.Roots(ctx)
+		if err != nil {
+			return nil, internal(msg.Method, err)
+		}
+		if res.Roots == nil {
+			res.Roots = []mcp.Root{}
+		}
+		return res, nil
+	}
+	return nil, methodNotFound(msg.Method)
+}
+
+// associated enforces SEP-2260 from the client's side: elicitation,
+// sampling and roots requests must belong to a request of ours in flight;
+// one that arrives while we wait for nothing is answered -32602.
+func (c *Client) associated(method string) error {
+	if c.conn.Outstanding() == 0 {
+		return jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: %s arrived with no client request in progress (SEP-2260)", method)
+	}
+	return nil
+}
+
+func methodNotFound(method string) *jsonrpc.Error {
+	return jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s", method)
+}
+
+func internal(method string, err error) error {
+	if e, ok := jsonrpc.AsError(err); ok {
+		return e
+	}
+	return jsonrpc.Errorf(mcp.CodeInternalError, "Internal error handling %s request: %v", method, err)
+}
+
+func decode(raw jsontext.Value, v any) error {
+	if raw == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: %v", err)
+	}
+	return nil
+}
+
+// HandleNotification runs on the connection's reader: progress goes to
+// the waiting call at once; everything else is queued, in order, for the
+// notification goroutine.
+func (h *handler) HandleNotification(ctx context.Context, n *jsonrpc.Message) {
+	c := (*Client)(h)
+	if n.Method == mcp.NotificationProgress {
+		var p mcp.ProgressParams
+		if decode(n.Params, &p) != nil {
+			return
+		}
+		if fn, ok := c.progress.Load(p.ProgressToken); ok {
+			fn.(func(*mcp.ProgressParams))(&p)
+		}
+		return
+	}
+	select {
+	case c.notes <- n:
+	case <-ctx.Done():
+	}
+}
+
+func (c *Client) runNotifications(ctx context.Context) {
+	defer close(c.notesDone)
+	for {
+		select {
+		case n := <-c.notes:
+			c.notify(ctx, n)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (c *Client) notify(ctx context.Context, n *jsonrpc.Message) {
+	o := &c.opts
+	switch n.Method {
+	case mcp.NotificationMessage:
+		if o.OnLog != nil {
+			var p mcp.LoggingMessageParams
+			if decode(n.Params, &p) == nil {
+				o.OnLog(ctx, &p)
+			}
+			return
+		}
+	case mcp.NotificationToolsListChanged:
+		if o.OnToolsListChanged != nil {
+			o.OnToolsListChanged(ctx)
+			return
+		}
+	case mcp.NotificationPromptsListChanged:
+		if o.OnPromptsListChanged != nil {
+			o.OnPromptsListChanged(ctx)
+			return
+		}
+	case mcp.NotificationResourcesListChanged:
+		if o.OnResourcesListChanged != nil {
+			o.OnResourcesListChanged(ctx)
+			return
+		}
+	case mcp.NotificationResourcesUpdated:
+		if o.OnResourceUpdated != nil {
+			var p mcp.ResourceUpdatedNotificationParams
+			if decode(n.Params, &p) == nil {
+				o.OnResourceUpdated(ctx, p.URI)
+			}
+			return
+		}
+	case mcp.NotificationElicitationComplete:
+		if o.OnElicitationComplete != nil {
+			var p mcp.ElicitationCompleteParams
+			if decode(n.Params, &p) == nil {
+				o.OnElicitationComplete(ctx, p.ElicitationID)
+			}
+			return
+		}
+	}
+	if o.OnNotification != nil {
+		o.OnNotification(ctx, n.Method, n.Params)
+	}
+}
+
+type progressKey struct{}
+
+// WithProgress returns a context that asks for progress on the request
+// it is used with: the client attaches a fresh progress token and calls
+// fn for each notifications/progress the server sends for it. fn runs on
+// the connection's reader goroutine: it must be quick and must not call
+// the client.
+func WithProgress(ctx context.Context, fn func(*mcp.ProgressParams)) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+func progressFunc(ctx context.Context) func(*mcp.ProgressParams) {
+	fn, _ := ctx.Value(progressKey{}).(func(*mcp.ProgressParams))
+	return fn
+}
+
+func randToken() string { return rand.Text() }

@@ -1,0 +1,153 @@
+// Command demo shows an mcpkit server and client talking over stdio: it
+// launches itself as the server process, connects a client to it, and
+// walks through tools, elicitation, progress and resources.
+//
+//	go run ./examples/demo
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/transport/command"
+	"github.com/mcpkit/mcpkit/transport/stdio"
+)
+
+const serverFlag = "-serve"
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == serverFlag {
+		if err := newServer().Serve(context.Background(), stdio.New(stdio.Options{})); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	if err := runClient(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+type addIn struct {
+	A float64 `json:"a" jsonschema:"description=first addend"`
+	B float64 `json:"b" jsonschema:"description=second addend"`
+}
+
+type addOut struct {
+	Sum float64 `json:"sum"`
+}
+
+type signupOut struct {
+	Welcome string `json:"welcome"`
+}
+
+func newServer() *server.Server {
+	s := server.New(&server.Options{Info: mcp.Implementation{Name: "demo-server", Version: "1.0.0"}})
+	server.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers."},
+		func(ctx context.Context, req *server.CallToolRequest, in addIn) (addOut, error) {
+			return addOut{Sum: in.A + in.B}, nil
+		})
+	server.AddTool(s, &mcp.Tool{Name: "count", Description: "Counts to three, reporting progress."},
+		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
+			for i := 1; i <= 3; i++ {
+				if err := req.Progress(ctx, float64(i), 3, fmt.Sprintf("counted %d", i)); err != nil {
+					return "", err
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			return "counted to three", nil
+		})
+	server.AddTool(s, &mcp.Tool{Name: "signup", Description: "Asks the user for a name, then welcomes them."},
+		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (signupOut, error) {
+			res, err := req.Elicit(ctx, &mcp.ElicitParams{
+				Message:         "What should we call you?",
+				RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"},"plan":{"type":"string","enum":["free","pro"],"default":"free"}},"required":["name"]}`),
+			})
+			if err != nil {
+				return signupOut{}, err
+			}
+			if res.Action != mcp.ElicitActionAccept {
+				return signupOut{}, errors.New("the user declined")
+			}
+			return signupOut{Welcome: fmt.Sprintf("Welcome, %v (%v plan)!", res.Content["name"], res.Content["plan"])}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "demo://readme", Name: "readme", MIMEType: "text/plain"},
+		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: mcp.ResourceContentsList{
+				&mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: "mcpkit speaks MCP."},
+			}}, nil
+		})
+	return s
+}
+
+func runClient() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(self, serverFlag)
+	cmd.Stderr = os.Stderr
+	conn, err := command.Start(ctx, cmd, command.Options{})
+	if err != nil {
+		return err
+	}
+	c, err := client.Connect(ctx, conn, &client.Options{
+		Info:                mcp.Implementation{Name: "demo-client", Version: "1.0.0"},
+		ElicitationDefaults: true,
+		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			fmt.Printf("  server asks: %q -> answering name=Ada (plan left to its default)\n", p.Message)
+			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	fmt.Printf("connected to %s %s, protocol %s\n", c.ServerInfo().Name, c.ServerInfo().Version, c.ProtocolVersion())
+
+	fmt.Println("tools:")
+	for tool, err := range c.Tools(ctx) {
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  %-7s %s\n", tool.Name, tool.Description)
+	}
+	res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: jsontext.Value(`{"a":2,"b":40}`)})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("add(2, 40) -> %s\n", res.StructuredContent)
+
+	pctx := client.WithProgress(ctx, func(p *mcp.ProgressParams) {
+		fmt.Printf("  progress %v/%v: %s\n", p.Progress, *p.Total, p.Message)
+	})
+	res, err = c.CallTool(pctx, &mcp.CallToolParams{Name: "count"})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("count -> %s\n", res.Content[0].(*mcp.TextContent).Text)
+
+	res, err = c.CallTool(ctx, &mcp.CallToolParams{Name: "signup"})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("signup -> %s\n", res.StructuredContent)
+
+	rr, err := c.ReadResource(ctx, &mcp.ReadResourceParams{URI: "demo://readme"})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("demo://readme -> %q\n", rr.Contents[0].(*mcp.TextResourceContents).Text)
+	return nil
+}

@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// CompleteRequest is a completion/complete request as its handler sees it.
+type CompleteRequest struct {
+	*Request
+	Params *mcp.CompleteParams
+}
+
+// CompletionHandler answers completion/complete for prompt arguments and
+// resource template variables.
+type CompletionHandler func(ctx context.Context, req *CompleteRequest) (*mcp.CompleteResult, error)
+
+// maxCompletionValues is the spec's cap on values in one completion.
+const maxCompletionValues = 100
+
+// SetCompletionHandler sets the handler of completion/complete and with
+// it the completions capability; nil removes both.
+func (s *Server) SetCompletionHandler(h CompletionHandler) {
+	s.mu.Lock()
+	s.completion = h
+	s.mu.Unlock()
+}
+
+func complete(ctx context.Context, s *Server, req *Request, raw jsontext.Value) (any, error) {
+	s.mu.Lock()
+	h := s.completion
+	s.mu.Unlock()
+	if h == nil {
+		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s (no completion handler)", mcp.MethodCompletionComplete)
+	}
+	var p mcp.CompleteParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	req.meta = p.Meta
+	switch p.Ref.Type {
+	case mcp.RefPrompt:
+		if _, ok := s.prompts.get(p.Ref.Name); !ok {
+			return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown prompt %q", p.Ref.Name)
+		}
+	case mcp.RefResource:
+		if p.Ref.URI == "" {
+			return nil, jsonrpc.NewError(mcp.CodeInvalidParams, `Invalid params: ref/resource needs "uri"`)
+		}
+	default:
+		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown reference type %q", p.Ref.Type)
+	}
+	res, err := h(ctx, &CompleteRequest{Request: req, Params: &p})
+	if err != nil {
+		return nil, handlerError(err)
+	}
+	if res == nil {
+		res = &mcp.CompleteResult{}
+	}
+	if res.Completion.Values == nil {
+		res.Completion.Values = []string{}
+	}
+	if n := len(res.Completion.Values); n > maxCompletionValues {
+		// The spec caps a completion at 100 values; say there are more.
+		res.Completion.Values = res.Completion.Values[:maxCompletionValues]
+		res.Completion.HasMore = true
+		if res.Completion.Total == nil {
+			total := int64(n)
+			res.Completion.Total = &total
+		}
+	}
+	return res, nil
+}
+
+func setLevel(_ context.Context, s *Server, req *Request, raw jsontext.Value) (any, error) {
+	if !s.opts.Logging {
+		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s (logging is not enabled)", mcp.MethodLoggingSetLevel)
+	}
+	var p mcp.SetLevelParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if !p.Level.Valid() {
+		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown logging level %q", p.Level)
+	}
+	ss := req.session
+	ss.mu.Lock()
+	ss.level = p.Level
+	ss.mu.Unlock()
+	return struct{}{}, nil
+}

@@ -1,0 +1,51 @@
+package server
+
+import (
+	"context"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// methodFunc serves one method: it decodes params once and calls the
+// registered handler. The same functions serve every era; what differs
+// per era is how the Request is built.
+type methodFunc func(ctx context.Context, s *Server, req *Request, params jsontext.Value) (any, error)
+
+type method struct {
+	handle methodFunc
+	// gate reports whether the server offers the method now (its
+	// capability follows what is registered).
+	gate func(*Server) bool
+}
+
+func hasTools(s *Server) bool     { return s.tools.len() > 0 }
+func hasPrompts(s *Server) bool   { return s.prompts.len() > 0 }
+func hasResources(s *Server) bool { return s.resources.len() > 0 || s.templates.len() > 0 }
+
+// methods is the dispatch table of client→server requests other than
+// the lifecycle ones (initialize, ping), which sessions answer.
+var methods = map[string]method{
+	mcp.MethodToolsList:              {handle: listTools, gate: hasTools},
+	mcp.MethodToolsCall:              {handle: callTool, gate: hasTools},
+	mcp.MethodPromptsList:            {handle: listPrompts, gate: hasPrompts},
+	mcp.MethodPromptsGet:             {handle: getPrompt, gate: hasPrompts},
+	mcp.MethodResourcesList:          {handle: listResources, gate: hasResources},
+	mcp.MethodResourcesTemplatesList: {handle: listResourceTemplates, gate: hasResources},
+	mcp.MethodResourcesRead:          {handle: readResource, gate: hasResources},
+	mcp.MethodResourcesSubscribe:     {handle: subscribe, gate: hasResources},
+	mcp.MethodResourcesUnsubscribe:   {handle: unsubscribe, gate: hasResources},
+	mcp.MethodCompletionComplete:     {handle: complete},
+	mcp.MethodLoggingSetLevel:        {handle: setLevel},
+}
+
+// dispatch finds and runs the method for req.
+func (s *Server) dispatch(ctx context.Context, req *Request, name string, params jsontext.Value) (any, error) {
+	m, ok := methods[name]
+	if !ok || !mcp.HasMethod(req.version, name) || (m.gate != nil && !m.gate(s)) {
+		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s", name)
+	}
+	return m.handle(ctx, s, req, params)
+}

@@ -1,0 +1,20 @@
+// Package server is the MCP server: it registers tools, prompts,
+// resources, resource templates and a completion handler, computes the
+// capabilities they imply, and serves them to clients.
+//
+// Handlers are plain functions that take a context and a typed request
+// and return a typed result. Typed tools (AddTool) infer their input and
+// output schemas from Go types, validate arguments before the handler
+// runs, and turn a returned Go error into an isError result.
+//
+// On a legacy session (protocol revisions 2025-11-25 and older, entered
+// through initialize) a handler may ask the client for input — elicitation,
+// sampling, roots — through its Request; such requests belong to the
+// request being handled and are refused once the handler has returned
+// (SEP-2260). Progress and log notifications likewise travel with the
+// request.
+//
+// Package server imports mcp, jsonrpc, transport and internal packages. It
+// must not import client or any concrete transport: transports plug in
+// through transport.Conn.
+package server

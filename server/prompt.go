@@ -1,0 +1,101 @@
+package server
+
+import (
+	"context"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// GetPromptRequest is a prompts/get request as its handler sees it.
+type GetPromptRequest struct {
+	*Request
+	Params *mcp.GetPromptParams
+}
+
+// PromptHandler answers prompts/get for one prompt. Required arguments
+// have been checked before it runs. An error that is a *jsonrpc.Error is
+// sent as it is; any other error becomes -32603.
+type PromptHandler func(ctx context.Context, req *GetPromptRequest) (*mcp.GetPromptResult, error)
+
+type promptEntry struct {
+	prompt   mcp.Prompt
+	required []string
+	handler  PromptHandler
+}
+
+// AddPrompt registers a prompt; registering a name again replaces it.
+// Sessions are told with notifications/prompts/list_changed. It panics on
+// a prompt without a name or a nil handler.
+func (s *Server) AddPrompt(p *mcp.Prompt, h PromptHandler) {
+	if p.Name == "" || h == nil {
+		panic("mcp: AddPrompt: a prompt needs a name and a handler")
+	}
+	e := &promptEntry{prompt: *p, handler: h}
+	for _, a := range p.Arguments {
+		if a.Required {
+			e.required = append(e.required, a.Name)
+		}
+	}
+	s.prompts.put(map[string]*promptEntry{p.Name: e})
+	s.broadcast(mcp.NotificationPromptsListChanged, nil, nil)
+}
+
+// RemovePrompts unregisters prompts by name.
+func (s *Server) RemovePrompts(names ...string) {
+	if s.prompts.remove(names...) {
+		s.broadcast(mcp.NotificationPromptsListChanged, nil, nil)
+	}
+}
+
+func listPrompts(_ context.Context, s *Server, _ *Request, raw jsontext.Value) (any, error) {
+	var p mcp.ListPromptsParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	entries, next, err := s.prompts.page(p.Cursor, s.pageSize())
+	if err != nil {
+		return nil, err
+	}
+	res := &mcp.ListPromptsResult{Prompts: make([]mcp.Prompt, len(entries)), NextCursor: next}
+	for i, e := range entries {
+		res.Prompts[i] = e.prompt
+	}
+	return res, nil
+}
+
+func getPrompt(ctx context.Context, s *Server, req *Request, raw jsontext.Value) (any, error) {
+	var p mcp.GetPromptParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	req.meta = p.Meta
+	e, ok := s.prompts.get(p.Name)
+	if !ok {
+		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown prompt %q", p.Name)
+	}
+	for _, name := range e.required {
+		if _, ok := p.Arguments[name]; !ok {
+			return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: prompt %q needs argument %q", p.Name, name)
+		}
+	}
+	res, err := e.handler(ctx, &GetPromptRequest{Request: req, Params: &p})
+	if err != nil {
+		return nil, handlerError(err)
+	}
+	if res == nil {
+		return nil, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the prompt handler returned no result")
+	}
+	return res, nil
+}
+
+// handlerError maps a handler's error for methods whose errors are
+// JSON-RPC errors (everything but tools/call).
+func handlerError(err error) error {
+	if e, ok := jsonrpc.AsError(err); ok {
+		return e
+	}
+	return jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %s", shortErr(err))
+}

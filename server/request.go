@@ -1,0 +1,229 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+var (
+	// ErrRequestEnded is returned when a handler's Request is used to
+	// reach the client after the handler returned: elicitation, sampling
+	// and roots requests must belong to a request in progress (SEP-2260).
+	ErrRequestEnded = errors.New("mcp: the request has already been answered")
+	// ErrClientCapability is wrapped by the errors returned when the
+	// client did not declare what a server→client request needs.
+	ErrClientCapability = errors.New("mcp: the client did not declare the capability")
+	// ErrNoSession is returned for server→client requests on a request
+	// that has no legacy session to carry them.
+	ErrNoSession = errors.New("mcp: no session: server-to-client requests need a legacy session")
+)
+
+// ClientError is the error a client answered a server→client request
+// with (for example -1 when the user rejected a sampling request). It is
+// deliberately not a *jsonrpc.Error: a tool handler that passes it on
+// produces an isError result, not a JSON-RPC error of its own.
+type ClientError struct {
+	Method  string
+	Code    int64
+	Message string
+}
+
+func (e *ClientError) Error() string {
+	return fmt.Sprintf("the client answered %s with error %d: %s", e.Method, e.Code, e.Message)
+}
+
+// clientCall sends a server→client request, turning the client's
+// JSON-RPC error into a *ClientError.
+func (r *Request) clientCall(ctx context.Context, method string, params, result any) error {
+	err := r.out.call(ctx, method, params, result)
+	if e, ok := jsonrpc.AsError(err); ok {
+		return &ClientError{Method: method, Code: e.Code, Message: e.Message}
+	}
+	return err
+}
+
+// outbound is the channel a request's server→client traffic takes: on
+// stdio, the session's connection; on Streamable HTTP, the request's own
+// SSE stream.
+type outbound interface {
+	call(ctx context.Context, method string, params, result any) error
+	notify(ctx context.Context, method string, params any) error
+}
+
+// Request is what every handler receives besides its params: who is
+// asking, under which protocol revision, with which capabilities, and the
+// way back to the client for this request's progress, log messages and
+// (on legacy sessions) elicitation, sampling and roots requests. It is
+// valid only while the handler runs.
+type Request struct {
+	session *Session
+	version string
+	caps    *mcp.ClientCapabilities
+	info    *mcp.Implementation
+	meta    mcp.Meta
+	out     outbound
+	ended   atomic.Bool
+
+	progressMu   sync.Mutex
+	progressSent bool
+	lastProgress float64
+}
+
+// Session returns the legacy session the request arrived on.
+func (r *Request) Session() *Session { return r.session }
+
+// ProtocolVersion returns the protocol revision of the request.
+func (r *Request) ProtocolVersion() string { return r.version }
+
+// ClientCapabilities returns what the client declared; never nil.
+func (r *Request) ClientCapabilities() *mcp.ClientCapabilities {
+	if r.caps == nil {
+		return &mcp.ClientCapabilities{}
+	}
+	return r.caps
+}
+
+// ClientInfo returns the client's self-description, if it sent one.
+func (r *Request) ClientInfo() *mcp.Implementation { return r.info }
+
+// Meta returns the request's _meta.
+func (r *Request) Meta() mcp.Meta { return r.meta }
+
+func (r *Request) end() { r.ended.Store(true) }
+
+// Progress reports progress on this request, when the client asked for
+// it with a progress token (otherwise it does nothing). progress must
+// increase from one call to the next; total is optional (0: unknown).
+func (r *Request) Progress(ctx context.Context, progress, total float64, message string) error {
+	token, ok := r.meta.ProgressToken()
+	if !ok {
+		return nil
+	}
+	if r.ended.Load() {
+		return ErrRequestEnded
+	}
+	r.progressMu.Lock()
+	if r.progressSent && progress <= r.lastProgress {
+		r.progressMu.Unlock()
+		return fmt.Errorf("mcp: progress must increase (%v after %v)", progress, r.lastProgress)
+	}
+	r.progressSent, r.lastProgress = true, progress
+	r.progressMu.Unlock()
+	p := mcp.ProgressParams{ProgressToken: token, Progress: progress, Message: message}
+	if total > 0 {
+		p.Total = &total
+	}
+	return r.out.notify(ctx, mcp.NotificationProgress, p)
+}
+
+// Log sends a log message to the client with this request, when the
+// server declared logging (Options.Logging) and the client's level lets
+// it through; otherwise it does nothing.
+func (r *Request) Log(ctx context.Context, level mcp.LoggingLevel, logger string, data any) error {
+	if r.session == nil || !r.session.srv.opts.Logging {
+		return nil
+	}
+	if !level.Valid() {
+		return fmt.Errorf("mcp: invalid logging level %q", level)
+	}
+	if !level.AtLeast(r.session.logLevel()) {
+		return nil
+	}
+	if r.ended.Load() {
+		return ErrRequestEnded
+	}
+	return r.out.notify(ctx, mcp.NotificationMessage, mcp.LoggingMessageParams{Level: level, Logger: logger, Data: data})
+}
+
+// Elicit asks the client's user for input (elicitation/create), in form
+// mode or URL mode, and waits for the answer. It needs a legacy session
+// whose client declared the mode; a URL-mode request without an
+// ElicitationID gets a fresh random one.
+func (r *Request) Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if err := r.canCall(); err != nil {
+		return nil, err
+	}
+	if !mcp.HasElicitation(r.version) {
+		return nil, fmt.Errorf("%w: elicitation needs revision 2025-06-18 or later, the session speaks %s", ErrClientCapability, r.version)
+	}
+	ec := r.ClientCapabilities().Elicitation
+	params := *p
+	switch params.EffectiveMode() {
+	case mcp.ElicitModeURL:
+		if !ec.SupportsURL() {
+			return nil, fmt.Errorf("%w: elicitation.url", ErrClientCapability)
+		}
+		if params.ElicitationID == "" {
+			params.ElicitationID = rand.Text()
+		}
+	default:
+		if !ec.SupportsForm() {
+			return nil, fmt.Errorf("%w: elicitation.form", ErrClientCapability)
+		}
+	}
+	var res mcp.ElicitResult
+	if err := r.clientCall(ctx, mcp.MethodElicitationCreate, &params, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// CreateMessage asks the client to sample its language model
+// (sampling/createMessage) and waits for the answer. It needs a legacy
+// session whose client declared sampling (and sampling.tools when tools
+// or a tool choice are given, sampling.context when includeContext is
+// other than "none").
+func (r *Request) CreateMessage(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	if err := r.canCall(); err != nil {
+		return nil, err
+	}
+	sc := r.ClientCapabilities().Sampling
+	switch {
+	case sc == nil:
+		return nil, fmt.Errorf("%w: sampling", ErrClientCapability)
+	case (len(p.Tools) > 0 || p.ToolChoice != nil) && sc.Tools == nil:
+		return nil, fmt.Errorf("%w: sampling.tools", ErrClientCapability)
+	case p.IncludeContext != "" && p.IncludeContext != mcp.IncludeContextNone && sc.Context == nil:
+		return nil, fmt.Errorf("%w: sampling.context", ErrClientCapability)
+	}
+	var res mcp.CreateMessageResult
+	if err := r.clientCall(ctx, mcp.MethodSamplingCreateMessage, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// ListRoots asks the client for its roots (roots/list). It needs a legacy
+// session whose client declared roots.
+func (r *Request) ListRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
+	if err := r.canCall(); err != nil {
+		return nil, err
+	}
+	if r.ClientCapabilities().Roots == nil {
+		return nil, fmt.Errorf("%w: roots", ErrClientCapability)
+	}
+	var res mcp.ListRootsResult
+	if err := r.clientCall(ctx, mcp.MethodRootsList, nil, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// canCall enforces SEP-2260: server→client requests only from inside the
+// handler of a request on a legacy session.
+func (r *Request) canCall() error {
+	if r.session == nil || r.out == nil {
+		return ErrNoSession
+	}
+	if r.ended.Load() {
+		return ErrRequestEnded
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/yosida95/uritemplate/v3"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// ReadResourceRequest is a resources/read request as its handler sees it.
+// Vars holds the values of the template's variables when the URI matched
+// a resource template.
+type ReadResourceRequest struct {
+	*Request
+	Params *mcp.ReadResourceParams
+	Vars   map[string]string
+}
+
+// ResourceHandler answers resources/read. Return ErrResourceNotFound (or
+// wrap it) when the URI names nothing: the client gets the error code of
+// its protocol revision. Other errors are handled as for prompts.
+type ResourceHandler func(ctx context.Context, req *ReadResourceRequest) (*mcp.ReadResourceResult, error)
+
+// ErrResourceNotFound tells resources/read that the URI names no resource.
+var ErrResourceNotFound = errors.New("resource not found")
+
+type resourceEntry struct {
+	resource mcp.Resource
+	handler  ResourceHandler
+}
+
+type templateEntry struct {
+	template mcp.ResourceTemplate
+	compiled *uritemplate.Template
+	handler  ResourceHandler
+}
+
+// AddResource registers a resource by URI; registering a URI again
+// replaces it. Sessions are told with notifications/resources/list_changed.
+func (s *Server) AddResource(r *mcp.Resource, h ResourceHandler) {
+	if r.URI == "" || h == nil {
+		panic("mcp: AddResource: a resource needs a URI and a handler")
+	}
+	s.resources.put(map[string]*resourceEntry{r.URI: {resource: *r, handler: h}})
+	s.broadcast(mcp.NotificationResourcesListChanged, nil, nil)
+}
+
+// AddResourceTemplate registers an RFC 6570 resource template. A
+// resources/read whose URI matches no registered resource is served by
+// the first template (in template order) that matches it. It panics on a
+// template that does not parse.
+func (s *Server) AddResourceTemplate(t *mcp.ResourceTemplate, h ResourceHandler) {
+	if h == nil {
+		panic("mcp: AddResourceTemplate: nil handler")
+	}
+	compiled, err := uritemplate.New(t.URITemplate)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: AddResourceTemplate: %q: %v", t.URITemplate, err))
+	}
+	s.templates.put(map[string]*templateEntry{t.URITemplate: {template: *t, compiled: compiled, handler: h}})
+	s.broadcast(mcp.NotificationResourcesListChanged, nil, nil)
+}
+
+// RemoveResources unregisters resources by URI.
+func (s *Server) RemoveResources(uris ...string) {
+	if s.resources.remove(uris...) {
+		s.broadcast(mcp.NotificationResourcesListChanged, nil, nil)
+	}
+}
+
+// RemoveResourceTemplates unregisters resource templates.
+func (s *Server) RemoveResourceTemplates(templates ...string) {
+	if s.templates.remove(templates...) {
+		s.broadcast(mcp.NotificationResourcesListChanged, nil, nil)
+	}
+}
+
+// ResourceUpdated tells every session subscribed to uri that the
+// resource changed (notifications/resources/updated).
+func (s *Server) ResourceUpdated(uri string) {
+	s.broadcast(mcp.NotificationResourcesUpdated, &mcp.ResourceUpdatedNotificationParams{URI: uri},
+		func(ss *Session) bool { return ss.isSubscribed(uri) })
+}
+
+func listResources(_ context.Context, s *Server, _ *Request, raw jsontext.Value) (any, error) {
+	var p mcp.ListResourcesParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	entries, next, err := s.resources.page(p.Cursor, s.pageSize())
+	if err != nil {
+		return nil, err
+	}
+	res := &mcp.ListResourcesResult{Resources: make([]mcp.Resource, len(entries)), NextCursor: next}
+	for i, e := range entries {
+		res.Resources[i] = e.resource
+	}
+	return res, nil
+}
+
+func listResourceTemplates(_ context.Context, s *Server, _ *Request, raw jsontext.Value) (any, error) {
+	var p mcp.ListResourceTemplatesParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	entries, next, err := s.templates.page(p.Cursor, s.pageSize())
+	if err != nil {
+		return nil, err
+	}
+	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: make([]mcp.ResourceTemplate, len(entries)), NextCursor: next}
+	for i, e := range entries {
+		res.ResourceTemplates[i] = e.template
+	}
+	return res, nil
+}
+
+func readResource(ctx context.Context, s *Server, req *Request, raw jsontext.Value) (any, error) {
+	var p mcp.ReadResourceParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	req.meta = p.Meta
+	if p.URI == "" {
+		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, `Invalid params: resources/read needs "uri"`)
+	}
+	rr := &ReadResourceRequest{Request: req, Params: &p}
+	var h ResourceHandler
+	if e, ok := s.resources.get(p.URI); ok {
+		h = e.handler
+	} else {
+		for _, t := range s.templates.all() {
+			if vals := t.compiled.Match(p.URI); vals != nil {
+				rr.Vars = make(map[string]string, len(vals))
+				for k, v := range vals {
+					rr.Vars[k] = v.String()
+				}
+				h = t.handler
+				break
+			}
+		}
+	}
+	if h == nil {
+		return nil, notFound(req.version, p.URI)
+	}
+	res, err := h(ctx, rr)
+	if errors.Is(err, ErrResourceNotFound) {
+		return nil, notFound(req.version, p.URI)
+	}
+	if err != nil {
+		return nil, handlerError(err)
+	}
+	if res == nil || len(res.Contents) == 0 {
+		// SEP-2164: a missing resource is an error, never empty contents.
+		return nil, notFound(req.version, p.URI)
+	}
+	return res, nil
+}
+
+// notFound is the resource-not-found error of a revision: -32002 on
+// legacy revisions, -32602 from 2026-07-28 on (SEP-2164).
+func notFound(version, uri string) *jsonrpc.Error {
+	code := int64(mcp.CodeResourceNotFound)
+	if mcp.IsModern(version) {
+		code = mcp.CodeInvalidParams
+	}
+	return jsonrpc.Errorf(code, "Resource not found: %s", uri).WithData(map[string]string{"uri": uri})
+}
+
+func subscribe(_ context.Context, _ *Server, req *Request, raw jsontext.Value) (any, error) {
+	var p mcp.SubscribeParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.URI == "" {
+		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, `Invalid params: resources/subscribe needs "uri"`)
+	}
+	ss := req.session
+	ss.mu.Lock()
+	ss.subscribed[p.URI] = struct{}{}
+	ss.mu.Unlock()
+	return struct{}{}, nil
+}
+
+func unsubscribe(_ context.Context, _ *Server, req *Request, raw jsontext.Value) (any, error) {
+	var p mcp.UnsubscribeParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	ss := req.session
+	ss.mu.Lock()
+	delete(ss.subscribed, p.URI)
+	ss.mu.Unlock()
+	return struct{}{}, nil
+}

@@ -1,0 +1,188 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// DefaultPageSize is how many entries one page of a list result holds
+// when Options.PageSize is zero.
+const DefaultPageSize = 100
+
+// notifyTimeout bounds the delivery of one list_changed or
+// resources/updated notification to one session, so that a client that
+// stopped reading cannot stall a registration.
+const notifyTimeout = 5 * time.Second
+
+// Options configures a Server. The zero value is usable: it serves
+// whatever is registered, with the defaults below.
+type Options struct {
+	// Info identifies the server to clients (serverInfo). An empty name
+	// is sent as "mcpkit".
+	Info mcp.Implementation
+	// Instructions tell the model how to use the server.
+	Instructions string
+	// Logger receives the server's own diagnostics. Nil discards them.
+	Logger *slog.Logger
+	// PageSize is the number of entries per page of tools/list,
+	// prompts/list, resources/list and resources/templates/list.
+	// Default DefaultPageSize.
+	PageSize int
+	// Logging declares the logging capability, which lets handlers send
+	// log messages to the client (Request.Log). Off by default.
+	Logging bool
+	// Limits bound each incoming message on stream transports.
+	Limits jsonrpc.Limits
+	// MaxInFlight bounds the requests one session handles at once.
+	// Default jsonrpc.DefaultMaxInFlight.
+	MaxInFlight int
+	// CallTimeout bounds each server→client request (elicitation,
+	// sampling, roots, ping) whose context has no deadline. Zero: only
+	// the handler's context bounds it — an elicitation waits for a human.
+	CallTimeout time.Duration
+	// Observe, when set, sees every message a session reads (in=true) and
+	// writes. It must not retain msg. Tests use it to check the wire.
+	Observe func(in bool, msg []byte)
+}
+
+// Server is an MCP server. Register what it offers, then serve it with
+// Serve (one connection) or a transport's handler. All methods are safe
+// for concurrent use, and registrations may change while sessions run:
+// each change notifies the sessions that can hear it.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+
+	tools     registry[*toolEntry]
+	prompts   registry[*promptEntry]
+	resources registry[*resourceEntry]
+	templates registry[*templateEntry]
+
+	mu         sync.Mutex
+	completion CompletionHandler
+	sessions   map[*Session]struct{}
+}
+
+// New returns a Server with the given options; opts may be nil.
+func New(opts *Options) *Server {
+	s := &Server{sessions: make(map[*Session]struct{})}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.Info.Name == "" {
+		s.opts.Info.Name = "mcpkit"
+	}
+	if s.opts.Info.Version == "" {
+		s.opts.Info.Version = "0.0.0"
+	}
+	if s.opts.PageSize <= 0 {
+		s.opts.PageSize = DefaultPageSize
+	}
+	s.log = s.opts.Logger
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s
+}
+
+// Capabilities returns what the server offers now: each capability
+// follows what is registered.
+func (s *Server) Capabilities() mcp.ServerCapabilities {
+	var c mcp.ServerCapabilities
+	if s.tools.len() > 0 {
+		c.Tools = &mcp.ToolsCapability{ListChanged: true}
+	}
+	if s.prompts.len() > 0 {
+		c.Prompts = &mcp.PromptsCapability{ListChanged: true}
+	}
+	if s.resources.len() > 0 || s.templates.len() > 0 {
+		c.Resources = &mcp.ResourcesCapability{Subscribe: true, ListChanged: true}
+	}
+	s.mu.Lock()
+	if s.completion != nil {
+		c.Completions = &struct{}{}
+	}
+	s.mu.Unlock()
+	if s.opts.Logging {
+		c.Logging = &struct{}{}
+	}
+	return c
+}
+
+// Serve runs one session over t until the client closes the connection
+// (a clean end returns nil), ctx ends, or an error occurs. It is what a
+// stdio server's main calls.
+func (s *Server) Serve(ctx context.Context, t transport.Conn) error {
+	ss := s.Connect(t)
+	stop := context.AfterFunc(ctx, func() { ss.Close() })
+	defer stop()
+	err := ss.Wait()
+	if errors.Is(err, jsonrpc.ErrClosed) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err == nil || jsonrpc.IsEOF(err) || errors.Is(err, jsonrpc.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// Connect starts a session over t and returns at once; the session runs
+// until the client goes away or Close is called.
+func (s *Server) Connect(t transport.Conn) *Session {
+	ss := newSession(s)
+	ss.conn = jsonrpc.NewConn(t, jsonrpc.ConnOptions{
+		Handler:     ss,
+		Limits:      s.opts.Limits,
+		MaxInFlight: s.opts.MaxInFlight,
+		CallTimeout: s.opts.CallTimeout,
+		Logger:      s.log,
+		Observe:     s.opts.Observe,
+	})
+	s.mu.Lock()
+	s.sessions[ss] = struct{}{}
+	s.mu.Unlock()
+	ss.conn.Start()
+	go func() { // owned by the session: ends when its connection ends
+		<-ss.conn.Done()
+		s.mu.Lock()
+		delete(s.sessions, ss)
+		s.mu.Unlock()
+	}()
+	return ss
+}
+
+// Sessions returns the sessions open now.
+func (s *Server) Sessions() []*Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Session, 0, len(s.sessions))
+	for ss := range s.sessions {
+		out = append(out, ss)
+	}
+	return out
+}
+
+// broadcast sends a notification to every initialized session for which
+// want returns true.
+func (s *Server) broadcast(method string, params any, want func(*Session) bool) {
+	for _, ss := range s.Sessions() {
+		if !ss.ready() || (want != nil && !want(ss)) {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+		if err := ss.notify(ctx, method, params); err != nil {
+			s.log.Debug("mcp: notification not delivered", "method", method, "err", err)
+		}
+		cancel()
+	}
+}
+
+// pageSize returns the configured page size.
+func (s *Server) pageSize() int { return s.opts.PageSize }

@@ -1,0 +1,210 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"slices"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// sessionState is where a legacy session is in its lifecycle.
+type sessionState uint8
+
+const (
+	stateNew         sessionState = iota // waiting for initialize
+	stateInitialized                     // initialize answered
+	stateReady                           // notifications/initialized received
+)
+
+// Session is one legacy-era connection with a client: the version and
+// capabilities negotiated by initialize, the client's log level and its
+// resource subscriptions. Safe for concurrent use.
+type Session struct {
+	srv  *Server
+	id   string
+	conn *jsonrpc.Conn
+
+	mu         sync.Mutex
+	state      sessionState
+	version    string
+	caps       mcp.ClientCapabilities
+	info       mcp.Implementation
+	level      mcp.LoggingLevel
+	subscribed map[string]struct{}
+}
+
+func newSession(s *Server) *Session {
+	return &Session{srv: s, id: rand.Text(), subscribed: make(map[string]struct{})}
+}
+
+// ID returns the session's identifier: random, unguessable.
+func (ss *Session) ID() string { return ss.id }
+
+// ProtocolVersion returns the negotiated revision ("" before initialize).
+func (ss *Session) ProtocolVersion() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.version
+}
+
+// ClientInfo returns what the client said about itself in initialize.
+func (ss *Session) ClientInfo() mcp.Implementation {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.info
+}
+
+// ClientCapabilities returns what the client declared in initialize.
+func (ss *Session) ClientCapabilities() mcp.ClientCapabilities {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.caps
+}
+
+// Close ends the session and waits for its handlers to stop.
+func (ss *Session) Close() error { return ss.conn.Close() }
+
+// Wait blocks until the session ends and returns why (io.EOF when the
+// client closed the connection).
+func (ss *Session) Wait() error { return ss.conn.Wait() }
+
+// Ping checks that the client is responsive.
+func (ss *Session) Ping(ctx context.Context) error {
+	return ss.conn.Call(ctx, mcp.MethodPing, nil, nil)
+}
+
+func (ss *Session) ready() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.state == stateReady
+}
+
+// logLevel returns the minimum level the client asked for; before
+// logging/setLevel the server sends info and above.
+func (ss *Session) logLevel() mcp.LoggingLevel {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.level == "" {
+		return mcp.LevelInfo
+	}
+	return ss.level
+}
+
+func (ss *Session) isSubscribed(uri string) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	_, ok := ss.subscribed[uri]
+	return ok
+}
+
+// outbound for stdio-style sessions: one connection carries everything.
+func (ss *Session) call(ctx context.Context, method string, params, result any) error {
+	return ss.conn.Call(ctx, method, params, result)
+}
+
+func (ss *Session) notify(ctx context.Context, method string, params any) error {
+	return ss.conn.Notify(ctx, method, params)
+}
+
+// HandleNotification implements jsonrpc.Handler.
+func (ss *Session) HandleNotification(_ context.Context, n *jsonrpc.Message) {
+	switch n.Method {
+	case mcp.NotificationInitialized:
+		ss.mu.Lock()
+		if ss.state == stateInitialized {
+			ss.state = stateReady
+		}
+		ss.mu.Unlock()
+	default:
+		// notifications/roots/list_changed, progress and unknown
+		// notifications need no action from the server.
+	}
+}
+
+// HandleRequest implements jsonrpc.Handler: the legacy lifecycle first,
+// then the method table.
+func (ss *Session) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error) {
+	if err := paramsObject(msg.Params); err != nil {
+		return nil, err
+	}
+	switch msg.Method {
+	case mcp.MethodInitialize:
+		return ss.initialize(msg.Params)
+	case mcp.MethodPing:
+		return struct{}{}, nil
+	}
+	ss.mu.Lock()
+	state, version, caps, info := ss.state, ss.version, ss.caps, ss.info
+	ss.mu.Unlock()
+	if state == stateNew {
+		return nil, jsonrpc.Errorf(mcp.CodeInvalidRequest, "Invalid Request: %s before initialize: the session must begin with initialize", msg.Method)
+	}
+	req := &Request{session: ss, version: version, caps: &caps, info: &info, out: ss}
+	defer req.end()
+	return ss.srv.dispatch(ctx, req, msg.Method, msg.Params)
+}
+
+// initialize negotiates the revision (spec lifecycle: echo a supported
+// requested version, otherwise offer our latest legacy one) and records
+// the client's capabilities.
+func (ss *Session) initialize(raw jsontext.Value) (any, error) {
+	var p mcp.InitializeParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.ProtocolVersion == "" {
+		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, `Invalid params: initialize needs "protocolVersion"`)
+	}
+	version := mcp.LatestLegacy
+	if slices.Contains(mcp.LegacyVersions(), p.ProtocolVersion) {
+		version = p.ProtocolVersion
+	}
+	ss.mu.Lock()
+	if ss.state != stateNew {
+		ss.mu.Unlock()
+		return nil, jsonrpc.NewError(mcp.CodeInvalidRequest, "Invalid Request: the session is already initialized")
+	}
+	ss.state, ss.version, ss.caps, ss.info = stateInitialized, version, p.Capabilities, p.ClientInfo
+	ss.mu.Unlock()
+	return &mcp.InitializeResult{
+		ProtocolVersion: version,
+		Capabilities:    ss.srv.Capabilities(),
+		ServerInfo:      ss.srv.opts.Info,
+		Instructions:    ss.srv.opts.Instructions,
+	}, nil
+}
+
+// paramsObject rejects params that are present but not an object: MCP
+// params are always objects.
+func paramsObject(raw jsontext.Value) error {
+	if raw != nil && raw.Kind() != '{' {
+		return jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: params must be an object")
+	}
+	return nil
+}
+
+// decodeParams decodes a request's params once into its typed form. An
+// absent params member decodes as the empty object.
+func decodeParams(raw jsontext.Value, v any) error {
+	if raw == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: %s", shortErr(err))
+	}
+	return nil
+}
+
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}

@@ -1,0 +1,223 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/internal/jsonschema"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// CallToolRequest is a tools/call request as its handler sees it.
+type CallToolRequest struct {
+	*Request
+	Params *mcp.CallToolParams
+}
+
+// ToolHandler answers tools/call for one tool. A returned *jsonrpc.Error
+// is sent as a JSON-RPC error; any other error becomes a result with
+// isError set and the error's text, which the model can read (SEP-1303).
+type ToolHandler func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error)
+
+// TypedToolHandler answers tools/call with arguments decoded into In and
+// a result built from Out.
+type TypedToolHandler[In, Out any] func(ctx context.Context, req *CallToolRequest, in In) (Out, error)
+
+// toolEntry is a registered tool with what every call needs, computed
+// once at registration.
+type toolEntry struct {
+	tool    mcp.Tool
+	input   *jsonschema.Schema // nil: no validation
+	handler ToolHandler
+}
+
+// emptyObjectSchema is the input schema of a tool without arguments.
+var emptyObjectSchema = jsontext.Value(`{"type":"object","additionalProperties":false}`)
+
+// AddRawTool registers a tool with a hand-written input schema (nil means
+// the tool takes no arguments). Arguments are validated against the
+// schema before h runs; a schema that does not compile is a programming
+// error and AddRawTool panics. Registering a name again replaces the
+// tool. Sessions are told with notifications/tools/list_changed.
+func (s *Server) AddRawTool(t *mcp.Tool, h ToolHandler) {
+	tool := *t
+	if tool.Name == "" {
+		panic("mcp: AddRawTool: the tool needs a name")
+	}
+	if h == nil {
+		panic("mcp: AddRawTool: nil handler for tool " + tool.Name)
+	}
+	if len(tool.InputSchema) == 0 {
+		tool.InputSchema = emptyObjectSchema
+	}
+	if tool.InputSchema.Kind() != '{' {
+		panic(fmt.Sprintf("mcp: AddRawTool: tool %s: inputSchema must be a JSON object", tool.Name))
+	}
+	input, err := jsonschema.Compile(tool.InputSchema)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: AddRawTool: tool %s: inputSchema: %v", tool.Name, err))
+	}
+	if len(tool.OutputSchema) > 0 {
+		if _, err := jsonschema.Compile(tool.OutputSchema); err != nil {
+			panic(fmt.Sprintf("mcp: AddRawTool: tool %s: outputSchema: %v", tool.Name, err))
+		}
+	}
+	s.tools.put(map[string]*toolEntry{tool.Name: {tool: tool, input: input, handler: h}})
+	s.broadcast(mcp.NotificationToolsListChanged, nil, nil)
+}
+
+// AddTool registers a typed tool. Unless t.InputSchema is set, the input
+// schema is inferred from In (see internal/jsonschema for the struct tags
+// that refine it); unless t.OutputSchema is set and when Out is a struct
+// or map, the output schema is inferred from Out. Arguments are validated
+// before h runs and decoded into In. A struct or map result is sent as
+// structuredContent plus its JSON text (for clients without structured
+// output); a string result as text; a *mcp.CallToolResult as it is. A
+// Go error becomes an isError result. AddTool panics when a schema cannot
+// be inferred or compiled: that is a programming error.
+func AddTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out]) {
+	tool := *t
+	if len(tool.InputSchema) == 0 {
+		schema, err := jsonschema.For[In]()
+		if err != nil {
+			panic(fmt.Sprintf("mcp: AddTool: tool %s: inferring the input schema: %v", tool.Name, err))
+		}
+		if schema.Kind() != '{' || !isObjectSchema(schema) {
+			panic(fmt.Sprintf("mcp: AddTool: tool %s: the input type must be a struct or a map, got %s", tool.Name, reflect.TypeFor[In]()))
+		}
+		tool.InputSchema = schema
+	}
+	outType := reflect.TypeFor[Out]()
+	structured := isStructured(outType)
+	if len(tool.OutputSchema) == 0 && structured {
+		schema, err := jsonschema.For[Out]()
+		if err != nil {
+			panic(fmt.Sprintf("mcp: AddTool: tool %s: inferring the output schema: %v", tool.Name, err))
+		}
+		tool.OutputSchema = schema
+	}
+	s.AddRawTool(&tool, func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error) {
+		var in In
+		args := req.Params.Arguments
+		if len(args) == 0 {
+			args = jsontext.Value("{}")
+		}
+		if err := json.Unmarshal(args, &in); err != nil {
+			return errorResult(fmt.Sprintf("invalid arguments: %s", shortErr(err))), nil
+		}
+		out, err := h(ctx, req, in)
+		if err != nil {
+			return nil, err
+		}
+		return typedResult(out, structured)
+	})
+}
+
+func isObjectSchema(schema jsontext.Value) bool {
+	var probe struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal(schema, &probe) == nil && probe.Type == "object"
+}
+
+var callToolResultType = reflect.TypeFor[*mcp.CallToolResult]()
+
+// isStructured reports whether results of type t go to structuredContent.
+func isStructured(t reflect.Type) bool {
+	if t == callToolResultType {
+		return false
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct || t.Kind() == reflect.Map && t.Key().Kind() == reflect.String
+}
+
+func typedResult(out any, structured bool) (*mcp.CallToolResult, error) {
+	switch v := out.(type) {
+	case *mcp.CallToolResult:
+		if v == nil {
+			return &mcp.CallToolResult{}, nil
+		}
+		return v, nil
+	case string:
+		return &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: v}}}, nil
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the tool result: %w", err)
+	}
+	res := &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: string(raw)}}}
+	if structured {
+		res.StructuredContent = raw
+	}
+	return res, nil
+}
+
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: text}}, IsError: true}
+}
+
+// RemoveTools unregisters tools by name and tells sessions when any was
+// registered.
+func (s *Server) RemoveTools(names ...string) {
+	if s.tools.remove(names...) {
+		s.broadcast(mcp.NotificationToolsListChanged, nil, nil)
+	}
+}
+
+func listTools(_ context.Context, s *Server, req *Request, raw jsontext.Value) (any, error) {
+	var p mcp.ListToolsParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	entries, next, err := s.tools.page(p.Cursor, s.pageSize())
+	if err != nil {
+		return nil, err
+	}
+	res := &mcp.ListToolsResult{Tools: make([]mcp.Tool, len(entries)), NextCursor: next}
+	for i, e := range entries {
+		res.Tools[i] = e.tool
+	}
+	return res, nil
+}
+
+func callTool(ctx context.Context, s *Server, req *Request, raw jsontext.Value) (any, error) {
+	var p mcp.CallToolParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	req.meta = p.Meta
+	e, ok := s.tools.get(p.Name)
+	if !ok {
+		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown tool %q", p.Name)
+	}
+	if p.Arguments != nil && p.Arguments.Kind() != '{' {
+		return errorResult(`invalid arguments: "arguments" must be an object`), nil
+	}
+	if e.input != nil {
+		args := p.Arguments
+		if args == nil {
+			args = jsontext.Value("{}")
+		}
+		if err := e.input.Validate(args); err != nil {
+			return errorResult("invalid arguments: " + err.Error()), nil
+		}
+	}
+	res, err := e.handler(ctx, &CallToolRequest{Request: req, Params: &p})
+	if err != nil {
+		if rpcErr, ok := jsonrpc.AsError(err); ok {
+			return nil, rpcErr
+		}
+		return errorResult(err.Error()), nil
+	}
+	if res == nil {
+		res = &mcp.CallToolResult{}
+	}
+	return res, nil
+}
