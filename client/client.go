@@ -101,6 +101,8 @@ type Client struct {
 	notesDone chan struct{}
 	stop      context.CancelFunc
 	closeOnce sync.Once
+	t         transport.Conn
+	closeErr  error
 }
 
 // ErrUnsupportedVersion is returned by Connect when the server answers
@@ -111,7 +113,7 @@ var ErrUnsupportedVersion = errors.New("mcp: the server chose a protocol version
 // revision the server chose, and sends notifications/initialized. On
 // failure the connection is closed.
 func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, error) {
-	c := &Client{notes: make(chan *jsonrpc.Message, notificationQueue), notesDone: make(chan struct{})}
+	c := &Client{t: t, notes: make(chan *jsonrpc.Message, notificationQueue), notesDone: make(chan struct{})}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -205,8 +207,13 @@ func (c *Client) Close() error {
 		c.conn.Close()
 		c.stop()
 		<-c.notesDone
+		// The connection closed the transport and discarded the result;
+		// Close is idempotent, and transports that remember how they ended
+		// (transport/command: how the server process exited) report it
+		// again.
+		c.closeErr = c.t.Close()
 	})
-	return nil
+	return c.closeErr
 }
 
 // Wait blocks until the connection ends and returns why (io.EOF when the

@@ -187,18 +187,30 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	}
 	select {
 	case resp := <-ch:
-		if resp.Error != nil {
-			return resp.Error
-		}
-		return decodeResult(resp.Result, result)
+		return answer(resp, result)
 	case <-ctx.Done():
 		if method != methodInitialize {
 			c.sendCancel(id, context.Cause(ctx))
 		}
 		return ctx.Err()
 	case <-c.done:
+		// The reader delivers a response before it ends the connection,
+		// so a response that arrived just before the end is waiting here.
+		select {
+		case resp := <-ch:
+			return answer(resp, result)
+		default:
+		}
 		return c.closedErr()
 	}
+}
+
+// answer returns what Call returns for resp.
+func answer(resp *Message, result any) error {
+	if resp.Error != nil {
+		return resp.Error
+	}
+	return decodeResult(resp.Result, result)
 }
 
 func decodeResult(raw jsontext.Value, result any) error {
@@ -342,17 +354,61 @@ func (c *Conn) readLoop() {
 			_ = c.write(c.base, EncodeError(id, derr))
 			continue
 		}
-		switch {
-		case msg.IsResponse():
-			c.deliver(msg)
-		case msg.IsNotification():
-			c.notification(msg)
-		default:
-			if !c.request(msg) {
-				return
-			}
+		if !c.Process(msg) {
+			return
 		}
 	}
+}
+
+// Process handles one message from the peer that the caller has already
+// decoded: a response completes its Call, a notification is handled at
+// once, a request starts its handler (waiting for a free slot). It is
+// what the reader goroutine does with each message, and the entry point
+// for transports that receive messages themselves, such as an HTTP
+// server, where the Conn is never started. It reports false once the
+// connection has ended.
+func (c *Conn) Process(msg *Message) bool {
+	switch {
+	case msg.IsResponse():
+		c.deliver(msg)
+	case msg.IsNotification():
+		c.notification(msg)
+	default:
+		return c.request(msg)
+	}
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Route says where a written message belongs. The Conn attaches one to
+// the context of every Write: a transport that carries several streams
+// (Streamable HTTP) uses it to put each message on the stream of the
+// peer request it relates to.
+type Route struct {
+	// Related is the id of the peer request the message belongs to: it
+	// is that request's response, or was sent by its handler (with the
+	// handler's context). Zero for unrelated messages.
+	Related ID
+	// Final marks the response to Related: nothing about it follows.
+	Final bool
+}
+
+type routeKey struct{}
+
+// WithRoute returns a context whose writes carry route r.
+func WithRoute(ctx context.Context, r Route) context.Context {
+	return context.WithValue(ctx, routeKey{}, r)
+}
+
+// RouteFrom returns the route of a message from the context its Write
+// was given.
+func RouteFrom(ctx context.Context) Route {
+	r, _ := ctx.Value(routeKey{}).(Route)
+	return r
 }
 
 func (c *Conn) deliver(msg *Message) {
@@ -400,7 +456,7 @@ func (c *Conn) request(msg *Message) bool {
 	case <-c.done:
 		return false
 	}
-	ctx, cancel := context.WithCancelCause(c.base)
+	ctx, cancel := context.WithCancelCause(context.WithValue(c.base, routeKey{}, Route{Related: msg.ID}))
 	c.mu.Lock()
 	if _, dup := c.inbound[msg.ID]; dup {
 		c.mu.Unlock()
@@ -414,14 +470,25 @@ func (c *Conn) request(msg *Message) bool {
 	c.mu.Unlock()
 	go func() {
 		defer c.handlers.Done()
-		defer func() { <-c.sem }()
-		defer func() {
-			c.mu.Lock()
-			delete(c.inbound, msg.ID)
-			c.mu.Unlock()
-			cancel(nil)
-		}()
+		defer cancel(nil)
+		// Once the handler is done, its slot and its id are freed before
+		// the answer is written: the slot must not be held while the answer
+		// waits for the peer to read it (the peer may itself be waiting for
+		// our reader, which waits for a slot: a deadlock), and the peer may
+		// reuse the id as soon as it has the answer.
+		freed := false
+		free := func() {
+			if !freed {
+				freed = true
+				<-c.sem
+				c.mu.Lock()
+				delete(c.inbound, msg.ID)
+				c.mu.Unlock()
+			}
+		}
+		defer free()
 		result, err := c.handle(ctx, msg)
+		free()
 		if context.Cause(ctx) == errPeerCancelled {
 			return // the peer asked us not to answer
 		}
@@ -432,7 +499,7 @@ func (c *Conn) request(msg *Message) bool {
 			c.log.Error("jsonrpc: encoding result", "method", msg.Method, "err", err)
 			out = EncodeError(msg.ID, NewError(CodeInternalError, "Internal error: the result could not be encoded"))
 		}
-		_ = c.write(c.base, out)
+		_ = c.write(context.WithValue(c.base, routeKey{}, Route{Related: msg.ID, Final: true}), out)
 	}()
 	return true
 }

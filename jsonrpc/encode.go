@@ -98,14 +98,20 @@ func EncodeResult(id ID, result any) ([]byte, error) {
 	return bytes.Clone(buf.Bytes()), nil
 }
 
-// EncodeError returns the bytes of an error response. A zero id is
-// written as null, as JSON-RPC requires when the request id is unknown.
+// EncodeError returns the bytes of an error response. A zero id (the
+// request's id could not be read) is left out: MCP's schemas type the id
+// of an error response as optional and never null, although bare
+// JSON-RPC 2.0 would write null.
 func EncodeError(id ID, e *Error) []byte {
 	buf := getBuf()
 	defer putBuf(buf)
-	b := append(buf.AvailableBuffer(), `{"jsonrpc":"2.0","id":`...)
-	b = id.AppendJSON(b)
-	b = append(b, `,"error":{"code":`...)
+	b := append(buf.AvailableBuffer(), `{"jsonrpc":"2.0",`...)
+	if id.IsValid() {
+		b = append(b, `"id":`...)
+		b = id.AppendJSON(b)
+		b = append(b, ',')
+	}
+	b = append(b, `"error":{"code":`...)
 	b = strconv.AppendInt(b, e.Code, 10)
 	b = append(b, `,"message":`...)
 	if q, err := jsontext.AppendQuote(b, e.Message); err == nil {

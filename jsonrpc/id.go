@@ -51,12 +51,10 @@ func (id ID) String() string { return string(id.AppendJSON(nil)) }
 func (id ID) AppendJSON(dst []byte) []byte {
 	switch id.kind {
 	case idString:
-		out, err := jsontext.AppendQuote(dst, id.s)
-		if err != nil {
-			// Only invalid UTF-8 fails; ids are decoded from valid JSON
-			// or built by the SDK, so fall back to a lossy quote.
-			return strconv.AppendQuote(dst, id.s)
-		}
+		// Only invalid UTF-8 fails (ids decoded from JSON are valid; an id
+		// built from arbitrary bytes may not be). The output is then still
+		// valid JSON, each invalid byte replaced by U+FFFD: a lossy quote.
+		out, _ := jsontext.AppendQuote(dst, id.s)
 		return out
 	case idInt:
 		return strconv.AppendInt(dst, id.n, 10)

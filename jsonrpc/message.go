@@ -174,14 +174,19 @@ func Decode(data []byte, lim Limits) (*Message, *Error) {
 		}
 		m.Result = w.Result
 	case w.Error != nil:
-		if w.ID == nil {
-			return bad(`an error response needs an "id" (null when unknown)`)
+		// The id may be absent or null when the request's id could not
+		// be read (MCP leaves it out; bare JSON-RPC writes null).
+		// Pointers tell a missing (or null) code or message from a zero one:
+		// both members are required.
+		var we struct {
+			Code    *int64         `json:"code"`
+			Message *string        `json:"message"`
+			Data    jsontext.Value `json:"data"`
 		}
-		e := &Error{}
-		if err := json.Unmarshal(w.Error, e, decodeOpts); err != nil || w.Error.Kind() != '{' {
+		if w.Error.Kind() != '{' || json.Unmarshal(w.Error, &we, decodeOpts) != nil || we.Code == nil || we.Message == nil {
 			return bad(`"error" must be an object with an integer "code" and a string "message"`)
 		}
-		m.Error = e
+		m.Error = &Error{Code: *we.Code, Message: *we.Message, Data: we.Data}
 	default:
 		return bad(`a message needs "method", "result" or "error"`)
 	}

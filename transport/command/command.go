@@ -139,12 +139,12 @@ func (c *Conn) shutdown() error {
 	// Step 2: SIGTERM.
 	_ = c.cmd.Process.Signal(syscall.SIGTERM)
 	if c.waitFor(c.opts.TermWait) {
-		return fmt.Errorf("command: server needed SIGTERM: %w", c.exitErr())
+		return c.neededSignal("SIGTERM")
 	}
 	// Step 3: SIGKILL.
 	_ = c.cmd.Process.Kill()
 	if c.waitFor(killWait) {
-		return fmt.Errorf("command: server needed SIGKILL: %w", c.exitErr())
+		return c.neededSignal("SIGKILL")
 	}
 	return errors.New("command: server did not exit after SIGKILL")
 }
@@ -158,6 +158,15 @@ func (c *Conn) waitFor(d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
+}
+
+// neededSignal reports that the child exited only after sig. A child that
+// handled the signal by exiting cleanly has no exit error to wrap.
+func (c *Conn) neededSignal(sig string) error {
+	if err := c.exitErr(); err != nil {
+		return fmt.Errorf("command: server needed %s: %w", sig, err)
+	}
+	return fmt.Errorf("command: server needed %s", sig)
 }
 
 func (c *Conn) exitErr() error {

@@ -97,33 +97,42 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	}
 }
 
-// readLine reads one line, enforcing the cap. An oversized line is
-// drained to its newline and reported as ErrMessageTooLarge.
+// readLine reads one line, enforcing the cap on the line without its
+// ending ("\n" or "\r\n"). An oversized line is drained to its newline
+// and reported as ErrMessageTooLarge.
 func (c *Conn) readLine() ([]byte, error) {
 	var buf []byte
 	for {
 		frag, err := c.r.ReadSlice('\n')
-		if len(buf)+len(frag) > c.max+1 { // +1: the newline itself
+		if len(buf)+len(frag) > c.max+2 { // +2: room for "\r\n"
 			if derr := c.drain(err); derr != nil {
 				return nil, derr
 			}
-			return nil, fmt.Errorf("%w: line exceeds %d bytes", transport.ErrMessageTooLarge, c.max)
+			return nil, c.tooLarge()
 		}
 		buf = append(buf, frag...)
 		switch {
 		case err == nil:
-			return buf[:len(buf)-1], nil
+			buf = buf[:len(buf)-1]
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case errors.Is(err, io.EOF):
-			if len(buf) > 0 {
-				return buf, nil // a last message without its newline
+			if len(buf) == 0 {
+				return nil, io.EOF
 			}
-			return nil, io.EOF
+			// a last message without its newline
 		default:
 			return nil, err
 		}
+		if n := len(buf); n > c.max && !(n == c.max+1 && buf[n-1] == '\r') {
+			return nil, c.tooLarge()
+		}
+		return buf, nil
 	}
+}
+
+func (c *Conn) tooLarge() error {
+	return fmt.Errorf("%w: line exceeds %d bytes", transport.ErrMessageTooLarge, c.max)
 }
 
 // drain discards input up to and including the next newline.

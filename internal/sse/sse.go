@@ -1,0 +1,201 @@
+// Package sse reads and writes Server-Sent Events as the WHATWG HTML
+// standard defines the text/event-stream format, for the Streamable HTTP
+// transport on both sides.
+//
+// It must not import any other mcpkit package.
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// DefaultMaxEventBytes caps one event (all its lines together) when a
+// Reader is given no cap: 4 MiB, the same as one JSON-RPC message.
+const DefaultMaxEventBytes = 4 << 20
+
+// ErrEventTooLarge is returned by Reader.Next when an event exceeds the
+// cap. The stream cannot be trusted after it: stop reading.
+var ErrEventTooLarge = errors.New("sse: event too large")
+
+// Event is one dispatched event.
+type Event struct {
+	// Type is the event field ("" means the default type, "message").
+	Type string
+	// Data is the event's data, lines joined by "\n".
+	Data []byte
+	// ID is the last event id in force when the event was dispatched.
+	ID string
+}
+
+// Reader parses an event stream. It is not safe for concurrent use.
+type Reader struct {
+	r       *bufio.Reader
+	max     int
+	lastID  string
+	retry   time.Duration
+	hasRtry bool
+
+	data  []byte
+	typ   string
+	inEvt int // bytes taken by the event being read
+}
+
+// NewReader returns a Reader of r that refuses events over maxEventBytes
+// (0: DefaultMaxEventBytes).
+func NewReader(r io.Reader, maxEventBytes int) *Reader {
+	if maxEventBytes <= 0 {
+		maxEventBytes = DefaultMaxEventBytes
+	}
+	return &Reader{r: bufio.NewReaderSize(r, 32<<10), max: maxEventBytes}
+}
+
+// LastEventID returns the stream's last event id: the value of the most
+// recent id field, whether or not its event carried data.
+func (r *Reader) LastEventID() string { return r.lastID }
+
+// Retry returns the reconnection delay the server asked for, if any.
+func (r *Reader) Retry() (time.Duration, bool) { return r.retry, r.hasRtry }
+
+// Next returns the next event. Comments and blank events (no data field
+// at all) are consumed silently, though their id and retry fields take
+// effect. An event with an empty data field is returned, with empty Data
+// (servers use one to prime a stream with an id). At the end of the
+// stream Next returns io.EOF; an unfinished last event is discarded, as
+// the standard says.
+func (r *Reader) Next() (Event, error) {
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			return Event{}, err
+		}
+		if len(line) == 0 { // dispatch
+			if r.data == nil {
+				r.typ, r.inEvt = "", 0
+				continue
+			}
+			data := r.data
+			if n := len(data); n > 0 && data[n-1] == '\n' {
+				data = data[:n-1]
+			}
+			ev := Event{Type: r.typ, Data: data, ID: r.lastID}
+			r.data, r.typ, r.inEvt = nil, "", 0
+			return ev, nil
+		}
+		r.field(line)
+	}
+}
+
+// readLine returns one line without its terminator (CRLF, LF or CR),
+// enforcing the event cap across the lines of an event.
+func (r *Reader) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		b, err := r.r.ReadByte()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, io.EOF // an unterminated line is discarded
+			}
+			return nil, err
+		}
+		switch b {
+		case '\n':
+			return line, nil
+		case '\r':
+			if next, err := r.r.Peek(1); err == nil && next[0] == '\n' {
+				_, _ = r.r.ReadByte()
+			}
+			return line, nil
+		}
+		r.inEvt++
+		if r.inEvt > r.max {
+			return nil, fmt.Errorf("%w: over %d bytes", ErrEventTooLarge, r.max)
+		}
+		line = append(line, b)
+	}
+}
+
+func (r *Reader) field(line []byte) {
+	if line[0] == ':' {
+		return // comment
+	}
+	name, value, found := bytes.Cut(line, []byte{':'})
+	if found && len(value) > 0 && value[0] == ' ' {
+		value = value[1:]
+	}
+	switch string(name) {
+	case "data":
+		r.data = append(r.data, value...)
+		r.data = append(r.data, '\n')
+	case "event":
+		r.typ = string(value)
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 {
+			r.lastID = string(value)
+		}
+	case "retry":
+		if ms, err := strconv.ParseUint(string(value), 10, 32); err == nil && isDigits(value) {
+			r.retry, r.hasRtry = time.Duration(ms)*time.Millisecond, true
+		}
+	}
+}
+
+func isDigits(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// AppendEvent appends one event in wire form to dst: an optional id, an
+// optional retry (when retry > 0), the data split into data lines at
+// each line break, and the blank line that dispatches it. An empty data
+// still writes one empty data field, so the event is dispatched.
+func AppendEvent(dst []byte, id string, retry time.Duration, data []byte) []byte {
+	if id != "" {
+		dst = append(dst, "id: "...)
+		dst = append(dst, id...)
+		dst = append(dst, '\n')
+	}
+	if retry > 0 {
+		dst = append(dst, "retry: "...)
+		dst = strconv.AppendInt(dst, retry.Milliseconds(), 10)
+		dst = append(dst, '\n')
+	}
+	for {
+		i := bytes.IndexAny(data, "\r\n")
+		if i < 0 {
+			break
+		}
+		dst = append(dst, "data: "...)
+		dst = append(dst, data[:i]...)
+		dst = append(dst, '\n')
+		if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+			i++
+		}
+		data = data[i+1:]
+	}
+	dst = append(dst, "data: "...)
+	dst = append(dst, data...)
+	return append(dst, '\n', '\n')
+}
+
+// AppendComment appends a comment line (a keep-alive) to dst.
+func AppendComment(dst []byte, text string) []byte {
+	dst = append(dst, ':')
+	if text != "" {
+		dst = append(dst, ' ')
+		dst = append(dst, text...)
+	}
+	return append(dst, '\n', '\n')
+}

@@ -1,0 +1,127 @@
+package sse
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func readAll(t *testing.T, r *Reader) []Event {
+	t.Helper()
+	var out []Event
+	for {
+		ev, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, ev)
+	}
+}
+
+func TestReaderWHATWG(t *testing.T) {
+	stream := ": comment\r\n" +
+		"id: 1\r\ndata:\r\n\r\n" + // priming event: id, empty data
+		"data: first\ndata:  two spaces\n\n" +
+		"event: custom\rdata:x\r\r" + // bare CR line endings
+		"id: 7\nretry: 1500\n\n" + // no data: not dispatched, but id and retry apply
+		"data: after\n\n" +
+		"id: bad\x00id\ndata: nul id ignored\n\n" +
+		"retry: 12a\ndata: bad retry ignored\n\n" +
+		"field-without-colon\ndata\n\n" +
+		"data: unterminated" // discarded at EOF
+	r := NewReader(strings.NewReader(stream), 0)
+	got := readAll(t, r)
+	want := []Event{
+		{ID: "1", Data: []byte("")},
+		{ID: "1", Data: []byte("first\n two spaces")},
+		{ID: "1", Type: "custom", Data: []byte("x")},
+		{ID: "7", Data: []byte("after")},
+		{ID: "7", Data: []byte("nul id ignored")},
+		{ID: "7", Data: []byte("bad retry ignored")},
+		{ID: "7", Data: []byte("")},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d events %q, want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		if got[i].ID != want[i].ID || got[i].Type != want[i].Type || string(got[i].Data) != string(want[i].Data) {
+			t.Errorf("event %d = %+v (data %q), want %+v (data %q)", i, got[i], got[i].Data, want[i], want[i].Data)
+		}
+	}
+	if d, ok := r.Retry(); !ok || d != 1500*time.Millisecond {
+		t.Errorf("retry = %v %v, want 1.5s", d, ok)
+	}
+	if r.LastEventID() != "7" {
+		t.Errorf("last id = %q", r.LastEventID())
+	}
+}
+
+func TestReaderEventCap(t *testing.T) {
+	r := NewReader(strings.NewReader("data: "+strings.Repeat("x", 100)+"\n\n"), 50)
+	if _, err := r.Next(); !errors.Is(err, ErrEventTooLarge) {
+		t.Fatalf("err = %v, want ErrEventTooLarge", err)
+	}
+	// The cap spans lines of one event but resets between events.
+	ok := "data: " + strings.Repeat("y", 20) + "\n\n"
+	r = NewReader(strings.NewReader(ok+ok+ok), 40)
+	if n := len(readAll(t, r)); n != 3 {
+		t.Fatalf("got %d events, want 3", n)
+	}
+}
+
+func TestAppendEventRoundTrip(t *testing.T) {
+	cases := []struct {
+		id    string
+		retry time.Duration
+		data  string
+	}{
+		{"s1-1", 0, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{"", 500 * time.Millisecond, ""},
+		{"x", 0, "multi\nline\r\ndata\rhere"},
+	}
+	for _, c := range cases {
+		wire := AppendEvent(nil, c.id, c.retry, []byte(c.data))
+		wire = AppendComment(wire, "keep-alive")
+		r := NewReader(strings.NewReader(string(wire)), 0)
+		ev, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(c.data)
+		if string(ev.Data) != want || ev.ID != c.id {
+			t.Errorf("round trip of %q: got id %q data %q", c.data, ev.ID, ev.Data)
+		}
+		if d, ok := r.Retry(); c.retry > 0 && (!ok || d != c.retry) {
+			t.Errorf("retry = %v, want %v", d, c.retry)
+		}
+		if _, err := r.Next(); !errors.Is(err, io.EOF) {
+			t.Errorf("after the event: %v, want EOF (comments are silent)", err)
+		}
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add([]byte("id: 1\ndata: x\n\n"), 64)
+	f.Add([]byte(": c\r\ndata:\r\n\r\nretry: 10\n"), 8)
+	f.Fuzz(func(t *testing.T, in []byte, max int) {
+		if max < 1 || max > 1<<16 {
+			max = 1 << 10
+		}
+		r := NewReader(strings.NewReader(string(in)), max)
+		for range len(in) + 1 {
+			ev, err := r.Next()
+			if err != nil {
+				return
+			}
+			if len(ev.Data) > max {
+				t.Fatalf("event of %d bytes over cap %d", len(ev.Data), max)
+			}
+		}
+		t.Fatal("Next did not terminate")
+	})
+}

@@ -1,0 +1,154 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// fuzzSeeds cover every shape Decode accepts and every way it rejects.
+var fuzzSeeds = []string{
+	// requests, notifications, responses
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":7}}}`,
+	`{"jsonrpc":"2.0","id":"abc","method":"sum","params":[1,2,3]}`,
+	`{"jsonrpc":"2.0","id":0,"method":"ping"}`,
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"user"}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+	`{"jsonrpc":"2.0","id":"r","result":null}`,
+	`{"jsonrpc":"2.0","id":2,"result":"text"}`,
+	`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"Method not found","data":{"method":"x"}}}`,
+	`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`,
+	`{"jsonrpc":"2.0","id":8,"error":{"code":0,"message":"","data":null}}`,
+	" \t{ \"params\" : [ 1 , {\"a\" : 2} ] , \"method\" : \"m\" , \"id\" : 3 , \"jsonrpc\" : \"2.0\" }\r\n",
+	// ids
+	`{"jsonrpc":"2.0","id":"","method":"m"}`,
+	`{"jsonrpc":"2.0","id":"0","method":"m"}`,
+	`{"jsonrpc":"2.0","id":-42,"method":"m"}`,
+	`{"jsonrpc":"2.0","id":-0,"method":"m"}`,
+	`{"jsonrpc":"2.0","id":9223372036854775807,"method":"m"}`,
+	`{"jsonrpc":"2.0","id":-9223372036854775808,"result":1}`,
+	`{"jsonrpc":"2.0","id":9223372036854775808,"method":"m"}`,
+	`{"jsonrpc":"2.0","id":"a\"b\\c\u00e9\ud83d\ude00\/\u0000","method":"m"}`,
+	"{\"jsonrpc\":\"2.0\",\"id\":\"\u2028\x7f日本\",\"method\":\"m\"}",
+	`{"jsonrpc":"2.0","id":1.5,"method":"m"}`,
+	`{"jsonrpc":"2.0","id":1e3,"method":"m"}`,
+	`{"jsonrpc":"2.0","id":true,"method":"m"}`,
+	`{"jsonrpc":"2.0","id":{},"method":"m"}`,
+	`{"jsonrpc":"2.0","id":null,"method":"m"}`,
+	`{"jsonrpc":"2.0","id":"\ud800","method":"m"}`,
+	// malformed and strictness
+	`{"jsonrpc":"2.0","id":1,"method":`,
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}",
+	`{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}`,
+	`{"jsonrpc":"2.0","id":1,"Method":"m"}`,
+	`{"jsonrpc":"2.0","id":1,"method":1}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":"x"}`,
+	`{"jsonrpc":"1.0","id":1,"method":"m"}`,
+	`{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"m"}}`,
+	`{"jsonrpc":"2.0","id":1,"error":{"code":1}}`,
+	`{"jsonrpc":"2.0","id":1,"result":1,"params":{}}`,
+	`[{"jsonrpc":"2.0","id":1,"method":"m"}]`,
+	`"x"`, `42`, `null`, ``,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":["` + strings.Repeat(`[{\"`, 70) + `"]}`,
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, e := Decode(data, Limits{})
+		if e != nil {
+			if e.Code != CodeParseError && e.Code != CodeInvalidRequest {
+				t.Fatalf("Decode(%q) error code %d", data, e.Code)
+			}
+			if m != nil && !m.ID.IsValid() {
+				t.Fatalf("Decode(%q) returned a message without an id alongside its error", data)
+			}
+			// The error response is itself a valid message echoing the id.
+			id := ID{}
+			if m != nil {
+				id = m.ID
+			}
+			r, re := Decode(EncodeError(id, e), Limits{})
+			if re != nil || r.ID != id || r.Error == nil || r.Error.Code != e.Code || r.Error.Message != e.Message {
+				t.Fatalf("error response for %q does not round-trip: %v %v", data, r, re)
+			}
+			return
+		}
+		if m == nil {
+			t.Fatalf("Decode(%q) returned nil, nil", data)
+		}
+		shapes := 0
+		for _, b := range []bool{m.IsRequest(), m.IsNotification(), m.IsResponse()} {
+			if b {
+				shapes++
+			}
+		}
+		if shapes != 1 {
+			t.Fatalf("Decode(%q) = %+v: %d shapes", data, m, shapes)
+		}
+		if m.IsResponse() && (m.Result == nil) == (m.Error == nil) {
+			t.Fatalf("Decode(%q): response with result %q and error %v", data, m.Result, m.Error)
+		}
+		// The id's JSON text parses back to the same id.
+		if m.ID.IsValid() {
+			if id, err := parseID(jsontext.Value(m.ID.String())); err != nil || id != m.ID {
+				t.Fatalf("id %#v renders as %s which parses as %#v (%v)", m.ID, m.ID, id, err)
+			}
+		}
+		out := encodeMessage(t, m)
+		m2, e2 := Decode(out, Limits{})
+		if e2 != nil {
+			t.Fatalf("re-encoded %q as %s which does not decode: %v", data, out, e2)
+		}
+		if !equalMessages(m, m2) {
+			t.Fatalf("round trip changed the message:\n in  %q\n out %s\n %+v\n %+v", data, out, m, m2)
+		}
+		if out2 := encodeMessage(t, m2); !bytes.Equal(out, out2) {
+			t.Fatalf("encoding is not stable: %s then %s", out, out2)
+		}
+	})
+}
+
+func encodeMessage(t *testing.T, m *Message) []byte {
+	t.Helper()
+	var out []byte
+	var err error
+	switch {
+	case m.Method != "":
+		var params any // nil params stay absent
+		if m.Params != nil {
+			params = m.Params
+		}
+		out, err = EncodeRequest(m.ID, m.Method, params)
+	case m.Error != nil:
+		out = EncodeError(m.ID, m.Error)
+	default:
+		out, err = EncodeResult(m.ID, m.Result)
+	}
+	if err != nil {
+		t.Fatalf("encoding %+v: %v", m, err)
+	}
+	return out
+}
+
+func equalMessages(a, b *Message) bool {
+	if a.ID != b.ID || a.Method != b.Method || !bytes.Equal(a.Params, b.Params) || !bytes.Equal(a.Result, b.Result) {
+		return false
+	}
+	if (a.Params == nil) != (b.Params == nil) || (a.Result == nil) != (b.Result == nil) {
+		return false
+	}
+	if (a.Error == nil) != (b.Error == nil) {
+		return false
+	}
+	if a.Error != nil {
+		return a.Error.Code == b.Error.Code && a.Error.Message == b.Error.Message && bytes.Equal(a.Error.Data, b.Error.Data)
+	}
+	return true
+}
