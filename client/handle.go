@@ -42,11 +42,8 @@ func (h *handler) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any,
 			return nil, internal(msg.Method, err)
 		}
 		if c.opts.ElicitationDefaults && res != nil && res.Action == mcp.ElicitActionAccept && p.EffectiveMode() == mcp.ElicitModeForm {
-			// SEP-1034: omitted fields take the schema's defaults; a schema
-			// that does not parse leaves the answer as the user gave it.
-			if schema, err := mcp.ParseElicitationSchema(p.RequestedSchema); err == nil {
-				res.Content = schema.ApplyDefaults(res.Content)
-			}
+			// SEP-1034: omitted fields take the schema's defaults.
+			res.Content = ApplyElicitationDefaults(p.RequestedSchema, res.Content)
 		}
 		return res, nil
 	case mcp.MethodSamplingCreateMessage:

@@ -109,23 +109,6 @@ func ParseElicitationSchema(raw jsontext.Value) (*ElicitationSchema, error) {
 // Raw encodes the schema for ElicitParams.RequestedSchema.
 func (s ElicitationSchema) Raw() (jsontext.Value, error) { return json.Marshal(s) }
 
-// ApplyDefaults sets every property that has a Default and is missing from
-// content to that default (SEP-1034) and returns content, allocated if nil.
-func (s *ElicitationSchema) ApplyDefaults(content map[string]any) map[string]any {
-	for _, p := range s.Properties {
-		if p.Schema.Default == nil {
-			continue
-		}
-		if _, ok := content[p.Name]; !ok {
-			if content == nil {
-				content = make(map[string]any)
-			}
-			content[p.Name] = p.Schema.Default
-		}
-	}
-	return content
-}
-
 // SchemaProperty is one named field of an ElicitationSchema.
 type SchemaProperty struct {
 	Name   string

@@ -37,14 +37,6 @@ func TestElicitationSchema(t *testing.T) {
 	if err != nil || string(raw) != sep1330Schema {
 		t.Errorf("re-encoded (%v):\n%s\n%s", err, raw, sep1330Schema)
 	}
-	got := s.ApplyDefaults(map[string]any{"zName": "given"})
-	wantContent := map[string]any{"zName": "given", "age": 0.0, "ok": false, "color": "Red", "titled": "#F00", "multi": []any{"a"}, "multiTitled": []any{}}
-	if !reflect.DeepEqual(got, wantContent) {
-		t.Errorf("ApplyDefaults = %#v", got)
-	}
-	if (&ElicitationSchema{}).ApplyDefaults(nil) != nil {
-		t.Error("ApplyDefaults allocated without defaults")
-	}
 	if _, err := ParseElicitationSchema([]byte(`{"type":"array","properties":{}}`)); err == nil || !strings.Contains(err.Error(), "object") {
 		t.Errorf("non-object schema: %v", err)
 	}

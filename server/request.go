@@ -42,7 +42,7 @@ func (e *ClientError) Error() string {
 // clientCall sends a server→client request, turning the client's
 // JSON-RPC error into a *ClientError.
 func (r *Request) clientCall(ctx context.Context, method string, params, result any) error {
-	err := r.out.call(ctx, method, params, result)
+	err := r.out.call(r.routed(ctx), method, params, result)
 	if e, ok := jsonrpc.AsError(err); ok {
 		return &ClientError{Method: method, Code: e.Code, Message: e.Message}
 	}
@@ -63,7 +63,9 @@ type outbound interface {
 // (on legacy sessions) elicitation, sampling and roots requests. It is
 // valid only while the handler runs.
 type Request struct {
+	srv     *Server
 	session *Session
+	id      jsonrpc.ID // the request's id on its session
 	version string
 	caps    *mcp.ClientCapabilities
 	info    *mcp.Implementation
@@ -120,26 +122,30 @@ func (r *Request) Progress(ctx context.Context, progress, total float64, message
 	if total > 0 {
 		p.Total = &total
 	}
-	return r.out.notify(ctx, mcp.NotificationProgress, p)
+	return r.out.notify(r.routed(ctx), mcp.NotificationProgress, p)
 }
 
 // Log sends a log message to the client with this request, when the
 // server declared logging (Options.Logging) and the client's level lets
 // it through; otherwise it does nothing.
 func (r *Request) Log(ctx context.Context, level mcp.LoggingLevel, logger string, data any) error {
-	if r.session == nil || !r.session.srv.opts.Logging {
+	if !r.srv.opts.Logging {
 		return nil
 	}
 	if !level.Valid() {
 		return fmt.Errorf("mcp: invalid logging level %q", level)
 	}
-	if !level.AtLeast(r.session.logLevel()) {
+	threshold := mcp.LevelInfo
+	if r.session != nil {
+		threshold = r.session.logLevel()
+	}
+	if !level.AtLeast(threshold) {
 		return nil
 	}
 	if r.ended.Load() {
 		return ErrRequestEnded
 	}
-	return r.out.notify(ctx, mcp.NotificationMessage, mcp.LoggingMessageParams{Level: level, Logger: logger, Data: data})
+	return r.out.notify(r.routed(ctx), mcp.NotificationMessage, mcp.LoggingMessageParams{Level: level, Logger: logger, Data: data})
 }
 
 // Elicit asks the client's user for input (elicitation/create), in form
@@ -157,6 +163,9 @@ func (r *Request) Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitR
 	params := *p
 	switch params.EffectiveMode() {
 	case mcp.ElicitModeURL:
+		if !mcp.HasURLElicitation(r.version) {
+			return nil, fmt.Errorf("%w: URL-mode elicitation needs revision 2025-11-25 or later, the session speaks %s", ErrClientCapability, r.version)
+		}
 		if !ec.SupportsURL() {
 			return nil, fmt.Errorf("%w: elicitation.url", ErrClientCapability)
 		}
@@ -214,6 +223,26 @@ func (r *Request) ListRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
 		return nil, err
 	}
 	return &res, nil
+}
+
+// routed makes messages sent with ctx belong to this request, whatever
+// context the handler passes.
+func (r *Request) routed(ctx context.Context) context.Context {
+	if !r.id.IsValid() {
+		return ctx
+	}
+	return jsonrpc.WithRoute(ctx, jsonrpc.Route{Related: r.id})
+}
+
+// CloseStream ends the connection that carries this request's SSE
+// stream, telling the client (with retry:) when to resume it; messages
+// sent meanwhile wait in the event store and the client collects them
+// with GET and Last-Event-ID (SEP-1699). It does nothing on transports
+// that cannot resume a stream (stdio, session-less HTTP).
+func (r *Request) CloseStream() {
+	if r.session != nil && r.session.closeStream != nil && !r.ended.Load() {
+		r.session.closeStream(r.id)
+	}
 }
 
 // canCall enforces SEP-2260: server→client requests only from inside the

@@ -145,17 +145,42 @@ func (s *Server) Connect(t transport.Conn) *Session {
 		Logger:      s.log,
 		Observe:     s.opts.Observe,
 	})
-	s.mu.Lock()
-	s.sessions[ss] = struct{}{}
-	s.mu.Unlock()
+	s.addSession(ss)
 	ss.conn.Start()
 	go func() { // owned by the session: ends when its connection ends
 		<-ss.conn.Done()
-		s.mu.Lock()
-		delete(s.sessions, ss)
-		s.mu.Unlock()
+		s.removeSession(ss)
 	}()
 	return ss
+}
+
+// newHTTPSession returns a session whose connection writes to hs and is
+// fed by the HTTP handler instead of a read loop.
+func (s *Server) newHTTPSession(hs *httpSession) *Session {
+	ss := newSession(s)
+	ss.conn = jsonrpc.NewConn(hs, jsonrpc.ConnOptions{
+		Handler:     ss,
+		Limits:      s.opts.Limits,
+		MaxInFlight: s.opts.MaxInFlight,
+		CallTimeout: s.opts.CallTimeout,
+		Logger:      s.log,
+		Observe:     s.opts.Observe,
+	})
+	ss.closeStream = hs.closeStream
+	s.addSession(ss)
+	return ss
+}
+
+func (s *Server) addSession(ss *Session) {
+	s.mu.Lock()
+	s.sessions[ss] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *Server) removeSession(ss *Session) {
+	s.mu.Lock()
+	delete(s.sessions, ss)
+	s.mu.Unlock()
 }
 
 // Sessions returns the sessions open now.

@@ -29,6 +29,9 @@ type Session struct {
 	srv  *Server
 	id   string
 	conn *jsonrpc.Conn
+	// closeStream ends the connection carrying a request's stream, on
+	// transports that can resume it (Request.CloseStream).
+	closeStream func(jsonrpc.ID)
 
 	mu         sync.Mutex
 	state      sessionState
@@ -145,7 +148,7 @@ func (ss *Session) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 	if state == stateNew {
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidRequest, "Invalid Request: %s before initialize: the session must begin with initialize", msg.Method)
 	}
-	req := &Request{session: ss, version: version, caps: &caps, info: &info, out: ss}
+	req := &Request{srv: ss.srv, session: ss, id: msg.ID, version: version, caps: &caps, info: &info, out: ss}
 	defer req.end()
 	return ss.srv.dispatch(ctx, req, msg.Method, msg.Params)
 }
@@ -161,23 +164,31 @@ func (ss *Session) initialize(raw jsontext.Value) (any, error) {
 	if p.ProtocolVersion == "" {
 		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, `Invalid params: initialize needs "protocolVersion"`)
 	}
-	version := mcp.LatestLegacy
-	if slices.Contains(mcp.LegacyVersions(), p.ProtocolVersion) {
-		version = p.ProtocolVersion
-	}
+	res := ss.srv.initializeResult(p.ProtocolVersion)
 	ss.mu.Lock()
 	if ss.state != stateNew {
 		ss.mu.Unlock()
 		return nil, jsonrpc.NewError(mcp.CodeInvalidRequest, "Invalid Request: the session is already initialized")
 	}
-	ss.state, ss.version, ss.caps, ss.info = stateInitialized, version, p.Capabilities, p.ClientInfo
+	ss.state, ss.version, ss.caps, ss.info = stateInitialized, res.ProtocolVersion, p.Capabilities, p.ClientInfo
 	ss.mu.Unlock()
+	return res, nil
+}
+
+// initializeResult negotiates the revision (lifecycle: echo a supported
+// requested version, otherwise offer our newest legacy one) and
+// describes the server.
+func (s *Server) initializeResult(requested string) *mcp.InitializeResult {
+	version := mcp.LatestLegacy
+	if slices.Contains(mcp.LegacyVersions(), requested) {
+		version = requested
+	}
 	return &mcp.InitializeResult{
 		ProtocolVersion: version,
-		Capabilities:    ss.srv.Capabilities(),
-		ServerInfo:      ss.srv.opts.Info,
-		Instructions:    ss.srv.opts.Instructions,
-	}, nil
+		Capabilities:    s.Capabilities(),
+		ServerInfo:      s.opts.Info,
+		Instructions:    s.opts.Instructions,
+	}
 }
 
 // paramsObject rejects params that are present but not an object: MCP

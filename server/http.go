@@ -1,0 +1,533 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// Defaults of HTTPOptions.
+const (
+	// DefaultMaxBodyBytes caps a POST body: 4 MiB.
+	DefaultMaxBodyBytes = 4 << 20
+	// DefaultSessionTTL is how long a session may stay idle.
+	DefaultSessionTTL = 30 * time.Minute
+	// DefaultKeepAlive is the interval of SSE keep-alive comments.
+	DefaultKeepAlive = 15 * time.Second
+	// DefaultSSEAfter is how long a POST may stay silent before its
+	// answer becomes an event stream (so that keep-alives can flow).
+	DefaultSSEAfter = 10 * time.Second
+	// DefaultRetryInterval is the reconnection delay sent on SSE streams.
+	DefaultRetryInterval = time.Second
+)
+
+// Header names of the Streamable HTTP transport.
+const (
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	headerLastEventID     = "Last-Event-Id"
+)
+
+// HTTPOptions configures an HTTPHandler. The zero value is the secure
+// default: sessions, resumable streams kept in memory, DNS-rebinding
+// protection, and the limits below.
+type HTTPOptions struct {
+	// Stateless serves the legacy wire without sessions: no
+	// Mcp-Session-Id is issued, each request stands alone, and
+	// server→client requests are refused.
+	Stateless bool
+	// AlwaysSSE answers every request with an event stream; by default a
+	// request whose response is its only message gets a JSON body.
+	AlwaysSSE bool
+	// SSEAfter: a request silent this long turns into an event stream.
+	// Default DefaultSSEAfter; negative never.
+	SSEAfter time.Duration
+	// KeepAlive is the interval of SSE comments on idle streams.
+	// Default DefaultKeepAlive; negative disables them.
+	KeepAlive time.Duration
+	// RetryInterval is sent as retry: on SSE streams. Default
+	// DefaultRetryInterval.
+	RetryInterval time.Duration
+	// NoStandaloneStream answers GET without Last-Event-ID with 405.
+	NoStandaloneStream bool
+	// EventStore keeps SSE events for resumption. Default: a
+	// MemoryEventStore with its default bounds.
+	EventStore EventStore
+	// SessionTTL closes sessions idle this long and frees all they
+	// hold. Default DefaultSessionTTL; negative never.
+	SessionTTL time.Duration
+	// MaxBodyBytes caps a POST body (413 beyond). Default
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// AllowedHosts lists the Host header values accepted, as host or
+	// host:port. Empty: when the server listens on a loopback address
+	// only loopback names (localhost, 127.0.0.1, [::1]) are accepted;
+	// otherwise any host. This is the DNS-rebinding protection.
+	AllowedHosts []string
+	// AllowedOrigins lists the Origin header values accepted (such as
+	// "https://app.example.com"). Empty: an Origin must be loopback on a
+	// loopback server, or match the request's Host. Requests without
+	// Origin (non-browser clients) are always accepted.
+	AllowedOrigins []string
+	// DisableHostCheck turns off the Host and Origin checks.
+	DisableHostCheck bool
+}
+
+// HTTPHandler serves an MCP server over Streamable HTTP at one endpoint.
+type HTTPHandler struct {
+	srv   *Server
+	opts  HTTPOptions
+	store EventStore
+	log   *slog.Logger
+
+	mu        sync.Mutex
+	sessions  map[string]*httpSession
+	closed    bool
+	done      chan struct{}
+	sweeping  bool
+	sweepDone chan struct{}
+}
+
+// NewHTTPHandler returns a handler serving s; opts may be nil. Close it
+// to end its sessions.
+func NewHTTPHandler(s *Server, opts *HTTPOptions) *HTTPHandler {
+	h := &HTTPHandler{srv: s, log: s.log, sessions: make(map[string]*httpSession), done: make(chan struct{})}
+	if opts != nil {
+		h.opts = *opts
+	}
+	o := &h.opts
+	if o.SSEAfter == 0 {
+		o.SSEAfter = DefaultSSEAfter
+	}
+	if o.KeepAlive == 0 {
+		o.KeepAlive = DefaultKeepAlive
+	}
+	if o.RetryInterval <= 0 {
+		o.RetryInterval = DefaultRetryInterval
+	}
+	if o.SessionTTL == 0 {
+		o.SessionTTL = DefaultSessionTTL
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	h.store = o.EventStore
+	if h.store == nil && !o.Stateless {
+		h.store = NewMemoryEventStore(nil)
+	}
+	return h
+}
+
+// Close ends every session and stream and stops the idle sweeper.
+func (h *HTTPHandler) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	close(h.done)
+	sessions := make([]*httpSession, 0, len(h.sessions))
+	for _, hs := range h.sessions {
+		sessions = append(sessions, hs)
+	}
+	sweeping := h.sweeping
+	h.mu.Unlock()
+	for _, hs := range sessions {
+		h.endSession(hs)
+	}
+	if sweeping {
+		<-h.sweepDone
+	}
+	return nil
+}
+
+// SessionCount reports how many sessions are open.
+func (h *HTTPHandler) SessionCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
+// ServeHTTP implements http.Handler.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.opts.DisableHostCheck {
+		if status, msg := h.checkHostOrigin(r); status != 0 {
+			writeError(w, status, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, msg)
+			return
+		}
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodGet:
+		h.get(w, r)
+	case http.MethodDelete:
+		h.delete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Method Not Allowed")
+	}
+}
+
+// checkHostOrigin is the DNS-rebinding protection: it returns 403 and a
+// reason for a Host or Origin that is not allowed.
+func (h *HTTPHandler) checkHostOrigin(r *http.Request) (int, string) {
+	loopback := isLoopbackListener(r)
+	if len(h.opts.AllowedHosts) > 0 {
+		hostname := hostOnly(r.Host)
+		if !slices.ContainsFunc(h.opts.AllowedHosts, func(a string) bool {
+			return strings.EqualFold(a, r.Host) || strings.EqualFold(a, hostname)
+		}) {
+			return http.StatusForbidden, "Forbidden: Host not allowed"
+		}
+	} else if loopback && !isLoopbackName(hostOnly(r.Host)) {
+		return http.StatusForbidden, "Forbidden: Host not allowed"
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return 0, ""
+	}
+	if len(h.opts.AllowedOrigins) > 0 {
+		if slices.Contains(h.opts.AllowedOrigins, origin) {
+			return 0, ""
+		}
+		return http.StatusForbidden, "Forbidden: Origin not allowed"
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return http.StatusForbidden, "Forbidden: invalid Origin"
+	}
+	if (loopback && isLoopbackName(u.Hostname())) || strings.EqualFold(u.Host, r.Host) {
+		return 0, ""
+	}
+	return http.StatusForbidden, "Forbidden: Origin not allowed"
+}
+
+func isLoopbackListener(r *http.Request) bool {
+	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return true // unknown (e.g. httptest.NewRecorder): be strict
+	}
+	host, _, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || ip.IsLoopback()
+}
+
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+func isLoopbackName(host string) bool {
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// acceptsBoth reports whether the Accept header lists both JSON and SSE
+// (wildcards count).
+func acceptsBoth(r *http.Request) bool {
+	var json, events bool
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
+			switch mt {
+			case "*/*":
+				json, events = true, true
+			case "application/json", "application/*":
+				json = true
+			case "text/event-stream", "text/*":
+				events = true
+			}
+		}
+	}
+	return json && events
+}
+
+func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
+		return
+	}
+	if !acceptsBoth(r) {
+		writeError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Request Entity Too Large")
+			return
+		}
+		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "Parse error: reading the body failed")
+		return
+	}
+	msg, derr := jsonrpc.Decode(body, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.srv.opts.Limits.MaxDepth})
+	if derr != nil {
+		id := jsonrpc.ID{}
+		if msg != nil {
+			id = msg.ID
+		}
+		writeError(w, http.StatusBadRequest, id, derr.Code, derr.Message)
+		return
+	}
+	if h.opts.Stateless {
+		h.postStateless(w, r, msg)
+		return
+	}
+	if msg.IsRequest() && msg.Method == mcp.MethodInitialize {
+		h.initialize(w, r, msg)
+		return
+	}
+	hs, ok := h.session(w, r)
+	if !ok {
+		return
+	}
+	defer hs.busy.Add(-1)
+	if !msg.IsRequest() {
+		hs.ss.conn.Process(msg)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	st, ok := hs.openStream(msg.ID)
+	if !ok {
+		writeError(w, http.StatusBadRequest, msg.ID, jsonrpc.CodeInvalidRequest, "Invalid Request: a request with this id is already in flight")
+		return
+	}
+	hs.ss.conn.Process(msg)
+	st.serve(w, r, -1)
+}
+
+// session finds the session a request names, answering 400 (no id), 404
+// (unknown or ended) or 400 (bad protocol version header) itself. On
+// success the session is marked busy; the caller decrements busy.
+func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) (*httpSession, bool) {
+	id := r.Header.Get(headerSessionID)
+	if id == "" {
+		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: the Mcp-Session-Id header is required")
+		return nil, false
+	}
+	h.mu.Lock()
+	hs := h.sessions[id]
+	if hs != nil {
+		hs.busy.Add(1)
+	}
+	h.mu.Unlock()
+	if hs == nil {
+		writeError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: unknown or ended session")
+		return nil, false
+	}
+	hs.touch()
+	if v := r.Header.Get(headerProtocolVersion); v != "" && !slices.Contains(mcp.LegacyVersions(), v) {
+		hs.busy.Add(-1)
+		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+v)
+		return nil, false
+	}
+	return hs, true
+}
+
+func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, msg.ID, jsonrpc.CodeInternalError, "the server is shutting down")
+		return
+	}
+	hs := &httpSession{h: h}
+	hs.ss = h.srv.newHTTPSession(hs)
+	hs.touch()
+	h.sessions[hs.ss.id] = hs
+	hs.busy.Add(1)
+	h.startSweeper()
+	h.mu.Unlock()
+	defer hs.busy.Add(-1)
+	st, _ := hs.openStream(msg.ID)
+	w.Header().Set(headerSessionID, hs.ss.id)
+	hs.ss.conn.Process(msg)
+	st.serve(w, r, -1)
+}
+
+func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Stateless {
+		w.Header().Set("Allow", "POST")
+		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Method Not Allowed: this server has no sessions")
+		return
+	}
+	if !acceptsEvents(r) {
+		writeError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
+		return
+	}
+	hs, ok := h.session(w, r)
+	if !ok {
+		return
+	}
+	defer hs.busy.Add(-1)
+	if last := r.Header.Get(headerLastEventID); last != "" {
+		h.resume(w, r, hs, last)
+		return
+	}
+	if h.opts.NoStandaloneStream {
+		w.Header().Set("Allow", "POST, DELETE")
+		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Method Not Allowed: no standalone stream")
+		return
+	}
+	st := hs.getStream()
+	if st == nil {
+		writeError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: unknown or ended session")
+		return
+	}
+	st.mu.Lock()
+	st.upgrade()
+	st.mu.Unlock()
+	st.serve(w, r, -1)
+}
+
+// resume serves GET with Last-Event-ID: the events of that event's
+// stream after it, then the stream live if it is still open.
+func (h *HTTPHandler) resume(w http.ResponseWriter, r *http.Request, hs *httpSession, last string) {
+	streamID, seq, ok := parseEventID(last)
+	if !ok {
+		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: malformed Last-Event-ID")
+		return
+	}
+	if st := hs.streamByID(streamID); st != nil {
+		st.serve(w, r, int64(seq))
+		return
+	}
+	// The stream finished: replay what the store still has, then end.
+	out := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	st := &stream{h: h, hs: hs, id: streamID}
+	var events []event
+	err := h.store.Replay(r.Context(), hs.ss.id, streamID, seq, func(s uint64, data []byte) error {
+		events = append(events, event{seq: s, data: data})
+		return nil
+	})
+	if errors.Is(err, ErrEventsPurged) {
+		writeError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Conflict: the events after Last-Event-ID are no longer stored")
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, "Internal error: replay failed")
+		return
+	}
+	out.start(st, false, 0)
+	for _, ev := range events {
+		if out.event(st.eventID(ev.seq), ev.data) != nil {
+			return
+		}
+	}
+	out.flush()
+}
+
+func acceptsEvents(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
+			if mt == "text/event-stream" || mt == "text/*" || mt == "*/*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Stateless {
+		w.Header().Set("Allow", "POST")
+		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Method Not Allowed: this server has no sessions")
+		return
+	}
+	hs, ok := h.session(w, r)
+	if !ok {
+		return
+	}
+	hs.busy.Add(-1)
+	h.endSession(hs)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// endSession closes a session and frees everything it holds.
+func (h *HTTPHandler) endSession(hs *httpSession) {
+	h.mu.Lock()
+	if h.sessions[hs.ss.id] == hs {
+		delete(h.sessions, hs.ss.id)
+	}
+	h.mu.Unlock()
+	hs.ss.Close()
+	h.srv.removeSession(hs.ss)
+	if h.store != nil {
+		_ = h.store.Purge(context.Background(), hs.ss.id)
+	}
+}
+
+// startSweeper starts the idle-session sweeper once. Called with mu held.
+func (h *HTTPHandler) startSweeper() {
+	if h.sweeping || h.opts.SessionTTL < 0 {
+		return
+	}
+	h.sweeping = true
+	h.sweepDone = make(chan struct{})
+	go h.sweep() // owned by h: ends at Close
+}
+
+func (h *HTTPHandler) sweep() {
+	defer close(h.sweepDone)
+	interval := min(max(h.opts.SessionTTL/4, 10*time.Millisecond), time.Minute)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.done:
+			return
+		case now := <-t.C:
+			h.sweepOnce(now)
+		}
+	}
+}
+
+// sweepOnce ends the sessions idle for longer than the TTL.
+func (h *HTTPHandler) sweepOnce(now time.Time) {
+	cutoff := now.Add(-h.opts.SessionTTL).UnixNano()
+	h.mu.Lock()
+	var idle []*httpSession
+	for _, hs := range h.sessions {
+		if hs.idle(cutoff) {
+			idle = append(idle, hs)
+		}
+	}
+	h.mu.Unlock()
+	for _, hs := range idle {
+		h.log.Debug("mcp: closing idle session", "session", hs.ss.id)
+		h.endSession(hs)
+	}
+}
+
+// writeError answers with an HTTP status and a JSON-RPC error body.
+func writeError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64, message string) {
+	body := jsonrpc.EncodeError(id, jsonrpc.NewError(code, message))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

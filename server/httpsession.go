@@ -1,0 +1,176 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// httpSession is a legacy Session served over HTTP. It is also the
+// transport its jsonrpc.Conn writes to: each message goes to the stream
+// of the request it belongs to (the Route the connection attaches to
+// every write), everything else to the standalone GET stream. The
+// connection is fed by the HTTP handler (Conn.Process), so an idle
+// session owns no goroutine.
+type httpSession struct {
+	h        *HTTPHandler
+	ss       *Session
+	lastSeen atomic.Int64 // unix nanoseconds of the last HTTP activity
+	busy     atomic.Int32 // HTTP requests being served for the session
+
+	mu     sync.Mutex
+	byReq  map[jsonrpc.ID]*stream // POST streams by request id, until the response is pushed
+	byID   map[string]*stream     // resumable streams by stream id, until finished
+	get    *stream                // the standalone stream, once opened
+	closed bool
+}
+
+var _ transport.Conn = (*httpSession)(nil)
+
+func newStreamID() string { return rand.Text()[:12] }
+
+func (hs *httpSession) touch() { hs.lastSeen.Store(time.Now().UnixNano()) }
+
+// Read implements transport.Conn. The connection of an HTTP session has
+// no read loop: the handler feeds it with Conn.Process.
+func (hs *httpSession) Read(ctx context.Context) ([]byte, error) {
+	return nil, transport.ErrClosed
+}
+
+// Write implements transport.Conn by routing msg to its stream.
+func (hs *httpSession) Write(ctx context.Context, msg []byte) error {
+	route := jsonrpc.RouteFrom(ctx)
+	hs.mu.Lock()
+	if hs.closed {
+		hs.mu.Unlock()
+		return transport.ErrClosed
+	}
+	var st *stream
+	if route.Related.IsValid() {
+		st = hs.byReq[route.Related]
+		if route.Final {
+			delete(hs.byReq, route.Related)
+		}
+	} else {
+		st = hs.get
+	}
+	hs.mu.Unlock()
+	if st == nil {
+		// A message for a request that has ended, or an unrelated
+		// notification while no standalone stream was ever opened: the
+		// 2025-11-25 transport has no other place to put it.
+		hs.h.log.Debug("mcp: no stream for message", "session", hs.ss.id, "related", route.Related.String())
+		return nil
+	}
+	st.push(msg, route.Final)
+	return nil
+}
+
+// Close implements transport.Conn; the session's own Close calls it.
+func (hs *httpSession) Close() error {
+	hs.mu.Lock()
+	if hs.closed {
+		hs.mu.Unlock()
+		return nil
+	}
+	hs.closed = true
+	streams := make([]*stream, 0, len(hs.byID)+len(hs.byReq)+1)
+	for _, st := range hs.byReq {
+		streams = append(streams, st)
+	}
+	for _, st := range hs.byID {
+		streams = append(streams, st)
+	}
+	if hs.get != nil {
+		streams = append(streams, hs.get)
+	}
+	hs.byReq, hs.byID, hs.get = nil, nil, nil
+	hs.mu.Unlock()
+	for _, st := range streams {
+		st.abandon()
+	}
+	return nil
+}
+
+// openStream registers the stream of a POST request. It fails when a
+// request with the same id is in flight.
+func (hs *httpSession) openStream(id jsonrpc.ID) (*stream, bool) {
+	st := newStream(hs.h, hs, id)
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.closed {
+		return nil, false
+	}
+	if _, dup := hs.byReq[id]; dup {
+		return nil, false
+	}
+	if hs.byReq == nil {
+		hs.byReq = make(map[jsonrpc.ID]*stream)
+	}
+	hs.byReq[id] = st
+	if st.id != "" {
+		if hs.byID == nil {
+			hs.byID = make(map[string]*stream)
+		}
+		hs.byID[st.id] = st
+	}
+	return st, true
+}
+
+// getStream returns the standalone stream, creating it on first use.
+func (hs *httpSession) getStream() *stream {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.closed {
+		return nil
+	}
+	if hs.get == nil {
+		hs.get = newStream(hs.h, hs, jsonrpc.ID{})
+		if hs.get.id != "" {
+			if hs.byID == nil {
+				hs.byID = make(map[string]*stream)
+			}
+			hs.byID[hs.get.id] = hs.get
+		}
+	}
+	return hs.get
+}
+
+func (hs *httpSession) streamByID(id string) *stream {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.byID[id]
+}
+
+func (hs *httpSession) removeStream(st *stream) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.byID[st.id] == st {
+		delete(hs.byID, st.id)
+	}
+	if hs.byReq[st.reqID] == st {
+		delete(hs.byReq, st.reqID)
+	}
+}
+
+// closeStream asks the reader of a request's stream to end its
+// connection.
+func (hs *httpSession) closeStream(id jsonrpc.ID) {
+	hs.mu.Lock()
+	st := hs.byReq[id]
+	hs.mu.Unlock()
+	if st != nil {
+		st.requestClose()
+	}
+}
+
+// idle reports whether the session has had no HTTP activity since
+// cutoff and serves no request now.
+func (hs *httpSession) idle(cutoff int64) bool {
+	return hs.busy.Load() == 0 && hs.lastSeen.Load() < cutoff
+}

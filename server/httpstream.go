@@ -1,0 +1,337 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/internal/sse"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// maxPendingEvents bounds the messages a stream holds for a client that
+// is not connected; past it the oldest non-final message is dropped.
+const maxPendingEvents = 1024
+
+// stream is one response stream of a legacy HTTP session: a POST's
+// answer or the standalone GET stream. Producers push messages; one
+// reader at a time (the HTTP request that carries the stream) writes
+// them out, as one JSON body or as SSE events.
+type stream struct {
+	h       *HTTPHandler
+	hs      *httpSession // nil for session-less requests
+	id      string       // "" when the stream cannot be resumed
+	reqID   jsonrpc.ID   // the POST's request; zero for the GET stream
+	resumes bool         // events go to the event store
+
+	mu        sync.Mutex
+	sse       bool
+	pending   []event // pushed, not yet written
+	seq       uint64  // last sequence number assigned
+	delivered uint64  // last sequence number written to a connection
+	done      bool    // final message delivered, or the stream abandoned
+	attached  bool
+	closeConn bool // the handler asked to end the current connection
+	wake      chan struct{}
+}
+
+type event struct {
+	seq   uint64
+	data  []byte
+	final bool
+}
+
+func newStream(h *HTTPHandler, hs *httpSession, reqID jsonrpc.ID) *stream {
+	st := &stream{h: h, hs: hs, reqID: reqID, wake: make(chan struct{}, 1)}
+	if hs != nil && h.store != nil {
+		st.id = newStreamID()
+		st.resumes = true
+	}
+	return st
+}
+
+func (st *stream) signal() {
+	select {
+	case st.wake <- struct{}{}:
+	default:
+	}
+}
+
+// push queues one message; final marks the response that ends a POST
+// stream. Messages pushed after the stream is done are dropped.
+func (st *stream) push(msg []byte, final bool) {
+	st.mu.Lock()
+	if st.done {
+		st.mu.Unlock()
+		return
+	}
+	ev := event{data: msg, final: final}
+	if st.sse {
+		st.assign(&ev)
+	}
+	if len(st.pending) >= maxPendingEvents {
+		for i, old := range st.pending {
+			if !old.final {
+				st.pending = append(st.pending[:i], st.pending[i+1:]...)
+				st.h.log.Warn("mcp: dropped a message for a disconnected client", "stream", st.id)
+				break
+			}
+		}
+	}
+	st.pending = append(st.pending, ev)
+	st.mu.Unlock()
+	st.signal()
+}
+
+// assign numbers an event and stores it for replay. Called with mu held,
+// so that numbering and storing happen in push order.
+func (st *stream) assign(ev *event) {
+	st.seq++
+	ev.seq = st.seq
+	if st.resumes {
+		if err := st.h.store.Append(context.Background(), st.hs.ss.id, st.id, ev.seq, ev.data); err != nil {
+			st.h.log.Warn("mcp: event store append failed", "err", err)
+		}
+	}
+}
+
+// upgrade switches the stream to SSE. Called with mu held.
+func (st *stream) upgrade() {
+	if st.sse {
+		return
+	}
+	st.sse = true
+	for i := range st.pending {
+		st.assign(&st.pending[i])
+	}
+}
+
+// requestClose asks the reader to end its connection (SEP-1699 polling).
+func (st *stream) requestClose() {
+	st.mu.Lock()
+	st.closeConn = true
+	st.mu.Unlock()
+	st.signal()
+}
+
+// abandon ends the stream without its final message (session closed).
+func (st *stream) abandon() {
+	st.mu.Lock()
+	st.done = true
+	st.mu.Unlock()
+	st.signal()
+}
+
+// eventID names event seq of this stream: "<stream>_<seq>".
+func (st *stream) eventID(seq uint64) string {
+	if st.id == "" {
+		return ""
+	}
+	return st.id + "_" + strconv.FormatUint(seq, 10)
+}
+
+// parseEventID splits an event id into stream id and sequence number.
+func parseEventID(id string) (string, uint64, bool) {
+	i := strings.LastIndexByte(id, '_')
+	if i <= 0 {
+		return "", 0, false
+	}
+	seq, err := strconv.ParseUint(id[i+1:], 10, 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return id[:i], seq, true
+}
+
+// serve writes the stream to one HTTP response until the final message
+// is written, the client goes away, the handler asks for the connection
+// to end, or the server shuts down. replayAfter >= 0 resumes after that
+// sequence number (GET with Last-Event-ID): stored events the previous
+// connection may have lost are replayed first.
+func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int64) {
+	st.mu.Lock()
+	if st.attached {
+		st.mu.Unlock()
+		writeError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Conflict: the stream is already being read by another connection")
+		return
+	}
+	st.attached = true
+	delivered := st.delivered
+	st.mu.Unlock()
+	defer func() {
+		st.mu.Lock()
+		st.attached = false
+		st.mu.Unlock()
+	}()
+
+	out := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	if replayAfter >= 0 {
+		st.mu.Lock()
+		st.upgrade()
+		st.mu.Unlock()
+		out.start(st, false, 0)
+		if uint64(replayAfter) < delivered {
+			err := st.h.store.Replay(r.Context(), st.hs.ss.id, st.id, uint64(replayAfter), func(seq uint64, data []byte) error {
+				if seq > delivered {
+					return nil
+				}
+				return out.event(st.eventID(seq), data)
+			})
+			if err != nil {
+				return
+			}
+		}
+	}
+
+	var keepAlive <-chan time.Time
+	if st.h.opts.KeepAlive > 0 {
+		t := time.NewTicker(st.h.opts.KeepAlive)
+		defer t.Stop()
+		keepAlive = t.C
+	}
+	var upgradeAfter <-chan time.Time
+	if !st.h.opts.AlwaysSSE && st.h.opts.SSEAfter > 0 {
+		t := time.NewTimer(st.h.opts.SSEAfter)
+		defer t.Stop()
+		upgradeAfter = t.C
+	}
+	forceSSE := st.h.opts.AlwaysSSE
+	for {
+		st.mu.Lock()
+		if !st.sse && len(st.pending) > 0 && st.pending[0].final && !forceSSE {
+			// JSON: the response is the first and only message.
+			msg := st.pending[0].data
+			st.pending, st.done = nil, true
+			st.mu.Unlock()
+			st.finish()
+			out.json(msg)
+			return
+		}
+		if !st.sse && (len(st.pending) > 0 || forceSSE || st.closeConn) {
+			st.upgrade()
+		}
+		batch := st.pending
+		st.pending = nil
+		prev := st.delivered
+		closeConn, done, isSSE := st.closeConn, st.done, st.sse
+		st.closeConn = false
+		if n := len(batch); n > 0 {
+			st.delivered = batch[n-1].seq
+		}
+		st.mu.Unlock()
+
+		if isSSE && !out.started {
+			out.start(st, true, prev)
+		}
+		finished := false
+		for _, ev := range batch {
+			if out.event(st.eventID(ev.seq), ev.data) != nil {
+				return // the client went away; the store keeps the events
+			}
+			finished = finished || ev.final
+		}
+		if finished {
+			st.mu.Lock()
+			st.done = true
+			st.mu.Unlock()
+			st.finish()
+			return
+		}
+		if done {
+			return
+		}
+		if closeConn && out.started {
+			out.retry(st.h.opts.RetryInterval)
+			return
+		}
+		out.flush()
+		select {
+		case <-st.wake:
+		case <-keepAlive:
+			if out.started {
+				if out.comment() != nil {
+					return
+				}
+			}
+		case <-upgradeAfter:
+			forceSSE = true
+		case <-r.Context().Done():
+			return
+		case <-st.h.done:
+			return
+		}
+	}
+}
+
+// finish forgets a POST stream whose final message went out.
+func (st *stream) finish() {
+	if st.hs != nil {
+		st.hs.removeStream(st)
+	}
+}
+
+// sseWriter writes one HTTP response: either a JSON body or an event
+// stream.
+type sseWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	started bool
+	buf     []byte
+}
+
+func (o *sseWriter) json(msg []byte) {
+	h := o.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(msg)))
+	o.w.WriteHeader(http.StatusOK)
+	_, _ = o.w.Write(msg)
+}
+
+// start writes the headers of an event stream and, for a resumable
+// stream, a priming event (an id and empty data) with the retry delay.
+func (o *sseWriter) start(st *stream, prime bool, primeSeq uint64) {
+	o.started = true
+	h := o.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	o.w.WriteHeader(http.StatusOK)
+	if prime && st.id != "" {
+		o.buf = sse.AppendEvent(o.buf[:0], st.eventID(primeSeq), st.h.opts.RetryInterval, nil)
+		_, _ = o.w.Write(o.buf)
+	}
+	o.flush()
+}
+
+func (o *sseWriter) event(id string, data []byte) error {
+	o.buf = sse.AppendEvent(o.buf[:0], id, 0, data)
+	_, err := o.w.Write(o.buf)
+	return err
+}
+
+func (o *sseWriter) comment() error {
+	o.buf = sse.AppendComment(o.buf[:0], "keep-alive")
+	if _, err := o.w.Write(o.buf); err != nil {
+		return err
+	}
+	return o.rc.Flush()
+}
+
+// retry tells the client how long to wait before resuming, then the
+// caller ends the response.
+func (o *sseWriter) retry(d time.Duration) {
+	o.buf = append(o.buf[:0], "retry: "...)
+	o.buf = strconv.AppendInt(o.buf, d.Milliseconds(), 10)
+	o.buf = append(o.buf, "\n\n"...)
+	_, _ = o.w.Write(o.buf)
+	o.flush()
+}
+
+func (o *sseWriter) flush() {
+	if o.started {
+		_ = o.rc.Flush()
+	}
+}
