@@ -112,6 +112,13 @@ var ErrUnsupportedVersion = errors.New("mcp: the server chose a protocol version
 // Connect starts a session over t: it sends initialize, checks the
 // revision the server chose, and sends notifications/initialized. On
 // failure the connection is closed.
+//
+// When t has a listening stream for server messages that belong to no
+// request (it implements interface{ Listen() }, as the Streamable HTTP
+// transport does with its GET stream) and the client can answer server
+// requests (Elicitation, Sampling or Roots is set), Connect calls Listen
+// once the session is up. Listen must not block: Connect does not wait
+// for the stream.
 func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, error) {
 	c := &Client{t: t, notes: make(chan *jsonrpc.Message, notificationQueue), notesDone: make(chan struct{})}
 	if opts != nil {
@@ -146,6 +153,9 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 	if err := c.initialize(ctx); err != nil {
 		c.Close()
 		return nil, err
+	}
+	if l, ok := t.(interface{ Listen() }); ok && (c.opts.Elicitation != nil || c.opts.Sampling != nil || c.opts.Roots != nil) {
+		l.Listen()
 	}
 	return c, nil
 }

@@ -1,0 +1,81 @@
+// Command client is mcpkit's fixture client for the official MCP
+// conformance suite. The suite runs it once per scenario with the mock
+// server's URL as the last argument and the scenario in
+// MCP_CONFORMANCE_SCENARIO; each scenario is written with the public
+// mcpkit client API.
+//
+//	MCP_CONFORMANCE_SCENARIO=tools_call go run ./conformance/client http://localhost:3000/mcp
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport/streamable"
+)
+
+// scenario runs one conformance scenario against the server at url.
+type scenario func(ctx context.Context, env *env) error
+
+// env is what a scenario gets: where to connect and how.
+type env struct {
+	url     string
+	version string // MCP_CONFORMANCE_PROTOCOL_VERSION
+	context string // MCP_CONFORMANCE_CONTEXT (JSON), when given
+	log     *slog.Logger
+}
+
+var scenarios = map[string]scenario{
+	"initialize":                          runInitialize,
+	"tools_call":                          runToolsCall,
+	"elicitation-sep1034-client-defaults": runElicitationDefaults,
+	"sse-retry":                           runSSERetry,
+	"json-schema-2020-12-preservation":    runSchemaPreservation,
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: client <server-url> (scenario in MCP_CONFORMANCE_SCENARIO)")
+		os.Exit(2)
+	}
+	name := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+	run, ok := scenarios[name]
+	if !ok {
+		known := make([]string, 0, len(scenarios))
+		for k := range scenarios {
+			known = append(known, k)
+		}
+		sort.Strings(known)
+		fmt.Fprintf(os.Stderr, "client: scenario %q is not implemented (have: %v)\n", name, known)
+		os.Exit(3)
+	}
+	e := &env{
+		url:     os.Args[len(os.Args)-1],
+		version: os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"),
+		context: os.Getenv("MCP_CONFORMANCE_CONTEXT"),
+		log:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	if err := run(ctx, e); err != nil {
+		fmt.Fprintf(os.Stderr, "client: %s: %v\n", name, err)
+		os.Exit(1)
+	}
+}
+
+// connect opens a session with the options a scenario needs.
+func (e *env) connect(ctx context.Context, opts client.Options) (*client.Client, error) {
+	opts.Info = mcp.Implementation{Name: "mcpkit-conformance-client", Version: "0.1.0"}
+	opts.Logger = e.log
+	if e.version != "" && !mcp.IsModern(e.version) {
+		opts.ProtocolVersion = e.version
+	}
+	t := streamable.New(e.url, &streamable.Options{Logger: e.log})
+	return client.Connect(ctx, t, &opts)
+}

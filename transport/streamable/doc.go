@@ -1,0 +1,33 @@
+// Package streamable is the client side of the MCP Streamable HTTP
+// transport, 2025-11-25 revision: a transport.Conn that POSTs every
+// message to one endpoint and reads what comes back, as one JSON body or
+// as a Server-Sent Events stream, plus the optional GET listening stream.
+//
+// What the Conn does for the layers above it:
+//
+//   - Sessions. It keeps the Mcp-Session-Id of the initialize response and
+//     the negotiated MCP-Protocol-Version and sends both on every later
+//     request. When a request that carried the session id is answered
+//     404 (the server ended the session), it re-initializes once,
+//     transparently (it replays the original initialize with a fresh id,
+//     and notifications/initialized), and retries the message; a second
+//     404 fails with ErrSessionLost, which also ends the connection.
+//   - Streams. Every SSE stream, of a POST or of the GET listener, is read
+//     by a goroutine the Conn owns; each message on it (responses, server
+//     notifications, server→client requests) is queued for Read, in
+//     order. A POST stream that ends before the response to its request
+//     is resumed with GET and Last-Event-ID after the server's retry:
+//     delay (SEP-1699).
+//   - The listener. Listen opens the GET stream for messages unrelated
+//     to any request and keeps it open under the rules of the MCP
+//     reference behaviour (see Listen).
+//   - Close stops every goroutine, then ends the session with DELETE.
+//
+// The transport decodes each message's envelope (jsonrpc.Decode) to
+// route it, never rewrites one, and only ever synthesizes one message: the
+// error response to a request whose stream failed for good (see
+// Conn.Write), so that the call waiting for it fails instead of hanging.
+//
+// Package streamable imports transport, jsonrpc, mcp and internal/sse. It
+// must not import server or client.
+package streamable

@@ -1,0 +1,362 @@
+package streamable
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// getScript serves the n-th GET (from 1) with steps[n-1]; POSTs are
+// accepted. A GET past the script fails the test.
+func getScript(t *testing.T, steps ...handlerFunc) *fake {
+	var n atomic.Int32
+	return newFake(t, func(w http.ResponseWriter, r *http.Request, in rec) {
+		if r.Method != http.MethodGet {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		i := int(n.Add(1))
+		if i > len(steps) {
+			t.Errorf("GET %d: the script has %d", i, len(steps))
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		steps[i-1](w, r, in)
+	})
+}
+
+func status(code int) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, in rec) { w.WriteHeader(code) }
+}
+
+// events answers with an event stream of raw text, then ends it cleanly.
+func events(text string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, in rec) {
+		sseStart(w)
+		if text != "" {
+			sseRaw(w, text)
+		}
+	}
+}
+
+const listMsg = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
+
+// listening returns a Conn to f whose listener waits fastRetry (instead
+// of DefaultRetry) when the server sent no retry:, and starts it.
+func listening(t *testing.T, f *fake, opts *Options) *Conn {
+	c := newConn(t, f, opts)
+	c.defaultRetry = 100 * time.Millisecond
+	c.Listen()
+	return c
+}
+
+// TestListenFailureCounting: MaxListenFailures consecutive failures stop
+// the listener; a clean end in between resets the count.
+func TestListenFailureCounting(t *testing.T) {
+	t.Run("fail success fail fail", func(t *testing.T) {
+		f := getScript(t,
+			status(http.StatusInternalServerError),
+			events("retry: 100\ndata: "+listMsg+"\n\n"),
+			status(http.StatusInternalServerError),
+			status(http.StatusInternalServerError),
+		)
+		c := listening(t, f, nil)
+		stopped := waitListener(t, c)
+		var se *StatusError
+		if !errors.Is(stopped, ErrListenFailures) || !errors.As(stopped, &se) || se.StatusCode != 500 || !strings.Contains(stopped.Error(), "(2)") {
+			t.Errorf("stopped = %v, want ErrListenFailures after 2, wrapping the 500", stopped)
+		}
+		if n := f.count(http.MethodGet); n != 4 {
+			t.Errorf("%d GETs, want 4", n)
+		}
+		if m := readMsg(t, c); m.Method != "notifications/tools/list_changed" {
+			t.Errorf("the listener delivered %v", m)
+		}
+	})
+	t.Run("connection error then 503", func(t *testing.T) {
+		f := getScript(t,
+			func(w http.ResponseWriter, r *http.Request, in rec) {
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+			},
+			status(http.StatusServiceUnavailable),
+		)
+		c := listening(t, f, nil)
+		stopped := waitListener(t, c)
+		if !errors.Is(stopped, ErrListenFailures) || statusCode(stopped) != 503 {
+			t.Errorf("stopped = %v", stopped)
+		}
+		if n := f.count(http.MethodGet); n != 2 {
+			t.Errorf("%d GETs, want 2", n)
+		}
+	})
+	t.Run("401 and 404 count", func(t *testing.T) {
+		f := getScript(t, status(http.StatusUnauthorized), status(http.StatusNotFound))
+		c := listening(t, f, nil)
+		if stopped := waitListener(t, c); !errors.Is(stopped, ErrListenFailures) || statusCode(stopped) != 404 {
+			t.Errorf("stopped = %v", stopped)
+		}
+	})
+	t.Run("a drop after messages starts a new series", func(t *testing.T) {
+		f := getScript(t,
+			status(http.StatusInternalServerError),
+			func(w http.ResponseWriter, r *http.Request, in rec) {
+				hijackCut(t, w, "id: d_1\ndata: "+listMsg+"\n\n")
+			},
+			status(http.StatusInternalServerError),
+		)
+		c := listening(t, f, nil)
+		if stopped := waitListener(t, c); !errors.Is(stopped, ErrListenFailures) {
+			t.Errorf("stopped = %v", stopped)
+		}
+		if n := f.count(http.MethodGet); n != 3 {
+			t.Errorf("%d GETs, want 3", n)
+		}
+		if g := f.of(http.MethodGet); g[2].Header.Get("Last-Event-ID") != "d_1" {
+			t.Errorf("GET 3 Last-Event-ID %q", g[2].Header.Get("Last-Event-ID"))
+		}
+	})
+	t.Run("MaxListenFailures", func(t *testing.T) {
+		f := getScript(t, status(500), status(500), status(500))
+		c := listening(t, f, &Options{MaxListenFailures: 3})
+		if stopped := waitListener(t, c); !errors.Is(stopped, ErrListenFailures) || !strings.Contains(stopped.Error(), "(3)") {
+			t.Errorf("stopped = %v", stopped)
+		}
+		if n := f.count(http.MethodGet); n != 3 {
+			t.Errorf("%d GETs, want 3", n)
+		}
+	})
+}
+
+// TestListen405: 405 stops the listener at once, after one GET.
+func TestListen405(t *testing.T) {
+	f := getScript(t, status(http.StatusMethodNotAllowed))
+	c := newConn(t, f, nil) // DefaultRetry: a delay would show
+	start := time.Now()
+	c.Listen()
+	stopped := waitListener(t, c)
+	if !errors.Is(stopped, ErrListen405) {
+		t.Errorf("stopped = %v, want ErrListen405", stopped)
+	}
+	if el := time.Since(start); el >= DefaultRetry/2 {
+		t.Errorf("the listener took %v to stop on 405, want no delay", el)
+	}
+	if n := f.count(http.MethodGet); n != 1 {
+		t.Errorf("%d GETs, want 1", n)
+	}
+	c.Listen() // a stopped listener is not restarted
+	if running, _ := c.ListenerStatus(); running {
+		t.Error("Listen restarted a stopped listener")
+	}
+}
+
+// TestListenIdleTimeout: an attempt that receives no byte for
+// ListenIdleTimeout fails, whether it waits for headers or for events;
+// bytes (keep-alive comments) re-arm the timer.
+func TestListenIdleTimeout(t *testing.T) {
+	const idle = 200 * time.Millisecond
+	type span struct{ from, to time.Time }
+	spans := make(chan span, 2)
+	silent := func(headers bool) handlerFunc {
+		return func(w http.ResponseWriter, r *http.Request, in rec) {
+			if headers {
+				sseStart(w)
+			}
+			hold(r)
+			spans <- span{in.At, time.Now()}
+		}
+	}
+	f := getScript(t,
+		func(w http.ResponseWriter, r *http.Request, in rec) {
+			sseStart(w)
+			for range 5 { // 500 ms of keep-alives, beyond the idle timeout
+				time.Sleep(idle / 2)
+				sseRaw(w, ": keep-alive\n\n")
+			}
+		},
+		silent(true),
+		silent(false),
+	)
+	c := listening(t, f, &Options{ListenIdleTimeout: idle})
+	stopped := waitListener(t, c)
+	if !errors.Is(stopped, ErrListenFailures) || !errors.Is(stopped, ErrListenIdle) {
+		t.Errorf("stopped = %v, want ErrListenFailures wrapping ErrListenIdle", stopped)
+	}
+	if n := f.count(http.MethodGet); n != 3 {
+		t.Errorf("%d GETs, want 3 (the kept-alive stream is a success)", n)
+	}
+	for range 2 {
+		s := recv(t, spans, "an idle attempt to end")
+		if d := gap(s.from, s.to); d < idle-50*time.Millisecond || d > idle+800*time.Millisecond {
+			t.Errorf("an idle attempt lasted %v, want about %v", d, idle)
+		}
+	}
+}
+
+// TestListenLastEventIDAndRetry: Last-Event-ID and the server's retry:
+// persist across reconnects; retry: is honoured, with the MinRetry floor.
+func TestListenLastEventIDAndRetry(t *testing.T) {
+	f := getScript(t,
+		events("retry: 300\nid: a1\ndata: "+listMsg+"\n\n"),
+		events("retry: 10\nid: a2\ndata: "+listMsg+"\n\n"),
+		events(": nothing\n\n"),
+		status(http.StatusMethodNotAllowed),
+	)
+	c := listening(t, f, nil)
+	if stopped := waitListener(t, c); !errors.Is(stopped, ErrListen405) {
+		t.Fatalf("stopped = %v", stopped)
+	}
+	g := f.of(http.MethodGet)
+	if len(g) != 4 {
+		t.Fatalf("%d GETs, want 4", len(g))
+	}
+	for i, want := range []string{"", "a1", "a2", "a2"} {
+		if got := g[i].Header.Get("Last-Event-ID"); got != want {
+			t.Errorf("GET %d Last-Event-ID %q, want %q", i+1, got, want)
+		}
+	}
+	if d := gap(g[0].At, g[1].At); d < 300*time.Millisecond || d > 700*time.Millisecond {
+		t.Errorf("retry: 300 → reconnected after %v", d)
+	}
+	for i := 1; i < 3; i++ { // retry: 10 is raised to MinRetry, and kept
+		if d := gap(g[i].At, g[i+1].At); d < MinRetry || d > MinRetry+250*time.Millisecond {
+			t.Errorf("retry: 10 → GET %d came %v after GET %d, want about MinRetry", i+2, d, i+1)
+		}
+	}
+	for range 2 {
+		if m := readMsg(t, c); m.Method != "notifications/tools/list_changed" {
+			t.Errorf("delivered %v", m)
+		}
+	}
+}
+
+// TestListenDefaultRetry: without retry: the listener waits DefaultRetry.
+func TestListenDefaultRetry(t *testing.T) {
+	f := getScript(t, events("data: "+listMsg+"\n\n"), status(http.StatusMethodNotAllowed))
+	c := newConn(t, f, nil)
+	c.Listen()
+	waitListener(t, c)
+	g := f.of(http.MethodGet)
+	if len(g) != 2 {
+		t.Fatalf("%d GETs", len(g))
+	}
+	if d := gap(g[0].At, g[1].At); d < DefaultRetry || d > DefaultRetry+500*time.Millisecond {
+		t.Errorf("reconnected after %v, want DefaultRetry (%v)", d, DefaultRetry)
+	}
+}
+
+// TestListenCleanCloseBackoff: consecutive clean ends without a message
+// double the delay; a message resets it (typescript-sdk#2682).
+func TestListenCleanCloseBackoff(t *testing.T) {
+	f := getScript(t,
+		events("retry: 100\n\n"),
+		events("id: x\ndata:\n\n"), // a priming event is no message
+		events(""),
+		events("data: "+listMsg+"\n\n"),
+		status(http.StatusMethodNotAllowed),
+	)
+	c := listening(t, f, nil)
+	waitListener(t, c)
+	g := f.of(http.MethodGet)
+	if len(g) != 5 {
+		t.Fatalf("%d GETs, want 5", len(g))
+	}
+	for i, want := range []time.Duration{100, 200, 400, 100} {
+		want *= time.Millisecond
+		if d := gap(g[i].At, g[i+1].At); d < want || d > want+250*time.Millisecond {
+			t.Errorf("delay after GET %d = %v, want %v", i+1, d, want)
+		}
+	}
+	if g[4].Header.Get("Last-Event-ID") != "x" {
+		t.Errorf("Last-Event-ID %q", g[4].Header.Get("Last-Event-ID"))
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		n    int
+		want time.Duration
+	}{
+		{time.Second, 0, time.Second},
+		{time.Second, 1, 2 * time.Second},
+		{time.Second, 4, 16 * time.Second},
+		{time.Second, 5, MaxListenBackoff},
+		{100 * time.Millisecond, 1000, MaxListenBackoff},
+		{time.Minute, 3, time.Minute}, // a longer server retry: is kept
+	} {
+		if got := backoff(tc.d, tc.n); got != tc.want {
+			t.Errorf("backoff(%v, %d) = %v, want %v", tc.d, tc.n, got, tc.want)
+		}
+	}
+}
+
+// TestListenCloseDuringDelay: Close stops a listener waiting out a long
+// retry: at once.
+func TestListenCloseDuringDelay(t *testing.T) {
+	f := getScript(t, events("retry: 60000\ndata: "+listMsg+"\n\n"))
+	c := listening(t, f, nil)
+	readMsg(t, c)
+	if err := closeWithin(t, c, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if stopped := waitListener(t, c); !errors.Is(stopped, transport.ErrClosed) {
+		t.Errorf("stopped = %v, want ErrClosed", stopped)
+	}
+	if n := f.count(http.MethodGet); n != 1 {
+		t.Errorf("%d GETs", n)
+	}
+}
+
+// TestListenCloseDuringStream: Close ends a listener reading a stream.
+func TestListenCloseDuringStream(t *testing.T) {
+	gone := make(chan struct{})
+	f := getScript(t, func(w http.ResponseWriter, r *http.Request, in rec) {
+		sseStart(w)
+		sseRaw(w, "data: "+listMsg+"\n\n")
+		hold(r)
+		close(gone)
+	})
+	c := listening(t, f, nil)
+	readMsg(t, c)
+	if err := closeWithin(t, c, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	recv(t, gone, "the server to see the GET end")
+	if running, stopped := c.ListenerStatus(); running || !errors.Is(stopped, transport.ErrClosed) {
+		t.Errorf("ListenerStatus = %v %v", running, stopped)
+	}
+}
+
+// TestListenOversizedEvent: an event over MaxEventBytes stops the
+// listener (reconnecting would replay it).
+func TestListenOversizedEvent(t *testing.T) {
+	f := getScript(t, events("id: big\ndata: "+strings.Repeat("x", 2048)+"\n\n"))
+	c := listening(t, f, &Options{MaxEventBytes: 1024})
+	stopped := waitListener(t, c)
+	if !errors.Is(stopped, ErrEventTooLarge) {
+		t.Errorf("stopped = %v, want ErrEventTooLarge", stopped)
+	}
+	if n := f.count(http.MethodGet); n != 1 {
+		t.Errorf("%d GETs, want 1", n)
+	}
+}
+
+// TestListenNotAStream: a 200 that is not an event stream is a failure.
+func TestListenNotAStream(t *testing.T) {
+	f := getScript(t,
+		func(w http.ResponseWriter, r *http.Request, in rec) { writeJSON(w, 200, `{}`) },
+		func(w http.ResponseWriter, r *http.Request, in rec) { writeJSON(w, 200, `{}`) },
+	)
+	c := listening(t, f, nil)
+	if stopped := waitListener(t, c); !errors.Is(stopped, ErrListenFailures) || !strings.Contains(stopped.Error(), "application/json") {
+		t.Errorf("stopped = %v", stopped)
+	}
+}

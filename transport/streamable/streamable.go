@@ -1,0 +1,670 @@
+package streamable
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// Limits and delays. Each one is named here and documented where it
+// applies.
+const (
+	// DefaultMaxEventBytes is the default of Options.MaxEventBytes: 4 MiB,
+	// the size of the largest JSON-RPC message jsonrpc accepts by default.
+	DefaultMaxEventBytes = 4 << 20
+	// DefaultListenIdleTimeout is the default of
+	// Options.ListenIdleTimeout (the reference SDKs' sse_read_timeout).
+	DefaultListenIdleTimeout = 300 * time.Second
+	// DefaultMaxListenFailures is the default of
+	// Options.MaxListenFailures (the reference SDKs'
+	// MAX_RECONNECTION_ATTEMPTS).
+	DefaultMaxListenFailures = 2
+
+	// DefaultRetry is the reconnection delay when the server sent no
+	// retry: field.
+	DefaultRetry = time.Second
+	// MinRetry is the shortest reconnection delay, whatever the server
+	// asks for.
+	MinRetry = 100 * time.Millisecond
+	// MaxListenBackoff caps the delay of the GET listener after clean
+	// ends that delivered no message (see Listen).
+	MaxListenBackoff = 30 * time.Second
+
+	// ReadQueueSize bounds the messages received and not yet taken by
+	// Read. When the queue is full, the goroutines reading streams stop
+	// reading (and so does a Write whose request was answered with a
+	// JSON body) until Read takes one: backpressure reaches the server
+	// through TCP.
+	ReadQueueSize = 64
+	// MaxStreamResumes bounds the consecutive attempts to resume a POST
+	// stream that delivered no message; a message resets the count. After
+	// that, the request fails (see Write).
+	MaxStreamResumes = 10
+	// ResponseGrace is how long a POST stream is read after it delivered
+	// the response to its request, for the server to end it; then the
+	// Conn closes it. (The spec says the server SHOULD end the stream
+	// after the response.)
+	ResponseGrace = time.Second
+	// DeleteTimeout bounds the DELETE that Close sends.
+	DeleteTimeout = 2 * time.Second
+	// maxErrorBody caps what is read of an HTTP error's body.
+	maxErrorBody = 64 << 10
+)
+
+// Header names of the transport (HTTP header names are case-insensitive).
+const (
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "MCP-Protocol-Version"
+	headerLastEventID     = "Last-Event-ID"
+	contentJSON           = "application/json"
+	contentSSE            = "text/event-stream"
+)
+
+var (
+	// ErrSessionLost is returned by Write when the server answered 404 to
+	// a request that carried the session id, the Conn re-initialized a
+	// new session, and the message was refused with 404 again (or the
+	// re-initialization failed). It is final: later Writes fail with it,
+	// Read returns it once the queued messages are taken, and the
+	// listener stops with it.
+	ErrSessionLost = errors.New("streamable: the server lost the session and re-initializing did not recover it")
+	// ErrListen405 is why the listener stopped when the server answered
+	// its GET with 405 Method Not Allowed: it offers no listening stream.
+	ErrListen405 = errors.New("streamable: the server offers no GET listening stream (405)")
+	// ErrListenFailures is why the listener stopped after
+	// Options.MaxListenFailures consecutive failed attempts; the error
+	// also wraps the last failure.
+	ErrListenFailures = errors.New("streamable: GET listener failed too many times in a row")
+	// ErrListenIdle is the failure of a listener attempt that received no
+	// byte for Options.ListenIdleTimeout.
+	ErrListenIdle = errors.New("streamable: GET listener idle timeout")
+	// ErrEventTooLarge reports an SSE event, or a JSON body, over
+	// Options.MaxEventBytes.
+	ErrEventTooLarge = errors.New("streamable: message over the MaxEventBytes limit")
+)
+
+// StatusError is an HTTP answer with an error status.
+type StatusError struct {
+	// Method is the HTTP method of the request: POST, GET or DELETE.
+	Method string
+	// StatusCode and Status are the response's (Status as "404 Not Found").
+	StatusCode int
+	Status     string
+	// RPC is the JSON-RPC error the body carried, if any.
+	RPC *jsonrpc.Error
+}
+
+func (e *StatusError) Error() string {
+	s := fmt.Sprintf("streamable: %s answered HTTP %s", e.Method, e.Status)
+	if e.RPC != nil {
+		s += fmt.Sprintf(" (JSON-RPC error %d: %s)", e.RPC.Code, e.RPC.Message)
+	}
+	return s
+}
+
+// Unwrap returns the JSON-RPC error of the body, so that jsonrpc.AsError
+// finds it.
+func (e *StatusError) Unwrap() error {
+	if e.RPC == nil {
+		return nil
+	}
+	return e.RPC
+}
+
+// Options configures a Conn. The zero value is usable.
+type Options struct {
+	// HTTPClient sends every request. Default: a client of the Conn's own
+	// (a clone of http.DefaultTransport, no overall timeout: streams are
+	// long-lived), whose idle connections Close closes.
+	HTTPClient *http.Client
+	// Header holds extra headers sent on every request (such as
+	// Authorization). The transport's own headers take precedence.
+	Header http.Header
+	// MaxEventBytes caps one SSE event and one JSON body. Default
+	// DefaultMaxEventBytes. A bigger event ends its stream: on a POST
+	// stream the request fails; on the listener, the listener stops.
+	MaxEventBytes int
+	// ListenIdleTimeout is how long a listener attempt may receive no byte
+	// (headers included) before it counts as failed. Default
+	// DefaultListenIdleTimeout. Servers keep a healthy stream alive with
+	// SSE comments.
+	ListenIdleTimeout time.Duration
+	// MaxListenFailures consecutive failed listener attempts stop the
+	// listener. Default DefaultMaxListenFailures.
+	MaxListenFailures int
+	// Logger receives diagnostics. Nil discards them.
+	Logger *slog.Logger
+}
+
+// Conn is the client side of a Streamable HTTP connection to one MCP
+// endpoint. It implements transport.Conn: Write is safe for concurrent
+// use, Read is called by one goroutine at a time, Close by anyone.
+type Conn struct {
+	endpoint  string
+	opts      Options
+	hc        *http.Client
+	ownClient bool
+	log       *slog.Logger
+	// defaultRetry is DefaultRetry; tests shorten it.
+	defaultRetry time.Duration
+
+	ctx    context.Context // cancelled by Close: every request and goroutine of the Conn
+	cancel context.CancelFunc
+	queue  chan []byte
+	done   chan struct{} // closed by Close
+	lost   chan struct{} // closed when the session is lost for good
+	wg     sync.WaitGroup
+
+	reinitMu  sync.Mutex // one re-initialization at a time
+	reinitSeq atomic.Int64
+
+	mu          sync.Mutex
+	closed      bool
+	session     string
+	version     string
+	initParams  jsontext.Value // of the initialize request, for replay
+	sawInit     bool
+	initialized []byte // the notifications/initialized message, for replay
+	lostErr     error
+	lis         listenState
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ transport.Conn = (*Conn)(nil)
+
+// outLimits: the envelope of an outgoing message is decoded only to route
+// it; the layers above bound what they send.
+var outLimits = jsonrpc.Limits{MaxBytes: math.MaxInt, MaxDepth: math.MaxInt}
+
+// New returns a Conn to the MCP endpoint (an http or https URL). opts may
+// be nil. Nothing is sent until the first Write.
+func New(endpoint string, opts *Options) *Conn {
+	c := &Conn{endpoint: endpoint, defaultRetry: DefaultRetry}
+	if opts != nil {
+		c.opts = *opts
+	}
+	o := &c.opts
+	if o.MaxEventBytes <= 0 {
+		o.MaxEventBytes = DefaultMaxEventBytes
+	}
+	if o.ListenIdleTimeout <= 0 {
+		o.ListenIdleTimeout = DefaultListenIdleTimeout
+	}
+	if o.MaxListenFailures <= 0 {
+		o.MaxListenFailures = DefaultMaxListenFailures
+	}
+	c.hc = o.HTTPClient
+	if c.hc == nil {
+		c.hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		c.ownClient = true
+	}
+	c.log = o.Logger
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.queue = make(chan []byte, ReadQueueSize)
+	c.done = make(chan struct{})
+	c.lost = make(chan struct{})
+	return c
+}
+
+// SessionID returns the session id the server assigned ("" before
+// initialize, or when the server uses none).
+func (c *Conn) SessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session
+}
+
+// ProtocolVersion returns the revision of the initialize result, sent as
+// MCP-Protocol-Version ("" before it).
+func (c *Conn) ProtocolVersion() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
+}
+
+// Read returns the next message received on any stream. It returns
+// transport.ErrClosed after Close, and ErrSessionLost (once the queued
+// messages are taken) when the session was lost for good.
+func (c *Conn) Read(ctx context.Context) ([]byte, error) {
+	select {
+	case <-c.done:
+		return nil, transport.ErrClosed
+	default:
+	}
+	select {
+	case m := <-c.queue:
+		return m, nil
+	case <-c.done:
+		return nil, transport.ErrClosed
+	case <-c.lost:
+		select {
+		case m := <-c.queue:
+			return m, nil
+		default:
+		}
+		return nil, c.lostError()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *Conn) lostError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lostErr
+}
+
+// usable reports why the Conn may not send: closed, or session lost.
+func (c *Conn) usable() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return transport.ErrClosed
+	}
+	return c.lostErr
+}
+
+// Write sends one message as a POST and returns once the response headers
+// are in (it does not wait for an SSE stream to end):
+//
+//   - a notification or a response: 202 (any 2xx) is success;
+//   - a request answered with a JSON body: the message is queued for Read
+//     (an id-less JSON-RPC error body is returned as Write's error);
+//   - a request answered 202 or 204 without a body (not what the spec
+//     asks): success; the response can then only come on another stream;
+//   - a request answered with an event stream: a goroutine of the Conn
+//     reads it and queues every message on it. If the stream ends (cleanly
+//     or not) before the response to the request, the Conn resumes it with
+//     GET and Last-Event-ID after the server's retry: delay (DefaultRetry
+//     when none, never under MinRetry), again on each further end, at most
+//     MaxStreamResumes times in a row without a message. If the stream
+//     fails for good (no event id to resume from, resumes exhausted, an
+//     event over MaxEventBytes, a resume refused with a 4xx), the Conn
+//     queues a JSON-RPC error response (-32603) for the request, naming
+//     the cause, so that the call waiting for it fails.
+//   - an HTTP error status: when the body is a JSON-RPC error response to
+//     this request (it carries its id), it is queued for the waiting call
+//     and Write succeeds; otherwise Write returns a *StatusError naming
+//     the status (and the JSON-RPC error of the body, if any).
+//   - 404 to a request that carried the session id: see ErrSessionLost.
+//
+// ctx bounds the POST until its response headers (and a JSON body); the
+// streams that follow are bounded by Close only.
+func (c *Conn) Write(ctx context.Context, msg []byte) error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	m, derr := jsonrpc.Decode(msg, outLimits)
+	if derr != nil {
+		return fmt.Errorf("streamable: refusing to send an invalid message: %w", derr)
+	}
+	body := bytes.Clone(msg)
+	isInit := m.IsRequest() && m.Method == mcp.MethodInitialize
+	switch {
+	case isInit:
+		c.mu.Lock()
+		c.initParams, c.sawInit = bytes.Clone(m.Params), true
+		c.mu.Unlock()
+	case m.IsNotification() && m.Method == mcp.NotificationInitialized:
+		c.mu.Lock()
+		c.initialized = body
+		c.mu.Unlock()
+	}
+	err := c.post(ctx, body, m, isInit)
+	var nf *notFoundError
+	if !errors.As(err, &nf) {
+		return err
+	}
+	c.log.Info("streamable: session not found; re-initializing", "session", nf.session)
+	isInitialized := m.IsNotification() && m.Method == mcp.NotificationInitialized
+	if rerr := c.reinitialize(ctx, nf.session, isInitialized); rerr != nil {
+		if errors.Is(rerr, transport.ErrClosed) || ctx.Err() != nil {
+			return rerr
+		}
+		return c.loseSession(rerr)
+	}
+	err = c.post(ctx, body, m, isInit)
+	if errors.As(err, &nf) {
+		return c.loseSession(errors.New("the retried message was refused with 404 again"))
+	}
+	return err
+}
+
+// notFoundError is a 404 to a request that carried session id session.
+type notFoundError struct{ session string }
+
+func (e *notFoundError) Error() string {
+	return "streamable: session " + e.session + " not found (404)"
+}
+
+// loseSession records that the session is lost for good and returns the
+// error for Write.
+func (c *Conn) loseSession(cause error) error {
+	err := fmt.Errorf("%w: %w", ErrSessionLost, cause)
+	c.mu.Lock()
+	if c.lostErr == nil {
+		c.lostErr = err
+		c.session = ""
+		close(c.lost)
+		if c.lis.cancel != nil {
+			c.lis.cancel()
+		}
+	} else {
+		err = c.lostErr
+	}
+	c.mu.Unlock()
+	c.log.Warn("streamable: session lost", "err", err)
+	return err
+}
+
+// newRequest builds a request to the endpoint with the transport's
+// headers. The session headers are left out of an initialize request.
+func (c *Conn) newRequest(ctx context.Context, method string, body []byte, accept string, sessionHeaders bool) (*http.Request, string, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.endpoint, rd)
+	if err != nil {
+		return nil, "", fmt.Errorf("streamable: %w", err)
+	}
+	for k, vs := range c.opts.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", contentJSON)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	if !sessionHeaders {
+		return req, "", nil
+	}
+	c.mu.Lock()
+	session, version := c.session, c.version
+	c.mu.Unlock()
+	if session != "" {
+		req.Header.Set(headerSessionID, session)
+	}
+	if version != "" {
+		req.Header.Set(headerProtocolVersion, version)
+	}
+	return req, session, nil
+}
+
+// post sends one message and handles the answer (see Write). It returns
+// *notFoundError for a 404 to a request that carried a session id.
+func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit bool) error {
+	reqCtx, cancel := context.WithCancelCause(c.ctx)
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	detached := false
+	defer func() {
+		stop()
+		if !detached {
+			cancel(nil)
+		}
+	}()
+	req, session, err := c.newRequest(reqCtx, http.MethodPost, body, contentJSON+", "+contentSSE, !isInit)
+	if err != nil {
+		return err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.requestError(ctx, "POST", err)
+	}
+	defer func() {
+		if !detached {
+			drainClose(resp.Body)
+		}
+	}()
+	if resp.StatusCode == http.StatusNotFound && session != "" {
+		return &notFoundError{session: session}
+	}
+	if resp.StatusCode/100 != 2 {
+		return c.statusError(ctx, resp, m)
+	}
+	if isInit {
+		if sid := resp.Header.Get(headerSessionID); sid != "" {
+			c.mu.Lock()
+			c.session = sid
+			c.mu.Unlock()
+		}
+	}
+	if !m.IsRequest() {
+		return nil
+	}
+	ct := mediaType(resp.Header)
+	switch {
+	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
+		// Not what the spec asks for a request; the response can then
+		// only come on another stream.
+		c.log.Debug("streamable: request answered without a body", "status", resp.Status, "id", m.ID.String())
+		return nil
+	case ct == contentJSON:
+		data, err := readCapped(resp.Body, c.opts.MaxEventBytes)
+		if err != nil {
+			return c.requestError(ctx, "POST", err)
+		}
+		in, derr := jsonrpc.Decode(data, inLimits(c.opts.MaxEventBytes))
+		if derr != nil {
+			return fmt.Errorf("streamable: the JSON answer to %s is not a JSON-RPC message: %w", m.Method, derr)
+		}
+		if in.IsResponse() && !in.ID.IsValid() {
+			return fmt.Errorf("streamable: the server answered %s with an error: %w", m.Method, in.Error)
+		}
+		if isInit && in.ID == m.ID {
+			c.noteInitResult(in)
+		}
+		return c.enqueue(ctx, data)
+	case ct == contentSSE:
+		if !stop() {
+			// ctx ended just now and cancelled the request.
+			return c.requestError(ctx, "POST", context.Cause(ctx))
+		}
+		if !c.goTracked(func() { c.postStream(resp.Body, cancel, m.ID, isInit) }) {
+			return transport.ErrClosed
+		}
+		detached = true
+		return nil
+	default:
+		return fmt.Errorf("streamable: the answer to %s has Content-Type %q, want %s or %s", m.Method, ct, contentJSON, contentSSE)
+	}
+}
+
+// statusError handles an HTTP error answer: a JSON-RPC error response to
+// the request is queued; anything else is returned as a *StatusError.
+func (c *Conn) statusError(ctx context.Context, resp *http.Response, m *jsonrpc.Message) error {
+	se := &StatusError{Method: resp.Request.Method, StatusCode: resp.StatusCode, Status: resp.Status}
+	if mediaType(resp.Header) != contentJSON {
+		return se
+	}
+	data, err := readCapped(resp.Body, maxErrorBody)
+	if err != nil {
+		return se
+	}
+	in, derr := jsonrpc.Decode(data, inLimits(maxErrorBody))
+	if derr != nil || in.Error == nil {
+		return se
+	}
+	if m != nil && m.IsRequest() && in.ID == m.ID {
+		return c.enqueue(ctx, data)
+	}
+	se.RPC = in.Error
+	return se
+}
+
+// requestError maps a failed request: ErrClosed after Close, the
+// caller's context error, or the error itself.
+func (c *Conn) requestError(ctx context.Context, method string, err error) error {
+	if c.ctx.Err() != nil {
+		return transport.ErrClosed
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("streamable: %s: %w", method, err)
+}
+
+// noteInitResult takes the negotiated revision from the initialize
+// result.
+func (c *Conn) noteInitResult(m *jsonrpc.Message) {
+	if m.Result == nil {
+		return
+	}
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(m.Result, &r) != nil || r.ProtocolVersion == "" {
+		return
+	}
+	c.mu.Lock()
+	c.version = r.ProtocolVersion
+	c.mu.Unlock()
+}
+
+// enqueue hands one message to Read.
+func (c *Conn) enqueue(ctx context.Context, msg []byte) error {
+	select {
+	case c.queue <- msg:
+		return nil
+	case <-c.ctx.Done():
+		return transport.ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// goTracked runs f on a goroutine that Close waits for; false after
+// Close.
+func (c *Conn) goTracked(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// sleep waits d or until Close; it reports whether d passed.
+func (c *Conn) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+// retryDelay is the delay before reconnecting: the server's retry: value,
+// else the default, never under MinRetry.
+func (c *Conn) retryDelay(retry time.Duration, set bool) time.Duration {
+	if !set {
+		return max(c.defaultRetry, MinRetry)
+	}
+	return max(retry, MinRetry)
+}
+
+// Close stops the listener and every stream goroutine, unblocks Read and
+// Write, then ends the session with DELETE (bounded by DeleteTimeout; 404
+// and 405 answers are fine). It returns the DELETE's failure, if any, and
+// the same on every later call.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
+		close(c.done)
+		c.cancel()
+		c.wg.Wait()
+		c.mu.Lock()
+		session := c.session
+		c.mu.Unlock()
+		if session != "" {
+			c.closeErr = c.deleteSession()
+		}
+		if c.ownClient {
+			c.hc.CloseIdleConnections()
+		}
+	})
+	return c.closeErr
+}
+
+func (c *Conn) deleteSession() error {
+	ctx, cancel := context.WithTimeout(context.Background(), DeleteTimeout)
+	defer cancel()
+	req, _, err := c.newRequest(ctx, http.MethodDelete, nil, "", true)
+	if err != nil {
+		return err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("streamable: DELETE: %w", err)
+	}
+	defer drainClose(resp.Body)
+	switch {
+	case resp.StatusCode/100 == 2, resp.StatusCode == http.StatusNotFound, resp.StatusCode == http.StatusMethodNotAllowed:
+		return nil
+	}
+	return &StatusError{Method: http.MethodDelete, StatusCode: resp.StatusCode, Status: resp.Status}
+}
+
+// inLimits bound an incoming message: its size by the event cap; its
+// depth is left to the jsonrpc layer, which applies its own limits.
+func inLimits(maxBytes int) jsonrpc.Limits {
+	return jsonrpc.Limits{MaxBytes: maxBytes, MaxDepth: math.MaxInt}
+}
+
+func mediaType(h http.Header) string {
+	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	return mt
+}
+
+// readCapped reads a whole body of at most max bytes.
+func readCapped(r io.Reader, max int) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > max {
+		return nil, fmt.Errorf("%w: a JSON body over %s bytes", ErrEventTooLarge, strconv.Itoa(max))
+	}
+	return data, nil
+}
+
+// drainClose reads a little of what is left, so that the connection can
+// be reused, and closes the body.
+func drainClose(body io.ReadCloser) {
+	_, _ = io.CopyN(io.Discard, body, 4<<10)
+	_ = body.Close()
+}
