@@ -6,8 +6,9 @@
 // over a reader and a writer, for servers launched by a client),
 // transport/command (a client that launches a server process and shuts it
 // down in the order the spec gives), and transport/memory (an in-process
-// pair for tests). The Streamable HTTP transport is request-shaped and
-// plugs into the server and client at a different seam.
+// pair for tests) and transport/streamable (the Streamable HTTP client).
+// The HTTP server side is server.NewHTTPHandler: it routes each message
+// to the stream of the request it belongs to, which needs the session.
 //
 // This package must not import any other mcpkit package: it sits at the
 // bottom of the tree.

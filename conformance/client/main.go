@@ -29,6 +29,8 @@ type env struct {
 	version string // MCP_CONFORMANCE_PROTOCOL_VERSION
 	context string // MCP_CONFORMANCE_CONTEXT (JSON), when given
 	log     *slog.Logger
+
+	transport *streamable.Conn // of the last connect
 }
 
 var scenarios = map[string]scenario{
@@ -76,6 +78,18 @@ func (e *env) connect(ctx context.Context, opts client.Options) (*client.Client,
 	if e.version != "" && !mcp.IsModern(e.version) {
 		opts.ProtocolVersion = e.version
 	}
-	t := streamable.New(e.url, &streamable.Options{Logger: e.log})
-	return client.Connect(ctx, t, &opts)
+	e.transport = streamable.New(e.url, &streamable.Options{Logger: e.log})
+	return client.Connect(ctx, e.transport, &opts)
+}
+
+// awaitListening waits (briefly) until the GET listening stream is up.
+// Scenarios whose server sends its requests on the standalone stream
+// rather than on the stream of the call that needs them need it there
+// before they make that call.
+func (e *env) awaitListening(ctx context.Context) {
+	select {
+	case <-e.transport.Listening():
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
+	}
 }

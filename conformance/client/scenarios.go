@@ -59,6 +59,9 @@ func runElicitationDefaults(ctx context.Context, e *env) error {
 	if _, err := c.ListTools(ctx, nil); err != nil {
 		return err
 	}
+	// This server sends its elicitation request without tying it to the
+	// call (on the standalone stream), so the stream must be open first.
+	e.awaitListening(ctx)
 	res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "test_client_elicitation_defaults"})
 	if err != nil {
 		return err

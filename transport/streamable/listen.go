@@ -76,6 +76,14 @@ func (c *Conn) ListenerStatus() (running bool, stopped error) {
 	return c.lis.running, c.lis.stopped
 }
 
+// Listening returns a channel that is closed once the listener's GET
+// stream is first established (the server answered it with an event
+// stream). Connect never waits for it (B4); an application that relies
+// on messages the server sends only on the standalone stream — change
+// notifications, or a server that sends requests there — can wait for it
+// before making the calls that trigger them.
+func (c *Conn) Listening() <-chan struct{} { return c.listening }
+
 // listenerDone returns a channel closed when the current listener's
 // goroutine exits (nil before Listen). Tests wait on it.
 func (c *Conn) listenerDone() <-chan struct{} {
@@ -190,6 +198,7 @@ func (c *Conn) listenOnce(ctx context.Context, cur *cursor) consumed {
 		return consumed{err: err}
 	}
 	defer g.close()
+	c.listeningOnce.Do(func() { close(c.listening) })
 	res := c.consume(g.body, cur, func(data []byte, _ *jsonrpc.Message) bool {
 		return c.enqueue(ctx, data) == nil
 	})

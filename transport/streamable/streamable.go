@@ -172,6 +172,9 @@ type Conn struct {
 	lost   chan struct{} // closed when the session is lost for good
 	wg     sync.WaitGroup
 
+	listening     chan struct{} // closed when a GET stream is first established
+	listeningOnce sync.Once
+
 	reinitMu  sync.Mutex // one re-initialization at a time
 	reinitSeq atomic.Int64
 
@@ -198,7 +201,7 @@ var outLimits = jsonrpc.Limits{MaxBytes: math.MaxInt, MaxDepth: math.MaxInt}
 // New returns a Conn to the MCP endpoint (an http or https URL). opts may
 // be nil. Nothing is sent until the first Write.
 func New(endpoint string, opts *Options) *Conn {
-	c := &Conn{endpoint: endpoint, defaultRetry: DefaultRetry}
+	c := &Conn{endpoint: endpoint, defaultRetry: DefaultRetry, listening: make(chan struct{})}
 	if opts != nil {
 		c.opts = *opts
 	}
