@@ -367,6 +367,15 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *js
 	w.Header().Set(headerSessionID, hs.ss.id)
 	hs.ss.conn.Process(msg)
 	st.serve(w, r, -1)
+	hs.ss.mu.Lock()
+	failed := hs.ss.state == stateNew
+	hs.ss.mu.Unlock()
+	if failed {
+		// The initialize failed (or its client left before the answer):
+		// a session id goes with an InitializeResult only, so drop it now
+		// rather than keep it until the idle sweep.
+		h.endSession(hs)
+	}
 }
 
 func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {

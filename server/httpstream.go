@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -169,18 +170,32 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 
 	out := &sseWriter{w: w, rc: http.NewResponseController(w)}
 	if replayAfter >= 0 {
+		// Collect the events to replay before answering, so that a replay
+		// the store can no longer serve in full is refused (409) instead
+		// of answered 200 and cut short.
+		var missed []event
+		if uint64(replayAfter) < delivered {
+			err := st.h.store.Replay(r.Context(), st.hs.ss.id, st.id, uint64(replayAfter), func(seq uint64, data []byte) error {
+				if seq <= delivered {
+					missed = append(missed, event{seq: seq, data: data})
+				}
+				return nil
+			})
+			if errors.Is(err, ErrEventsPurged) {
+				writeError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Conflict: the events after Last-Event-ID are no longer stored")
+				return
+			}
+			if err != nil {
+				writeError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, "Internal error: replay failed")
+				return
+			}
+		}
 		st.mu.Lock()
 		st.upgrade()
 		st.mu.Unlock()
 		out.start(st, false, 0)
-		if uint64(replayAfter) < delivered {
-			err := st.h.store.Replay(r.Context(), st.hs.ss.id, st.id, uint64(replayAfter), func(seq uint64, data []byte) error {
-				if seq > delivered {
-					return nil
-				}
-				return out.event(st.eventID(seq), data)
-			})
-			if err != nil {
+		for _, ev := range missed {
+			if out.event(st.eventID(ev.seq), ev.data) != nil {
 				return
 			}
 		}
@@ -228,16 +243,21 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		}
 		finished := false
 		for _, ev := range batch {
-			if out.event(st.eventID(ev.seq), ev.data) != nil {
-				return // the client went away; the store keeps the events
-			}
 			finished = finished || ev.final
 		}
+		for _, ev := range batch {
+			if out.event(st.eventID(ev.seq), ev.data) != nil {
+				// The client went away; the store keeps the events. When
+				// the batch held the response the stream is over all the
+				// same: a resumption replays it from the store and ends.
+				if finished {
+					st.end()
+				}
+				return
+			}
+		}
 		if finished {
-			st.mu.Lock()
-			st.done = true
-			st.mu.Unlock()
-			st.finish()
+			st.end()
 			return
 		}
 		if done {
@@ -259,11 +279,27 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		case <-upgradeAfter:
 			forceSSE = true
 		case <-r.Context().Done():
+			if !out.started {
+				// The client left before the answer began: it has no
+				// event id to resume with, so nobody can collect what the
+				// handler (which runs on) sends from now on.
+				st.abandon()
+				st.finish()
+			}
 			return
 		case <-st.h.done:
 			return
 		}
 	}
+}
+
+// end marks the stream done once its final message was written (or
+// stored) and forgets it.
+func (st *stream) end() {
+	st.mu.Lock()
+	st.done = true
+	st.mu.Unlock()
+	st.finish()
 }
 
 // finish forgets a POST stream whose final message went out.
