@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 
@@ -23,6 +24,10 @@ var (
 	// ErrNoSession is returned for server→client requests on a request
 	// that has no legacy session to carry them.
 	ErrNoSession = errors.New("mcp: no session: server-to-client requests need a legacy session")
+	// ErrModernRequest is returned for server→client requests made while
+	// handling a 2026-07-28 request: that revision has none (SEP-2575);
+	// handlers ask for input with an input-required result instead.
+	ErrModernRequest = errors.New("mcp: 2026-07-28 requests cannot carry server-to-client requests; return an input-required result")
 )
 
 // ClientError is the error a client answered a server→client request
@@ -72,6 +77,11 @@ type Request struct {
 	meta    mcp.Meta
 	out     outbound
 	ended   atomic.Bool
+	// modern: a 2026-07-28 request, served without a session; logLevel
+	// is its envelope's level ("" sends no log notifications).
+	modern   bool
+	logLevel mcp.LoggingLevel
+	header   http.Header // the HTTP request's headers (modern HTTP requests), for Mcp-Param-*
 
 	progressMu   sync.Mutex
 	progressSent bool
@@ -136,7 +146,13 @@ func (r *Request) Log(ctx context.Context, level mcp.LoggingLevel, logger string
 		return fmt.Errorf("mcp: invalid logging level %q", level)
 	}
 	threshold := mcp.LevelInfo
-	if r.session != nil {
+	switch {
+	case r.modern:
+		if r.logLevel == "" {
+			return nil // 2026: no level in the envelope, no log notifications
+		}
+		threshold = r.logLevel
+	case r.session != nil:
 		threshold = r.session.logLevel()
 	}
 	if !level.AtLeast(threshold) {
@@ -248,6 +264,9 @@ func (r *Request) CloseStream() {
 // canCall enforces SEP-2260: server→client requests only from inside the
 // handler of a request on a legacy session.
 func (r *Request) canCall() error {
+	if r.modern {
+		return ErrModernRequest
+	}
 	if r.session == nil || r.out == nil {
 		return ErrNoSession
 	}

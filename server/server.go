@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+
 	"errors"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"log/slog"
 	"sync"
 	"time"
@@ -47,6 +50,12 @@ type Options struct {
 	// sampling, roots, ping) whose context has no deadline. Zero: only
 	// the handler's context bounds it — an elicitation waits for a human.
 	CallTimeout time.Duration
+	// CacheTTL and CacheScope are the cache hints of cacheable 2026
+	// results (server/discover, the lists, resources/read) when the
+	// handler sets none (SEP-2549). Defaults: 0 (revalidate every time)
+	// and "private".
+	CacheTTL   time.Duration
+	CacheScope mcp.CacheScope
 	// Observe, when set, sees every message a session reads (in=true) and
 	// writes. It must not retain msg. Tests use it to check the wire.
 	Observe func(in bool, msg []byte)
@@ -65,9 +74,12 @@ type Server struct {
 	resources registry[*resourceEntry]
 	templates registry[*templateEntry]
 
+	serverInfoJSON jsontext.Value // opts.Info, encoded once for result _meta
+
 	mu         sync.Mutex
 	completion CompletionHandler
 	sessions   map[*Session]struct{}
+	listeners  map[*listener]struct{}
 }
 
 // New returns a Server with the given options; opts may be nil.
@@ -85,6 +97,11 @@ func New(opts *Options) *Server {
 	if s.opts.PageSize <= 0 {
 		s.opts.PageSize = DefaultPageSize
 	}
+	info, err := json.Marshal(s.opts.Info)
+	if err != nil {
+		panic("mcp: server.New: encoding Info: " + err.Error())
+	}
+	s.serverInfoJSON = info
 	s.log = s.opts.Logger
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -197,6 +214,11 @@ func (s *Server) Sessions() []*Session {
 // broadcast sends a notification to every initialized session for which
 // want returns true.
 func (s *Server) broadcast(method string, params any, want func(*Session) bool) {
+	uri := ""
+	if p, ok := params.(*mcp.ResourceUpdatedNotificationParams); ok {
+		uri = p.URI
+	}
+	s.notifyListeners(method, uri)
 	for _, ss := range s.Sessions() {
 		if !ss.ready() || (want != nil && !want(ss)) {
 			continue

@@ -136,6 +136,15 @@ func (ss *Session) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 	if err := paramsObject(msg.Params); err != nil {
 		return nil, err
 	}
+	// A request with a modern envelope is served statelessly, whatever
+	// the process has seen before (one stdio process serves both eras).
+	env, claimed, eerr := liftEnvelope(msg.Params)
+	if eerr != nil {
+		return nil, eerr
+	}
+	if claimed {
+		return ss.srv.serveModern(ctx, env, msg, ss)
+	}
 	switch msg.Method {
 	case mcp.MethodInitialize:
 		return ss.initialize(msg.Params)

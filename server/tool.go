@@ -33,6 +33,7 @@ type TypedToolHandler[In, Out any] func(ctx context.Context, req *CallToolReques
 type toolEntry struct {
 	tool    mcp.Tool
 	input   *jsonschema.Schema // nil: no validation
+	headers []paramHeader      // x-mcp-header annotations (SEP-2243)
 	handler ToolHandler
 }
 
@@ -62,12 +63,16 @@ func (s *Server) AddRawTool(t *mcp.Tool, h ToolHandler) {
 	if err != nil {
 		panic(fmt.Sprintf("mcp: AddRawTool: tool %s: inputSchema: %v", tool.Name, err))
 	}
+	headers, err := paramHeaders(tool.InputSchema)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: AddRawTool: tool %s: %v", tool.Name, err))
+	}
 	if len(tool.OutputSchema) > 0 {
 		if _, err := jsonschema.Compile(tool.OutputSchema); err != nil {
 			panic(fmt.Sprintf("mcp: AddRawTool: tool %s: outputSchema: %v", tool.Name, err))
 		}
 	}
-	s.tools.put(map[string]*toolEntry{tool.Name: {tool: tool, input: input, handler: h}})
+	s.tools.put(map[string]*toolEntry{tool.Name: {tool: tool, input: input, headers: headers, handler: h}})
 	s.broadcast(mcp.NotificationToolsListChanged, nil, nil)
 }
 
@@ -196,6 +201,11 @@ func callTool(ctx context.Context, s *Server, req *Request, raw jsontext.Value) 
 	e, ok := s.tools.get(p.Name)
 	if !ok {
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown tool %q", p.Name)
+	}
+	if req.header != nil && len(e.headers) > 0 {
+		if err := checkParamHeaders(req.header, e.headers, p.Arguments); err != nil {
+			return nil, err
+		}
 	}
 	if p.Arguments != nil && p.Arguments.Kind() != '{' {
 		return errorResult(`invalid arguments: "arguments" must be an object`), nil

@@ -1,0 +1,220 @@
+package server
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// SEP-2243 request headers of the 2026-07-28 Streamable HTTP transport.
+const (
+	headerMethod      = "Mcp-Method"
+	headerName        = "Mcp-Name"
+	headerParamPrefix = "Mcp-Param-"
+)
+
+// paramHeader is one x-mcp-header annotation of a tool's input schema,
+// found once when the tool is registered: the header Mcp-Param-{Name}
+// mirrors the argument at path.
+type paramHeader struct {
+	name string   // as annotated; header names are case-insensitive
+	path []string // property names from the root of the arguments
+	kind string   // "string", "integer" or "boolean"
+}
+
+// paramHeaders finds the x-mcp-header annotations of an input schema.
+// Annotations count only on properties reachable through "properties"
+// chains and only on string, integer and boolean properties; names must
+// be HTTP tokens, unique regardless of case (SEP-2243). A schema that
+// breaks these rules is a registration error.
+func paramHeaders(schema jsontext.Value) ([]paramHeader, error) {
+	var out []paramHeader
+	seen := map[string]bool{}
+	var walk func(raw jsontext.Value, path []string) error
+	walk = func(raw jsontext.Value, path []string) error {
+		var node struct {
+			Header     *string                   `json:"x-mcp-header"`
+			Type       jsontext.Value            `json:"type"`
+			Properties map[string]jsontext.Value `json:"properties"`
+		}
+		if raw.Kind() != '{' || json.Unmarshal(raw, &node) != nil {
+			return nil
+		}
+		if node.Header != nil {
+			if len(path) == 0 {
+				return fmt.Errorf("x-mcp-header on the schema root")
+			}
+			name := *node.Header
+			if !isToken(name) {
+				return fmt.Errorf("x-mcp-header %q is not an HTTP token", name)
+			}
+			key := strings.ToLower(name)
+			if seen[key] {
+				return fmt.Errorf("x-mcp-header %q is used twice", name)
+			}
+			seen[key] = true
+			var kind string
+			_ = json.Unmarshal(node.Type, &kind)
+			switch kind {
+			case "string", "integer", "boolean":
+			default:
+				return fmt.Errorf("x-mcp-header %q is on a %q property; only string, integer and boolean are allowed", name, node.Type)
+			}
+			out = append(out, paramHeader{name: name, path: append([]string(nil), path...), kind: kind})
+		}
+		for prop, sub := range node.Properties {
+			if err := walk(sub, append(path, prop)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(schema, nil); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// isToken reports whether s is an RFC 9110 token.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 || !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// headerMismatch is the -32020 error (HTTP 400) of SEP-2243.
+func headerMismatch(format string, args ...any) *jsonrpc.Error {
+	return jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: "+format, args...)
+}
+
+// headerValue decodes a header value that may use the base64 sentinel
+// form "=?base64?…?=". ok is false for a malformed sentinel.
+func headerValue(v string) (string, bool) {
+	const pre, post = "=?base64?", "?="
+	if !strings.HasPrefix(v, pre) || !strings.HasSuffix(v, post) || len(v) < len(pre)+len(post) {
+		return v, true
+	}
+	b, err := base64.StdEncoding.Strict().DecodeString(v[len(pre) : len(v)-len(post)])
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// checkStandardHeaders validates Mcp-Method and Mcp-Name against the body.
+func checkStandardHeaders(h http.Header, method string, env *envelope) *jsonrpc.Error {
+	got, present := h[http.CanonicalHeaderKey(headerMethod)]
+	if !present || len(got) == 0 {
+		return headerMismatch("the Mcp-Method header is missing")
+	}
+	if got[0] != method {
+		return headerMismatch("Mcp-Method header value '%s' does not match body value '%s'", got[0], method)
+	}
+	var want string
+	switch method {
+	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
+		want = env.name
+	case mcp.MethodResourcesRead:
+		want = env.uri
+	default:
+		return nil
+	}
+	names, present := h[http.CanonicalHeaderKey(headerName)]
+	if !present || len(names) == 0 {
+		return headerMismatch("the Mcp-Name header is missing")
+	}
+	v, ok := headerValue(names[0])
+	if !ok {
+		return headerMismatch("the Mcp-Name header has an invalid base64 value")
+	}
+	if v != want {
+		return headerMismatch("Mcp-Name header value '%s' does not match body value '%s'", v, want)
+	}
+	return nil
+}
+
+// checkParamHeaders validates the Mcp-Param-* headers of a tools/call
+// against the arguments, for the tool's annotated properties.
+func checkParamHeaders(h http.Header, annotations []paramHeader, args jsontext.Value) *jsonrpc.Error {
+	for _, a := range annotations {
+		value, present := lookup(args, a.path)
+		hv, hasHeader := h[http.CanonicalHeaderKey(headerParamPrefix+a.name)]
+		switch {
+		case !present && !hasHeader:
+			continue
+		case present && !hasHeader:
+			return headerMismatch("the %s%s header is missing", headerParamPrefix, a.name)
+		case !present && hasHeader:
+			return headerMismatch("the %s%s header has no matching argument", headerParamPrefix, a.name)
+		}
+		got, ok := headerValue(hv[0])
+		if !ok {
+			return headerMismatch("the %s%s header has an invalid base64 value", headerParamPrefix, a.name)
+		}
+		if !sameValue(a.kind, value, got) {
+			return headerMismatch("%s%s header value '%s' does not match the argument", headerParamPrefix, a.name, got)
+		}
+	}
+	return nil
+}
+
+// lookup returns the value at path in a JSON object; null counts as
+// absent (the client omits the header for null).
+func lookup(obj jsontext.Value, path []string) (jsontext.Value, bool) {
+	cur := obj
+	for _, p := range path {
+		var m map[string]jsontext.Value
+		if cur.Kind() != '{' || json.Unmarshal(cur, &m) != nil {
+			return nil, false
+		}
+		v, ok := m[p]
+		if !ok {
+			return nil, false
+		}
+		cur = v
+	}
+	if cur.Kind() == 'n' {
+		return nil, false
+	}
+	return cur, true
+}
+
+// sameValue compares an argument with its header text: strings exactly,
+// integers numerically, booleans as true/false.
+func sameValue(kind string, value jsontext.Value, header string) bool {
+	switch kind {
+	case "string":
+		var s string
+		return json.Unmarshal(value, &s) == nil && s == header
+	case "integer":
+		var n int64
+		if json.Unmarshal(value, &n) != nil {
+			var f float64
+			if json.Unmarshal(value, &f) != nil || f != float64(int64(f)) {
+				return false
+			}
+			n = int64(f)
+		}
+		h, err := strconv.ParseInt(strings.TrimSpace(header), 10, 64)
+		return err == nil && h == n
+	case "boolean":
+		var b bool
+		return json.Unmarshal(value, &b) == nil && strconv.FormatBool(b) == header
+	}
+	return false
+}

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// ErrServerClosing is the cancellation cause of requests ended because
+// the server is shutting down; a subscriptions/listen stream ended this
+// way is answered with its result (a graceful end).
+var ErrServerClosing = errors.New("mcp: the server is shutting down")
+
+// listener is one open subscriptions/listen request (2026-07-28).
+type listener struct {
+	mu     sync.Mutex // held while sending: the acknowledgement goes first
+	req    *Request
+	filter mcp.SubscriptionFilter // what the server agreed to send
+	meta   mcp.Meta               // {subscriptionId: the listen request id}
+}
+
+// listen serves subscriptions/listen: acknowledge the agreed filter
+// first, then deliver matching change notifications, each tagged with the
+// subscription id, until the client ends the stream (HTTP: closes it;
+// stdio: notifications/cancelled) or the server shuts down, which ends it
+// with the listen result.
+func (s *Server) listen(ctx context.Context, req *Request, raw jsontext.Value) (any, error) {
+	var p mcp.SubscriptionsListenParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	caps := s.Capabilities()
+	want := p.Notifications
+	var agreed mcp.SubscriptionFilter
+	agreed.ToolsListChanged = want.ToolsListChanged && caps.Tools != nil && caps.Tools.ListChanged
+	agreed.PromptsListChanged = want.PromptsListChanged && caps.Prompts != nil && caps.Prompts.ListChanged
+	agreed.ResourcesListChanged = want.ResourcesListChanged && caps.Resources != nil && caps.Resources.ListChanged
+	if caps.Resources != nil && caps.Resources.Subscribe {
+		agreed.ResourceSubscriptions = want.ResourceSubscriptions
+	}
+	l := &listener{req: req, filter: agreed, meta: mcp.Meta{mcp.MetaKeySubscriptionID: req.id}}
+	// Register before acknowledging, so that no change made after the
+	// acknowledgement can be missed; deliveries wait for the ack (l.mu).
+	l.mu.Lock()
+	s.mu.Lock()
+	if s.listeners == nil {
+		s.listeners = make(map[*listener]struct{})
+	}
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
+	err := req.out.notify(req.routed(ctx), mcp.NotificationSubscriptionsAcknowledged,
+		&mcp.SubscriptionsAcknowledgedParams{Meta: l.meta, Notifications: agreed})
+	l.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+	}()
+	if err != nil {
+		return nil, err
+	}
+	<-ctx.Done()
+	if errors.Is(context.Cause(ctx), ErrServerClosing) {
+		return &mcp.EmptyResult{Meta: l.meta}, nil
+	}
+	return nil, ctx.Err()
+}
+
+// notifyListeners delivers a change to every open listen stream whose
+// filter asks for it. uri is set for resources/updated.
+func (s *Server) notifyListeners(method, uri string) {
+	s.mu.Lock()
+	var targets []*listener
+	for l := range s.listeners {
+		f := &l.filter
+		match := false
+		switch method {
+		case mcp.NotificationToolsListChanged:
+			match = f.ToolsListChanged
+		case mcp.NotificationPromptsListChanged:
+			match = f.PromptsListChanged
+		case mcp.NotificationResourcesListChanged:
+			match = f.ResourcesListChanged
+		case mcp.NotificationResourcesUpdated:
+			match = slices.Contains(f.ResourceSubscriptions, uri)
+		}
+		if match {
+			targets = append(targets, l)
+		}
+	}
+	s.mu.Unlock()
+	for _, l := range targets {
+		var params any = &mcp.NotificationParams{Meta: l.meta}
+		if method == mcp.NotificationResourcesUpdated {
+			params = &mcp.ResourceUpdatedNotificationParams{Meta: l.meta, URI: uri}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+		l.mu.Lock()
+		if err := l.req.out.notify(l.req.routed(ctx), method, params); err != nil {
+			s.log.Debug("mcp: listen notification not delivered", "method", method, "err", err)
+		}
+		l.mu.Unlock()
+		cancel()
+	}
+}

@@ -1,0 +1,199 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"slices"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// modernVersions are the 2026-era revisions this server serves, newest
+// first. They are what server/discover and -32022 advertise.
+var modernVersions = []string{mcp.Version20260728}
+
+// envelope is the per-request metadata of the modern era (SEP-2575),
+// lifted from params._meta.
+type envelope struct {
+	version  string
+	caps     mcp.ClientCapabilities
+	info     *mcp.Implementation
+	logLevel mcp.LoggingLevel // "" means no log notifications (2026 logging)
+	name     string           // params.name (tools/call, prompts/get), for Mcp-Name
+	uri      string           // params.uri (resources/read), for Mcp-Name
+}
+
+// protocolVersionKey appears in every modern claim (unless written with
+// \u escapes, which no client does); its absence proves a request legacy.
+var protocolVersionKey = []byte("protocolVersion")
+
+// wireEnvelope is params._meta as the modern era defines it. Every other
+// member of params is skipped, not decoded.
+type wireEnvelope struct {
+	Meta *struct {
+		ProtocolVersion    jsontext.Value `json:"io.modelcontextprotocol/protocolVersion"`
+		ClientCapabilities jsontext.Value `json:"io.modelcontextprotocol/clientCapabilities"`
+		ClientInfo         jsontext.Value `json:"io.modelcontextprotocol/clientInfo"`
+		LogLevel           jsontext.Value `json:"io.modelcontextprotocol/logLevel"`
+	} `json:"_meta"`
+	Name jsontext.Value `json:"name"`
+	URI  jsontext.Value `json:"uri"`
+}
+
+// liftEnvelope reads the modern claim of a request. claimed is false when
+// params carry no protocolVersion claim: legacy traffic. A claim whose
+// envelope is malformed is an error (-32602), never a fallback to legacy;
+// a well-formed claim of a revision this server does not serve is -32022
+// (SEP-2575; a modern-style claim naming a legacy revision gets -32022 too).
+func liftEnvelope(params jsontext.Value) (env *envelope, claimed bool, err *jsonrpc.Error) {
+	if len(params) == 0 || params.Kind() != '{' || !bytes.Contains(params, protocolVersionKey) {
+		return nil, false, nil // the cheap test keeps legacy requests fast
+	}
+	var w wireEnvelope
+	if json.Unmarshal(params, &w) != nil || w.Meta == nil || w.Meta.ProtocolVersion == nil {
+		return nil, false, nil
+	}
+	m := w.Meta
+	env = &envelope{}
+	if m.ProtocolVersion.Kind() != '"' || json.Unmarshal(m.ProtocolVersion, &env.version) != nil {
+		return nil, true, invalidEnvelope("io.modelcontextprotocol/protocolVersion must be a string")
+	}
+	if m.ClientCapabilities == nil {
+		return nil, true, invalidEnvelope("_meta needs io.modelcontextprotocol/clientCapabilities")
+	}
+	if m.ClientCapabilities.Kind() != '{' || json.Unmarshal(m.ClientCapabilities, &env.caps) != nil {
+		return nil, true, invalidEnvelope("io.modelcontextprotocol/clientCapabilities must be a ClientCapabilities object")
+	}
+	if m.ClientInfo != nil && m.ClientInfo.Kind() != 'n' {
+		env.info = new(mcp.Implementation)
+		if m.ClientInfo.Kind() != '{' || json.Unmarshal(m.ClientInfo, env.info) != nil {
+			return nil, true, invalidEnvelope("io.modelcontextprotocol/clientInfo must be an Implementation object")
+		}
+	}
+	if m.LogLevel != nil {
+		if json.Unmarshal(m.LogLevel, &env.logLevel) != nil || !env.logLevel.Valid() {
+			return nil, true, invalidEnvelope("io.modelcontextprotocol/logLevel must be a logging level")
+		}
+	}
+	_ = json.Unmarshal(w.Name, &env.name)
+	_ = json.Unmarshal(w.URI, &env.uri)
+	if !slices.Contains(modernVersions, env.version) {
+		return nil, true, unsupportedVersion(env.version)
+	}
+	return env, true, nil
+}
+
+func invalidEnvelope(why string) *jsonrpc.Error {
+	return jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: "+why)
+}
+
+func unsupportedVersion(requested string) *jsonrpc.Error {
+	return jsonrpc.NewError(mcp.CodeUnsupportedProtocolVersion, "Unsupported protocol version").
+		WithData(mcp.UnsupportedProtocolVersionData{Supported: modernVersions, Requested: requested})
+}
+
+// serveModern answers one modern request: stateless, with the envelope's
+// version and capabilities, no session. out carries the request's own
+// notifications (progress, logs, listen notifications).
+func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Message, out outbound) (any, error) {
+	req := &Request{srv: s, id: msg.ID, version: env.version, caps: &env.caps, info: env.info, out: out, modern: true, logLevel: env.logLevel}
+	defer req.end()
+	var (
+		result any
+		err    error
+	)
+	switch msg.Method {
+	case mcp.MethodServerDiscover:
+		result = s.discover()
+	case mcp.MethodSubscriptionsListen:
+		result, err = s.listen(ctx, req, msg.Params)
+	default:
+		result, err = s.dispatch(ctx, req, msg.Method, msg.Params)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.stampModern(result), nil
+}
+
+// discover answers server/discover (2026-07-28: servers MUST implement it).
+func (s *Server) discover() *mcp.DiscoverResult {
+	ttl := s.opts.CacheTTL.Milliseconds()
+	return &mcp.DiscoverResult{
+		SupportedVersions: modernVersions,
+		Capabilities:      s.Capabilities(),
+		Instructions:      s.opts.Instructions,
+		TTLMs:             &ttl,
+		CacheScope:        s.cacheScope(),
+	}
+}
+
+func (s *Server) cacheScope() mcp.CacheScope {
+	if s.opts.CacheScope != "" {
+		return s.opts.CacheScope
+	}
+	return mcp.CachePrivate
+}
+
+// stampModern adds what every modern result carries: resultType, the
+// server's identity in _meta, and (for cacheable results) the cache hints
+// the handler did not set itself (SEP-2549).
+func (s *Server) stampModern(result any) any {
+	ttl := s.opts.CacheTTL.Milliseconds()
+	hints := func(t **int64, scope *mcp.CacheScope) {
+		if *t == nil {
+			*t = &ttl
+		}
+		if *scope == "" {
+			*scope = s.cacheScope()
+		}
+	}
+	switch r := result.(type) {
+	case *mcp.DiscoverResult:
+		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+	case *mcp.ListToolsResult:
+		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+		hints(&r.TTLMs, &r.CacheScope)
+	case *mcp.ListPromptsResult:
+		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+		hints(&r.TTLMs, &r.CacheScope)
+	case *mcp.ListResourcesResult:
+		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+		hints(&r.TTLMs, &r.CacheScope)
+	case *mcp.ListResourceTemplatesResult:
+		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+		hints(&r.TTLMs, &r.CacheScope)
+	case *mcp.ReadResourceResult:
+		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+		hints(&r.TTLMs, &r.CacheScope)
+	case *mcp.CallToolResult:
+		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+	case *mcp.GetPromptResult:
+		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+	case *mcp.CompleteResult:
+		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+	case *mcp.EmptyResult:
+		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+	case struct{}:
+		return &mcp.EmptyResult{ResultType: mcp.ResultComplete, Meta: s.withServerInfo(nil)}
+	}
+	return result
+}
+
+// withServerInfo returns meta with the server's identity added
+// (SEP-2575: serverInfo travels in result _meta).
+func (s *Server) withServerInfo(meta mcp.Meta) mcp.Meta {
+	if _, ok := meta[mcp.MetaKeyServerInfo]; ok {
+		return meta
+	}
+	out := make(mcp.Meta, len(meta)+1)
+	for k, v := range meta {
+		out[k] = v
+	}
+	out[mcp.MetaKeyServerInfo] = s.serverInfoJSON
+	return out
+}
