@@ -92,10 +92,14 @@ type HTTPHandler struct {
 	store EventStore
 	log   *slog.Logger
 
-	mu        sync.Mutex
-	sessions  map[string]*httpSession
-	closed    bool
-	done      chan struct{}
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+	closed   bool
+	done     chan struct{}
+	// closing is cancelled (cause ErrServerClosing) by Close: session-less
+	// requests end with it, and subscriptions/listen ends gracefully.
+	closing   context.Context
+	stopAll   context.CancelCauseFunc
 	sweeping  bool
 	sweepDone chan struct{}
 }
@@ -104,6 +108,7 @@ type HTTPHandler struct {
 // to end its sessions.
 func NewHTTPHandler(s *Server, opts *HTTPOptions) *HTTPHandler {
 	h := &HTTPHandler{srv: s, log: s.log, sessions: make(map[string]*httpSession), done: make(chan struct{})}
+	h.closing, h.stopAll = context.WithCancelCause(context.Background())
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -139,6 +144,7 @@ func (h *HTTPHandler) Close() error {
 	}
 	h.closed = true
 	close(h.done)
+	h.stopAll(ErrServerClosing)
 	sessions := make([]*httpSession, 0, len(h.sessions))
 	for _, hs := range h.sessions {
 		sessions = append(sessions, hs)
@@ -293,13 +299,23 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, id, derr.Code, derr.Message)
 		return
 	}
-	if h.opts.Stateless {
-		h.postStateless(w, r, msg)
-		return
-	}
-	if msg.IsRequest() && msg.Method == mcp.MethodInitialize {
-		h.initialize(w, r, msg)
-		return
+	// Which era? A session id means a legacy session (session-less servers
+	// ignore it). Otherwise a modern
+	// claim in the body, or a 2026 MCP-Protocol-Version header, selects
+	// the modern era (spec.md §3.3); everything else is legacy traffic.
+	if h.opts.Stateless || r.Header.Get(headerSessionID) == "" {
+		if env, claimed, eerr := liftEnvelope(msg.Params); claimed || mcp.IsModern(r.Header.Get(headerProtocolVersion)) {
+			h.postModern(w, r, msg, env, claimed, eerr)
+			return
+		}
+		if h.opts.Stateless {
+			h.postStateless(w, r, msg)
+			return
+		}
+		if msg.IsRequest() && msg.Method == mcp.MethodInitialize {
+			h.initialize(w, r, msg)
+			return
+		}
 	}
 	hs, ok := h.session(w, r)
 	if !ok {
@@ -535,7 +551,12 @@ func (h *HTTPHandler) sweepOnce(now time.Time) {
 
 // writeError answers with an HTTP status and a JSON-RPC error body.
 func writeError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64, message string) {
-	body := jsonrpc.EncodeError(id, jsonrpc.NewError(code, message))
+	writeRPCError(w, status, id, jsonrpc.NewError(code, message))
+}
+
+// writeRPCError answers with an HTTP status and e (data included).
+func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+	body := jsonrpc.EncodeError(id, e)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

@@ -36,6 +36,7 @@ type stream struct {
 	done      bool    // final message delivered, or the stream abandoned
 	attached  bool
 	closeConn bool // the handler asked to end the current connection
+	status    int  // HTTP status of a JSON answer; 0 means 200
 	wake      chan struct{}
 }
 
@@ -85,6 +86,15 @@ func (st *stream) push(msg []byte, final bool) {
 	st.pending = append(st.pending, ev)
 	st.mu.Unlock()
 	st.signal()
+}
+
+// pushFinal queues the final message with the HTTP status it needs when
+// it is answered as JSON (an SSE stream has already sent 200).
+func (st *stream) pushFinal(msg []byte, status int) {
+	st.mu.Lock()
+	st.status = status
+	st.mu.Unlock()
+	st.push(msg, true)
 }
 
 // assign numbers an event and stores it for replay. Called with mu held,
@@ -214,15 +224,23 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		upgradeAfter = t.C
 	}
 	forceSSE := st.h.opts.AlwaysSSE
+	// A session's streams end with the session (abandon). A session-less
+	// stream ends with its final message: at shutdown its handler is
+	// cancelled and answers (subscriptions/listen with its result).
+	var sessionEnd <-chan struct{}
+	if st.hs != nil {
+		sessionEnd = st.h.done
+	}
 	for {
 		st.mu.Lock()
 		if !st.sse && len(st.pending) > 0 && st.pending[0].final && !forceSSE {
 			// JSON: the response is the first and only message.
 			msg := st.pending[0].data
 			st.pending, st.done = nil, true
+			status := st.status
 			st.mu.Unlock()
 			st.finish()
-			out.json(msg)
+			out.json(msg, status)
 			return
 		}
 		if !st.sse && (len(st.pending) > 0 || forceSSE || st.closeConn) {
@@ -287,7 +305,7 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 				st.finish()
 			}
 			return
-		case <-st.h.done:
+		case <-sessionEnd:
 			return
 		}
 	}
@@ -318,11 +336,14 @@ type sseWriter struct {
 	buf     []byte
 }
 
-func (o *sseWriter) json(msg []byte) {
+func (o *sseWriter) json(msg []byte, status int) {
+	if status == 0 {
+		status = http.StatusOK
+	}
 	h := o.w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(msg)))
-	o.w.WriteHeader(http.StatusOK)
+	o.w.WriteHeader(status)
 	_, _ = o.w.Write(msg)
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"slices"
 
 	"github.com/go-json-experiment/json"
@@ -82,7 +83,7 @@ func liftEnvelope(params jsontext.Value) (env *envelope, claimed bool, err *json
 	_ = json.Unmarshal(w.Name, &env.name)
 	_ = json.Unmarshal(w.URI, &env.uri)
 	if !slices.Contains(modernVersions, env.version) {
-		return nil, true, unsupportedVersion(env.version)
+		return env, true, unsupportedVersion(env.version) // env.version stays readable for the header check
 	}
 	return env, true, nil
 }
@@ -99,8 +100,10 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 // serveModern answers one modern request: stateless, with the envelope's
 // version and capabilities, no session. out carries the request's own
 // notifications (progress, logs, listen notifications).
-func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Message, out outbound) (any, error) {
-	req := &Request{srv: s, id: msg.ID, version: env.version, caps: &env.caps, info: env.info, out: out, modern: true, logLevel: env.logLevel}
+// header is the HTTP request's header (nil on stdio), for the
+// Mcp-Param-* checks of tools/call.
+func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Message, out outbound, header http.Header) (any, error) {
+	req := &Request{srv: s, id: msg.ID, version: env.version, caps: &env.caps, info: env.info, out: out, modern: true, logLevel: env.logLevel, header: header}
 	defer req.end()
 	var (
 		result any

@@ -143,7 +143,7 @@ func (ss *Session) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 		return nil, eerr
 	}
 	if claimed {
-		return ss.srv.serveModern(ctx, env, msg, ss)
+		return ss.srv.serveModern(ctx, env, msg, ss, nil)
 	}
 	switch msg.Method {
 	case mcp.MethodInitialize:

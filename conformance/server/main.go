@@ -72,6 +72,7 @@ func newServer(logger *slog.Logger) *server.Server {
 		Logging: true,
 	})
 	addTools(s)
+	addModernTools(s)
 	addResources(s)
 	addPrompts(s)
 	s.SetCompletionHandler(func(ctx context.Context, req *server.CompleteRequest) (*mcp.CompleteResult, error) {

@@ -1,0 +1,48 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// Require returns nil when the client declared every capability in need
+// (for this request, on the 2026-07-28 wire; at initialize, on a legacy
+// session), and otherwise the error the handler should return: on 2026
+// requests -32021 MissingRequiredClientCapability with
+// data.requiredCapabilities naming what is missing (SEP-2575; HTTP 400),
+// on legacy requests -32603 naming it (-32021 does not exist there).
+// Checked: elicitation (form and url), sampling (and sampling.tools,
+// sampling.context), roots.
+func (r *Request) Require(need mcp.ClientCapabilities) error {
+	have := r.ClientCapabilities()
+	var missing mcp.ClientCapabilities
+	short := false
+	if e := need.Elicitation; e != nil {
+		form := e.Form != nil || e.URL == nil
+		if (form && !have.Elicitation.SupportsForm()) || (e.URL != nil && !have.Elicitation.SupportsURL()) {
+			missing.Elicitation, short = e, true
+		}
+	}
+	if sc := need.Sampling; sc != nil {
+		hs := have.Sampling
+		if hs == nil || (sc.Tools != nil && hs.Tools == nil) || (sc.Context != nil && hs.Context == nil) {
+			missing.Sampling, short = sc, true
+		}
+	}
+	if need.Roots != nil && have.Roots == nil {
+		missing.Roots, short = &mcp.RootsCapability{}, true
+	}
+	if !short {
+		return nil
+	}
+	if r.modern {
+		return jsonrpc.NewError(mcp.CodeMissingRequiredClientCapability, "Missing required client capability").
+			WithData(mcp.MissingCapabilityData{RequiredCapabilities: missing})
+	}
+	names, _ := json.Marshal(missing)
+	return jsonrpc.NewError(mcp.CodeInternalError, fmt.Sprintf("Internal error: the client did not declare the capabilities this request needs: %s", names))
+}
