@@ -47,5 +47,20 @@ func (s *Server) dispatch(ctx context.Context, req *Request, name string, params
 	if !ok || !mcp.HasMethod(req.version, name) || (m.gate != nil && !m.gate(s)) {
 		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s", name)
 	}
-	return m.handle(ctx, s, req, params)
+	res, err := m.handle(ctx, s, req, params)
+	in, isInput := asInput(err)
+	if !isInput {
+		return res, err
+	}
+	// A handler asked for input (SEP-2322).
+	if !mcp.IsMRTRMethod(name) || req.call == nil {
+		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %s cannot answer input_required; only tools/call, prompts/get and resources/read can", name)
+	}
+	if verr := in.validate(); verr != nil {
+		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %v", verr)
+	}
+	if req.modern {
+		return s.inputRequired(ctx, req, in)
+	}
+	return s.shim(ctx, req, m, params, in)
 }

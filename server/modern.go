@@ -179,6 +179,8 @@ func (s *Server) stampModern(result any) any {
 		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
 	case *mcp.CompleteResult:
 		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+	case *mcp.InputRequiredResult: // never cacheable (SEP-2322)
+		r.Meta = s.withServerInfo(r.Meta)
 	case *mcp.EmptyResult:
 		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
 	case struct{}:

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -76,6 +78,9 @@ func getPrompt(ctx context.Context, s *Server, req *Request, raw jsontext.Value)
 	if !ok {
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown prompt %q", p.Name)
 	}
+	if err := s.prepareInput(ctx, req, mrtrCall{method: mcp.MethodPromptsGet, target: p.Name, args: promptArgs(p.Arguments)}, p.InputResponses, p.RequestState); err != nil {
+		return nil, err
+	}
 	for _, name := range e.required {
 		if _, ok := p.Arguments[name]; !ok {
 			return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: prompt %q needs argument %q", p.Name, name)
@@ -94,8 +99,20 @@ func getPrompt(ctx context.Context, s *Server, req *Request, raw jsontext.Value)
 // handlerError maps a handler's error for methods whose errors are
 // JSON-RPC errors (everything but tools/call).
 func handlerError(err error) error {
+	if in, ok := asInput(err); ok {
+		return in
+	}
 	if e, ok := jsonrpc.AsError(err); ok {
 		return e
 	}
 	return jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %s", shortErr(err))
+}
+
+// promptArgs encodes prompt arguments for the requestState digest.
+func promptArgs(args map[string]string) jsontext.Value {
+	if len(args) == 0 {
+		return nil
+	}
+	raw, _ := json.Marshal(args, json.Deterministic(true))
+	return raw
 }

@@ -83,6 +83,12 @@ type Request struct {
 	logLevel mcp.LoggingLevel
 	header   http.Header // the HTTP request's headers (modern HTTP requests), for Mcp-Param-*
 
+	// Multi round-trip state (mrtr.go): the answers of the previous round,
+	// the handler's own state, and what the sealed state is bound to.
+	inputs mcp.InputResponses
+	state  string
+	call   *mrtrCall
+
 	progressMu   sync.Mutex
 	progressSent bool
 	lastProgress float64

@@ -128,6 +128,9 @@ func readResource(ctx context.Context, s *Server, req *Request, raw jsontext.Val
 	if p.URI == "" {
 		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, `Invalid params: resources/read needs "uri"`)
 	}
+	if err := s.prepareInput(ctx, req, mrtrCall{method: mcp.MethodResourcesRead, target: p.URI}, p.InputResponses, p.RequestState); err != nil {
+		return nil, err
+	}
 	rr := &ReadResourceRequest{Request: req, Params: &p}
 	var h ResourceHandler
 	if e, ok := s.resources.get(p.URI); ok {
@@ -148,6 +151,9 @@ func readResource(ctx context.Context, s *Server, req *Request, raw jsontext.Val
 		return nil, notFound(req.version, p.URI)
 	}
 	res, err := h(ctx, rr)
+	if in, ok := asInput(err); ok {
+		return nil, in
+	}
 	if errors.Is(err, ErrResourceNotFound) {
 		return nil, notFound(req.version, p.URI)
 	}

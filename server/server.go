@@ -56,6 +56,21 @@ type Options struct {
 	// and "private".
 	CacheTTL   time.Duration
 	CacheScope mcp.CacheScope
+	// RequestStateKeys are the AES-256 keys (RequestStateKeySize bytes
+	// each) that seal the requestState of input-required results: the
+	// first seals, all open, so a key can be rotated out after
+	// RequestStateTTL. Give every instance of a multi-instance deployment
+	// the same keys. Empty: one random key, made by New (one instance).
+	RequestStateKeys [][]byte
+	// RequestStateTTL is how long a sealed requestState is accepted.
+	// Default DefaultRequestStateTTL.
+	RequestStateTTL time.Duration
+	// DisableLegacyShim stops the server from fulfilling input-required
+	// answers on legacy sessions itself; such requests then fail (-32603).
+	DisableLegacyShim bool
+	// ShimRounds caps the input rounds the legacy shim runs for one
+	// request. Default DefaultShimRounds.
+	ShimRounds int
 	// Observe, when set, sees every message a session reads (in=true) and
 	// writes. It must not retain msg. Tests use it to check the wire.
 	Observe func(in bool, msg []byte)
@@ -75,6 +90,7 @@ type Server struct {
 	templates registry[*templateEntry]
 
 	serverInfoJSON jsontext.Value // opts.Info, encoded once for result _meta
+	sealer         *sealer        // seals the requestState of input-required results
 
 	mu         sync.Mutex
 	completion CompletionHandler
@@ -102,6 +118,9 @@ func New(opts *Options) *Server {
 		panic("mcp: server.New: encoding Info: " + err.Error())
 	}
 	s.serverInfoJSON = info
+	if s.sealer, err = newSealer(s.opts.RequestStateKeys, s.opts.RequestStateTTL); err != nil {
+		panic(err.Error())
+	}
 	s.log = s.opts.Logger
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

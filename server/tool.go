@@ -202,6 +202,9 @@ func callTool(ctx context.Context, s *Server, req *Request, raw jsontext.Value) 
 	if !ok {
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown tool %q", p.Name)
 	}
+	if err := s.prepareInput(ctx, req, mrtrCall{method: mcp.MethodToolsCall, target: p.Name, args: p.Arguments}, p.InputResponses, p.RequestState); err != nil {
+		return nil, err
+	}
 	if req.header != nil && len(e.headers) > 0 {
 		if err := checkParamHeaders(req.header, e.headers, p.Arguments); err != nil {
 			return nil, err
@@ -221,6 +224,9 @@ func callTool(ctx context.Context, s *Server, req *Request, raw jsontext.Value) 
 	}
 	res, err := e.handler(ctx, &CallToolRequest{Request: req, Params: &p})
 	if err != nil {
+		if in, ok := asInput(err); ok {
+			return nil, in
+		}
 		if rpcErr, ok := jsonrpc.AsError(err); ok {
 			return nil, rpcErr
 		}

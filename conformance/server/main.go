@@ -73,6 +73,7 @@ func newServer(logger *slog.Logger) *server.Server {
 	})
 	addTools(s)
 	addModernTools(s)
+	addMRTRTools(s)
 	addResources(s)
 	addPrompts(s)
 	s.SetCompletionHandler(func(ctx context.Context, req *server.CompleteRequest) (*mcp.CompleteResult, error) {

@@ -23,9 +23,12 @@ func addModernTools(s *server.Server) {
 			return nil, err
 		}
 		_ = req.Log(ctx, mcp.LevelInfo, "conformance", "streaming")
-		res, err := req.Elicit(ctx, &mcp.ElicitParams{Message: "Continue?", RequestedSchema: jsontext.Value(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)})
+		res, ok, err := req.Elicitation("confirm")
 		if err != nil {
-			return text("Streaming complete: " + err.Error()), nil
+			return nil, err
+		}
+		if !ok {
+			return nil, server.NeedInput().Elicit("confirm", &mcp.ElicitParams{Message: "Continue?", RequestedSchema: jsontext.Value(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)})
 		}
 		return text("Streaming complete: " + res.Action), nil
 	})

@@ -95,26 +95,20 @@ func addTools(s *server.Server) {
 		return text("Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."), nil
 	})
 	tool(s, "test_sampling", "Asks the client's model", func(ctx context.Context, req *server.CallToolRequest, in promptIn) (*mcp.CallToolResult, error) {
-		res, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{
-			Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewSamplingContent(&mcp.TextContent{Text: in.Prompt})}},
-			MaxTokens: 100,
-		})
+		res, ok, err := req.Sampling("llm")
 		if err != nil {
-			return text("Sampling not supported or error: " + err.Error()), nil
+			return nil, err
 		}
-		answer := "No response"
-		if len(res.Content.Blocks) > 0 {
-			if t, ok := res.Content.Blocks[0].(*mcp.TextContent); ok {
-				answer = t.Text
-			}
+		if !ok {
+			return nil, server.NeedInput().CreateMessage("llm", sampleText(in.Prompt, 100))
 		}
-		return text("LLM response: " + answer), nil
+		return text("LLM response: " + samplingText(res)), nil
 	})
 	tool(s, "test_elicitation", "Asks the user", func(ctx context.Context, req *server.CallToolRequest, in messageIn) (*mcp.CallToolResult, error) {
-		return elicit(ctx, req, in.Message, `{"type":"object","properties":{"response":{"type":"string","description":"User's response"}},"required":["response"]}`, "User response")
+		return elicit(req, in.Message, `{"type":"object","properties":{"response":{"type":"string","description":"User's response"}},"required":["response"]}`, "User response")
 	})
 	tool(s, "test_elicitation_sep1034_defaults", "Asks the user with defaults for every primitive type (SEP-1034)", func(ctx context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
-		return elicit(ctx, req, "Please review and update the form fields with defaults", `{"type":"object","properties":{`+
+		return elicit(req, "Please review and update the form fields with defaults", `{"type":"object","properties":{`+
 			`"name":{"type":"string","description":"User name","default":"John Doe"},`+
 			`"age":{"type":"integer","description":"User age","default":30},`+
 			`"score":{"type":"number","description":"User score","default":95.5},`+
@@ -122,7 +116,7 @@ func addTools(s *server.Server) {
 			`"verified":{"type":"boolean","description":"Verification status","default":true}},"required":[]}`, "Elicitation completed")
 	})
 	tool(s, "test_elicitation_sep1330_enums", "Asks the user with every enum shape (SEP-1330)", func(ctx context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
-		return elicit(ctx, req, "Please select options from the enum fields", `{"type":"object","properties":{`+
+		return elicit(req, "Please select options from the enum fields", `{"type":"object","properties":{`+
 			`"untitledSingle":{"type":"string","description":"Select one option","enum":["option1","option2","option3"]},`+
 			`"titledSingle":{"type":"string","description":"Select one option with titles","oneOf":[{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]},`+
 			`"legacyEnum":{"type":"string","description":"Select one option (legacy)","enum":["opt1","opt2","opt3"],"enumNames":["Option One","Option Two","Option Three"]},`+
@@ -139,10 +133,15 @@ func addTools(s *server.Server) {
 	})
 }
 
-func elicit(ctx context.Context, req *server.CallToolRequest, message, schema, prefix string) (*mcp.CallToolResult, error) {
-	res, err := req.Elicit(ctx, &mcp.ElicitParams{Message: message, RequestedSchema: jsontext.Value(schema)})
+// elicit asks the user through an input-required answer and reports
+// what they said.
+func elicit(req *server.CallToolRequest, message, schema, prefix string) (*mcp.CallToolResult, error) {
+	res, ok, err := req.Elicitation("form")
 	if err != nil {
-		return text("Elicitation not supported or error: " + err.Error()), nil
+		return nil, err
+	}
+	if !ok {
+		return nil, server.NeedInput().Elicit("form", &mcp.ElicitParams{Message: message, RequestedSchema: jsontext.Value(schema)})
 	}
 	content, _ := json.Marshal(res.Content)
 	if res.Content == nil {

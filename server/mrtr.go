@@ -1,0 +1,238 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// Input is a handler's request for input (Multi Round-Trip Requests,
+// SEP-2322): keyed elicitation, sampling and roots requests, and an
+// opaque state for the retry. A tools/call, prompts/get or resources/read
+// handler returns it as its error:
+//
+//	answer, ok, err := req.Elicitation("user_name")
+//	if err != nil {
+//		return nil, err
+//	}
+//	if !ok {
+//		return nil, server.NeedInput().Elicit("user_name", &mcp.ElicitParams{...})
+//	}
+//
+// On a 2026-07-28 request the client receives an input-required result
+// and retries with the answers; on a legacy session the server asks the
+// client itself, with real requests tied to the original one, and runs
+// the handler again with the answers (the legacy shim). Either way the
+// handler reads the answers through its Request on the next run.
+//
+// The zero value and NeedInput() are ready to use; the builder methods
+// record the first mistake (an empty or repeated key, params that do not
+// encode), which fails the request with -32603 before the client is
+// contacted.
+type Input struct {
+	keys     []string // insertion order: the shim asks in this order
+	requests mcp.InputRequests
+	state    string
+	hasState bool
+	err      error
+}
+
+// NeedInput starts an Input.
+func NeedInput() *Input { return &Input{} }
+
+// Error makes *Input an error, so that handlers can return it.
+func (in *Input) Error() string {
+	if in.err != nil {
+		return "mcp: invalid input request: " + in.err.Error()
+	}
+	return fmt.Sprintf("mcp: input required (%s)", strings.Join(in.keys, ", "))
+}
+
+func (in *Input) add(key, method string, params any) *Input {
+	if in.err != nil {
+		return in
+	}
+	if key == "" {
+		in.err = errors.New("empty input request key")
+		return in
+	}
+	if _, dup := in.requests[key]; dup {
+		in.err = fmt.Errorf("input request key %q used twice", key)
+		return in
+	}
+	r, err := mcp.NewInputRequest(method, params)
+	if err != nil {
+		in.err = fmt.Errorf("input request %q: %w", key, err)
+		return in
+	}
+	if in.requests == nil {
+		in.requests = make(mcp.InputRequests)
+	}
+	in.requests[key] = r
+	in.keys = append(in.keys, key)
+	return in
+}
+
+// Elicit asks the user, in form or URL mode.
+func (in *Input) Elicit(key string, p *mcp.ElicitParams) *Input {
+	return in.add(key, mcp.MethodElicitationCreate, p)
+}
+
+// CreateMessage asks the client to sample its model.
+func (in *Input) CreateMessage(key string, p *mcp.CreateMessageParams) *Input {
+	return in.add(key, mcp.MethodSamplingCreateMessage, p)
+}
+
+// ListRoots asks for the client's roots.
+func (in *Input) ListRoots(key string) *Input {
+	return in.add(key, mcp.MethodRootsList, nil)
+}
+
+// State sets the opaque state the handler gets back on the retry
+// (Request.RequestState). On the 2026 wire it is sealed — encrypted and
+// authenticated, bound to this request's method, target and arguments,
+// with an expiry — so the client can neither read nor alter it. A State
+// alone, with no requests, asks the client to simply retry (load
+// shedding, progress across rounds).
+func (in *Input) State(state string) *Input {
+	in.state, in.hasState = state, true
+	return in
+}
+
+// validate applies SEP-2322's rules to an Input before anything is sent.
+func (in *Input) validate() error {
+	if in.err != nil {
+		return in.err
+	}
+	if len(in.requests) == 0 && !in.hasState {
+		return errors.New("an input-required answer needs at least one input request or a state")
+	}
+	return nil
+}
+
+// asInput reports whether err is a handler's *Input.
+func asInput(err error) (*Input, bool) {
+	var in *Input
+	return in, errors.As(err, &in)
+}
+
+// needed returns the client capabilities the requests of in need.
+func (in *Input) needed() mcp.ClientCapabilities {
+	var need mcp.ClientCapabilities
+	for _, r := range in.requests {
+		switch r.Method {
+		case mcp.MethodElicitationCreate:
+			var p struct {
+				Mode string `json:"mode"`
+			}
+			_ = r.DecodeParams(&p)
+			if need.Elicitation == nil {
+				need.Elicitation = &mcp.ElicitationCapability{}
+			}
+			if p.Mode == mcp.ElicitModeURL {
+				need.Elicitation.URL = &struct{}{}
+			} else {
+				need.Elicitation.Form = &mcp.FormElicitationCapability{}
+			}
+		case mcp.MethodSamplingCreateMessage:
+			var p struct {
+				Tools      jsontext.Value `json:"tools"`
+				ToolChoice jsontext.Value `json:"toolChoice"`
+			}
+			_ = r.DecodeParams(&p)
+			if need.Sampling == nil {
+				need.Sampling = &mcp.SamplingCapability{}
+			}
+			if p.Tools != nil || p.ToolChoice != nil {
+				need.Sampling.Tools = &struct{}{}
+			}
+		case mcp.MethodRootsList:
+			need.Roots = &mcp.RootsCapability{}
+		}
+	}
+	return need
+}
+
+// Answers of the current round, on the Request.
+
+// InputResponses returns the answers to the previous round's input
+// requests, by key, as raw JSON (nil on a first run).
+func (r *Request) InputResponses() mcp.InputResponses { return r.inputs }
+
+// RequestState returns the state the handler set with Input.State in the
+// previous round, verified and unsealed ("" when there is none).
+func (r *Request) RequestState() string { return r.state }
+
+// Elicitation returns the answer to the elicitation asked under key:
+// ok is false when there is none (ask for it).
+func (r *Request) Elicitation(key string) (*mcp.ElicitResult, bool, error) {
+	var v mcp.ElicitResult
+	return answer(r, key, &v)
+}
+
+// Sampling returns the answer to the sampling request asked under key.
+func (r *Request) Sampling(key string) (*mcp.CreateMessageResult, bool, error) {
+	var v mcp.CreateMessageResult
+	return answer(r, key, &v)
+}
+
+// Roots returns the answer to the roots request asked under key.
+func (r *Request) Roots(key string) (*mcp.ListRootsResult, bool, error) {
+	var v mcp.ListRootsResult
+	return answer(r, key, &v)
+}
+
+func answer[T any](r *Request, key string, v *T) (*T, bool, error) {
+	raw, ok := r.inputs[key]
+	if !ok {
+		return nil, false, nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return nil, false, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: inputResponses[%q]: %v", key, err)
+	}
+	return v, true, nil
+}
+
+// checkResponses validates the shape of each answer the previous round
+// asked for (kinds come from the sealed state), drops answers to keys
+// nobody asked for (SEP-2322: ignore unknown keys) and returns the rest.
+func checkResponses(got mcp.InputResponses, asked map[string]string) (mcp.InputResponses, error) {
+	if len(got) == 0 {
+		return nil, nil
+	}
+	out := make(mcp.InputResponses, len(got))
+	for key, raw := range got {
+		method, ok := asked[key]
+		if asked != nil && !ok {
+			continue
+		}
+		if raw.Kind() != '{' {
+			return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: inputResponses[%q] must be an object", key)
+		}
+		var bad bool
+		switch method {
+		case mcp.MethodElicitationCreate:
+			var v mcp.ElicitResult
+			bad = json.Unmarshal(raw, &v) != nil || (v.Action != mcp.ElicitActionAccept && v.Action != mcp.ElicitActionDecline && v.Action != mcp.ElicitActionCancel)
+		case mcp.MethodSamplingCreateMessage:
+			var v mcp.CreateMessageResult
+			bad = json.Unmarshal(raw, &v) != nil || v.Model == "" || v.Role == ""
+		case mcp.MethodRootsList:
+			var v struct {
+				Roots []mcp.Root `json:"roots"`
+			}
+			bad = json.Unmarshal(raw, &v) != nil || v.Roots == nil
+		}
+		if bad {
+			return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: inputResponses[%q] is not a valid %s result", key, method)
+		}
+		out[key] = raw
+	}
+	return out, nil
+}

@@ -1,0 +1,160 @@
+package server
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// DefaultRequestStateTTL is how long a sealed requestState stays valid.
+const DefaultRequestStateTTL = 10 * time.Minute
+
+// RequestStateKeySize is the size of a requestState key: AES-256.
+const RequestStateKeySize = 32
+
+// sealedPrefix versions the sealed requestState format.
+const sealedPrefix = "mk1."
+
+// stateAAD binds the ciphertext to its purpose.
+var stateAAD = []byte("mcpkit requestState v1")
+
+// sealer seals and opens requestState with AES-256-GCM (SEP-2322: state
+// that steers the server must be integrity protected). The first key
+// seals; every key opens, so keys rotate without breaking retries in
+// flight. A key is named in the token by the first bytes of its SHA-256,
+// never by the key itself.
+type sealer struct {
+	keys []sealKey
+	ttl  time.Duration
+	now  func() time.Time
+}
+
+type sealKey struct {
+	id   [4]byte
+	aead cipher.AEAD
+}
+
+func newSealer(keys [][]byte, ttl time.Duration) (*sealer, error) {
+	if ttl <= 0 {
+		ttl = DefaultRequestStateTTL
+	}
+	if len(keys) == 0 {
+		k := make([]byte, RequestStateKeySize)
+		_, _ = rand.Read(k) // crypto/rand never fails on supported platforms
+		keys = [][]byte{k}
+	}
+	s := &sealer{ttl: ttl, now: time.Now}
+	for i, k := range keys {
+		if len(k) != RequestStateKeySize {
+			return nil, fmt.Errorf("mcp: request state key %d has %d bytes, want %d", i, len(k), RequestStateKeySize)
+		}
+		block, err := aes.NewCipher(k)
+		if err != nil {
+			return nil, err
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(k)
+		var sk sealKey
+		copy(sk.id[:], sum[:4])
+		sk.aead = aead
+		s.keys = append(s.keys, sk)
+	}
+	return s, nil
+}
+
+// sealedState is what a sealed requestState carries.
+type sealedState struct {
+	Expires   int64             `json:"e"`
+	Method    string            `json:"m"`
+	Target    string            `json:"t"`
+	Digest    []byte            `json:"d"`           // SHA-256 of the canonical arguments
+	Asked     map[string]string `json:"k,omitempty"` // input request key → method
+	State     string            `json:"s,omitzero"`
+	Principal string            `json:"p,omitzero"`
+}
+
+// errBadState is the one error every opening failure maps to, so that a
+// client learns nothing about why.
+var errBadState = errors.New("requestState is invalid, expired or not for this request")
+
+func (s *sealer) seal(st *sealedState) (string, error) {
+	st.Expires = s.now().Add(s.ttl).Unix()
+	plain, err := json.Marshal(st)
+	if err != nil {
+		return "", err
+	}
+	k := s.keys[0]
+	nonce := make([]byte, k.aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	out := make([]byte, 0, len(k.id)+len(nonce)+len(plain)+k.aead.Overhead())
+	out = append(out, k.id[:]...)
+	out = append(out, nonce...)
+	out = k.aead.Seal(out, nonce, plain, stateAAD)
+	return sealedPrefix + base64.RawURLEncoding.EncodeToString(out), nil
+}
+
+// open verifies token and checks that it belongs to this request.
+func (s *sealer) open(token, method, target string, digest []byte, principal string) (*sealedState, error) {
+	raw, ok := strings.CutPrefix(token, sealedPrefix)
+	if !ok {
+		return nil, errBadState
+	}
+	b, err := base64.RawURLEncoding.DecodeString(raw)
+	if err != nil || len(b) < 4 {
+		return nil, errBadState
+	}
+	var key *sealKey
+	for i := range s.keys {
+		if subtle.ConstantTimeCompare(s.keys[i].id[:], b[:4]) == 1 {
+			key = &s.keys[i]
+			break
+		}
+	}
+	if key == nil {
+		return nil, errBadState
+	}
+	ns := key.aead.NonceSize()
+	if len(b) < 4+ns+key.aead.Overhead() {
+		return nil, errBadState
+	}
+	plain, err := key.aead.Open(nil, b[4:4+ns], b[4+ns:], stateAAD)
+	if err != nil {
+		return nil, errBadState
+	}
+	var st sealedState
+	if json.Unmarshal(plain, &st) != nil {
+		return nil, errBadState
+	}
+	if s.now().Unix() > st.Expires || st.Method != method || st.Target != target ||
+		subtle.ConstantTimeCompare(st.Digest, digest) != 1 || st.Principal != principal {
+		return nil, errBadState
+	}
+	return &st, nil
+}
+
+// argsDigest hashes arguments in canonical form (RFC 8785), so that a
+// retry that re-encodes the same arguments still matches.
+func argsDigest(args jsontext.Value) []byte {
+	canon := jsontext.Value("{}")
+	if len(args) > 0 {
+		canon = args.Clone()
+		if canon.Canonicalize() != nil {
+			canon = args
+		}
+	}
+	sum := sha256.Sum256(canon)
+	return sum[:]
+}

@@ -1,0 +1,211 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+const (
+	// DefaultShimRounds caps how many rounds of input the legacy shim
+	// collects for one request before giving up (reference-sdks §6a A4).
+	DefaultShimRounds = 8
+	// DefaultShimLegTimeout bounds each server→client request the shim
+	// sends when Options.CallTimeout is zero: a human may be answering.
+	DefaultShimLegTimeout = 10 * time.Minute
+	// codeRequestTimeout is the code of a shim leg that timed out.
+	codeRequestTimeout = -32001
+)
+
+// mrtrCall is what binds a sealed requestState to its request: the
+// method, its target (tool or prompt name, resource URI) and arguments.
+type mrtrCall struct {
+	method, target string
+	args           jsontext.Value
+}
+
+// prepareInput runs before an MRTR method's handler: on the 2026 wire it
+// opens the sealed requestState (tampered, expired, foreign or for
+// another request → -32602, and the handler never runs) and checks the
+// answers; on legacy requests the client's own inputResponses and
+// requestState are ignored — only the in-process shim supplies them.
+func (s *Server) prepareInput(ctx context.Context, req *Request, call mrtrCall, responses mcp.InputResponses, state string) error {
+	req.call = &call
+	if !req.modern {
+		return nil
+	}
+	var asked map[string]string
+	req.state = ""
+	if state != "" {
+		st, err := s.sealer.open(state, call.method, call.target, argsDigest(call.args), principalFrom(ctx))
+		if err != nil {
+			return jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: "+err.Error())
+		}
+		req.state, asked = st.State, st.Asked
+		if asked == nil {
+			asked = map[string]string{}
+		}
+	}
+	inputs, err := checkResponses(responses, asked)
+	if err != nil {
+		return err
+	}
+	req.inputs = inputs
+	return nil
+}
+
+// inputRequired turns a handler's Input into the 2026 wire answer: the
+// capability gate against this request's clientCapabilities (-32021),
+// then an input-required result with a sealed requestState that carries
+// the handler's state and the kinds of the keys asked.
+func (s *Server) inputRequired(ctx context.Context, req *Request, in *Input) (any, error) {
+	if err := req.Require(in.needed()); err != nil {
+		return nil, err
+	}
+	st := &sealedState{Method: req.call.method, Target: req.call.target, Digest: argsDigest(req.call.args), State: in.state, Principal: principalFrom(ctx)}
+	if len(in.requests) > 0 {
+		st.Asked = make(map[string]string, len(in.requests))
+		for k, r := range in.requests {
+			st.Asked[k] = r.Method
+		}
+	}
+	token, err := s.sealer.seal(st)
+	if err != nil {
+		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: sealing the request state: %v", err)
+	}
+	return &mcp.InputRequiredResult{ResultType: mcp.ResultInputRequired, InputRequests: in.requests, RequestState: token}, nil
+}
+
+// shim fulfils a handler's Input on a legacy session (reference-sdks
+// §6a): each round, check the session's capabilities before contacting
+// the client, send every input request as a real server→client request
+// tied to the original one (SEP-2260: on HTTP it rides the original
+// POST's stream), then run the handler again with this round's answers
+// and its raw state. Legs go one at a time, in the order the handler
+// added them: a person answers one question at a time, and a failure
+// stops the round before anything else is asked.
+func (s *Server) shim(ctx context.Context, req *Request, m method, params jsontext.Value, in *Input) (any, error) {
+	if req.session == nil || s.opts.DisableLegacyShim {
+		return nil, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: input_required results require the 2026-07-28 stateless lifecycle (SEP-2322); this legacy request has no session to ask the client through")
+	}
+	rounds := s.opts.ShimRounds
+	if rounds <= 0 {
+		rounds = DefaultShimRounds
+	}
+	for round := 1; ; round++ {
+		if err := req.Require(in.needed()); err != nil {
+			return nil, err
+		}
+		answers := make(mcp.InputResponses, len(in.keys))
+		for _, key := range in.keys {
+			raw, err := s.leg(ctx, req, in.requests[key])
+			if err != nil {
+				return nil, err
+			}
+			answers[key] = raw
+		}
+		req.inputs, req.state = nil, ""
+		if len(answers) > 0 {
+			req.inputs = answers
+		}
+		if in.hasState {
+			req.state = in.state
+		}
+		res, err := m.handle(ctx, s, req, params)
+		next, again := asInput(err)
+		if !again {
+			return res, err
+		}
+		if verr := next.validate(); verr != nil {
+			return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %v", verr)
+		}
+		if round >= rounds {
+			return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: the handler still returned input_required after %d legacy shim rounds (SEP-2322)", rounds)
+		}
+		in = next
+	}
+}
+
+// leg sends one input request to the client and returns its raw answer.
+func (s *Server) leg(ctx context.Context, req *Request, ir mcp.InputRequest) (jsontext.Value, error) {
+	params := ir.Params
+	if ir.Method == mcp.MethodElicitationCreate {
+		params = withElicitationID(params)
+	}
+	legCtx := ctx
+	if s.opts.CallTimeout == 0 {
+		var cancel context.CancelFunc
+		legCtx, cancel = context.WithTimeout(ctx, DefaultShimLegTimeout)
+		defer cancel()
+	}
+	var raw jsontext.Value
+	var p any
+	if params != nil {
+		p = params
+	}
+	err := req.out.call(req.routed(legCtx), ir.Method, p, &raw)
+	switch {
+	case err == nil:
+		return raw, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err() // the original request was cancelled: no answer
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, jsonrpc.Errorf(codeRequestTimeout, "Request timed out: the client did not answer %s", ir.Method)
+	}
+	if e, ok := jsonrpc.AsError(err); ok {
+		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: the client answered %s with error %d: %s", ir.Method, e.Code, e.Message)
+	}
+	return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %s to the client failed: %v", ir.Method, err)
+}
+
+// withElicitationID gives a URL-mode elicitation without an id a fresh
+// one (2025-11-25 requires it); a handler's own id is kept.
+func withElicitationID(params jsontext.Value) jsontext.Value {
+	var p map[string]jsontext.Value
+	if json.Unmarshal(params, &p) != nil {
+		return params
+	}
+	var mode string
+	_ = json.Unmarshal(p["mode"], &mode)
+	if mode != mcp.ElicitModeURL || p["elicitationId"] != nil {
+		return params
+	}
+	id, _ := json.Marshal(newUUID())
+	p["elicitationId"] = id
+	out, err := json.Marshal(p, json.Deterministic(true))
+	if err != nil {
+		return params
+	}
+	return out
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a context that names the authenticated principal
+// of a request; sealed request state is bound to it, so another principal
+// cannot replay it. Authentication middleware sets it.
+func WithPrincipal(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, principalKey{}, principal)
+}
+
+func principalFrom(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
