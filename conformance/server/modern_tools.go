@@ -60,10 +60,6 @@ func addModernTools(s *server.Server) {
 		}
 		return text("Mutation triggered"), nil
 	})
-	type headerIn struct {
-		Region string `json:"region" jsonschema:"description=Cloud region"`
-		Level  int    `json:"level,omitzero"`
-	}
 	s.AddRawTool(&mcp.Tool{
 		Name:        "test_x_mcp_header",
 		Description: "Mirrors its region argument into the Mcp-Param-Region header (SEP-2243)",

@@ -87,7 +87,8 @@ func addTools(s *server.Server) {
 		return text(token.String()), nil
 	})
 	tool(s, "test_error_handling", "Always fails", func(ctx context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
-		return nil, errors.New("This tool intentionally returns an error for testing")
+		// The suite checks this exact text, capital letter included.
+		return nil, errors.New("This tool intentionally returns an error for testing") //lint:ignore ST1005 fixture text
 	})
 	tool(s, "test_reconnection", "Closes its SSE stream mid-call; the result arrives after the client resumes (SEP-1699)", func(ctx context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
 		req.CloseStream()

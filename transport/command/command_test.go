@@ -142,17 +142,17 @@ func read(t *testing.T, c *Conn) string {
 }
 
 // closeWithin calls Close and returns its error and duration.
-func closeWithin(t *testing.T, c *Conn) (error, time.Duration) {
+func closeWithin(t *testing.T, c *Conn) (time.Duration, error) {
 	t.Helper()
 	start := time.Now()
 	ch := make(chan error, 1)
 	go func() { ch <- c.Close() }()
 	select {
 	case err := <-ch:
-		return err, time.Since(start)
+		return time.Since(start), err
 	case <-time.After(hangGuard):
 		t.Fatal("Close hung")
-		return nil, 0
+		return 0, nil
 	}
 }
 
@@ -194,7 +194,7 @@ func TestEchoRoundTrip(t *testing.T) {
 			t.Fatalf("echo = %.80q, want %.80q", got, want)
 		}
 	}
-	err, _ := closeWithin(t, c)
+	_, err := closeWithin(t, c)
 	if err != nil {
 		t.Errorf("Close = %v, want nil for a child that exits at stdin EOF", err)
 	}
@@ -221,7 +221,7 @@ func TestEchoRoundTrip(t *testing.T) {
 func TestWellBehavedChildNoSignals(t *testing.T) {
 	leakCheck(t)
 	c := start(t, context.Background(), "echo", Options{ExitWait: time.Minute, TermWait: time.Minute})
-	err, took := closeWithin(t, c)
+	took, err := closeWithin(t, c)
 	if err != nil {
 		t.Errorf("Close = %v", err)
 	}
@@ -236,7 +236,7 @@ func TestWellBehavedChildNoSignals(t *testing.T) {
 func TestChildExitStatusReported(t *testing.T) {
 	leakCheck(t)
 	c := start(t, context.Background(), "exit3", Options{ExitWait: time.Minute})
-	err, _ := closeWithin(t, c)
+	_, err := closeWithin(t, c)
 	if err == nil || !strings.Contains(err.Error(), "exit status 3") {
 		t.Errorf("Close = %v, want the exit status", err)
 	}
@@ -254,7 +254,7 @@ func TestChildIgnoringStdinGetsSIGTERM(t *testing.T) {
 	if got := read(t, c); got != `{"ready":true}` {
 		t.Fatalf("child said %q", got)
 	}
-	err, took := closeWithin(t, c)
+	took, err := closeWithin(t, c)
 	if err == nil || !strings.Contains(err.Error(), "SIGTERM") {
 		t.Errorf("Close = %v, want it to report SIGTERM", err)
 	}
@@ -275,7 +275,7 @@ func TestChildExitingCleanlyOnSIGTERM(t *testing.T) {
 	if got := read(t, c); got != `{"ready":true}` {
 		t.Fatalf("child said %q", got)
 	}
-	err, _ := closeWithin(t, c)
+	_, err := closeWithin(t, c)
 	if err == nil || !strings.Contains(err.Error(), "SIGTERM") {
 		t.Errorf("Close = %v, want it to report SIGTERM", err)
 	}
@@ -293,7 +293,7 @@ func TestChildIgnoringSIGTERMGetsSIGKILL(t *testing.T) {
 	if got := read(t, c); got != `{"ready":true}` {
 		t.Fatalf("child said %q", got)
 	}
-	err, took := closeWithin(t, c)
+	took, err := closeWithin(t, c)
 	if err == nil || !strings.Contains(err.Error(), "SIGKILL") {
 		t.Errorf("Close = %v, want it to report SIGKILL", err)
 	}
@@ -337,7 +337,7 @@ func TestContextCancelShutsChildDown(t *testing.T) {
 				t.Errorf("child ended by %v, want %v", sig, tc.sig)
 			}
 			// Close after the ctx shutdown reports the same outcome.
-			err, _ := closeWithin(t, c)
+			_, err := closeWithin(t, c)
 			if (err != nil) != (tc.sig != 0) {
 				t.Errorf("Close = %v", err)
 			}
