@@ -91,5 +91,6 @@ func setLevel(_ context.Context, s *Server, req *Request, raw jsontext.Value) (a
 	ss.mu.Lock()
 	ss.level = p.Level
 	ss.mu.Unlock()
+	ss.changed()
 	return struct{}{}, nil
 }

@@ -65,6 +65,12 @@ type HTTPOptions struct {
 	// EventStore keeps SSE events for resumption. Default: a
 	// MemoryEventStore with its default bounds.
 	EventStore EventStore
+	// SessionStore, when set, keeps each session's negotiated state
+	// outside the process, so that other instances sharing it can serve
+	// the session. Local idle sweeps and Close then drop only this
+	// instance's copy; DELETE deletes the session everywhere. The store
+	// is expected to expire abandoned sessions itself.
+	SessionStore SessionStore
 	// SessionTTL closes sessions idle this long and frees all they
 	// hold. Default DefaultSessionTTL; negative never.
 	SessionTTL time.Duration
@@ -351,6 +357,9 @@ func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) (*httpSess
 		hs.busy.Add(1)
 	}
 	h.mu.Unlock()
+	if hs == nil && h.opts.SessionStore != nil {
+		hs = h.loadSession(r.Context(), id)
+	}
 	if hs == nil {
 		writeError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: unknown or ended session")
 		return nil, false
@@ -373,6 +382,7 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *js
 	}
 	hs := &httpSession{h: h}
 	hs.ss = h.srv.newHTTPSession(hs)
+	h.track(hs)
 	hs.touch()
 	h.sessions[hs.ss.id] = hs
 	hs.busy.Add(1)
@@ -490,6 +500,14 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	hs.busy.Add(-1)
 	h.endSession(hs)
+	if h.opts.SessionStore != nil {
+		if err := h.opts.SessionStore.Delete(r.Context(), hs.ss.id); err != nil {
+			h.log.Warn("mcp: session store delete failed", "err", err)
+		}
+		if h.store != nil {
+			_ = h.store.Purge(r.Context(), hs.ss.id)
+		}
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -502,9 +520,60 @@ func (h *HTTPHandler) endSession(hs *httpSession) {
 	h.mu.Unlock()
 	hs.ss.Close()
 	h.srv.removeSession(hs.ss)
-	if h.store != nil {
+	// With a SessionStore the session may live on elsewhere: its shared
+	// state and events are the stores' to expire.
+	if h.store != nil && h.opts.SessionStore == nil {
 		_ = h.store.Purge(context.Background(), hs.ss.id)
 	}
+}
+
+// track makes a session save its state to the SessionStore on change.
+func (h *HTTPHandler) track(hs *httpSession) {
+	st := h.opts.SessionStore
+	if st == nil {
+		return
+	}
+	ss := hs.ss
+	ss.onChange = func() {
+		if err := st.Put(context.Background(), ss.id, ss.snapshot()); err != nil {
+			h.log.Warn("mcp: session store put failed", "session", ss.id, "err", err)
+		}
+	}
+}
+
+// loadSession serves here a session another instance created, from the
+// SessionStore; nil when the store does not know it. The session is
+// returned marked busy, as session does.
+func (h *HTTPHandler) loadSession(ctx context.Context, id string) *httpSession {
+	st, err := h.opts.SessionStore.Get(ctx, id)
+	if err != nil {
+		if !errors.Is(err, ErrUnknownSession) {
+			h.log.Warn("mcp: session store get failed", "session", id, "err", err)
+		}
+		return nil
+	}
+	hs := &httpSession{h: h}
+	hs.ss = h.srv.newHTTPSession(hs)
+	hs.ss.id = id
+	hs.ss.restore(st)
+	h.track(hs)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		hs.ss.Close()
+		h.srv.removeSession(hs.ss)
+		return nil
+	}
+	if existing := h.sessions[id]; existing != nil { // loaded concurrently
+		hs.ss.Close()
+		h.srv.removeSession(hs.ss)
+		hs = existing
+	} else {
+		h.sessions[id] = hs
+		h.startSweeper()
+	}
+	hs.busy.Add(1)
+	return hs
 }
 
 // startSweeper starts the idle-session sweeper once. Called with mu held.

@@ -189,6 +189,7 @@ func subscribe(_ context.Context, _ *Server, req *Request, raw jsontext.Value) (
 	ss.mu.Lock()
 	ss.subscribed[p.URI] = struct{}{}
 	ss.mu.Unlock()
+	ss.changed()
 	return struct{}{}, nil
 }
 
@@ -201,5 +202,6 @@ func unsubscribe(_ context.Context, _ *Server, req *Request, raw jsontext.Value)
 	ss.mu.Lock()
 	delete(ss.subscribed, p.URI)
 	ss.mu.Unlock()
+	ss.changed()
 	return struct{}{}, nil
 }

@@ -32,6 +32,10 @@ type Session struct {
 	// closeStream ends the connection carrying a request's stream, on
 	// transports that can resume it (Request.CloseStream).
 	closeStream func(jsonrpc.ID)
+	// onChange, when set, is called after the session's state changes
+	// (initialize, initialized, log level, subscriptions): the HTTP
+	// handler saves it to its SessionStore.
+	onChange func()
 
 	mu         sync.Mutex
 	state      sessionState
@@ -120,10 +124,14 @@ func (ss *Session) HandleNotification(_ context.Context, n *jsonrpc.Message) {
 	switch n.Method {
 	case mcp.NotificationInitialized:
 		ss.mu.Lock()
-		if ss.state == stateInitialized {
+		changed := ss.state == stateInitialized
+		if changed {
 			ss.state = stateReady
 		}
 		ss.mu.Unlock()
+		if changed {
+			ss.changed()
+		}
 	default:
 		// notifications/roots/list_changed, progress and unknown
 		// notifications need no action from the server.
@@ -181,6 +189,7 @@ func (ss *Session) initialize(raw jsontext.Value) (any, error) {
 	}
 	ss.state, ss.version, ss.caps, ss.info = stateInitialized, res.ProtocolVersion, p.Capabilities, p.ClientInfo
 	ss.mu.Unlock()
+	ss.changed()
 	return res, nil
 }
 
