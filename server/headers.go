@@ -41,7 +41,7 @@ func paramHeaders(schema jsontext.Value) ([]paramHeader, error) {
 	var walk func(raw jsontext.Value, path []string) error
 	walk = func(raw jsontext.Value, path []string) error {
 		var node struct {
-			Header     *string                   `json:"x-mcp-header"`
+			Header     jsontext.Value            `json:"x-mcp-header"`
 			Type       jsontext.Value            `json:"type"`
 			Properties map[string]jsontext.Value `json:"properties"`
 		}
@@ -52,7 +52,10 @@ func paramHeaders(schema jsontext.Value) ([]paramHeader, error) {
 			if len(path) == 0 {
 				return fmt.Errorf("x-mcp-header on the schema root")
 			}
-			name := *node.Header
+			var name string
+			if node.Header.Kind() != '"' || json.Unmarshal(node.Header, &name) != nil {
+				return fmt.Errorf("x-mcp-header %s is not a string", node.Header)
+			}
 			if !isToken(name) {
 				return fmt.Errorf("x-mcp-header %q is not an HTTP token", name)
 			}
@@ -116,14 +119,19 @@ func headerValue(v string) (string, bool) {
 	return string(b), true
 }
 
+// trimOWS drops the optional whitespace around a header value (RFC 9110
+// OWS: not part of the value). net/http already does it for what it
+// parses; other embeddings may not.
+func trimOWS(v string) string { return strings.Trim(v, " \t") }
+
 // checkStandardHeaders validates Mcp-Method and Mcp-Name against the body.
 func checkStandardHeaders(h http.Header, method string, env *envelope) *jsonrpc.Error {
 	got, present := h[http.CanonicalHeaderKey(headerMethod)]
 	if !present || len(got) == 0 {
 		return headerMismatch("the Mcp-Method header is missing")
 	}
-	if got[0] != method {
-		return headerMismatch("Mcp-Method header value '%s' does not match body value '%s'", got[0], method)
+	if v := trimOWS(got[0]); v != method {
+		return headerMismatch("Mcp-Method header value '%s' does not match body value '%s'", v, method)
 	}
 	var want string
 	switch method {
@@ -138,7 +146,7 @@ func checkStandardHeaders(h http.Header, method string, env *envelope) *jsonrpc.
 	if !present || len(names) == 0 {
 		return headerMismatch("the Mcp-Name header is missing")
 	}
-	v, ok := headerValue(names[0])
+	v, ok := headerValue(trimOWS(names[0]))
 	if !ok {
 		return headerMismatch("the Mcp-Name header has an invalid base64 value")
 	}
@@ -162,7 +170,7 @@ func checkParamHeaders(h http.Header, annotations []paramHeader, args jsontext.V
 		case !present && hasHeader:
 			return headerMismatch("the %s%s header has no matching argument", headerParamPrefix, a.name)
 		}
-		got, ok := headerValue(hv[0])
+		got, ok := headerValue(trimOWS(hv[0]))
 		if !ok {
 			return headerMismatch("the %s%s header has an invalid base64 value", headerParamPrefix, a.name)
 		}

@@ -410,6 +410,9 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Method Not Allowed: this server has no sessions")
 		return
 	}
+	if modernWithoutSession(w, r) {
+		return
+	}
 	if !acceptsEvents(r) {
 		writeError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
 		return
@@ -494,6 +497,9 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Method Not Allowed: this server has no sessions")
 		return
 	}
+	if modernWithoutSession(w, r) {
+		return
+	}
 	hs, ok := h.session(w, r)
 	if !ok {
 		return
@@ -509,6 +515,19 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// modernWithoutSession answers 405 to a GET or DELETE without a session
+// whose MCP-Protocol-Version is a 2026 revision: that era has no
+// sessions, so only POST serves it (streamable-http 2026-07-28). A legacy
+// client without a session id still gets 400.
+func modernWithoutSession(w http.ResponseWriter, r *http.Request) bool {
+	if r.Header.Get(headerSessionID) != "" || !mcp.IsModern(r.Header.Get(headerProtocolVersion)) {
+		return false
+	}
+	w.Header().Set("Allow", "POST")
+	writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Method Not Allowed: 2026-07-28 requests are POSTs; GET and DELETE need a legacy session")
+	return true
 }
 
 // endSession closes a session and frees everything it holds.

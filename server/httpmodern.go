@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"runtime/debug"
 	"sync"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -47,6 +48,12 @@ func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, msg *js
 	wg.Add(1)
 	go func() { // owned by this POST: waited for below
 		defer wg.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				h.log.Error("mcp: handler panic", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
+				st.pushFinal(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: handler for %s panicked", msg.Method)), http.StatusOK)
+			}
+		}()
 		result, err := h.srv.serveModern(ctx, env, msg, streamOutbound{st}, r.Header)
 		if err != nil {
 			e := toRPCError(err)

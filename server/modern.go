@@ -103,7 +103,7 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 // header is the HTTP request's header (nil on stdio), for the
 // Mcp-Param-* checks of tools/call.
 func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Message, out outbound, header http.Header) (any, error) {
-	req := &Request{srv: s, id: msg.ID, version: env.version, caps: &env.caps, info: env.info, out: out, modern: true, logLevel: env.logLevel, header: header}
+	req := &Request{srv: s, id: msg.ID, version: env.version, caps: &env.caps, info: env.info, out: cancelGuard{ctx, out}, modern: true, logLevel: env.logLevel, header: header}
 	defer req.end()
 	var (
 		result any
@@ -121,6 +121,29 @@ func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Me
 		return nil, err
 	}
 	return s.stampModern(result), nil
+}
+
+// cancelGuard sends nothing more for a request once it is cancelled
+// (2026-07-28: the server MUST NOT send further messages for a cancelled
+// request), whatever context the handler passes along. The listen
+// notifications of a cancelled subscription stop the same way.
+type cancelGuard struct {
+	ctx context.Context // the request's
+	out outbound
+}
+
+func (g cancelGuard) call(ctx context.Context, method string, params, result any) error {
+	if g.ctx.Err() != nil {
+		return context.Cause(g.ctx)
+	}
+	return g.out.call(ctx, method, params, result)
+}
+
+func (g cancelGuard) notify(ctx context.Context, method string, params any) error {
+	if g.ctx.Err() != nil {
+		return context.Cause(g.ctx)
+	}
+	return g.out.notify(ctx, method, params)
 }
 
 // discover answers server/discover (2026-07-28: servers MUST implement it).

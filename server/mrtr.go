@@ -71,6 +71,11 @@ func (in *Input) add(key, method string, params any) *Input {
 		in.err = fmt.Errorf("input request %q: %w", key, err)
 		return in
 	}
+	if r.Params != nil && r.Params.Kind() != '{' {
+		// A nil *ElicitParams or *CreateMessageParams encodes as null.
+		in.err = fmt.Errorf("input request %q: params must be an object, not %s", key, r.Params)
+		return in
+	}
 	if in.requests == nil {
 		in.requests = make(mcp.InputRequests)
 	}

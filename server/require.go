@@ -23,14 +23,32 @@ func (r *Request) Require(need mcp.ClientCapabilities) error {
 	short := false
 	if e := need.Elicitation; e != nil {
 		form := e.Form != nil || e.URL == nil
-		if (form && !have.Elicitation.SupportsForm()) || (e.URL != nil && !have.Elicitation.SupportsURL()) {
-			missing.Elicitation, short = e, true
+		noForm := form && !have.Elicitation.SupportsForm()
+		noURL := e.URL != nil && !have.Elicitation.SupportsURL()
+		if noForm || noURL {
+			m := *e // name only the missing modes
+			if !noForm {
+				m.Form = nil
+			}
+			if !noURL {
+				m.URL = nil
+			}
+			missing.Elicitation, short = &m, true
 		}
 	}
 	if sc := need.Sampling; sc != nil {
 		hs := have.Sampling
-		if hs == nil || (sc.Tools != nil && hs.Tools == nil) || (sc.Context != nil && hs.Context == nil) {
+		if hs == nil {
 			missing.Sampling, short = sc, true
+		} else if (sc.Tools != nil && hs.Tools == nil) || (sc.Context != nil && hs.Context == nil) {
+			m := mcp.SamplingCapability{} // only the missing sub-capabilities
+			if hs.Tools == nil {
+				m.Tools = sc.Tools
+			}
+			if hs.Context == nil {
+				m.Context = sc.Context
+			}
+			missing.Sampling, short = &m, true
 		}
 	}
 	if need.Roots != nil && have.Roots == nil {
