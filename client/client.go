@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -17,7 +18,8 @@ import (
 )
 
 // Handlers for the requests a server may send. Each registered handler
-// declares the matching client capability in initialize.
+// declares the matching client capability: in initialize (legacy), and in
+// the io.modelcontextprotocol/clientCapabilities of every modern request.
 type (
 	// ElicitationHandler answers elicitation/create: it asks the user and
 	// returns accept (with content, in form mode), decline or cancel.
@@ -30,21 +32,54 @@ type (
 	RootsHandler func(ctx context.Context) (*mcp.ListRootsResult, error)
 )
 
-// Options configures a Client. The zero value is usable: it offers the
-// newest legacy revision and declares no capabilities.
+// Options configures a Client. The zero value is usable: it detects the
+// server's era (see ProtocolVersion) and declares no capabilities.
 type Options struct {
-	// Info identifies the client (clientInfo). An empty name is sent as
-	// "mcpkit".
+	// Info identifies the client (clientInfo in initialize, and
+	// io.modelcontextprotocol/clientInfo in every 2026-07-28 request). An
+	// empty name is sent as "mcpkit".
 	Info mcp.Implementation
-	// ProtocolVersion is the revision offered in initialize. Default
-	// mcp.LatestLegacy. The client accepts any legacy revision the server
-	// answers with and refuses others.
+	// ProtocolVersion selects the era and the revision:
+	//
+	//   - "" (the default): automatic. Connect probes with server/discover
+	//     in the newest modern revision this client speaks (ModernVersions)
+	//     before anything else. A DiscoverResult, or a recognized modern
+	//     error (-32022 with data.supported naming a revision we speak,
+	//     -32020, -32021), makes the connection modern; any other error,
+	//     no answer within DiscoverTimeout, or (Streamable HTTP) an HTTP
+	//     error without a recognized modern error body makes it legacy:
+	//     initialize offering mcp.LatestLegacy, on the same connection. If
+	//     the connection ends during the probe (some legacy stdio servers
+	//     exit on an unknown request), Connect fails with ErrProbeClosed:
+	//     relaunch the server and connect again with a legacy revision
+	//     here.
+	//   - a legacy revision (such as mcp.LatestLegacy): initialize offering
+	//     it, with no probe. The client accepts any legacy revision the
+	//     server answers with and refuses others.
+	//   - a modern revision (mcp.Version20260728): modern, with no probe
+	//     and no handshake; Discover asks for the server's capabilities.
+	//
+	// Era and ProtocolVersion tell what was chosen. Nothing is remembered
+	// across Connect calls.
 	ProtocolVersion string
+	// DiscoverTimeout bounds the server/discover probe of automatic era
+	// selection. Default DefaultDiscoverTimeout.
+	DiscoverTimeout time.Duration
 	// Logger receives the client's own diagnostics. Nil discards them.
 	Logger *slog.Logger
-	// CallTimeout bounds each request whose context has no deadline.
-	// Zero: only the caller's context bounds it.
+	// CallTimeout bounds each request whose context has no deadline,
+	// except subscriptions/listen (Listen), which lasts as long as its
+	// context. Zero: only the caller's context bounds it.
 	CallTimeout time.Duration
+	// Cache keeps the cacheable results of a modern server (tools/list,
+	// prompts/list, resources/list, resources/templates/list and
+	// resources/read) for the ttlMs the server gave them (see Cache).
+	// Nil: a cache of the client's own. A Cache may be shared by clients
+	// of the same server: results the server marked "public" are then
+	// shared, "private" ones stay with the client that fetched them.
+	Cache *Cache
+	// NoCache turns the cache off: every call goes to the server.
+	NoCache bool
 	// Limits bound each incoming message.
 	Limits jsonrpc.Limits
 	// MaxInFlight bounds the server requests handled at once.
@@ -93,7 +128,20 @@ type Client struct {
 	conn *jsonrpc.Conn
 	caps mcp.ClientCapabilities
 
-	init mcp.InitializeResult
+	era  Era
+	init mcp.InitializeResult // legacy: the initialize result
+
+	// Modern state (era == EraModern).
+	capsJSON jsontext.Value // the 2026 clientCapabilities of every request
+	infoJSON jsontext.Value // Options.Info, encoded once
+	cache    *Cache         // nil: no caching
+	mu       sync.Mutex
+	version  string              // the modern revision of the next request
+	logLevel mcp.LoggingLevel    // sent as io.modelcontextprotocol/logLevel ("" none)
+	discover *mcp.DiscoverResult // the last server/discover result
+	tools    map[string]toolHeaders
+	subs     map[mcp.ID]*Subscription
+	nsubs    atomic.Int32 // len(subs), read without mu by the reader
 
 	progress sync.Map // progress token (mcp.ID) → func(*mcp.ProgressParams)
 
@@ -106,19 +154,27 @@ type Client struct {
 }
 
 // ErrUnsupportedVersion is returned by Connect when the server answers
-// with a protocol revision the client does not speak.
+// with a protocol revision the client does not speak, or when
+// Options.ProtocolVersion names a modern revision it does not speak.
 var ErrUnsupportedVersion = errors.New("mcp: the server chose a protocol version this client does not support")
 
-// Connect starts a session over t: it sends initialize, checks the
-// revision the server chose, and sends notifications/initialized. On
-// failure the connection is closed.
+// Connect connects to the server over t in the era Options.ProtocolVersion
+// selects (automatic by default: see there).
 //
-// When t has a listening stream for server messages that belong to no
-// request (it implements interface{ Listen() }, as the Streamable HTTP
-// transport does with its GET stream) and the client can answer server
-// requests (Elicitation, Sampling or Roots is set), Connect calls Listen
-// once the session is up. Listen must not block: Connect does not wait
-// for the stream.
+// Legacy: it sends initialize, checks the revision the server chose, and
+// sends notifications/initialized. When t has a listening stream for
+// server messages that belong to no request (it implements interface{
+// Listen() }, as the Streamable HTTP transport does with its GET stream)
+// and the client can answer server requests (Elicitation, Sampling or
+// Roots is set), Connect calls Listen once the session is up. Listen must
+// not block: Connect does not wait for the stream.
+//
+// Modern (2026-07-28): there is no handshake and no session; every
+// request carries the envelope (protocolVersion, clientCapabilities,
+// clientInfo) in params._meta, and the GET listening stream is not used
+// (see Listen for change notifications).
+//
+// On failure the connection is closed.
 func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, error) {
 	c := &Client{t: t, notes: make(chan *jsonrpc.Message, notificationQueue), notesDone: make(chan struct{})}
 	if opts != nil {
@@ -130,32 +186,53 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 	if c.opts.Info.Version == "" {
 		c.opts.Info.Version = "0.0.0"
 	}
-	if c.opts.ProtocolVersion == "" {
-		c.opts.ProtocolVersion = mcp.LatestLegacy
+	if c.opts.DiscoverTimeout <= 0 {
+		c.opts.DiscoverTimeout = DefaultDiscoverTimeout
 	}
 	c.log = c.opts.Logger
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	c.caps = c.capabilities()
-	c.conn = jsonrpc.NewConn(t, jsonrpc.ConnOptions{
+	if err := c.prepareModern(); err != nil {
+		_ = t.Close()
+		return nil, err
+	}
+	v := c.opts.ProtocolVersion
+	if mcp.IsModern(v) && !slices.Contains(modernVersions, v) {
+		_ = t.Close()
+		return nil, fmt.Errorf("%w: Options.ProtocolVersion %q", ErrUnsupportedVersion, v)
+	}
+	c.conn = jsonrpc.NewConn(&tap{Conn: t, c: c}, jsonrpc.ConnOptions{
 		Handler:     (*handler)(c),
 		Limits:      c.opts.Limits,
 		MaxInFlight: c.opts.MaxInFlight,
-		CallTimeout: c.opts.CallTimeout,
-		Logger:      c.log,
-		Observe:     c.opts.Observe,
+		// CallTimeout is applied by the client (see withTimeout), which
+		// exempts subscriptions/listen.
+		Logger:  c.log,
+		Observe: c.opts.Observe,
 	})
 	notesCtx, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	go c.runNotifications(notesCtx) // owned by c: ends at Close
 	c.conn.Start()
-	if err := c.initialize(ctx); err != nil {
+	var err error
+	switch {
+	case v == "":
+		err = c.detect(ctx)
+	case mcp.IsModern(v):
+		c.setModern(v, nil)
+	default:
+		err = c.initialize(ctx, v)
+	}
+	if err != nil {
 		c.Close()
 		return nil, err
 	}
-	if l, ok := t.(interface{ Listen() }); ok && (c.opts.Elicitation != nil || c.opts.Sampling != nil || c.opts.Roots != nil) {
-		l.Listen()
+	if c.era == EraLegacy {
+		if l, ok := t.(interface{ Listen() }); ok && (c.opts.Elicitation != nil || c.opts.Sampling != nil || c.opts.Roots != nil) {
+			l.Listen()
+		}
 	}
 	return c, nil
 }
@@ -180,13 +257,16 @@ func (c *Client) capabilities() mcp.ClientCapabilities {
 	return caps
 }
 
-func (c *Client) initialize(ctx context.Context) error {
+// initialize runs the legacy handshake offering version.
+func (c *Client) initialize(ctx context.Context, version string) error {
 	params := &mcp.InitializeParams{
-		ProtocolVersion: c.opts.ProtocolVersion,
+		ProtocolVersion: version,
 		Capabilities:    c.caps,
 		ClientInfo:      c.opts.Info,
 	}
-	if err := c.conn.Call(ctx, mcp.MethodInitialize, params, &c.init); err != nil {
+	cctx, cancel := c.withTimeout(ctx, mcp.MethodInitialize)
+	defer cancel()
+	if err := c.conn.Call(cctx, mcp.MethodInitialize, params, &c.init); err != nil {
 		return fmt.Errorf("mcp: initialize: %w", err)
 	}
 	if !slices.Contains(mcp.LegacyVersions(), c.init.ProtocolVersion) {
@@ -195,20 +275,66 @@ func (c *Client) initialize(ctx context.Context) error {
 	if err := c.conn.Notify(ctx, mcp.NotificationInitialized, nil); err != nil {
 		return fmt.Errorf("mcp: notifications/initialized: %w", err)
 	}
+	c.era = EraLegacy
 	return nil
 }
 
-// ProtocolVersion returns the negotiated revision.
-func (c *Client) ProtocolVersion() string { return c.init.ProtocolVersion }
+// Era reports the era of the connection: EraLegacy (initialize) or
+// EraModern (2026-07-28, per-request envelope).
+func (c *Client) Era() Era { return c.era }
 
-// ServerInfo returns what the server said about itself.
-func (c *Client) ServerInfo() mcp.Implementation { return c.init.ServerInfo }
+// ProtocolVersion returns the revision in use: the negotiated one
+// (legacy), or the one the next request carries (modern; it changes only
+// when the server answers -32022 and names another revision this client
+// speaks).
+func (c *Client) ProtocolVersion() string {
+	if c.era == EraModern {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.version
+	}
+	return c.init.ProtocolVersion
+}
 
-// ServerCapabilities returns what the server offers.
-func (c *Client) ServerCapabilities() mcp.ServerCapabilities { return c.init.Capabilities }
+// ServerInfo returns what the server said about itself: the initialize
+// result (legacy), or the io.modelcontextprotocol/serverInfo of the last
+// server/discover result (modern; zero before one).
+func (c *Client) ServerInfo() mcp.Implementation {
+	if c.era == EraModern {
+		if d := c.lastDiscover(); d != nil {
+			if info, err := d.Meta.ServerInfo(); err == nil && info != nil {
+				return *info
+			}
+		}
+		return mcp.Implementation{}
+	}
+	return c.init.ServerInfo
+}
 
-// Instructions returns the server's instructions for the model.
-func (c *Client) Instructions() string { return c.init.Instructions }
+// ServerCapabilities returns what the server offers: from initialize
+// (legacy) or from the last server/discover result (modern; zero before
+// one, see Discover).
+func (c *Client) ServerCapabilities() mcp.ServerCapabilities {
+	if c.era == EraModern {
+		if d := c.lastDiscover(); d != nil {
+			return d.Capabilities
+		}
+		return mcp.ServerCapabilities{}
+	}
+	return c.init.Capabilities
+}
+
+// Instructions returns the server's instructions for the model (modern:
+// from the last server/discover result).
+func (c *Client) Instructions() string {
+	if c.era == EraModern {
+		if d := c.lastDiscover(); d != nil {
+			return d.Instructions
+		}
+		return ""
+	}
+	return c.init.Instructions
+}
 
 // Close ends the connection, fails calls in flight, and stops the
 // notification goroutine. It returns what the transport reported.
@@ -217,6 +343,9 @@ func (c *Client) Close() error {
 		c.conn.Close()
 		c.stop()
 		<-c.notesDone
+		if c.cache != nil {
+			c.cache.forget(c)
+		}
 		// The connection closed the transport and discarded the result;
 		// Close is idempotent, and transports that remember how they ended
 		// (transport/command: how the server process exited) report it
@@ -234,7 +363,9 @@ func (c *Client) Wait() error { return c.conn.Wait() }
 func (c *Client) Done() <-chan struct{} { return c.conn.Done() }
 
 // call sends a request, attaching a progress token when ctx carries a
-// progress function (see WithProgress).
+// progress function (see WithProgress). On a modern connection the
+// request carries the envelope and its result is checked (callModern).
+// meta points at the Meta of params, a copy the caller owns.
 func (c *Client) call(ctx context.Context, method string, params any, meta *mcp.Meta, result any) error {
 	if fn := progressFunc(ctx); fn != nil && meta != nil {
 		token := mcp.StringID(randToken())
@@ -247,5 +378,23 @@ func (c *Client) call(ctx context.Context, method string, params any, meta *mcp.
 		c.progress.Store(token, fn)
 		defer c.progress.Delete(token)
 	}
+	ctx, cancel := c.withTimeout(ctx, method)
+	defer cancel()
+	if c.era == EraModern {
+		return c.callModern(ctx, method, params, meta, result)
+	}
 	return c.conn.Call(ctx, method, params, result)
+}
+
+// withTimeout applies Options.CallTimeout to a context without a
+// deadline, except for subscriptions/listen, which lasts as long as the
+// caller wants.
+func (c *Client) withTimeout(ctx context.Context, method string) (context.Context, context.CancelFunc) {
+	if c.opts.CallTimeout <= 0 || method == mcp.MethodSubscriptionsListen {
+		return ctx, func() {}
+	}
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, c.opts.CallTimeout)
 }

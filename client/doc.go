@@ -1,9 +1,23 @@
 // Package client is the MCP client: it connects to a server over a
-// transport.Conn, negotiates the protocol revision, and offers every
+// transport.Conn, selects the protocol era and revision, and offers every
 // client→server method with typed parameters and results, iterators over
 // paginated lists, handlers for the server's notifications, and handlers
 // for the server's requests (elicitation, sampling, roots), each of which
 // declares its capability.
+//
+// Eras. By default Connect probes the server with server/discover and
+// speaks the modern era (2026-07-28: no handshake, an envelope with the
+// protocol version, client capabilities and client identity in every
+// request's _meta) when the server answers as a modern server, and the
+// legacy era (initialize, 2025-11-25 and older) otherwise;
+// Options.ProtocolVersion pins either. On a modern connection the client
+// also checks each result's resultType (an input-required result is an
+// *InputRequiredError: answering it automatically is a later issue),
+// retries once on -32022 in a revision the server names, caches
+// cacheable results for their ttlMs (Cache), validates the x-mcp-header
+// annotations of listed tools and mirrors annotated arguments into
+// Mcp-Param-* headers (through transport.WithHeader), and opens change
+// subscriptions with Listen (subscriptions/listen).
 //
 // Package client imports mcp, jsonrpc and transport. It must not import
 // server or any concrete transport.

@@ -120,6 +120,12 @@ func decode(raw jsontext.Value, v any) error {
 // notification goroutine.
 func (h *handler) HandleNotification(ctx context.Context, n *jsonrpc.Message) {
 	c := (*Client)(h)
+	if c.cache != nil {
+		c.cache.invalidateFor(n.Method, n.Params)
+	}
+	if c.demux(n) {
+		return
+	}
 	if n.Method == mcp.NotificationProgress {
 		var p mcp.ProgressParams
 		if decode(n.Params, &p) != nil {

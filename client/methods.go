@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -10,17 +11,31 @@ import (
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
-// Ping checks that the server is responsive.
+// Ping checks that the server is responsive. The modern era has no ping:
+// there it returns ErrModern.
 func (c *Client) Ping(ctx context.Context) error {
+	if c.era == EraModern {
+		return fmt.Errorf("%w: ping", ErrModern)
+	}
+	ctx, cancel := c.withTimeout(ctx, mcp.MethodPing)
+	defer cancel()
 	return c.conn.Call(ctx, mcp.MethodPing, nil, nil)
 }
 
 // ListTools returns one page of tools; p may be nil for the first page.
+//
+// On a modern connection the page may come from the Cache, and tools
+// whose x-mcp-header annotations are invalid (SEP-2243) are left out of
+// the result, with a warning in the log; the annotations of the others
+// are kept for CallTool.
 func (c *Client) ListTools(ctx context.Context, p *mcp.ListToolsParams) (*mcp.ListToolsResult, error) {
 	p = orNew(p)
 	var res mcp.ListToolsResult
-	if err := c.call(ctx, mcp.MethodToolsList, p, &p.Meta, &res); err != nil {
+	if err := c.cachedCall(ctx, mcp.MethodToolsList, cursorKey(p.Cursor), true, p, &p.Meta, &res); err != nil {
 		return nil, err
+	}
+	if c.era == EraModern {
+		res.Tools = c.noteTools(res.Tools)
 	}
 	return &res, nil
 }
@@ -39,20 +54,69 @@ func (c *Client) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 
 // CallTool calls a tool. A tool-level failure is a result with IsError
 // set, not an error; errors are protocol or transport failures.
+//
+// On a modern connection, the arguments of properties the tool's listed
+// input schema annotates with x-mcp-header are mirrored into Mcp-Param-*
+// headers (Streamable HTTP; see transport.WithHeader). A tool the client
+// dropped for invalid annotations is not called (ErrInvalidTool). When the
+// server answers -32020 (header mismatch), the client lists the tools
+// again, which refreshes the annotations, and retries once.
 func (c *Client) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	p = orNew(p)
 	var res mcp.CallToolResult
-	if err := c.call(ctx, mcp.MethodToolsCall, p, &p.Meta, &res); err != nil {
-		return nil, err
+	if c.era != EraModern {
+		if err := c.call(ctx, mcp.MethodToolsCall, p, &p.Meta, &res); err != nil {
+			return nil, err
+		}
+		return &res, nil
 	}
-	return &res, nil
+	meta := p.Meta
+	for attempt := 0; ; attempt++ {
+		hctx, err := c.withParamHeaders(ctx, p.Name, p.Arguments)
+		if err != nil {
+			return nil, err
+		}
+		p.Meta = meta
+		err = c.call(hctx, mcp.MethodToolsCall, p, &p.Meta, &res)
+		if e, ok := jsonrpc.AsError(err); ok && e.Code == mcp.CodeHeaderMismatch && attempt == 0 {
+			c.log.Debug("mcp: tools/call refused with a header mismatch; refreshing the tool list", "tool", p.Name)
+			if rerr := c.refreshTools(ctx); rerr != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &res, nil
+	}
 }
 
-// ListPrompts returns one page of prompts; p may be nil.
+// refreshTools lists every tool from the server, bypassing the cache, to
+// refresh the annotations CallTool mirrors.
+func (c *Client) refreshTools(ctx context.Context) error {
+	var cursor *string
+	for range 1000 {
+		p := &mcp.ListToolsParams{Cursor: cursor}
+		var res mcp.ListToolsResult
+		if err := c.call(ctx, mcp.MethodToolsList, p, &p.Meta, &res); err != nil {
+			return err
+		}
+		c.noteTools(res.Tools)
+		if res.NextCursor == nil || (cursor != nil && *cursor == *res.NextCursor) {
+			return nil
+		}
+		cursor = res.NextCursor
+	}
+	return nil
+}
+
+// ListPrompts returns one page of prompts; p may be nil. On a modern
+// connection the page may come from the Cache.
 func (c *Client) ListPrompts(ctx context.Context, p *mcp.ListPromptsParams) (*mcp.ListPromptsResult, error) {
 	p = orNew(p)
 	var res mcp.ListPromptsResult
-	if err := c.call(ctx, mcp.MethodPromptsList, p, &p.Meta, &res); err != nil {
+	if err := c.cachedCall(ctx, mcp.MethodPromptsList, cursorKey(p.Cursor), true, p, &p.Meta, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -79,11 +143,12 @@ func (c *Client) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.Ge
 	return &res, nil
 }
 
-// ListResources returns one page of resources; p may be nil.
+// ListResources returns one page of resources; p may be nil. On a modern
+// connection the page may come from the Cache.
 func (c *Client) ListResources(ctx context.Context, p *mcp.ListResourcesParams) (*mcp.ListResourcesResult, error) {
 	p = orNew(p)
 	var res mcp.ListResourcesResult
-	if err := c.call(ctx, mcp.MethodResourcesList, p, &p.Meta, &res); err != nil {
+	if err := c.cachedCall(ctx, mcp.MethodResourcesList, cursorKey(p.Cursor), true, p, &p.Meta, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -100,11 +165,12 @@ func (c *Client) Resources(ctx context.Context) iter.Seq2[mcp.Resource, error] {
 	})
 }
 
-// ListResourceTemplates returns one page of resource templates; p may be nil.
+// ListResourceTemplates returns one page of resource templates; p may be
+// nil. On a modern connection the page may come from the Cache.
 func (c *Client) ListResourceTemplates(ctx context.Context, p *mcp.ListResourceTemplatesParams) (*mcp.ListResourceTemplatesResult, error) {
 	p = orNew(p)
 	var res mcp.ListResourceTemplatesResult
-	if err := c.call(ctx, mcp.MethodResourcesTemplatesList, p, &p.Meta, &res); err != nil {
+	if err := c.cachedCall(ctx, mcp.MethodResourcesTemplatesList, cursorKey(p.Cursor), true, p, &p.Meta, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -122,24 +188,36 @@ func (c *Client) ResourceTemplates(ctx context.Context) iter.Seq2[mcp.ResourceTe
 }
 
 // ReadResource reads a resource. A missing resource is a *jsonrpc.Error
-// with code -32002 (legacy servers) or -32602; see IsResourceNotFound.
+// with code -32002 (legacy servers) or -32602; see IsResourceNotFound. On
+// a modern connection the result may come from the Cache (never for a
+// retry that carries InputResponses or RequestState).
 func (c *Client) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	p = orNew(p)
 	var res mcp.ReadResourceResult
-	if err := c.call(ctx, mcp.MethodResourcesRead, p, &p.Meta, &res); err != nil {
+	cacheable := len(p.InputResponses) == 0 && p.RequestState == ""
+	if err := c.cachedCall(ctx, mcp.MethodResourcesRead, "u:"+p.URI, cacheable, p, &p.Meta, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
 }
 
 // Subscribe asks for notifications/resources/updated about one resource.
+// The modern era replaced it with Listen (resourceSubscriptions): there it
+// returns ErrModern.
 func (c *Client) Subscribe(ctx context.Context, uri string) error {
+	if c.era == EraModern {
+		return fmt.Errorf("%w: resources/subscribe (use Listen)", ErrModern)
+	}
 	p := &mcp.SubscribeParams{URI: uri}
 	return c.call(ctx, mcp.MethodResourcesSubscribe, p, &p.Meta, nil)
 }
 
-// Unsubscribe cancels a Subscribe.
+// Unsubscribe cancels a Subscribe. On a modern connection it returns
+// ErrModern.
 func (c *Client) Unsubscribe(ctx context.Context, uri string) error {
+	if c.era == EraModern {
+		return fmt.Errorf("%w: resources/unsubscribe (close the Listen subscription)", ErrModern)
+	}
 	p := &mcp.UnsubscribeParams{URI: uri}
 	return c.call(ctx, mcp.MethodResourcesUnsubscribe, p, &p.Meta, nil)
 }
@@ -155,15 +233,33 @@ func (c *Client) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.Comp
 }
 
 // SetLoggingLevel sets the minimum level of the log messages the server
-// sends (logging/setLevel).
+// sends. Legacy: it sends logging/setLevel. Modern (2026-07-28, where that
+// request no longer exists): it sends nothing; every later request carries
+// the level as io.modelcontextprotocol/logLevel in its _meta (unless the
+// request's own _meta sets one), and the server sends that request's log
+// messages on its own response stream, to OnLog. Without a level a modern
+// server sends no log messages. The empty level stops sending one.
 func (c *Client) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error {
+	if c.era == EraModern {
+		if level != "" && !level.Valid() {
+			return fmt.Errorf("mcp: invalid logging level %q", level)
+		}
+		c.mu.Lock()
+		c.logLevel = level
+		c.mu.Unlock()
+		return nil
+	}
 	p := &mcp.SetLevelParams{Level: level}
 	return c.call(ctx, mcp.MethodLoggingSetLevel, p, &p.Meta, nil)
 }
 
 // RootsChanged tells the server that the client's roots changed
-// (notifications/roots/list_changed).
+// (notifications/roots/list_changed). The modern era has no such
+// notification: there it returns ErrModern.
 func (c *Client) RootsChanged(ctx context.Context) error {
+	if c.era == EraModern {
+		return fmt.Errorf("%w: notifications/roots/list_changed", ErrModern)
+	}
 	return c.conn.Notify(ctx, mcp.NotificationRootsListChanged, nil)
 }
 
@@ -171,7 +267,7 @@ func orNew[T any](p *T) *T {
 	if p == nil {
 		return new(T)
 	}
-	cp := *p // never mutate the caller's params (the progress token)
+	cp := *p // never mutate the caller's params (the progress token, the envelope)
 	return &cp
 }
 

@@ -190,7 +190,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		return answer(resp, result)
 	case <-ctx.Done():
 		if method != methodInitialize {
-			c.sendCancel(id, context.Cause(ctx))
+			c.sendCancel(RouteFrom(ctx), id, context.Cause(ctx))
 		}
 		return ctx.Err()
 	case <-c.done:
@@ -227,7 +227,10 @@ func decodeResult(raw jsontext.Value, result any) error {
 	return nil
 }
 
-func (c *Conn) sendCancel(id ID, cause error) {
+// sendCancel tells the peer that call id is abandoned. The notification
+// keeps the route of the call, so on a multi-stream transport it follows
+// the request it cancels.
+func (c *Conn) sendCancel(route Route, id ID, cause error) {
 	params := struct {
 		RequestID ID     `json:"requestId"`
 		Reason    string `json:"reason,omitzero"`
@@ -240,7 +243,7 @@ func (c *Conn) sendCancel(id ID, cause error) {
 		return
 	}
 	// Best effort, bounded: the caller has already given up.
-	ctx, cancel := context.WithTimeout(c.base, time.Second)
+	ctx, cancel := context.WithTimeout(WithRoute(c.base, Route{Related: route.Related}), time.Second)
 	defer cancel()
 	_ = c.write(ctx, msg)
 }

@@ -50,9 +50,6 @@ func (s *Server) prepareInput(ctx context.Context, req *Request, call mrtrCall, 
 			return jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: "+err.Error())
 		}
 		req.state, asked = st.State, st.Asked
-		if asked == nil {
-			asked = map[string]string{}
-		}
 	}
 	inputs, err := checkResponses(responses, asked)
 	if err != nil {

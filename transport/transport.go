@@ -44,3 +44,39 @@ var (
 	// connection is still usable.
 	ErrMessageTooLarge = errors.New("transport: message too large")
 )
+
+// Header is one request header attached to a message with WithHeader.
+type Header struct {
+	Name  string
+	Value string
+}
+
+type headersKey struct{}
+
+// WithHeader returns a copy of ctx that asks the transport to send the
+// header name with the value value alongside the message written with
+// that context (the ctx given to Write). The client uses it for the
+// 2026-07-28 Mcp-Param-{Name} headers (SEP-2243), which mirror tool
+// arguments only it can find: the transport does not know tool schemas.
+//
+// value is text. A transport that puts it in an HTTP header
+// (transport/streamable) sends it as is when it is visible ASCII without
+// leading or trailing space, and otherwise in the SEP-2243 form
+// "=?base64?{base64 of the UTF-8 text}?=" (so does a value that itself
+// looks like that form). Transports without per-message headers (stdio,
+// command, memory) ignore it. Attaching the same name twice sends both
+// values.
+func WithHeader(ctx context.Context, name, value string) context.Context {
+	prev := HeadersFrom(ctx)
+	hs := make([]Header, len(prev), len(prev)+1)
+	copy(hs, prev)
+	return context.WithValue(ctx, headersKey{}, append(hs, Header{Name: name, Value: value}))
+}
+
+// HeadersFrom returns the headers attached to ctx with WithHeader, in the
+// order they were attached; nil when there are none. The slice must not
+// be modified.
+func HeadersFrom(ctx context.Context) []Header {
+	hs, _ := ctx.Value(headersKey{}).([]Header)
+	return hs
+}

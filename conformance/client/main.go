@@ -39,6 +39,11 @@ var scenarios = map[string]scenario{
 	"elicitation-sep1034-client-defaults": runElicitationDefaults,
 	"sse-retry":                           runSSERetry,
 	"json-schema-2020-12-preservation":    runSchemaPreservation,
+	"request-metadata":                    runRequestMetadata,
+	"http-standard-headers":               runStandardHeaders,
+	"http-custom-headers":                 runCustomHeaders,
+	"http-invalid-tool-headers":           runInvalidToolHeaders,
+	"json-schema-ref-no-deref":            runRefNoDeref,
 }
 
 func main() {
@@ -71,13 +76,15 @@ func main() {
 	}
 }
 
-// connect opens a session with the options a scenario needs.
+// connect connects with the options a scenario needs, in the revision
+// MCP_CONFORMANCE_PROTOCOL_VERSION names: a modern one (2026-07-28) pins
+// the modern era (per-request envelope and headers, no initialize), a
+// legacy one the initialize handshake offering it; none leaves the client
+// to detect the era.
 func (e *env) connect(ctx context.Context, opts client.Options) (*client.Client, error) {
 	opts.Info = mcp.Implementation{Name: "mcpkit-conformance-client", Version: "0.1.0"}
 	opts.Logger = e.log
-	if e.version != "" && !mcp.IsModern(e.version) {
-		opts.ProtocolVersion = e.version
-	}
+	opts.ProtocolVersion = e.version
 	e.transport = streamable.New(e.url, &streamable.Options{Logger: e.log})
 	return client.Connect(ctx, e.transport, &opts)
 }

@@ -103,7 +103,11 @@ func runClient() error {
 		return err
 	}
 	c, err := client.Connect(ctx, conn, &client.Options{
-		Info:                mcp.Implementation{Name: "demo-client", Version: "1.0.0"},
+		Info: mcp.Implementation{Name: "demo-client", Version: "1.0.0"},
+		// The signup tool elicits a name: a server→client request that
+		// only the legacy era carries (the modern era asks with an
+		// input-required result, which this client does not answer yet).
+		ProtocolVersion:     mcp.LatestLegacy,
 		ElicitationDefaults: true,
 		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			fmt.Printf("  server asks: %q -> answering name=Ada (plan left to its default)\n", p.Message)

@@ -233,7 +233,7 @@ func TestUnsupportedVersion(t *testing.T) {
 		notes: notes,
 	}, nil)
 	w := newWire(t, mcp.LatestLegacy)
-	c, err := client.Connect(ctx, a, &client.Options{Observe: w.clientSide})
+	c, err := client.Connect(ctx, a, &client.Options{ProtocolVersion: mcp.LatestLegacy, Observe: w.clientSide})
 	if !errors.Is(err, client.ErrUnsupportedVersion) {
 		t.Fatalf("Connect = %v, %v; want ErrUnsupportedVersion", c, err)
 	}

@@ -223,6 +223,7 @@ func fakeServer(t *testing.T, opts *client.Options, onCall func(ctx context.Cont
 	o := *opts
 	w := newWire(t, mcp.LatestLegacy)
 	o.Observe = w.clientSide
+	o.ProtocolVersion = mcp.LatestLegacy
 	c, err := client.Connect(testCtx(t), a, &o)
 	if err != nil {
 		t.Fatalf("Connect to the fake server: %v", err)

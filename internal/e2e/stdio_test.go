@@ -25,7 +25,8 @@ func TestStdioChild(t *testing.T) {
 	w := newWire(t, mcp.LatestLegacy)
 	asked := make(chan *mcp.ElicitParams, 1)
 	c, err := client.Connect(testCtx(t), conn, &client.Options{
-		Observe: w.clientSide,
+		ProtocolVersion: mcp.LatestLegacy, // the legacy path; see modern_test.go
+		Observe:         w.clientSide,
 		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			asked <- p
 			return answerName(ctx, p)
@@ -145,7 +146,7 @@ func TestStdioChildNeedsSignal(t *testing.T) {
 	// ExitWait is the shutdown step under test, not a synchronisation.
 	conn := startChildWith(t, command.Options{ExitWait: 100 * time.Millisecond}, childStubbornEnv+"=1")
 	w := newWire(t, mcp.LatestLegacy)
-	c, err := client.Connect(testCtx(t), conn, &client.Options{Observe: w.clientSide})
+	c, err := client.Connect(testCtx(t), conn, &client.Options{ProtocolVersion: mcp.LatestLegacy, Observe: w.clientSide})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -180,7 +180,7 @@ func TestServerRequestsOnPOSTStream(t *testing.T) {
 	n := newNotes()
 	ctx := testCtx(t)
 	conn := newConn(t, f, nil)
-	cl, err := client.Connect(ctx, conn, clientOptions(n))
+	cl, err := client.Connect(ctx, conn, legacy(clientOptions(n)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestServerRequestsOnGETStream(t *testing.T) {
 	n := newNotes()
 	ctx := testCtx(t)
 	conn := newConn(t, f, nil)
-	cl, err := client.Connect(ctx, conn, clientOptions(n))
+	cl, err := client.Connect(ctx, conn, legacy(clientOptions(n)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestListenerStartsAfterConnect(t *testing.T) {
 				hold(r) // never answers: Connect must not wait for it
 			}))
 			conn := newConn(t, f, nil)
-			cl, err := client.Connect(testCtx(t), conn, &tc.opts)
+			cl, err := client.Connect(testCtx(t), conn, legacy(&tc.opts))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -321,7 +321,7 @@ func TestListenIdempotent(t *testing.T) {
 		hold(r)
 	}))
 	conn := newConn(t, f, nil)
-	cl, err := client.Connect(testCtx(t), conn, nil)
+	cl, err := client.Connect(testCtx(t), conn, legacy(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,4 +356,16 @@ func postMethods(f *fake) []string {
 		out = append(out, p.Msg.Method)
 	}
 	return out
+}
+
+// legacy pins a client to the legacy era (initialize, newest legacy
+// revision): these tests exercise the 2025-11-25 transport, while the
+// client's default is automatic era selection.
+func legacy(o *client.Options) *client.Options {
+	var out client.Options
+	if o != nil {
+		out = *o
+	}
+	out.ProtocolVersion = mcp.LatestLegacy
+	return &out
 }

@@ -1,7 +1,22 @@
 // Package streamable is the client side of the MCP Streamable HTTP
-// transport, 2025-11-25 revision: a transport.Conn that POSTs every
-// message to one endpoint and reads what comes back, as one JSON body or
-// as a Server-Sent Events stream, plus the optional GET listening stream.
+// transport, 2025-11-25 and 2026-07-28 revisions: a transport.Conn that
+// POSTs every message to one endpoint and reads what comes back, as one
+// JSON body or as a Server-Sent Events stream, plus the optional GET
+// listening stream of the legacy era.
+//
+// The era is per message: a request whose params._meta carries
+// io.modelcontextprotocol/protocolVersion (the 2026-07-28 envelope) is
+// modern. A modern request goes without session headers, with
+// MCP-Protocol-Version equal to the envelope's revision, Mcp-Method, and
+// Mcp-Name for tools/call, prompts/get (params.name) and resources/read
+// (params.uri), encoded with EncodeHeaderValue; the headers the caller
+// attached to the Write's context with transport.WithHeader (the
+// client's Mcp-Param-* headers) go with any message. The stream of a
+// modern request is never resumed; the end of the Write's context closes
+// it, which is how the 2026-07-28 wire cancels a request (a
+// subscriptions/listen too), and notifications/cancelled for a modern
+// request is not POSTed: it closes that request's stream instead.
+// Everything below describes the legacy era.
 //
 // What the Conn does for the layers above it:
 //

@@ -143,12 +143,12 @@ func TestRealServer(t *testing.T) {
 	conn := New(rs.URL, nil)
 	ctx := testCtx(t)
 	logs := make(chan string, 4)
-	cl, err := client.Connect(ctx, conn, &client.Options{
+	cl, err := client.Connect(ctx, conn, legacy(&client.Options{
 		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
 		},
 		OnLog: func(ctx context.Context, p *mcp.LoggingMessageParams) { s, _ := p.Data.(string); logs <- s },
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,10 +225,10 @@ func TestRealServerListener(t *testing.T) {
 	rs := newRealServer(t, nil)
 	conn := New(rs.URL, nil)
 	changed := make(chan struct{}, 4)
-	cl, err := client.Connect(testCtx(t), conn, &client.Options{
+	cl, err := client.Connect(testCtx(t), conn, legacy(&client.Options{
 		Roots:              func(context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil },
 		OnToolsListChanged: func(context.Context) { changed <- struct{}{} },
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestRealServerListener(t *testing.T) {
 func TestRealServerNoStandaloneStream(t *testing.T) {
 	rs := newRealServer(t, &server.HTTPOptions{NoStandaloneStream: true})
 	conn := New(rs.URL, nil)
-	cl, err := client.Connect(testCtx(t), conn, &client.Options{Sampling: samplingHandler})
+	cl, err := client.Connect(testCtx(t), conn, legacy(&client.Options{Sampling: samplingHandler}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestRealServerSessionLoss(t *testing.T) {
 	rs := newRealServer(t, nil)
 	conn := New(rs.URL, nil)
 	ctx := testCtx(t)
-	cl, err := client.Connect(ctx, conn, nil)
+	cl, err := client.Connect(ctx, conn, legacy(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func TestSessionLossRecovered(t *testing.T) {
 	s := newSessionServer(t)
 	conn := newConn(t, s.fake, nil)
 	ctx := testCtx(t)
-	cl, err := client.Connect(ctx, conn, &client.Options{Info: mcp.Implementation{Name: "replayed", Version: "9"}})
+	cl, err := client.Connect(ctx, conn, legacy(&client.Options{Info: mcp.Implementation{Name: "replayed", Version: "9"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestSessionLossConcurrent(t *testing.T) {
 	s := newSessionServer(t)
 	conn := newConn(t, s.fake, nil)
 	ctx := testCtx(t)
-	cl, err := client.Connect(ctx, conn, nil)
+	cl, err := client.Connect(ctx, conn, legacy(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestSessionLost(t *testing.T) {
 	s.refuse["tools/list"] = true
 	conn := newConn(t, s.fake, nil)
 	ctx := testCtx(t)
-	cl, err := client.Connect(ctx, conn, nil)
+	cl, err := client.Connect(ctx, conn, legacy(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestSessionLossReinitFails(t *testing.T) {
 	})
 	conn := newConn(t, f, nil)
 	ctx := testCtx(t)
-	cl, err := client.Connect(ctx, conn, nil)
+	cl, err := client.Connect(ctx, conn, legacy(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,10 +287,10 @@ func TestSessionLossRestartsListener(t *testing.T) {
 	conn := newConn(t, s.fake, nil)
 	ctx := testCtx(t)
 	listChanged := make(chan struct{}, 10)
-	cl, err := client.Connect(ctx, conn, &client.Options{
+	cl, err := client.Connect(ctx, conn, legacy(&client.Options{
 		Roots:              func(context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil },
 		OnToolsListChanged: func(context.Context) { listChanged <- struct{}{} },
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,8 +79,14 @@ func (c *Conn) consume(body io.Reader, cur *cursor, deliver func(data []byte, m 
 
 // postStream reads the event stream that answered request id, resuming
 // it with GET until the response arrives (see Write). It owns body and
-// cancel.
-func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id jsonrpc.ID, isInit bool) {
+// cancel. The stream of a modern request (ms set) is never resumed: the
+// 2026-07-28 transport has no resumption, and a stream that ends before
+// its response fails the request, unless the caller cancelled it.
+func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id jsonrpc.ID, isInit bool, ms *modernStream) {
+	if ms != nil {
+		defer c.untrackModern(id)
+		defer ms.stop()
+	}
 	var cur cursor
 	misses := 0 // consecutive resume attempts without a message
 	for {
@@ -107,6 +113,17 @@ func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id
 		}
 		if errors.Is(res.err, sse.ErrEventTooLarge) {
 			c.failRequest(id, fmt.Errorf("%w: an SSE event over %d bytes", ErrEventTooLarge, c.opts.MaxEventBytes))
+			return
+		}
+		if ms != nil {
+			if ms.cancelled() {
+				return // the call gave up: nobody waits for an answer
+			}
+			why := "ended"
+			if res.err != nil {
+				why = "broke (" + res.err.Error() + ")"
+			}
+			c.failRequest(id, fmt.Errorf("the event stream %s before the response (2026-07-28 streams are not resumed; send the request again)", why))
 			return
 		}
 		if res.messages > 0 {
@@ -294,7 +311,7 @@ func (c *Conn) reinitialize(ctx context.Context, lost string, skipInitialized bo
 		if derr != nil {
 			return derr
 		}
-		if err := c.post(ctx, initialized, m, false); err != nil {
+		if err := c.post(ctx, initialized, m, false, nil); err != nil {
 			return fmt.Errorf("re-sending notifications/initialized: %w", err)
 		}
 	}

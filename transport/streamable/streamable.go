@@ -187,6 +187,9 @@ type Conn struct {
 	initialized []byte // the notifications/initialized message, for replay
 	lostErr     error
 	lis         listenState
+	// modern holds the 2026-07-28 requests in flight, by id, with what
+	// cancels their POST (closing its stream is their cancellation).
+	modern map[jsonrpc.ID]context.CancelCauseFunc
 
 	closeOnce sync.Once
 	closeErr  error
@@ -314,7 +317,10 @@ func (c *Conn) usable() error {
 //   - 404 to a request that carried the session id: see ErrSessionLost.
 //
 // ctx bounds the POST until its response headers (and a JSON body); the
-// streams that follow are bounded by Close only.
+// streams that follow are bounded by Close only — except the stream of a
+// modern (2026-07-28) request, which ctx bounds to its end: closing it is
+// that request's cancellation, and it is never resumed (see the package
+// documentation).
 func (c *Conn) Write(ctx context.Context, msg []byte) error {
 	if err := c.usable(); err != nil {
 		return err
@@ -324,7 +330,11 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 		return fmt.Errorf("streamable: refusing to send an invalid message: %w", derr)
 	}
 	body := bytes.Clone(msg)
-	isInit := m.IsRequest() && m.Method == mcp.MethodInitialize
+	if m.IsNotification() && m.Method == mcp.NotificationCancelled && c.cancelModern(m) {
+		return nil
+	}
+	mr := modernOf(m)
+	isInit := m.IsRequest() && m.Method == mcp.MethodInitialize && mr == nil
 	switch {
 	case isInit:
 		c.mu.Lock()
@@ -335,7 +345,7 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 		c.initialized = body
 		c.mu.Unlock()
 	}
-	err := c.post(ctx, body, m, isInit)
+	err := c.post(ctx, body, m, isInit, mr)
 	var nf *notFoundError
 	if !errors.As(err, &nf) {
 		return err
@@ -348,7 +358,7 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 		}
 		return c.loseSession(rerr)
 	}
-	err = c.post(ctx, body, m, isInit)
+	err = c.post(ctx, body, m, isInit, nil)
 	if errors.As(err, &nf) {
 		return c.loseSession(errors.New("the retried message was refused with 404 again"))
 	}
@@ -420,21 +430,35 @@ func (c *Conn) newRequest(ctx context.Context, method string, body []byte, accep
 }
 
 // post sends one message and handles the answer (see Write). It returns
-// *notFoundError for a 404 to a request that carried a session id.
-func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit bool) error {
+// *notFoundError for a 404 to a request that carried a session id. mr is
+// the modern envelope of a 2026-07-28 request (nil for legacy traffic):
+// such a request goes without session headers, with the request metadata
+// headers, and the end of ctx cancels it for as long as its stream is
+// read.
+func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit bool, mr *modernRequest) error {
 	reqCtx, cancel := context.WithCancelCause(c.ctx)
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	detached := false
+	if mr != nil {
+		c.trackModern(m.ID, cancel)
+	}
 	defer func() {
-		stop()
 		if !detached {
+			stop()
 			cancel(nil)
+			if mr != nil {
+				c.untrackModern(m.ID)
+			}
 		}
 	}()
-	req, session, err := c.newRequest(reqCtx, http.MethodPost, body, contentJSON+", "+contentSSE, !isInit)
+	req, session, err := c.newRequest(reqCtx, http.MethodPost, body, contentJSON+", "+contentSSE, !isInit && mr == nil)
 	if err != nil {
 		return err
 	}
+	if mr != nil {
+		setModernHeaders(req, m, mr)
+	}
+	addContextHeaders(req, ctx)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return c.requestError(ctx, "POST", err)
@@ -484,11 +508,17 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 		}
 		return c.enqueue(ctx, data)
 	case ct == contentSSE:
-		if !stop() {
+		var ms *modernStream
+		if mr != nil {
+			// The end of ctx keeps cancelling the request while its
+			// stream is read: in 2026-07-28 closing the stream is how a
+			// client cancels a request (subscriptions/listen included).
+			ms = &modernStream{call: ctx, req: reqCtx, stop: stop}
+		} else if !stop() {
 			// ctx ended just now and cancelled the request.
 			return c.requestError(ctx, "POST", context.Cause(ctx))
 		}
-		if !c.goTracked(func() { c.postStream(resp.Body, cancel, m.ID, isInit) }) {
+		if !c.goTracked(func() { c.postStream(resp.Body, cancel, m.ID, isInit, ms) }) {
 			return transport.ErrClosed
 		}
 		detached = true

@@ -1,0 +1,272 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// The SEP-2243 x-mcp-header annotations of tool input schemas: a property
+// annotated "x-mcp-header": "Region" is mirrored, on 2026-07-28 HTTP
+// requests, into the header Mcp-Param-Region of each tools/call. The
+// client finds the annotations when it lists tools (it keeps the schema
+// raw: it never rewrites it, and never fetches a $ref), drops tools whose
+// annotations break the rules, and attaches the headers to the context of
+// each tools/call with transport.WithHeader; transports without headers
+// ignore them.
+
+// ErrInvalidTool is returned by CallTool for a tool the client dropped
+// from its view because the x-mcp-header annotations of its input schema
+// are invalid (SEP-2243): its arguments could not be mirrored correctly.
+var ErrInvalidTool = errors.New("mcp: the tool has invalid x-mcp-header annotations and was dropped from the client's view")
+
+// headerParamPrefix starts the header that mirrors an annotated argument.
+const headerParamPrefix = "Mcp-Param-"
+
+// maxSchemaDepth bounds the walk of a schema; deeper subschemas are not
+// searched for annotations.
+const maxSchemaDepth = 64
+
+// paramHeader is one valid annotation: Mcp-Param-{name} mirrors the
+// argument at path, of JSON Schema type kind (string, integer, boolean).
+type paramHeader struct {
+	name string
+	path []string
+	kind string
+}
+
+// toolHeaders is what the client knows of a listed tool's annotations.
+type toolHeaders struct {
+	headers []paramHeader
+	invalid error // non-nil: the tool was dropped
+}
+
+// subschemaKeywords are the JSON Schema keywords whose value is a schema,
+// an array of schemas or an object of schemas, other than "properties".
+// An annotation found through them is not reachable purely via
+// "properties" chains, which SEP-2243 requires.
+var subschemaKeywords = map[string]byte{
+	"items": '?', "prefixItems": '[', "additionalItems": '{', "contains": '{',
+	"additionalProperties": '{', "patternProperties": 'm', "propertyNames": '{',
+	"unevaluatedItems": '{', "unevaluatedProperties": '{', "dependentSchemas": 'm',
+	"dependencies": 'm', "allOf": '[', "anyOf": '[', "oneOf": '[', "not": '{',
+	"if": '{', "then": '{', "else": '{', "$defs": 'm', "definitions": 'm',
+}
+
+// paramHeaders validates the x-mcp-header annotations of an input schema
+// and returns them (SEP-2243): each must be a non-empty RFC 9110 token,
+// unique regardless of case, on a string, integer or boolean property
+// reachable from the root through "properties" alone.
+func paramHeaders(schema jsontext.Value) ([]paramHeader, error) {
+	var out []paramHeader
+	seen := map[string]string{}
+	var walk func(raw jsontext.Value, path []string, viaProperties bool, depth int) error
+	walk = func(raw jsontext.Value, path []string, viaProperties bool, depth int) error {
+		if raw.Kind() != '{' || depth > maxSchemaDepth {
+			return nil
+		}
+		var node map[string]jsontext.Value
+		if json.Unmarshal(raw, &node) != nil {
+			return nil
+		}
+		if h, ok := node["x-mcp-header"]; ok {
+			var name string
+			if h.Kind() != '"' || json.Unmarshal(h, &name) != nil {
+				return fmt.Errorf("x-mcp-header %s is not a string", h)
+			}
+			where := "/" + strings.Join(path, "/")
+			switch {
+			case len(path) == 0:
+				return fmt.Errorf("x-mcp-header %q on the schema root", name)
+			case !viaProperties:
+				return fmt.Errorf("x-mcp-header %q at %s is not reachable through properties alone", name, where)
+			case name == "":
+				return fmt.Errorf("empty x-mcp-header at %s", where)
+			case !isToken(name):
+				return fmt.Errorf("x-mcp-header %q at %s is not an HTTP token", name, where)
+			}
+			key := strings.ToLower(name)
+			if other, dup := seen[key]; dup {
+				return fmt.Errorf("x-mcp-header %q at %s duplicates %q (names are case-insensitive)", name, where, other)
+			}
+			seen[key] = name
+			var kind string
+			_ = json.Unmarshal(node["type"], &kind)
+			switch kind {
+			case "string", "integer", "boolean":
+			default:
+				t := string(node["type"])
+				if t == "" {
+					t = "no type"
+				}
+				return fmt.Errorf("x-mcp-header %q at %s is on a property of type %s; only string, integer and boolean are allowed", name, where, t)
+			}
+			out = append(out, paramHeader{name: name, path: append([]string(nil), path...), kind: kind})
+		}
+		for kw, v := range node {
+			switch shape := subschemaKeywords[kw]; {
+			case kw == "properties":
+				var props map[string]jsontext.Value
+				if v.Kind() == '{' && json.Unmarshal(v, &props) == nil {
+					for name, sub := range props {
+						if err := walk(sub, append(path[:len(path):len(path)], name), viaProperties, depth+1); err != nil {
+							return err
+						}
+					}
+				}
+			case shape == 'm' || shape == '[' || (shape == '?' && v.Kind() == '['):
+				subs := map[string]jsontext.Value{}
+				if v.Kind() == '[' {
+					var list []jsontext.Value
+					_ = json.Unmarshal(v, &list)
+					for i, sub := range list {
+						subs[strconv.Itoa(i)] = sub
+					}
+				} else {
+					_ = json.Unmarshal(v, &subs)
+				}
+				for key, sub := range subs {
+					if err := walk(sub, append(path[:len(path):len(path)], kw, key), false, depth+1); err != nil {
+						return err
+					}
+				}
+			case shape != 0:
+				if err := walk(v, append(path[:len(path):len(path)], kw), false, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(schema, nil, true, 0); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// isToken reports whether s is an RFC 9110 token (1*tchar).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// noteTools validates the annotations of listed tools, records them for
+// CallTool, and returns the tools whose annotations are valid; the others
+// are dropped, with a warning the first time.
+func (c *Client) noteTools(tools []mcp.Tool) []mcp.Tool {
+	kept := make([]mcp.Tool, 0, len(tools))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tools == nil {
+		c.tools = make(map[string]toolHeaders)
+	}
+	for _, t := range tools {
+		hs, err := paramHeaders(t.InputSchema)
+		prev, known := c.tools[t.Name]
+		c.tools[t.Name] = toolHeaders{headers: hs, invalid: err}
+		if err != nil {
+			if !known || prev.invalid == nil || prev.invalid.Error() != err.Error() {
+				c.log.Warn("mcp: dropping a tool with invalid x-mcp-header annotations (SEP-2243)", "tool", t.Name, "err", err)
+			}
+			continue
+		}
+		kept = append(kept, t)
+	}
+	return kept
+}
+
+// withParamHeaders attaches to ctx the Mcp-Param-* headers of a tools/call
+// of tool name with arguments args, as the tool's listed schema
+// annotates them. A tool not listed yet gets none.
+func (c *Client) withParamHeaders(ctx context.Context, name string, args jsontext.Value) (context.Context, error) {
+	c.mu.Lock()
+	th, ok := c.tools[name]
+	c.mu.Unlock()
+	if !ok {
+		return ctx, nil
+	}
+	if th.invalid != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidTool, name, th.invalid)
+	}
+	for _, h := range th.headers {
+		v, ok := lookupArg(args, h.path)
+		if !ok {
+			continue
+		}
+		if text, ok := headerText(v); ok {
+			ctx = transport.WithHeader(ctx, headerParamPrefix+h.name, text)
+		}
+	}
+	return ctx, nil
+}
+
+// lookupArg returns the value at path in an arguments object; absent and
+// null are not found (their header is omitted).
+func lookupArg(args jsontext.Value, path []string) (jsontext.Value, bool) {
+	cur := args
+	for _, p := range path {
+		if cur.Kind() != '{' {
+			return nil, false
+		}
+		var m map[string]jsontext.Value
+		if json.Unmarshal(cur, &m) != nil {
+			return nil, false
+		}
+		v, ok := m[p]
+		if !ok {
+			return nil, false
+		}
+		cur = v
+	}
+	return cur, cur.Kind() != 'n'
+}
+
+// maxSafeInteger is 2^53-1, the largest integer a header mirrors exactly.
+const maxSafeInteger = 1<<53 - 1
+
+// headerText returns the text of an argument for its header: a string as
+// is (the transport encodes it when it is not plain visible ASCII), an
+// integer in decimal, a boolean as true or false. Other values have no
+// header.
+func headerText(v jsontext.Value) (string, bool) {
+	switch v.Kind() {
+	case '"':
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return "", false
+		}
+		return s, true
+	case 't':
+		return "true", true
+	case 'f':
+		return "false", true
+	case '0':
+		lit := string(v)
+		if n, err := strconv.ParseInt(lit, 10, 64); err == nil {
+			return strconv.FormatInt(n, 10), true
+		}
+		f, err := strconv.ParseFloat(lit, 64)
+		if err == nil && f == math.Trunc(f) && math.Abs(f) <= maxSafeInteger {
+			return strconv.FormatInt(int64(f), 10), true
+		}
+		return lit, true
+	}
+	return "", false
+}

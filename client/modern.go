@@ -1,0 +1,183 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+var (
+	// ErrLegacy is returned by methods that exist only in the modern era
+	// (Listen, Discover) on a legacy connection.
+	ErrLegacy = errors.New("mcp: not available on a legacy (initialize) connection")
+	// ErrModern is returned by methods whose request the modern era
+	// removed (Ping, Subscribe, Unsubscribe, RootsChanged) on a modern
+	// connection. Listen replaces resources/subscribe; SetLoggingLevel
+	// sets the per-request level instead of sending logging/setLevel.
+	ErrModern = errors.New("mcp: not part of the 2026-07-28 protocol (modern connection)")
+	// ErrResultType is returned when a modern result has a resultType this
+	// client does not know (a result it must treat as invalid).
+	ErrResultType = errors.New("mcp: unknown resultType")
+)
+
+// InputRequiredError is returned by a call to a modern server that
+// answered with an input-required result (SEP-2322, multi round-trip
+// requests): the server needs answers from the client (elicitation,
+// sampling, roots) before it can complete tools/call, prompts/get or
+// resources/read. The client does not yet answer these itself; a caller
+// may fulfil Result.InputRequests and repeat the call with InputResponses
+// and Result.RequestState set in its params.
+type InputRequiredError struct {
+	// Method is the request that was answered.
+	Method string
+	// Result is the decoded input-required result.
+	Result *mcp.InputRequiredResult
+	// Raw is the result exactly as received.
+	Raw jsontext.Value
+}
+
+func (e *InputRequiredError) Error() string {
+	n := 0
+	if e.Result != nil {
+		n = len(e.Result.InputRequests)
+	}
+	return fmt.Sprintf("mcp: %s: the server requires input from the client (resultType input_required, %d input request(s))", e.Method, n)
+}
+
+// prepareModern encodes what every modern request carries. The
+// capabilities are those of initialize, in their 2026-07-28 form (roots
+// without listChanged, which that revision removed).
+func (c *Client) prepareModern() error {
+	caps := c.caps
+	if caps.Roots != nil {
+		caps.Roots = &mcp.RootsCapability{}
+	}
+	var err error
+	if c.capsJSON, err = json.Marshal(caps); err != nil {
+		return fmt.Errorf("mcp: encoding the client capabilities: %w", err)
+	}
+	if c.infoJSON, err = json.Marshal(c.opts.Info); err != nil {
+		return fmt.Errorf("mcp: encoding Options.Info: %w", err)
+	}
+	switch {
+	case c.opts.NoCache:
+	case c.opts.Cache != nil:
+		c.cache = c.opts.Cache
+	default:
+		c.cache = NewCache(nil)
+	}
+	return nil
+}
+
+// envelope returns a copy of meta with the modern per-request metadata:
+// protocolVersion, clientCapabilities, clientInfo and, when
+// SetLoggingLevel set one and meta has none, logLevel. Other keys
+// (progressToken…) are kept.
+func (c *Client) envelope(meta mcp.Meta, version string) mcp.Meta {
+	m := make(mcp.Meta, len(meta)+4)
+	maps.Copy(m, meta)
+	m[mcp.MetaKeyProtocolVersion] = version
+	m[mcp.MetaKeyClientCapabilities] = c.capsJSON
+	m[mcp.MetaKeyClientInfo] = c.infoJSON
+	c.mu.Lock()
+	level := c.logLevel
+	c.mu.Unlock()
+	if _, set := meta[mcp.MetaKeyLogLevel]; level != "" && !set {
+		m[mcp.MetaKeyLogLevel] = level
+	}
+	return m
+}
+
+// callModern sends a modern request: the envelope goes into *meta (a copy
+// the caller owns; the caller's own params are never touched), and a
+// -32022 answer naming a revision this client speaks is retried once in
+// that revision, which later requests then use too.
+func (c *Client) callModern(ctx context.Context, method string, params any, meta *mcp.Meta, result any) error {
+	orig := *meta
+	c.mu.Lock()
+	version := c.version
+	c.mu.Unlock()
+	retried := false
+	for {
+		*meta = c.envelope(orig, version)
+		err := c.exchange(ctx, method, params, result)
+		// The MRTR driver (SEP-2322, a later issue) goes here: on an
+		// *InputRequiredError, answer Result.InputRequests with the
+		// registered handlers and repeat the request (a new id) with
+		// InputResponses and the exact RequestState, never caching it.
+		if err == nil || retried {
+			return err
+		}
+		v, ok := retryVersion(err)
+		if !ok {
+			return err
+		}
+		retried = true
+		c.log.Debug("mcp: the server refused the protocol version; retrying", "method", method, "from", version, "to", v)
+		version = v
+		c.mu.Lock()
+		c.version = v
+		c.mu.Unlock()
+	}
+}
+
+// retryVersion reads a -32022 error: the revision to retry with.
+func retryVersion(err error) (string, bool) {
+	e, ok := jsonrpc.AsError(err)
+	if !ok || e.Code != mcp.CodeUnsupportedProtocolVersion || len(e.Data) == 0 {
+		return "", false
+	}
+	var data mcp.UnsupportedProtocolVersionData
+	if json.Unmarshal(e.Data, &data) != nil {
+		return "", false
+	}
+	return pickVersion(data.Supported)
+}
+
+// exchange sends one modern request and reads its result: resultType
+// absent or "complete" is decoded into result (a pointer, nil to discard,
+// or *jsontext.Value for the raw JSON); "input_required" is an
+// *InputRequiredError; anything else is ErrResultType.
+func (c *Client) exchange(ctx context.Context, method string, params, result any) error {
+	var raw jsontext.Value
+	if err := c.conn.Call(ctx, method, params, &raw); err != nil {
+		return err
+	}
+	return complete(method, raw, result)
+}
+
+func complete(method string, raw jsontext.Value, result any) error {
+	rt, err := mcp.PeekResultType(raw)
+	if err != nil {
+		return fmt.Errorf("mcp: %s: the result is not a JSON object: %w", method, err)
+	}
+	switch {
+	case rt.IsComplete():
+	case rt == mcp.ResultInputRequired && mcp.IsMRTRMethod(method):
+		ir := &InputRequiredError{Method: method, Raw: raw, Result: new(mcp.InputRequiredResult)}
+		if err := json.Unmarshal(raw, ir.Result); err != nil {
+			return fmt.Errorf("mcp: %s: decoding the input_required result: %w", method, err)
+		}
+		return ir
+	default:
+		return fmt.Errorf("%w %q in the result of %s", ErrResultType, rt, method)
+	}
+	switch r := result.(type) {
+	case nil:
+		return nil
+	case *jsontext.Value:
+		*r = raw
+		return nil
+	}
+	if err := json.Unmarshal(raw, result); err != nil {
+		return fmt.Errorf("mcp: %s: decoding the result: %w", method, err)
+	}
+	return nil
+}

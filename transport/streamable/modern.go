@@ -1,0 +1,190 @@
+package streamable
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// SEP-2243 request metadata headers of the 2026-07-28 transport.
+const (
+	headerMethod = "Mcp-Method"
+	headerName   = "Mcp-Name"
+)
+
+// modernRequest is what the Conn knows of a request that carries a
+// 2026-07-28 envelope (params._meta["io.modelcontextprotocol/protocolVersion"]):
+// such a request is sent without session headers, with the request
+// metadata headers, and its stream is never resumed; closing the stream
+// cancels it.
+type modernRequest struct {
+	version string // the envelope's revision, sent as MCP-Protocol-Version
+	name    string // Mcp-Name: params.name (tools/call, prompts/get) or params.uri (resources/read)
+	hasName bool
+}
+
+// protocolVersionKey appears in every modern envelope; its absence is a
+// cheap proof that a message is legacy.
+var protocolVersionKey = []byte(mcp.MetaKeyProtocolVersion)
+
+// modernOf returns the modern envelope of request m, or nil when it has
+// none (legacy traffic, notifications, responses).
+func modernOf(m *jsonrpc.Message) *modernRequest {
+	if !m.IsRequest() || m.Params.Kind() != '{' || !bytes.Contains(m.Params, protocolVersionKey) {
+		return nil
+	}
+	var p struct {
+		Meta struct {
+			Version jsontext.Value `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+		Name jsontext.Value `json:"name"`
+		URI  jsontext.Value `json:"uri"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return nil
+	}
+	r := &modernRequest{}
+	if p.Meta.Version.Kind() != '"' || json.Unmarshal(p.Meta.Version, &r.version) != nil || r.version == "" {
+		return nil
+	}
+	var src jsontext.Value
+	switch m.Method {
+	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
+		src = p.Name
+	case mcp.MethodResourcesRead:
+		src = p.URI
+	}
+	if src.Kind() == '"' && json.Unmarshal(src, &r.name) == nil {
+		r.hasName = true
+	}
+	return r
+}
+
+// setModernHeaders puts the request metadata headers of a modern request
+// on req: MCP-Protocol-Version (the envelope's revision), Mcp-Method and,
+// for tools/call, prompts/get and resources/read, Mcp-Name.
+func setModernHeaders(req *http.Request, m *jsonrpc.Message, mr *modernRequest) {
+	req.Header.Set(headerProtocolVersion, mr.version)
+	req.Header.Set(headerMethod, m.Method)
+	if mr.hasName {
+		req.Header.Set(headerName, EncodeHeaderValue(mr.name))
+	}
+}
+
+// addContextHeaders adds the headers attached to ctx with
+// transport.WithHeader, each value encoded with EncodeHeaderValue.
+func addContextHeaders(req *http.Request, ctx context.Context) {
+	for _, h := range transport.HeadersFrom(ctx) {
+		req.Header.Add(h.Name, EncodeHeaderValue(h.Value))
+	}
+}
+
+// Markers of the SEP-2243 base64 form of a header value.
+const (
+	base64Prefix = "=?base64?"
+	base64Suffix = "?="
+)
+
+// EncodeHeaderValue returns the text s as the value of an MCP request
+// metadata header (SEP-2243: Mcp-Name, Mcp-Param-*): s itself when every
+// byte is visible ASCII or an inner space, with no leading or trailing
+// space, and s does not look like an encoded value; otherwise
+// "=?base64?{standard base64 of s's UTF-8 bytes}?=". The empty string is
+// sent as is.
+func EncodeHeaderValue(s string) string {
+	if plainHeaderValue(s) {
+		return s
+	}
+	return base64Prefix + base64.StdEncoding.EncodeToString([]byte(s)) + base64Suffix
+}
+
+func plainHeaderValue(s string) bool {
+	if s == "" {
+		return true
+	}
+	if s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	// A value that looks like the encoded form must be encoded itself, or
+	// the server would decode it. Compared without regard to case, to be
+	// safe with servers that are lenient there.
+	looksEncoded := len(s) >= len(base64Prefix)+len(base64Suffix) &&
+		strings.EqualFold(s[:len(base64Prefix)], base64Prefix) && strings.HasSuffix(s, base64Suffix)
+	return !looksEncoded
+}
+
+// modernStream is what postStream needs of a modern request's stream: the
+// call's context, whose end cancels the request (stop detaches that), and
+// the POST's own context.
+type modernStream struct {
+	call context.Context
+	req  context.Context
+	stop func() bool
+}
+
+// cancelled reports whether the stream was closed on the client's behalf:
+// the call's context ended, or notifications/cancelled named the request.
+func (ms *modernStream) cancelled() bool {
+	return ms.call.Err() != nil || errors.Is(context.Cause(ms.req), errCancelled)
+}
+
+// errCancelled is the cause of a modern request's POST closed because the
+// client sent notifications/cancelled for it.
+var errCancelled = errors.New("streamable: request cancelled by the client")
+
+func (c *Conn) trackModern(id jsonrpc.ID, cancel context.CancelCauseFunc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.modern == nil {
+		c.modern = make(map[jsonrpc.ID]context.CancelCauseFunc)
+	}
+	c.modern[id] = cancel
+}
+
+func (c *Conn) untrackModern(id jsonrpc.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.modern, id)
+}
+
+// cancelModern handles notifications/cancelled on the 2026-07-28 wire,
+// where an HTTP client sends no notifications and cancels a request by
+// closing its stream (SEP-2575). When the notification names a modern
+// request in flight, the Conn closes that request's POST, and reports
+// true: the notification is not sent. It also reports true, without
+// sending anything, while no legacy session was begun (no initialize was
+// sent): only modern requests can be in flight then (or finished, when
+// the cancellation raced their answer). Otherwise (legacy traffic) it
+// reports false and the notification is POSTed as usual.
+func (c *Conn) cancelModern(m *jsonrpc.Message) bool {
+	var p struct {
+		RequestID jsonrpc.ID `json:"requestId"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil || !p.RequestID.IsValid() {
+		return false
+	}
+	c.mu.Lock()
+	cancel, inFlight := c.modern[p.RequestID]
+	sawInit := c.sawInit
+	c.mu.Unlock()
+	if inFlight {
+		cancel(errCancelled)
+		return true
+	}
+	return !sawInit
+}
