@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -30,15 +28,21 @@ func (s *Server) SetCompletionHandler(h CompletionHandler) {
 	s.mu.Unlock()
 }
 
-func complete(ctx context.Context, s *Server, req *Request, raw jsontext.Value) (any, error) {
+func complete(ctx context.Context, s *Server, req *Request, wp *wireParams) (any, error) {
 	s.mu.Lock()
 	h := s.completion
 	s.mu.Unlock()
 	if h == nil {
 		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s (no completion handler)", mcp.MethodCompletionComplete)
 	}
-	var p mcp.CompleteParams
-	if err := decodeParams(raw, &p); err != nil {
+	p := mcp.CompleteParams{Meta: wp.Meta}
+	if err := decodeMember("ref", wp.Ref, &p.Ref); err != nil {
+		return nil, err
+	}
+	if err := decodeMember("argument", wp.Argument, &p.Argument); err != nil {
+		return nil, err
+	}
+	if err := decodeMember("context", wp.Context, &p.Context); err != nil {
 		return nil, err
 	}
 	req.meta = p.Meta
@@ -76,12 +80,12 @@ func complete(ctx context.Context, s *Server, req *Request, raw jsontext.Value) 
 	return res, nil
 }
 
-func setLevel(_ context.Context, s *Server, req *Request, raw jsontext.Value) (any, error) {
+func setLevel(_ context.Context, s *Server, req *Request, wp *wireParams) (any, error) {
 	if !s.opts.Logging {
 		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s (logging is not enabled)", mcp.MethodLoggingSetLevel)
 	}
 	var p mcp.SetLevelParams
-	if err := decodeParams(raw, &p); err != nil {
+	if err := decodeMember("level", wp.Level, &p.Level); err != nil {
 		return nil, err
 	}
 	if !p.Level.Valid() {

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -12,7 +10,7 @@ import (
 // methodFunc serves one method: it decodes params once and calls the
 // registered handler. The same functions serve every era; what differs
 // per era is how the Request is built.
-type methodFunc func(ctx context.Context, s *Server, req *Request, params jsontext.Value) (any, error)
+type methodFunc func(ctx context.Context, s *Server, req *Request, wp *wireParams) (any, error)
 
 type method struct {
 	handle methodFunc
@@ -42,7 +40,7 @@ var methods = map[string]method{
 }
 
 // dispatch finds and runs the method for req.
-func (s *Server) dispatch(ctx context.Context, req *Request, name string, params jsontext.Value) (any, error) {
+func (s *Server) dispatch(ctx context.Context, req *Request, name string, params *wireParams) (any, error) {
 	m, ok := methods[name]
 	if !ok || !mcp.HasMethod(req.version, name) || (m.gate != nil && !m.gate(s)) {
 		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s", name)

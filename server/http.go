@@ -310,12 +310,21 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	// claim in the body, or a 2026 MCP-Protocol-Version header, selects
 	// the modern era (spec.md §3.3); everything else is legacy traffic.
 	if h.opts.Stateless || r.Header.Get(headerSessionID) == "" {
-		if env, claimed, eerr := liftEnvelope(msg.Params); claimed || mcp.IsModern(r.Header.Get(headerProtocolVersion)) {
-			h.postModern(w, r, msg, env, claimed, eerr)
+		wp := &wireParams{}
+		if msg.IsRequest() {
+			var err error
+			if wp, err = decodeWire(msg.Params); err != nil { // the one decode of params
+				e, _ := jsonrpc.AsError(err)
+				writeRPCError(w, http.StatusBadRequest, msg.ID, e)
+				return
+			}
+		}
+		if env, claimed, eerr := liftEnvelope(wp); claimed || mcp.IsModern(r.Header.Get(headerProtocolVersion)) {
+			h.postModern(w, r, msg, wp, env, claimed, eerr)
 			return
 		}
 		if h.opts.Stateless {
-			h.postStateless(w, r, msg)
+			h.postStateless(w, r, msg, wp)
 			return
 		}
 		if msg.IsRequest() && msg.Method == mcp.MethodInitialize {

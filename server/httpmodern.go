@@ -13,7 +13,7 @@ import (
 // postModern serves one 2026-07-28 POST: no session, the envelope and
 // the SEP-2243 headers checked first, in the order the conformance suite
 // expects, with the HTTP status the spec gives each error.
-func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, env *envelope, claimed bool, eerr *jsonrpc.Error) {
+func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, wp *wireParams, env *envelope, claimed bool, eerr *jsonrpc.Error) {
 	if !msg.IsRequest() {
 		// 2026 defines no client notification over HTTP (cancellation is
 		// closing the stream) and clients send no responses: accept and
@@ -54,7 +54,7 @@ func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, msg *js
 				st.pushFinal(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: handler for %s panicked", msg.Method)), http.StatusOK)
 			}
 		}()
-		result, err := h.srv.serveModern(ctx, env, msg, streamOutbound{st}, r.Header)
+		result, err := h.srv.serveModern(ctx, env, msg, wp, streamOutbound{st}, r.Header)
 		if err != nil {
 			e := toRPCError(err)
 			st.pushFinal(jsonrpc.EncodeError(msg.ID, e), modernErrorStatus(e))

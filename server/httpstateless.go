@@ -14,7 +14,7 @@ import (
 // postStateless serves one legacy POST without a session: initialize is
 // answered (and creates nothing), other requests run against the
 // registry with the capabilities of a client that declared none.
-func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
+func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, wp *wireParams) {
 	if !msg.IsRequest() {
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -33,7 +33,7 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, msg 
 	wg.Add(1)
 	go func() { // owned by this POST: waited for below
 		defer wg.Done()
-		result, err := h.srv.serveOne(ctx, version, msg, streamOutbound{st})
+		result, err := h.srv.serveOne(ctx, version, msg, wp, streamOutbound{st})
 		var out []byte
 		if err != nil {
 			out = jsonrpc.EncodeError(msg.ID, toRPCError(err))
@@ -48,7 +48,7 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, msg 
 }
 
 // serveOne answers one session-less request, recovering a handler panic.
-func (s *Server) serveOne(ctx context.Context, version string, msg *jsonrpc.Message, out outbound) (result any, err error) {
+func (s *Server) serveOne(ctx context.Context, version string, msg *jsonrpc.Message, wp *wireParams, out outbound) (result any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("mcp: handler panic", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
@@ -74,7 +74,7 @@ func (s *Server) serveOne(ctx context.Context, version string, msg *jsonrpc.Mess
 	}
 	req := &Request{srv: s, version: version, caps: &mcp.ClientCapabilities{}, out: out}
 	defer req.end()
-	return s.dispatch(ctx, req, msg.Method, msg.Params)
+	return s.dispatch(ctx, req, msg.Method, wp)
 }
 
 func toRPCError(err error) *jsonrpc.Error {

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -29,9 +27,9 @@ type listener struct {
 // subscription id, until the client ends the stream (HTTP: closes it;
 // stdio: notifications/cancelled) or the server shuts down, which ends it
 // with the listen result.
-func (s *Server) listen(ctx context.Context, req *Request, raw jsontext.Value) (any, error) {
+func (s *Server) listen(ctx context.Context, req *Request, wp *wireParams) (any, error) {
 	var p mcp.SubscriptionsListenParams
-	if err := decodeParams(raw, &p); err != nil {
+	if err := decodeMember("notifications", wp.Notifications, &p.Notifications); err != nil {
 		return nil, err
 	}
 	caps := s.Capabilities()

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"slices"
@@ -28,62 +27,60 @@ type envelope struct {
 	uri      string           // params.uri (resources/read), for Mcp-Name
 }
 
-// protocolVersionKey appears in every modern claim (unless written with
-// \u escapes, which no client does); its absence proves a request legacy.
-var protocolVersionKey = []byte("protocolVersion")
-
-// wireEnvelope is params._meta as the modern era defines it. Every other
-// member of params is skipped, not decoded.
-type wireEnvelope struct {
-	Meta *struct {
-		ProtocolVersion    jsontext.Value `json:"io.modelcontextprotocol/protocolVersion"`
-		ClientCapabilities jsontext.Value `json:"io.modelcontextprotocol/clientCapabilities"`
-		ClientInfo         jsontext.Value `json:"io.modelcontextprotocol/clientInfo"`
-		LogLevel           jsontext.Value `json:"io.modelcontextprotocol/logLevel"`
-	} `json:"_meta"`
-	Name jsontext.Value `json:"name"`
-	URI  jsontext.Value `json:"uri"`
+// metaValue returns the raw value of a _meta member decoded from the wire.
+func metaValue(m mcp.Meta, key string) (jsontext.Value, bool) {
+	v, ok := m[key]
+	if !ok {
+		return nil, false
+	}
+	raw, isRaw := v.(jsontext.Value)
+	if !isRaw {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, true
+		}
+		raw = b
+	}
+	return raw, true
 }
 
-// liftEnvelope reads the modern claim of a request. claimed is false when
-// params carry no protocolVersion claim: legacy traffic. A claim whose
-// envelope is malformed is an error (-32602), never a fallback to legacy;
-// a well-formed claim of a revision this server does not serve is -32022
-// (SEP-2575; a modern-style claim naming a legacy revision gets -32022 too).
-func liftEnvelope(params jsontext.Value) (env *envelope, claimed bool, err *jsonrpc.Error) {
-	if len(params) == 0 || params.Kind() != '{' || !bytes.Contains(params, protocolVersionKey) {
-		return nil, false, nil // the cheap test keeps legacy requests fast
-	}
-	var w wireEnvelope
-	if json.Unmarshal(params, &w) != nil || w.Meta == nil || w.Meta.ProtocolVersion == nil {
+// liftEnvelope reads the modern claim of a request from its params,
+// already decoded (decodeWire): the envelope's values are decoded here,
+// once, from the raw members of _meta. claimed is false when _meta has
+// no protocolVersion claim: legacy traffic. A claim whose envelope is
+// malformed is an error (-32602), never a fallback to legacy; a claim of
+// a revision this server does not serve is -32022 (SEP-2575; a
+// modern-style claim naming a legacy revision gets -32022 too), with
+// env.version still set for the header check.
+func liftEnvelope(wp *wireParams) (env *envelope, claimed bool, err *jsonrpc.Error) {
+	pv, ok := metaValue(wp.Meta, mcp.MetaKeyProtocolVersion)
+	if !ok {
 		return nil, false, nil
 	}
-	m := w.Meta
-	env = &envelope{}
-	if m.ProtocolVersion.Kind() != '"' || json.Unmarshal(m.ProtocolVersion, &env.version) != nil {
+	env = &envelope{name: wp.Name, uri: wp.URI}
+	if pv.Kind() != '"' || json.Unmarshal(pv, &env.version) != nil {
 		return nil, true, invalidEnvelope("io.modelcontextprotocol/protocolVersion must be a string")
 	}
-	if m.ClientCapabilities == nil {
+	caps, ok := metaValue(wp.Meta, mcp.MetaKeyClientCapabilities)
+	if !ok {
 		return nil, true, invalidEnvelope("_meta needs io.modelcontextprotocol/clientCapabilities")
 	}
-	if m.ClientCapabilities.Kind() != '{' || json.Unmarshal(m.ClientCapabilities, &env.caps) != nil {
+	if caps.Kind() != '{' || json.Unmarshal(caps, &env.caps) != nil {
 		return nil, true, invalidEnvelope("io.modelcontextprotocol/clientCapabilities must be a ClientCapabilities object")
 	}
-	if m.ClientInfo != nil && m.ClientInfo.Kind() != 'n' {
+	if info, ok := metaValue(wp.Meta, mcp.MetaKeyClientInfo); ok && info.Kind() != 'n' {
 		env.info = new(mcp.Implementation)
-		if m.ClientInfo.Kind() != '{' || json.Unmarshal(m.ClientInfo, env.info) != nil {
+		if info.Kind() != '{' || json.Unmarshal(info, env.info) != nil {
 			return nil, true, invalidEnvelope("io.modelcontextprotocol/clientInfo must be an Implementation object")
 		}
 	}
-	if m.LogLevel != nil {
-		if json.Unmarshal(m.LogLevel, &env.logLevel) != nil || !env.logLevel.Valid() {
+	if level, ok := metaValue(wp.Meta, mcp.MetaKeyLogLevel); ok {
+		if json.Unmarshal(level, &env.logLevel) != nil || !env.logLevel.Valid() {
 			return nil, true, invalidEnvelope("io.modelcontextprotocol/logLevel must be a logging level")
 		}
 	}
-	_ = json.Unmarshal(w.Name, &env.name)
-	_ = json.Unmarshal(w.URI, &env.uri)
 	if !slices.Contains(modernVersions, env.version) {
-		return env, true, unsupportedVersion(env.version) // env.version stays readable for the header check
+		return env, true, unsupportedVersion(env.version)
 	}
 	return env, true, nil
 }
@@ -102,7 +99,7 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 // notifications (progress, logs, listen notifications).
 // header is the HTTP request's header (nil on stdio), for the
 // Mcp-Param-* checks of tools/call.
-func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Message, out outbound, header http.Header) (any, error) {
+func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Message, wp *wireParams, out outbound, header http.Header) (any, error) {
 	req := &Request{srv: s, id: msg.ID, version: env.version, caps: &env.caps, info: env.info, out: cancelGuard{ctx, out}, modern: true, logLevel: env.logLevel, header: header}
 	defer req.end()
 	var (
@@ -113,9 +110,9 @@ func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Me
 	case mcp.MethodServerDiscover:
 		result = s.discover()
 	case mcp.MethodSubscriptionsListen:
-		result, err = s.listen(ctx, req, msg.Params)
+		result, err = s.listen(ctx, req, wp)
 	default:
-		result, err = s.dispatch(ctx, req, msg.Method, msg.Params)
+		result, err = s.dispatch(ctx, req, msg.Method, wp)
 	}
 	if err != nil {
 		return nil, err

@@ -505,14 +505,18 @@ func BenchmarkModernToolsCallNoNet(b *testing.B) {
 		if derr != nil {
 			b.Fatal(derr)
 		}
-		env, claimed, eerr := liftEnvelope(msg.Params)
+		wp, err := decodeWire(msg.Params)
+		if err != nil {
+			b.Fatal(err)
+		}
+		env, claimed, eerr := liftEnvelope(wp)
 		if !claimed || eerr != nil {
 			b.Fatal(claimed, eerr)
 		}
 		if e := checkStandardHeaders(hdr, msg.Method, env); e != nil {
 			b.Fatal(e)
 		}
-		res, err := s.serveModern(ctx, env, msg, nopOutbound{}, hdr)
+		res, err := s.serveModern(ctx, env, msg, wp, nopOutbound{}, hdr)
 		if err != nil {
 			b.Fatal(err)
 		}

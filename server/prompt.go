@@ -52,12 +52,8 @@ func (s *Server) RemovePrompts(names ...string) {
 	}
 }
 
-func listPrompts(_ context.Context, s *Server, _ *Request, raw jsontext.Value) (any, error) {
-	var p mcp.ListPromptsParams
-	if err := decodeParams(raw, &p); err != nil {
-		return nil, err
-	}
-	entries, next, err := s.prompts.page(p.Cursor, s.pageSize())
+func listPrompts(_ context.Context, s *Server, _ *Request, wp *wireParams) (any, error) {
+	entries, next, err := s.prompts.page(wp.Cursor, s.pageSize())
 	if err != nil {
 		return nil, err
 	}
@@ -68,9 +64,9 @@ func listPrompts(_ context.Context, s *Server, _ *Request, raw jsontext.Value) (
 	return res, nil
 }
 
-func getPrompt(ctx context.Context, s *Server, req *Request, raw jsontext.Value) (any, error) {
-	var p mcp.GetPromptParams
-	if err := decodeParams(raw, &p); err != nil {
+func getPrompt(ctx context.Context, s *Server, req *Request, wp *wireParams) (any, error) {
+	p := mcp.GetPromptParams{Meta: wp.Meta, Name: wp.Name}
+	if err := decodeMember("arguments", wp.Arguments, &p.Arguments); err != nil {
 		return nil, err
 	}
 	req.meta = p.Meta
@@ -78,7 +74,7 @@ func getPrompt(ctx context.Context, s *Server, req *Request, raw jsontext.Value)
 	if !ok {
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown prompt %q", p.Name)
 	}
-	if err := s.prepareInput(ctx, req, mrtrCall{method: mcp.MethodPromptsGet, target: p.Name, args: promptArgs(p.Arguments)}, p.InputResponses, p.RequestState); err != nil {
+	if err := s.prepareInput(ctx, req, mrtrCall{method: mcp.MethodPromptsGet, target: p.Name, args: promptArgs(p.Arguments)}, wp.InputResponses, wp.RequestState); err != nil {
 		return nil, err
 	}
 	for _, name := range e.required {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -87,12 +86,8 @@ func (s *Server) ResourceUpdated(uri string) {
 		func(ss *Session) bool { return ss.isSubscribed(uri) })
 }
 
-func listResources(_ context.Context, s *Server, _ *Request, raw jsontext.Value) (any, error) {
-	var p mcp.ListResourcesParams
-	if err := decodeParams(raw, &p); err != nil {
-		return nil, err
-	}
-	entries, next, err := s.resources.page(p.Cursor, s.pageSize())
+func listResources(_ context.Context, s *Server, _ *Request, wp *wireParams) (any, error) {
+	entries, next, err := s.resources.page(wp.Cursor, s.pageSize())
 	if err != nil {
 		return nil, err
 	}
@@ -103,12 +98,8 @@ func listResources(_ context.Context, s *Server, _ *Request, raw jsontext.Value)
 	return res, nil
 }
 
-func listResourceTemplates(_ context.Context, s *Server, _ *Request, raw jsontext.Value) (any, error) {
-	var p mcp.ListResourceTemplatesParams
-	if err := decodeParams(raw, &p); err != nil {
-		return nil, err
-	}
-	entries, next, err := s.templates.page(p.Cursor, s.pageSize())
+func listResourceTemplates(_ context.Context, s *Server, _ *Request, wp *wireParams) (any, error) {
+	entries, next, err := s.templates.page(wp.Cursor, s.pageSize())
 	if err != nil {
 		return nil, err
 	}
@@ -119,16 +110,13 @@ func listResourceTemplates(_ context.Context, s *Server, _ *Request, raw jsontex
 	return res, nil
 }
 
-func readResource(ctx context.Context, s *Server, req *Request, raw jsontext.Value) (any, error) {
-	var p mcp.ReadResourceParams
-	if err := decodeParams(raw, &p); err != nil {
-		return nil, err
-	}
+func readResource(ctx context.Context, s *Server, req *Request, wp *wireParams) (any, error) {
+	p := mcp.ReadResourceParams{Meta: wp.Meta, URI: wp.URI}
 	req.meta = p.Meta
 	if p.URI == "" {
 		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, `Invalid params: resources/read needs "uri"`)
 	}
-	if err := s.prepareInput(ctx, req, mrtrCall{method: mcp.MethodResourcesRead, target: p.URI}, p.InputResponses, p.RequestState); err != nil {
+	if err := s.prepareInput(ctx, req, mrtrCall{method: mcp.MethodResourcesRead, target: p.URI}, wp.InputResponses, wp.RequestState); err != nil {
 		return nil, err
 	}
 	rr := &ReadResourceRequest{Request: req, Params: &p}
@@ -177,11 +165,8 @@ func notFound(version, uri string) *jsonrpc.Error {
 	return jsonrpc.Errorf(code, "Resource not found: %s", uri).WithData(map[string]string{"uri": uri})
 }
 
-func subscribe(_ context.Context, _ *Server, req *Request, raw jsontext.Value) (any, error) {
-	var p mcp.SubscribeParams
-	if err := decodeParams(raw, &p); err != nil {
-		return nil, err
-	}
+func subscribe(_ context.Context, _ *Server, req *Request, wp *wireParams) (any, error) {
+	p := mcp.SubscribeParams{Meta: wp.Meta, URI: wp.URI}
 	if p.URI == "" {
 		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, `Invalid params: resources/subscribe needs "uri"`)
 	}
@@ -193,11 +178,8 @@ func subscribe(_ context.Context, _ *Server, req *Request, raw jsontext.Value) (
 	return struct{}{}, nil
 }
 
-func unsubscribe(_ context.Context, _ *Server, req *Request, raw jsontext.Value) (any, error) {
-	var p mcp.UnsubscribeParams
-	if err := decodeParams(raw, &p); err != nil {
-		return nil, err
-	}
+func unsubscribe(_ context.Context, _ *Server, req *Request, wp *wireParams) (any, error) {
+	p := mcp.UnsubscribeParams{Meta: wp.Meta, URI: wp.URI}
 	ss := req.session
 	ss.mu.Lock()
 	delete(ss.subscribed, p.URI)

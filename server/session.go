@@ -141,17 +141,18 @@ func (ss *Session) HandleNotification(_ context.Context, n *jsonrpc.Message) {
 // HandleRequest implements jsonrpc.Handler: the legacy lifecycle first,
 // then the method table.
 func (ss *Session) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error) {
-	if err := paramsObject(msg.Params); err != nil {
+	wp, err := decodeWire(msg.Params) // the one decode of params
+	if err != nil {
 		return nil, err
 	}
 	// A request with a modern envelope is served statelessly, whatever
 	// the process has seen before (one stdio process serves both eras).
-	env, claimed, eerr := liftEnvelope(msg.Params)
+	env, claimed, eerr := liftEnvelope(wp)
 	if eerr != nil {
 		return nil, eerr
 	}
 	if claimed {
-		return ss.srv.serveModern(ctx, env, msg, ss, nil)
+		return ss.srv.serveModern(ctx, env, msg, wp, ss, nil)
 	}
 	switch msg.Method {
 	case mcp.MethodInitialize:
@@ -167,7 +168,7 @@ func (ss *Session) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 	}
 	req := &Request{srv: ss.srv, session: ss, id: msg.ID, version: version, caps: &caps, info: &info, out: ss}
 	defer req.end()
-	return ss.srv.dispatch(ctx, req, msg.Method, msg.Params)
+	return ss.srv.dispatch(ctx, req, msg.Method, wp)
 }
 
 // initialize negotiates the revision (spec lifecycle: echo a supported

@@ -89,7 +89,7 @@ func (s *Server) inputRequired(ctx context.Context, req *Request, in *Input) (an
 // and its raw state. Legs go one at a time, in the order the handler
 // added them: a person answers one question at a time, and a failure
 // stops the round before anything else is asked.
-func (s *Server) shim(ctx context.Context, req *Request, m method, params jsontext.Value, in *Input) (any, error) {
+func (s *Server) shim(ctx context.Context, req *Request, m method, params *wireParams, in *Input) (any, error) {
 	if req.session == nil || s.opts.DisableLegacyShim {
 		return nil, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: input_required results require the 2026-07-28 stateless lifecycle (SEP-2322); this legacy request has no session to ask the client through")
 	}

@@ -176,12 +176,8 @@ func (s *Server) RemoveTools(names ...string) {
 	}
 }
 
-func listTools(_ context.Context, s *Server, req *Request, raw jsontext.Value) (any, error) {
-	var p mcp.ListToolsParams
-	if err := decodeParams(raw, &p); err != nil {
-		return nil, err
-	}
-	entries, next, err := s.tools.page(p.Cursor, s.pageSize())
+func listTools(_ context.Context, s *Server, req *Request, wp *wireParams) (any, error) {
+	entries, next, err := s.tools.page(wp.Cursor, s.pageSize())
 	if err != nil {
 		return nil, err
 	}
@@ -192,9 +188,9 @@ func listTools(_ context.Context, s *Server, req *Request, raw jsontext.Value) (
 	return res, nil
 }
 
-func callTool(ctx context.Context, s *Server, req *Request, raw jsontext.Value) (any, error) {
-	var p mcp.CallToolParams
-	if err := decodeParams(raw, &p); err != nil {
+func callTool(ctx context.Context, s *Server, req *Request, wp *wireParams) (any, error) {
+	p := mcp.CallToolParams{Meta: wp.Meta, Name: wp.Name, Arguments: wp.Arguments}
+	if err := decodeMember("task", wp.Task, &p.Task); err != nil {
 		return nil, err
 	}
 	req.meta = p.Meta
@@ -202,7 +198,7 @@ func callTool(ctx context.Context, s *Server, req *Request, raw jsontext.Value) 
 	if !ok {
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown tool %q", p.Name)
 	}
-	if err := s.prepareInput(ctx, req, mrtrCall{method: mcp.MethodToolsCall, target: p.Name, args: p.Arguments}, p.InputResponses, p.RequestState); err != nil {
+	if err := s.prepareInput(ctx, req, mrtrCall{method: mcp.MethodToolsCall, target: p.Name, args: p.Arguments}, wp.InputResponses, wp.RequestState); err != nil {
 		return nil, err
 	}
 	if req.header != nil && len(e.headers) > 0 {
