@@ -195,7 +195,8 @@ func cursorKey(cursor *string) string {
 // result is decoded into result without asking the server; a complete
 // result from the server is kept for its ttlMs. key is the result-affecting
 // part of the params; use false skips the cache (legacy connections, MRTR
-// retries).
+// retries the caller makes itself); a result the driver needed retries
+// for is not kept.
 func (c *Client) cachedCall(ctx context.Context, method, key string, use bool, params any, meta *mcp.Meta, result any) error {
 	if !use || c.cache == nil || c.era != EraModern {
 		return c.call(ctx, method, params, meta, result)
@@ -206,9 +207,12 @@ func (c *Client) cachedCall(ctx context.Context, method, key string, use bool, p
 	}
 	gen := c.cache.generation(method)
 	var raw jsontext.Value
-	if err := c.call(ctx, method, params, meta, &raw); err != nil {
+	retries, err := c.send(ctx, method, params, meta, &raw)
+	if err != nil {
 		return err
 	}
-	c.cache.put(c, k, gen, raw)
+	if retries == 0 { // the answer to a retry is never kept (SEP-2322)
+		c.cache.put(c, k, gen, raw)
+	}
 	return json.Unmarshal(raw, result)
 }

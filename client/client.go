@@ -69,7 +69,9 @@ type Options struct {
 	Logger *slog.Logger
 	// CallTimeout bounds each request whose context has no deadline,
 	// except subscriptions/listen (Listen), which lasts as long as its
-	// context. Zero: only the caller's context bounds it.
+	// context. A call the multi round-trip driver repeats is several
+	// requests: each is bounded, the handlers' time between them is not.
+	// Zero: only the caller's context bounds it.
 	CallTimeout time.Duration
 	// Cache keeps the cacheable results of a modern server (tools/list,
 	// prompts/list, resources/list, resources/templates/list and
@@ -103,6 +105,36 @@ type Options struct {
 	// Roots answers roots/list and declares roots (with listChanged:
 	// call RootsChanged when they change).
 	Roots RootsHandler
+
+	// ManualInput turns off the multi round-trip driver (SEP-2322). By
+	// default, when a modern server answers tools/call, prompts/get or
+	// resources/read with an input-required result and at least one of
+	// Elicitation, Sampling and Roots is set, the client answers the
+	// result's input requests with those same handlers (the ones that
+	// answer a legacy server's requests; SEP-1034 defaults included) and
+	// repeats the call itself: a new request with a new JSON-RPC id, the
+	// original params and _meta with a fresh envelope, this round's
+	// answers as inputResponses and the server's requestState byte for
+	// byte (none when the server sent none); a result with a requestState
+	// and no input requests is repeated after a pause of 50 ms, doubling
+	// up to 250 ms. The input requests of one round are answered one at
+	// a time, in the order the server listed them (as the legacy shim of
+	// this module's server asks them): a person sees one question at a
+	// time, and a handler error ends the call with that error before the
+	// next one is asked. Every input request is checked before any is
+	// asked: one this client has no handler for ends the call with an
+	// *InputRequiredError wrapping ErrNoInputHandler.
+	//
+	// With ManualInput set (or no handler registered) the call returns
+	// the *InputRequiredError instead, carrying the input requests, the
+	// requestState and the raw result; repeat it with InputResponses and
+	// RequestState set in the params. The capabilities a request declares
+	// still come from the registered handlers.
+	ManualInput bool
+	// MaxInputRounds bounds how many times the driver repeats one call;
+	// past it the call fails with an *InputRequiredError wrapping
+	// ErrTooManyInputRounds. Zero or less: DefaultMaxInputRounds (10).
+	MaxInputRounds int
 
 	// Notification handlers. They run one at a time, in arrival order, on
 	// a goroutine the client owns; they may call the client.
@@ -364,9 +396,17 @@ func (c *Client) Done() <-chan struct{} { return c.conn.Done() }
 
 // call sends a request, attaching a progress token when ctx carries a
 // progress function (see WithProgress). On a modern connection the
-// request carries the envelope and its result is checked (callModern).
-// meta points at the Meta of params, a copy the caller owns.
+// request carries the envelope, its result is checked, and an
+// input-required result is answered (callModern). meta points at the
+// Meta of params, a copy the caller owns.
 func (c *Client) call(ctx context.Context, method string, params any, meta *mcp.Meta, result any) error {
+	_, err := c.send(ctx, method, params, meta, result)
+	return err
+}
+
+// send is call, reporting how many times the multi round-trip driver
+// repeated the request.
+func (c *Client) send(ctx context.Context, method string, params any, meta *mcp.Meta, result any) (int, error) {
 	if fn := progressFunc(ctx); fn != nil && meta != nil {
 		token := mcp.StringID(randToken())
 		m := make(mcp.Meta, len(*meta)+1)
@@ -378,12 +418,12 @@ func (c *Client) call(ctx context.Context, method string, params any, meta *mcp.
 		c.progress.Store(token, fn)
 		defer c.progress.Delete(token)
 	}
-	ctx, cancel := c.withTimeout(ctx, method)
-	defer cancel()
 	if c.era == EraModern {
 		return c.callModern(ctx, method, params, meta, result)
 	}
-	return c.conn.Call(ctx, method, params, result)
+	ctx, cancel := c.withTimeout(ctx, method)
+	defer cancel()
+	return 0, c.conn.Call(ctx, method, params, result)
 }
 
 // withTimeout applies Options.CallTimeout to a context without a

@@ -11,10 +11,12 @@
 // request's _meta) when the server answers as a modern server, and the
 // legacy era (initialize, 2025-11-25 and older) otherwise;
 // Options.ProtocolVersion pins either. On a modern connection the client
-// also checks each result's resultType (an input-required result is an
-// *InputRequiredError: answering it automatically is a later issue),
-// retries once on -32022 in a revision the server names, caches
-// cacheable results for their ttlMs (Cache), validates the x-mcp-header
+// also checks each result's resultType and answers input-required
+// results (SEP-2322, multi round-trip requests) with the same Elicitation,
+// Sampling and Roots handlers that answer a legacy server's requests,
+// repeating the call with the answers (see Options.ManualInput for the
+// manual path and InputRequiredError), retries once on -32022 in a
+// revision the server names, caches cacheable results for their ttlMs (Cache), validates the x-mcp-header
 // annotations of listed tools and mirrors annotated arguments into
 // Mcp-Param-* headers (through transport.WithHeader), and opens change
 // subscriptions with Listen (subscriptions/listen).

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -34,16 +35,12 @@ func (h *handler) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any,
 		if err := decode(msg.Params, &p); err != nil {
 			return nil, err
 		}
-		if p.EffectiveMode() == mcp.ElicitModeURL && !c.caps.Elicitation.SupportsURL() {
+		if !c.canElicit(&p) {
 			return nil, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: this client did not declare URL-mode elicitation")
 		}
-		res, err := c.opts.Elicitation(ctx, &p)
+		res, err := c.elicit(ctx, &p)
 		if err != nil {
 			return nil, internal(msg.Method, err)
-		}
-		if c.opts.ElicitationDefaults && res != nil && res.Action == mcp.ElicitActionAccept && p.EffectiveMode() == mcp.ElicitModeForm {
-			// SEP-1034: omitted fields take the schema's defaults.
-			res.Content = ApplyElicitationDefaults(p.RequestedSchema, res.Content)
 		}
 		return res, nil
 	case mcp.MethodSamplingCreateMessage:
@@ -57,10 +54,10 @@ func (h *handler) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any,
 		if err := decode(msg.Params, &p); err != nil {
 			return nil, err
 		}
-		if (len(p.Tools) > 0 || p.ToolChoice != nil) && !c.opts.SamplingTools {
+		if !c.canSample(&p) {
 			return nil, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: this client did not declare sampling.tools")
 		}
-		res, err := c.opts.Sampling(ctx, &p)
+		res, err := c.sample(ctx, &p)
 		if err != nil {
 			return nil, internal(msg.Method, err)
 		}
@@ -72,16 +69,69 @@ func (h *handler) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any,
 		if err := c.associated(msg.Method); err != nil {
 			return nil, err
 		}
-		res, err := c.opts.Roots(ctx)
+		res, err := c.listRoots(ctx)
 		if err != nil {
 			return nil, internal(msg.Method, err)
-		}
-		if res.Roots == nil {
-			res.Roots = []mcp.Root{}
 		}
 		return res, nil
 	}
 	return nil, methodNotFound(msg.Method)
+}
+
+// The answers to the server's elicitation, sampling and roots requests.
+// The same code serves a legacy server→client request (HandleRequest)
+// and an input request embedded in a modern input-required result (the
+// MRTR driver): one set of handlers for both eras.
+
+// canElicit reports whether the client declared the mode p asks in.
+func (c *Client) canElicit(p *mcp.ElicitParams) bool {
+	return p.EffectiveMode() != mcp.ElicitModeURL || c.caps.Elicitation.SupportsURL()
+}
+
+// canSample reports whether the client declared what p needs (tool use).
+func (c *Client) canSample(p *mcp.CreateMessageParams) bool {
+	return (len(p.Tools) == 0 && p.ToolChoice == nil) || c.opts.SamplingTools
+}
+
+// elicit asks Options.Elicitation, then fills an accepted form's omitted
+// fields with the schema's defaults when ElicitationDefaults is set
+// (SEP-1034).
+func (c *Client) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	res, err := c.opts.Elicitation(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, errors.New("the elicitation handler returned no result")
+	}
+	if c.opts.ElicitationDefaults && res.Action == mcp.ElicitActionAccept && p.EffectiveMode() == mcp.ElicitModeForm {
+		res.Content = ApplyElicitationDefaults(p.RequestedSchema, res.Content)
+	}
+	return res, nil
+}
+
+// sample asks Options.Sampling.
+func (c *Client) sample(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	res, err := c.opts.Sampling(ctx, p)
+	if err == nil && res == nil {
+		err = errors.New("the sampling handler returned no result")
+	}
+	return res, err
+}
+
+// listRoots asks Options.Roots; no roots is an empty list.
+func (c *Client) listRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
+	res, err := c.opts.Roots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, errors.New("the roots handler returned no result")
+	}
+	if res.Roots == nil {
+		res.Roots = []mcp.Root{}
+	}
+	return res, nil
 }
 
 // associated enforces SEP-2260 from the client's side: elicitation,

@@ -61,6 +61,11 @@ func (c *Client) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 // dropped for invalid annotations is not called (ErrInvalidTool). When the
 // server answers -32020 (header mismatch), the client lists the tools
 // again, which refreshes the annotations, and retries once.
+//
+// A modern server may answer that it requires input first (SEP-2322): the
+// client answers with its handlers and repeats the call (see
+// Options.ManualInput), or returns an *InputRequiredError. For a manual
+// retry, set p.InputResponses and p.RequestState.
 func (c *Client) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	p = orNew(p)
 	var res mcp.CallToolResult
@@ -133,7 +138,8 @@ func (c *Client) Prompts(ctx context.Context) iter.Seq2[mcp.Prompt, error] {
 	})
 }
 
-// GetPrompt renders a prompt.
+// GetPrompt renders a prompt. A modern server's input-required answer is
+// handled as by CallTool.
 func (c *Client) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	p = orNew(p)
 	var res mcp.GetPromptResult
@@ -190,7 +196,9 @@ func (c *Client) ResourceTemplates(ctx context.Context) iter.Seq2[mcp.ResourceTe
 // ReadResource reads a resource. A missing resource is a *jsonrpc.Error
 // with code -32002 (legacy servers) or -32602; see IsResourceNotFound. On
 // a modern connection the result may come from the Cache (never for a
-// retry that carries InputResponses or RequestState).
+// retry that carries InputResponses or RequestState, nor one that took the
+// driver's retries). A modern server's input-required answer is handled
+// as by CallTool.
 func (c *Client) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	p = orNew(p)
 	var res mcp.ReadResourceResult

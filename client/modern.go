@@ -27,30 +27,6 @@ var (
 	ErrResultType = errors.New("mcp: unknown resultType")
 )
 
-// InputRequiredError is returned by a call to a modern server that
-// answered with an input-required result (SEP-2322, multi round-trip
-// requests): the server needs answers from the client (elicitation,
-// sampling, roots) before it can complete tools/call, prompts/get or
-// resources/read. The client does not yet answer these itself; a caller
-// may fulfil Result.InputRequests and repeat the call with InputResponses
-// and Result.RequestState set in its params.
-type InputRequiredError struct {
-	// Method is the request that was answered.
-	Method string
-	// Result is the decoded input-required result.
-	Result *mcp.InputRequiredResult
-	// Raw is the result exactly as received.
-	Raw jsontext.Value
-}
-
-func (e *InputRequiredError) Error() string {
-	n := 0
-	if e.Result != nil {
-		n = len(e.Result.InputRequests)
-	}
-	return fmt.Sprintf("mcp: %s: the server requires input from the client (resultType input_required, %d input request(s))", e.Method, n)
-}
-
 // prepareModern encodes what every modern request carries. The
 // capabilities are those of initialize, in their 2026-07-28 form (roots
 // without listChanged, which that revision removed).
@@ -95,11 +71,28 @@ func (c *Client) envelope(meta mcp.Meta, version string) mcp.Meta {
 	return m
 }
 
-// callModern sends a modern request: the envelope goes into *meta (a copy
-// the caller owns; the caller's own params are never touched), and a
-// -32022 answer naming a revision this client speaks is retried once in
-// that revision, which later requests then use too.
-func (c *Client) callModern(ctx context.Context, method string, params any, meta *mcp.Meta, result any) error {
+// callModern sends a modern request and, when the server answers that it
+// requires input (SEP-2322) and the driver is on, answers and repeats it
+// (drive). It returns how many times the request was repeated with
+// answers: a result that took a retry is never cached.
+func (c *Client) callModern(ctx context.Context, method string, params any, meta *mcp.Meta, result any) (int, error) {
+	callerMeta := *meta
+	err := c.leg(ctx, method, params, meta, result)
+	ir, ok := err.(*InputRequiredError)
+	if !ok || ir.err != nil || !c.driving() {
+		return 0, err
+	}
+	return c.drive(ctx, method, params, callerMeta, result, ir)
+}
+
+// leg sends one modern request: the envelope goes into *meta (a copy the
+// caller owns; the caller's own params are never touched), and a -32022
+// answer naming a revision this client speaks is retried once in that
+// revision, which later requests then use too. Options.CallTimeout bounds
+// each leg, not the time the input handlers take between legs.
+func (c *Client) leg(ctx context.Context, method string, params any, meta *mcp.Meta, result any) error {
+	ctx, cancel := c.withTimeout(ctx, method)
+	defer cancel()
 	orig := *meta
 	c.mu.Lock()
 	version := c.version
@@ -108,10 +101,6 @@ func (c *Client) callModern(ctx context.Context, method string, params any, meta
 	for {
 		*meta = c.envelope(orig, version)
 		err := c.exchange(ctx, method, params, result)
-		// The MRTR driver (SEP-2322, a later issue) goes here: on an
-		// *InputRequiredError, answer Result.InputRequests with the
-		// registered handlers and repeat the request (a new id) with
-		// InputResponses and the exact RequestState, never caching it.
 		if err == nil || retried {
 			return err
 		}
@@ -144,8 +133,16 @@ func retryVersion(err error) (string, bool) {
 // exchange sends one modern request and reads its result: resultType
 // absent or "complete" is decoded into result (a pointer, nil to discard,
 // or *jsontext.Value for the raw JSON); "input_required" is an
-// *InputRequiredError; anything else is ErrResultType.
+// *InputRequiredError (wrapping ErrResultType for a method that may not
+// ask for input); anything else is ErrResultType.
 func (c *Client) exchange(ctx context.Context, method string, params, result any) error {
+	if r, ok := params.(*retryParams); ok {
+		p, err := r.encode()
+		if err != nil {
+			return fmt.Errorf("mcp: encoding %s params: %w", method, err)
+		}
+		params = p
+	}
 	var raw jsontext.Value
 	if err := c.conn.Call(ctx, method, params, &raw); err != nil {
 		return err
@@ -160,12 +157,8 @@ func complete(method string, raw jsontext.Value, result any) error {
 	}
 	switch {
 	case rt.IsComplete():
-	case rt == mcp.ResultInputRequired && mcp.IsMRTRMethod(method):
-		ir := &InputRequiredError{Method: method, Raw: raw, Result: new(mcp.InputRequiredResult)}
-		if err := json.Unmarshal(raw, ir.Result); err != nil {
-			return fmt.Errorf("mcp: %s: decoding the input_required result: %w", method, err)
-		}
-		return ir
+	case rt == mcp.ResultInputRequired:
+		return inputRequired(method, raw)
 	default:
 		return fmt.Errorf("%w %q in the result of %s", ErrResultType, rt, method)
 	}

@@ -206,8 +206,10 @@ func answer[T any](r *Request, key string, v *T) (*T, bool, error) {
 
 // checkResponses validates the shape of each answer the previous round
 // asked for (the keys and kinds come from the sealed state), drops
-// answers to keys nobody asked for (SEP-2322: ignore unknown keys; a
-// retry without requestState asked for nothing) and returns the rest.
+// answers to keys nobody asked for (SEP-2322: ignore unknown keys) and
+// returns the rest. Without a sealed state (answers sent up front) the
+// answers are passed on as objects, unchecked: the handler's typed
+// accessors decode them.
 func checkResponses(got mcp.InputResponses, asked map[string]string) (mcp.InputResponses, error) {
 	if len(got) == 0 {
 		return nil, nil
@@ -215,8 +217,8 @@ func checkResponses(got mcp.InputResponses, asked map[string]string) (mcp.InputR
 	out := make(mcp.InputResponses, len(got))
 	for key, raw := range got {
 		method, ok := asked[key]
-		if !ok {
-			continue // not asked (or no sealed state says what was): ignored
+		if asked != nil && !ok {
+			continue // not asked: ignored (SEP-2322)
 		}
 		if raw.Kind() != '{' {
 			return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: inputResponses[%q] must be an object", key)

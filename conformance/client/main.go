@@ -44,6 +44,7 @@ var scenarios = map[string]scenario{
 	"http-custom-headers":                 runCustomHeaders,
 	"http-invalid-tool-headers":           runInvalidToolHeaders,
 	"json-schema-ref-no-deref":            runRefNoDeref,
+	"sep-2322-client-request-state":       runMRTRRequestState,
 }
 
 func main() {

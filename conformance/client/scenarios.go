@@ -271,3 +271,32 @@ func runRefNoDeref(ctx context.Context, e *env) error {
 	}
 	return nil
 }
+
+// runMRTRRequestState calls the mock's multi round-trip tools (SEP-2322):
+// two answer input_required with an elicitation, one with and one
+// without a requestState; the client's driver accepts with the same
+// handler that would answer a legacy elicitation/create, and retries with
+// a new id, the answer and the state byte for byte (none when none came).
+// Then an unrelated tool, which must see neither, and a tool whose result
+// has no resultType, which is final.
+func runMRTRRequestState(ctx context.Context, e *env) error {
+	c, err := e.connect(ctx, client.Options{
+		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"confirmed": true}}, nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"} {
+		res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: jsontext.Value(`{}`)})
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if res.IsError {
+			return fmt.Errorf("%s failed: %v", name, res.Content)
+		}
+	}
+	return nil
+}

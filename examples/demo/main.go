@@ -68,12 +68,18 @@ func newServer() *server.Server {
 		})
 	server.AddTool(s, &mcp.Tool{Name: "signup", Description: "Asks the user for a name, then welcomes them."},
 		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (signupOut, error) {
-			res, err := req.Elicit(ctx, &mcp.ElicitParams{
-				Message:         "What should we call you?",
-				RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"},"plan":{"type":"string","enum":["free","pro"],"default":"free"}},"required":["name"]}`),
-			})
+			// Written once for both eras: a modern client answers the
+			// input-required result and calls again; for a legacy client
+			// the server asks it directly and runs the handler again.
+			res, ok, err := req.Elicitation("user")
 			if err != nil {
 				return signupOut{}, err
+			}
+			if !ok {
+				return signupOut{}, server.NeedInput().Elicit("user", &mcp.ElicitParams{
+					Message:         "What should we call you?",
+					RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"},"plan":{"type":"string","enum":["free","pro"],"default":"free"}},"required":["name"]}`),
+				})
 			}
 			if res.Action != mcp.ElicitActionAccept {
 				return signupOut{}, errors.New("the user declined")
@@ -104,10 +110,11 @@ func runClient() error {
 	}
 	c, err := client.Connect(ctx, conn, &client.Options{
 		Info: mcp.Implementation{Name: "demo-client", Version: "1.0.0"},
-		// The signup tool elicits a name: a server→client request that
-		// only the legacy era carries (the modern era asks with an
-		// input-required result, which this client does not answer yet).
-		ProtocolVersion:     mcp.LatestLegacy,
+		// The signup tool asks for a name. The same handler answers in
+		// both eras: here (modern, the default) the server's
+		// input-required result, which the client answers before it
+		// calls again; on a legacy connection the server's
+		// elicitation/create request.
 		ElicitationDefaults: true,
 		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			fmt.Printf("  server asks: %q -> answering name=Ada (plan left to its default)\n", p.Message)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -24,6 +25,9 @@ const (
 	// childStubbornEnv=1 makes the child ignore the end of its input: it
 	// stays until SIGTERM, like a server that does not follow the spec.
 	childStubbornEnv = "MCPKIT_E2E_STUBBORN"
+	// childMRTREnv=1 makes the child serve the multi round-trip tools of
+	// mrtr_test.go instead of the fixture.
+	childMRTREnv = "MCPKIT_E2E_MRTR"
 )
 
 // TestMain serves the fixture in the child, and otherwise runs the tests
@@ -42,8 +46,11 @@ func serveChild() int {
 		sigterm = make(chan os.Signal, 1)
 		signal.Notify(sigterm, syscall.SIGTERM)
 	}
-	f := newFixture(nil)
-	if err := f.srv.Serve(context.Background(), stdio.New(stdio.Options{MaxMessageBytes: maxBytes})); err != nil {
+	srv := newFixture(nil).srv
+	if os.Getenv(childMRTREnv) == "1" {
+		srv = mrtrServer(new(atomic.Int32))
+	}
+	if err := srv.Serve(context.Background(), stdio.New(stdio.Options{MaxMessageBytes: maxBytes})); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e child server:", err)
 		return 1
 	}
