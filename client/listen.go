@@ -239,7 +239,7 @@ func (c *Client) register(s *Subscription, msg []byte) {
 	if derr != nil || !m.IsRequest() {
 		return
 	}
-	id := mcpID(m.ID)
+	id := m.ID
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.subs == nil {
@@ -260,14 +260,6 @@ func (c *Client) subscription(id mcp.ID) *Subscription {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.subs[id]
-}
-
-// mcpID converts a JSON-RPC id to the mcp.ID of a subscription.
-func mcpID(id jsonrpc.ID) mcp.ID {
-	if id.IsString() {
-		return mcp.StringID(id.Str())
-	}
-	return mcp.IntID(id.Int())
 }
 
 // demux hands a notification tagged with a subscription id to its

@@ -15,7 +15,7 @@ import (
 
 // openListen is one subscriptions/listen request the fake server holds.
 type openListen struct {
-	id     jsonrpc.ID
+	id     mcp.ID
 	filter mcp.SubscriptionFilter
 	ctx    context.Context // ends when the client cancels
 	end    chan struct{}   // closed by the test: answer with the listen result
@@ -50,7 +50,7 @@ func listenServer(f **fakeServer, opened chan<- *openListen) func(ctx context.Co
 	}
 }
 
-func tagged(id jsonrpc.ID, uri string) any {
+func tagged(id mcp.ID, uri string) any {
 	meta := mcp.Meta{mcp.MetaKeySubscriptionID: id}
 	if uri != "" {
 		return &mcp.ResourceUpdatedNotificationParams{Meta: meta, URI: uri}
@@ -101,7 +101,7 @@ func TestListen(t *testing.T) {
 	if got := s1.Filter(); !got.ToolsListChanged || got.PromptsListChanged {
 		t.Errorf("acknowledged filter %+v, want tools only", got)
 	}
-	if id, _ := s1.ID().Int(); id != l1.id.Int() {
+	if s1.ID() != l1.id {
 		t.Errorf("subscription id %v, request id %v", s1.ID(), l1.id)
 	}
 	ctx2, cancel2 := context.WithCancel(ctx)
@@ -124,7 +124,7 @@ func TestListen(t *testing.T) {
 	notify(mcp.NotificationToolsListChanged, tagged(l1.id, ""))
 	notify(mcp.NotificationResourcesUpdated, tagged(l2.id, "x://a"))
 	notify(mcp.NotificationToolsListChanged, tagged(l1.id, ""))
-	notify(mcp.NotificationToolsListChanged, tagged(jsonrpc.IntID(999), "")) // no such subscription
+	notify(mcp.NotificationToolsListChanged, tagged(mcp.IntID(999), "")) // no such subscription
 
 	got1 := collect(t, s1, 2)
 	for _, n := range got1 {
@@ -202,7 +202,7 @@ func TestListenEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	l = recv(t, opened, "the second listen")
-	if err := f.conn.Notify(ctx, mcp.NotificationCancelled, &mcp.CancelledParams{RequestID: mcp.IntID(l.id.Int()), Reason: "shutting down"}); err != nil {
+	if err := f.conn.Notify(ctx, mcp.NotificationCancelled, &mcp.CancelledParams{RequestID: l.id, Reason: "shutting down"}); err != nil {
 		t.Fatal(err)
 	}
 	recv(t, s.Done(), "the subscription to end")

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/mcpkit/mcpkit/mcp"
 )
 
 // toolsCall is a realistic tools/call request: _meta with a progress token
@@ -52,7 +54,7 @@ func BenchmarkEncodeResult(b *testing.B) {
 			City: "Lisbon", Temperature: 21.5, Conditions: "partly cloudy", Humidity: 64, Alerts: []string{},
 		},
 	}
-	id := IntID(42)
+	id := mcp.IntID(42)
 	out, err := EncodeResult(id, result)
 	if err != nil {
 		b.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -24,8 +25,8 @@ type Handler interface {
 	// the request (notifications/cancelled) or the connection closes.
 	// The result is marshaled to JSON (a jsontext.Value is sent verbatim).
 	// An error that is or wraps an *Error is sent as that error; any other
-	// error becomes CodeInternalError. A panic is recovered and answered
-	// with CodeInternalError. After a peer cancellation no answer is sent.
+	// error becomes mcp.CodeInternalError. A panic is recovered and answered
+	// with mcp.CodeInternalError. After a peer cancellation no answer is sent.
 	HandleRequest(ctx context.Context, req *Message) (any, error)
 
 	// HandleNotification handles one notification. It runs on the
@@ -39,7 +40,7 @@ type Handler interface {
 // ConnOptions configures a Conn. The zero value is usable.
 type ConnOptions struct {
 	// Handler answers the peer's requests and notifications. Nil answers
-	// every request with CodeMethodNotFound and drops notifications.
+	// every request with mcp.CodeMethodNotFound and drops notifications.
 	Handler Handler
 	// Limits bound each incoming message.
 	Limits Limits
@@ -93,8 +94,8 @@ type Conn struct {
 
 	nextID  atomic.Int64
 	mu      sync.Mutex
-	pending map[ID]chan *Message
-	inbound map[ID]context.CancelCauseFunc
+	pending map[mcp.ID]chan *Message
+	inbound map[mcp.ID]context.CancelCauseFunc
 	err     error // why the Conn ended; set once
 
 	sem       chan struct{}
@@ -124,8 +125,8 @@ func NewConn(t transport.Conn, opts ConnOptions) *Conn {
 		log:        log,
 		base:       base,
 		cancelBase: cancel,
-		pending:    make(map[ID]chan *Message),
-		inbound:    make(map[ID]context.CancelCauseFunc),
+		pending:    make(map[mcp.ID]chan *Message),
+		inbound:    make(map[mcp.ID]context.CancelCauseFunc),
 		sem:        make(chan struct{}, opts.MaxInFlight),
 		reader:     make(chan struct{}),
 		done:       make(chan struct{}),
@@ -164,7 +165,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 			defer cancel()
 		}
 	}
-	id := IntID(c.nextID.Add(1))
+	id := mcp.IntID(c.nextID.Add(1))
 	msg, err := EncodeRequest(id, method, params)
 	if err != nil {
 		return fmt.Errorf("jsonrpc: encoding %s params: %w", method, err)
@@ -230,15 +231,15 @@ func decodeResult(raw jsontext.Value, result any) error {
 // sendCancel tells the peer that call id is abandoned. The notification
 // keeps the route of the call, so on a multi-stream transport it follows
 // the request it cancels.
-func (c *Conn) sendCancel(route Route, id ID, cause error) {
+func (c *Conn) sendCancel(route Route, id mcp.ID, cause error) {
 	params := struct {
-		RequestID ID     `json:"requestId"`
+		RequestID mcp.ID `json:"requestId"`
 		Reason    string `json:"reason,omitzero"`
 	}{RequestID: id}
 	if cause != nil {
 		params.Reason = cause.Error()
 	}
-	msg, err := EncodeRequest(ID{}, MethodCancelled, params)
+	msg, err := EncodeRequest(mcp.ID{}, MethodCancelled, params)
 	if err != nil {
 		return
 	}
@@ -257,7 +258,7 @@ func (c *Conn) Outstanding() int {
 
 // Notify sends a notification.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
-	msg, err := EncodeRequest(ID{}, method, params)
+	msg, err := EncodeRequest(mcp.ID{}, method, params)
 	if err != nil {
 		return fmt.Errorf("jsonrpc: encoding %s params: %w", method, err)
 	}
@@ -335,7 +336,7 @@ func (c *Conn) readLoop() {
 		if err != nil {
 			if errors.Is(err, transport.ErrMessageTooLarge) {
 				c.log.Warn("jsonrpc: dropped oversized message", "err", err)
-				_ = c.write(c.base, EncodeError(ID{}, NewError(CodeInvalidRequest, "Invalid Request: "+err.Error())))
+				_ = c.write(c.base, EncodeError(mcp.ID{}, NewError(mcp.CodeInvalidRequest, "Invalid Request: "+err.Error())))
 				continue
 			}
 			if errors.Is(err, transport.ErrClosed) {
@@ -349,7 +350,7 @@ func (c *Conn) readLoop() {
 		}
 		msg, derr := Decode(data, c.opts.Limits)
 		if derr != nil {
-			id := ID{}
+			id := mcp.ID{}
 			if msg != nil {
 				id = msg.ID
 			}
@@ -395,7 +396,7 @@ type Route struct {
 	// Related is the id of the peer request the message belongs to: it
 	// is that request's response, or was sent by its handler (with the
 	// handler's context). Zero for unrelated messages.
-	Related ID
+	Related mcp.ID
 	// Final marks the response to Related: nothing about it follows.
 	Final bool
 }
@@ -434,7 +435,7 @@ func (c *Conn) notification(msg *Message) {
 		if json.Unmarshal(msg.Params, &p) != nil || p.RequestID == nil {
 			return // invalid cancellations are ignored
 		}
-		id, err := parseID(p.RequestID)
+		id, err := mcp.ParseID(p.RequestID)
 		if err != nil {
 			return
 		}
@@ -465,7 +466,7 @@ func (c *Conn) request(msg *Message) bool {
 		c.mu.Unlock()
 		cancel(nil)
 		<-c.sem
-		_ = c.write(c.base, EncodeError(msg.ID, Errorf(CodeInvalidRequest, "Invalid Request: id %s is already in use by a request in flight", msg.ID)))
+		_ = c.write(c.base, EncodeError(msg.ID, Errorf(mcp.CodeInvalidRequest, "Invalid Request: id %s is already in use by a request in flight", msg.ID)))
 		return true
 	}
 	c.inbound[msg.ID] = cancel
@@ -500,7 +501,7 @@ func (c *Conn) request(msg *Message) bool {
 			out = EncodeError(msg.ID, toError(err))
 		} else if out, err = EncodeResult(msg.ID, result); err != nil {
 			c.log.Error("jsonrpc: encoding result", "method", msg.Method, "err", err)
-			out = EncodeError(msg.ID, NewError(CodeInternalError, "Internal error: the result could not be encoded"))
+			out = EncodeError(msg.ID, NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
 		}
 		_ = c.write(context.WithValue(c.base, routeKey{}, Route{Related: msg.ID, Final: true}), out)
 	}()
@@ -511,11 +512,11 @@ func (c *Conn) handle(ctx context.Context, msg *Message) (result any, err error)
 	defer func() {
 		if p := recover(); p != nil {
 			c.log.Error("jsonrpc: handler panic", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
-			result, err = nil, Errorf(CodeInternalError, "Internal error: handler for %s panicked", msg.Method)
+			result, err = nil, Errorf(mcp.CodeInternalError, "Internal error: handler for %s panicked", msg.Method)
 		}
 	}()
 	if c.opts.Handler == nil {
-		return nil, Errorf(CodeMethodNotFound, "Method not found: %s", msg.Method)
+		return nil, Errorf(mcp.CodeMethodNotFound, "Method not found: %s", msg.Method)
 	}
 	return c.opts.Handler.HandleRequest(ctx, msg)
 }
@@ -525,7 +526,7 @@ func toError(err error) *Error {
 	if e, ok := AsError(err); ok {
 		return e
 	}
-	return Errorf(CodeInternalError, "Internal error: %v", err)
+	return Errorf(mcp.CodeInternalError, "Internal error: %v", err)
 }
 
 // IsEOF reports whether err means the peer ended the stream.

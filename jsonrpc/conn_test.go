@@ -17,6 +17,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"go.uber.org/goleak"
 
+	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/memory"
 	"github.com/mcpkit/mcpkit/transport/stdio"
@@ -179,7 +180,7 @@ func echoHandler(name string) funcs {
 	return funcs{req: func(ctx context.Context, m *Message) (any, error) {
 		var p echoParams
 		if err := json.Unmarshal(m.Params, &p); err != nil {
-			return nil, NewError(CodeInvalidParams, err.Error())
+			return nil, NewError(mcp.CodeInvalidParams, err.Error())
 		}
 		return echoResult{By: name, From: p.From, N: p.N}, nil
 	}}
@@ -235,7 +236,7 @@ func TestConnHandlerErrors(t *testing.T) {
 		case "custom":
 			return nil, custom
 		case "wrapped":
-			return nil, fmt.Errorf("while working: %w", NewError(CodeInvalidParams, "bad params"))
+			return nil, fmt.Errorf("while working: %w", NewError(mcp.CodeInvalidParams, "bad params"))
 		case "plain":
 			return nil, errors.New("disk on fire")
 		case "panic":
@@ -277,12 +278,12 @@ func TestConnHandlerErrors(t *testing.T) {
 		code   int64
 		msg    string // substring of the message
 	}{
-		{"wrapped", CodeInvalidParams, "bad params"},
-		{"plain", CodeInternalError, "disk on fire"},
-		{"panic", CodeInternalError, "panic"},
-		{"panic-error", CodeInternalError, "panic"},
-		{"notfound", CodeMethodNotFound, "Method not found"},
-		{"unencodable", CodeInternalError, "encode"},
+		{"wrapped", mcp.CodeInvalidParams, "bad params"},
+		{"plain", mcp.CodeInternalError, "disk on fire"},
+		{"panic", mcp.CodeInternalError, "panic"},
+		{"panic-error", mcp.CodeInternalError, "panic"},
+		{"notfound", mcp.CodeMethodNotFound, "Method not found"},
+		{"unencodable", mcp.CodeInternalError, "encode"},
 	} {
 		err := a.Call(ctx, tc.method, nil, nil)
 		e, ok := AsError(err)
@@ -330,8 +331,8 @@ func TestConnNilHandler(t *testing.T) {
 		}
 		err := c.Call(ctx, "tools/list", nil, nil)
 		e, ok := AsError(err)
-		if !ok || e.Code != CodeMethodNotFound || !strings.Contains(e.Message, "tools/list") {
-			t.Errorf("Call with nil peer handler: %v, want %d naming the method", err, CodeMethodNotFound)
+		if !ok || e.Code != mcp.CodeMethodNotFound || !strings.Contains(e.Message, "tools/list") {
+			t.Errorf("Call with nil peer handler: %v, want %d naming the method", err, mcp.CodeMethodNotFound)
 		}
 	}
 }
@@ -413,7 +414,7 @@ func TestConnCancelSendsNotification(t *testing.T) {
 	if err := json.Unmarshal(cancels[0].Params, &p); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := parseID(p.RequestID); err != nil || got != req.ID {
+	if got, err := mcp.ParseID(p.RequestID); err != nil || got != req.ID {
 		t.Errorf("cancellation requestId = %s, want %s", p.RequestID, req.ID)
 	}
 	// B answered nothing for the cancelled request.
@@ -660,16 +661,16 @@ func TestConnDuplicateInFlightID(t *testing.T) {
 	wait(t, bl.started, "the first request")
 	send(t, raw, `{"jsonrpc":"2.0","id":5,"method":"block"}`)
 	m := recv(t, raw)
-	if m.Error == nil || m.Error.Code != CodeInvalidRequest || m.ID != IntID(5) {
+	if m.Error == nil || m.Error.Code != mcp.CodeInvalidRequest || m.ID != mcp.IntID(5) {
 		t.Fatalf("duplicate id: got %v %v, want -32600 for id 5", m, m.Error)
 	}
 	// The same digits as a string are a different id.
 	send(t, raw, `{"jsonrpc":"2.0","id":"5","method":"ping"}`)
-	if m := recv(t, raw); m.ID != StringID("5") || string(m.Result) != `"pong"` {
+	if m := recv(t, raw); m.ID != mcp.StringID("5") || string(m.Result) != `"pong"` {
 		t.Fatalf(`id "5": got %v %s`, m, m.Result)
 	}
 	bl.release <- struct{}{}
-	if m := recv(t, raw); m.ID != IntID(5) || string(m.Result) != `"released"` {
+	if m := recv(t, raw); m.ID != mcp.IntID(5) || string(m.Result) != `"released"` {
 		t.Fatalf("first request: got %v %s %v", m, m.Result, m.Error)
 	}
 }
@@ -697,14 +698,14 @@ func TestConnMalformedInput(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		code int64
-		id   ID
+		id   mcp.ID
 	}{
-		{`{"jsonrpc":"2.0","id":1,"method":`, CodeParseError, ID{}},
-		{"\xff\xfe", CodeParseError, ID{}},
-		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, CodeInvalidRequest, ID{}},
-		{`{"jsonrpc":"2.0","id":9,"method":1}`, CodeInvalidRequest, IntID(9)},
-		{`{"jsonrpc":"1.0","id":"s","method":"ping"}`, CodeInvalidRequest, StringID("s")},
-		{`{"jsonrpc":"2.0","id":10,"method":"ping","params":"` + strings.Repeat("x", 200) + `"}`, CodeParseError, ID{}},
+		{`{"jsonrpc":"2.0","id":1,"method":`, mcp.CodeParseError, mcp.ID{}},
+		{"\xff\xfe", mcp.CodeParseError, mcp.ID{}},
+		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, mcp.CodeInvalidRequest, mcp.ID{}},
+		{`{"jsonrpc":"2.0","id":9,"method":1}`, mcp.CodeInvalidRequest, mcp.IntID(9)},
+		{`{"jsonrpc":"1.0","id":"s","method":"ping"}`, mcp.CodeInvalidRequest, mcp.StringID("s")},
+		{`{"jsonrpc":"2.0","id":10,"method":"ping","params":"` + strings.Repeat("x", 200) + `"}`, mcp.CodeParseError, mcp.ID{}},
 	} {
 		send(t, raw, tc.in)
 		m := recv(t, raw)
@@ -713,7 +714,7 @@ func TestConnMalformedInput(t *testing.T) {
 		}
 		// Still serving.
 		send(t, raw, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
-		if m := recv(t, raw); m.ID != StringID("after") || string(m.Result) != `"pong"` {
+		if m := recv(t, raw); m.ID != mcp.StringID("after") || string(m.Result) != `"pong"` {
 			t.Fatalf("after %.40q: got %v", tc.in, m)
 		}
 	}
@@ -721,7 +722,7 @@ func TestConnMalformedInput(t *testing.T) {
 	send(t, raw, `{"jsonrpc":"2.0","id":12345,"result":{}}`)
 	send(t, raw, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`)
 	send(t, raw, `{"jsonrpc":"2.0","id":"after2","method":"ping"}`)
-	if m := recv(t, raw); m.ID != StringID("after2") {
+	if m := recv(t, raw); m.ID != mcp.StringID("after2") {
 		t.Fatalf("after stray responses: got %v", m)
 	}
 }
@@ -1039,7 +1040,7 @@ func TestConnOverStdio(t *testing.T) {
 		callErr <- a.Call(oversized, "echo", echoParams{From: strings.Repeat("x", 1000)}, nil)
 	}()
 	m := wait(t, bNullErrors, "B's answer to the oversized request")
-	if m.Error.Code != CodeInvalidRequest {
+	if m.Error.Code != mcp.CodeInvalidRequest {
 		t.Errorf("B answered %v", m.Error)
 	}
 	select {
@@ -1072,11 +1073,11 @@ func TestConnOversizedTransportMessage(t *testing.T) {
 	defer peer.Close()
 	send(t, peer, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`+strings.Repeat("x", 100)+`"}}`)
 	m := recv(t, peer)
-	if m.Error == nil || m.Error.Code != CodeInvalidRequest || m.ID.IsValid() {
+	if m.Error == nil || m.Error.Code != mcp.CodeInvalidRequest || m.ID.IsValid() {
 		t.Fatalf("oversized message: got %v %v, want -32600 with id null", m, m.Error)
 	}
 	send(t, peer, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
-	if m := recv(t, peer); m.ID != IntID(2) || string(m.Result) != `"pong"` {
+	if m := recv(t, peer); m.ID != mcp.IntID(2) || string(m.Result) != `"pong"` {
 		t.Fatalf("after the oversized message: %v %s", m, m.Result)
 	}
 }

@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
 )
 
 // noID marks a case whose error must come without a message (the id could
 // not be read).
-var noID = ID{}
+var noID = mcp.ID{}
 
 type shape int
 
@@ -27,7 +29,7 @@ func TestDecodeValid(t *testing.T) {
 		name   string
 		in     string
 		shape  shape
-		id     ID
+		id     mcp.ID
 		method string
 		params string // raw, "" for absent
 		result string // raw, "" for absent
@@ -37,7 +39,7 @@ func TestDecodeValid(t *testing.T) {
 			name:   "request with object params",
 			in:     `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"c1"}}`,
 			shape:  shapeRequest,
-			id:     IntID(1),
+			id:     mcp.IntID(1),
 			method: "tools/list",
 			params: `{"cursor":"c1"}`,
 		},
@@ -45,7 +47,7 @@ func TestDecodeValid(t *testing.T) {
 			name:   "request with array params",
 			in:     `{"jsonrpc":"2.0","id":"a","method":"sum","params":[1,2,3]}`,
 			shape:  shapeRequest,
-			id:     StringID("a"),
+			id:     mcp.StringID("a"),
 			method: "sum",
 			params: `[1,2,3]`,
 		},
@@ -53,14 +55,14 @@ func TestDecodeValid(t *testing.T) {
 			name:   "request without params",
 			in:     `{"jsonrpc":"2.0","id":2,"method":"ping"}`,
 			shape:  shapeRequest,
-			id:     IntID(2),
+			id:     mcp.IntID(2),
 			method: "ping",
 		},
 		{
 			name:   "members in any order, whitespace kept verbatim in params",
 			in:     " \t\r\n{ \"params\" : [ 1 , {\"a\" : 2} ] , \"method\" : \"m\" , \"id\" : 3 , \"jsonrpc\" : \"2.0\" }\n ",
 			shape:  shapeRequest,
-			id:     IntID(3),
+			id:     mcp.IntID(3),
 			method: "m",
 			params: `[ 1 , {"a" : 2} ]`,
 		},
@@ -68,14 +70,14 @@ func TestDecodeValid(t *testing.T) {
 			name:   "unknown members are ignored",
 			in:     `{"jsonrpc":"2.0","id":4,"method":"m","extra":{"x":[1]}}`,
 			shape:  shapeRequest,
-			id:     IntID(4),
+			id:     mcp.IntID(4),
 			method: "m",
 		},
 		{
 			name:   "method with escapes",
 			in:     `{"jsonrpc":"2.0","id":5,"method":"a\/b\u00e9\n"}`,
 			shape:  shapeRequest,
-			id:     IntID(5),
+			id:     mcp.IntID(5),
 			method: "a/bé\n",
 		},
 		{
@@ -92,7 +94,7 @@ func TestDecodeValid(t *testing.T) {
 			params: `{"progressToken":"t","progress":0.5}`,
 		},
 		{
-			name:   "member name ID is not id (case-sensitive): a notification",
+			name:   "member name mcp.ID is not id (case-sensitive): a notification",
 			in:     `{"jsonrpc":"2.0","ID":1,"method":"m"}`,
 			shape:  shapeNotification,
 			method: "m",
@@ -101,28 +103,28 @@ func TestDecodeValid(t *testing.T) {
 			name:   "result response",
 			in:     `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
 			shape:  shapeResult,
-			id:     IntID(1),
+			id:     mcp.IntID(1),
 			result: `{"tools":[]}`,
 		},
 		{
 			name:   "null result",
 			in:     `{"jsonrpc":"2.0","id":"r","result":null}`,
 			shape:  shapeResult,
-			id:     StringID("r"),
+			id:     mcp.StringID("r"),
 			result: `null`,
 		},
 		{
 			name:   "scalar result",
 			in:     `{"jsonrpc":"2.0","id":6,"result":"ok"}`,
 			shape:  shapeResult,
-			id:     IntID(6),
+			id:     mcp.IntID(6),
 			result: `"ok"`,
 		},
 		{
 			name:  "error response",
 			in:    `{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"Method not found","data":{"method":"x"}}}`,
 			shape: shapeError,
-			id:    IntID(7),
+			id:    mcp.IntID(7),
 			err:   &Error{Code: -32601, Message: "Method not found", Data: jsontext.Value(`{"method":"x"}`)},
 		},
 		{
@@ -135,7 +137,7 @@ func TestDecodeValid(t *testing.T) {
 			name:  "error response with empty message, zero code, null data",
 			in:    `{"jsonrpc":"2.0","id":8,"error":{"code":0,"message":"","data":null}}`,
 			shape: shapeError,
-			id:    IntID(8),
+			id:    mcp.IntID(8),
 			err:   &Error{Code: 0, Message: "", Data: jsontext.Value(`null`)},
 		},
 		{
@@ -149,18 +151,18 @@ func TestDecodeValid(t *testing.T) {
 			name:  "error response with custom code",
 			in:    `{"jsonrpc":"2.0","id":"e","error":{"code":-1,"message":"custom"}}`,
 			shape: shapeError,
-			id:    StringID("e"),
+			id:    mcp.StringID("e"),
 			err:   &Error{Code: -1, Message: "custom"},
 		},
 		// ids
-		{name: "id 0", in: `{"jsonrpc":"2.0","id":0,"method":"m"}`, shape: shapeRequest, id: IntID(0), method: "m"},
-		{name: `id ""`, in: `{"jsonrpc":"2.0","id":"","method":"m"}`, shape: shapeRequest, id: StringID(""), method: "m"},
-		{name: `id "0"`, in: `{"jsonrpc":"2.0","id":"0","method":"m"}`, shape: shapeRequest, id: StringID("0"), method: "m"},
-		{name: "negative id", in: `{"jsonrpc":"2.0","id":-42,"method":"m"}`, shape: shapeRequest, id: IntID(-42), method: "m"},
-		{name: "max int64 id", in: `{"jsonrpc":"2.0","id":9223372036854775807,"method":"m"}`, shape: shapeRequest, id: IntID(9223372036854775807), method: "m"},
-		{name: "min int64 id", in: `{"jsonrpc":"2.0","id":-9223372036854775808,"method":"m"}`, shape: shapeRequest, id: IntID(-9223372036854775808), method: "m"},
-		{name: "big id beyond 2^53", in: `{"jsonrpc":"2.0","id":9007199254740993,"result":1}`, shape: shapeResult, id: IntID(9007199254740993), result: `1`},
-		{name: "string id with escapes", in: `{"jsonrpc":"2.0","id":"a\"b\\c\u00e9\ud83d\ude00","method":"m"}`, shape: shapeRequest, id: StringID("a\"b\\cé😀"), method: "m"},
+		{name: "id 0", in: `{"jsonrpc":"2.0","id":0,"method":"m"}`, shape: shapeRequest, id: mcp.IntID(0), method: "m"},
+		{name: `id ""`, in: `{"jsonrpc":"2.0","id":"","method":"m"}`, shape: shapeRequest, id: mcp.StringID(""), method: "m"},
+		{name: `id "0"`, in: `{"jsonrpc":"2.0","id":"0","method":"m"}`, shape: shapeRequest, id: mcp.StringID("0"), method: "m"},
+		{name: "negative id", in: `{"jsonrpc":"2.0","id":-42,"method":"m"}`, shape: shapeRequest, id: mcp.IntID(-42), method: "m"},
+		{name: "max int64 id", in: `{"jsonrpc":"2.0","id":9223372036854775807,"method":"m"}`, shape: shapeRequest, id: mcp.IntID(9223372036854775807), method: "m"},
+		{name: "min int64 id", in: `{"jsonrpc":"2.0","id":-9223372036854775808,"method":"m"}`, shape: shapeRequest, id: mcp.IntID(-9223372036854775808), method: "m"},
+		{name: "big id beyond 2^53", in: `{"jsonrpc":"2.0","id":9007199254740993,"result":1}`, shape: shapeResult, id: mcp.IntID(9007199254740993), result: `1`},
+		{name: "string id with escapes", in: `{"jsonrpc":"2.0","id":"a\"b\\c\u00e9\ud83d\ude00","method":"m"}`, shape: shapeRequest, id: mcp.StringID("a\"b\\cé😀"), method: "m"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -214,94 +216,94 @@ func TestDecodeInvalid(t *testing.T) {
 		in   string
 		lim  Limits
 		code int64
-		id   ID // the id the error must carry (noID: no message returned)
+		id   mcp.ID // the id the error must carry (noID: no message returned)
 	}{
 		// ids of the wrong type
-		{name: "fractional id", in: `{"jsonrpc":"2.0","id":1.5,"method":"m"}`, code: CodeInvalidRequest, id: noID},
-		{name: "exponent id", in: `{"jsonrpc":"2.0","id":1e3,"method":"m"}`, code: CodeInvalidRequest, id: noID},
-		{name: "1.0 id", in: `{"jsonrpc":"2.0","id":1.0,"method":"m"}`, code: CodeInvalidRequest, id: noID},
-		{name: "bool id", in: `{"jsonrpc":"2.0","id":true,"method":"m"}`, code: CodeInvalidRequest, id: noID},
-		{name: "object id", in: `{"jsonrpc":"2.0","id":{},"method":"m"}`, code: CodeInvalidRequest, id: noID},
-		{name: "array id", in: `{"jsonrpc":"2.0","id":[1],"method":"m"}`, code: CodeInvalidRequest, id: noID},
-		{name: "id beyond int64", in: `{"jsonrpc":"2.0","id":9223372036854775808,"method":"m"}`, code: CodeInvalidRequest, id: noID},
-		{name: "bad id on a response", in: `{"jsonrpc":"2.0","id":1.5,"result":1}`, code: CodeInvalidRequest, id: noID},
-		{name: "bad id on an error response", in: `{"jsonrpc":"2.0","id":false,"error":{"code":1,"message":"m"}}`, code: CodeInvalidRequest, id: noID},
-		{name: "null id on a request", in: `{"jsonrpc":"2.0","id":null,"method":"m"}`, code: CodeInvalidRequest, id: noID},
-		{name: "null id on a result", in: `{"jsonrpc":"2.0","id":null,"result":1}`, code: CodeInvalidRequest, id: noID},
-		{name: "no id on a result", in: `{"jsonrpc":"2.0","result":1}`, code: CodeInvalidRequest, id: noID},
+		{name: "fractional id", in: `{"jsonrpc":"2.0","id":1.5,"method":"m"}`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "exponent id", in: `{"jsonrpc":"2.0","id":1e3,"method":"m"}`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "1.0 id", in: `{"jsonrpc":"2.0","id":1.0,"method":"m"}`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "bool id", in: `{"jsonrpc":"2.0","id":true,"method":"m"}`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "object id", in: `{"jsonrpc":"2.0","id":{},"method":"m"}`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "array id", in: `{"jsonrpc":"2.0","id":[1],"method":"m"}`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "id beyond int64", in: `{"jsonrpc":"2.0","id":9223372036854775808,"method":"m"}`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "bad id on a response", in: `{"jsonrpc":"2.0","id":1.5,"result":1}`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "bad id on an error response", in: `{"jsonrpc":"2.0","id":false,"error":{"code":1,"message":"m"}}`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "null id on a request", in: `{"jsonrpc":"2.0","id":null,"method":"m"}`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "null id on a result", in: `{"jsonrpc":"2.0","id":null,"result":1}`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "no id on a result", in: `{"jsonrpc":"2.0","result":1}`, code: mcp.CodeInvalidRequest, id: noID},
 
 		// not JSON
-		{name: "empty", in: ``, code: CodeParseError, id: noID},
-		{name: "whitespace only", in: " \n\t", code: CodeParseError, id: noID},
-		{name: "truncated", in: `{"jsonrpc":"2.0","id":1,"method":"m"`, code: CodeParseError, id: noID},
-		{name: "single quotes", in: `{'jsonrpc':'2.0'}`, code: CodeParseError, id: noID},
-		{name: "trailing comma", in: `{"jsonrpc":"2.0","id":1,"method":"m",}`, code: CodeParseError, id: noID},
-		{name: "trailing garbage", in: `{"jsonrpc":"2.0","id":1,"method":"m"} x`, code: CodeParseError, id: noID},
-		{name: "two objects", in: `{"jsonrpc":"2.0","method":"a"}{"jsonrpc":"2.0","method":"b"}`, code: CodeParseError, id: noID},
-		{name: "raw control char in string", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\x01\"}", code: CodeParseError, id: noID},
-		{name: "invalid UTF-8 in method", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", code: CodeParseError, id: noID},
-		{name: "invalid UTF-8 in params", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\":\"\xc3\x28\"}}", code: CodeParseError, id: noID},
-		{name: "invalid UTF-8 outside strings", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\xff", code: CodeParseError, id: noID},
-		{name: "lone surrogate escape in id", in: `{"jsonrpc":"2.0","id":"\ud800","method":"m"}`, code: CodeParseError, id: noID},
+		{name: "empty", in: ``, code: mcp.CodeParseError, id: noID},
+		{name: "whitespace only", in: " \n\t", code: mcp.CodeParseError, id: noID},
+		{name: "truncated", in: `{"jsonrpc":"2.0","id":1,"method":"m"`, code: mcp.CodeParseError, id: noID},
+		{name: "single quotes", in: `{'jsonrpc':'2.0'}`, code: mcp.CodeParseError, id: noID},
+		{name: "trailing comma", in: `{"jsonrpc":"2.0","id":1,"method":"m",}`, code: mcp.CodeParseError, id: noID},
+		{name: "trailing garbage", in: `{"jsonrpc":"2.0","id":1,"method":"m"} x`, code: mcp.CodeParseError, id: noID},
+		{name: "two objects", in: `{"jsonrpc":"2.0","method":"a"}{"jsonrpc":"2.0","method":"b"}`, code: mcp.CodeParseError, id: noID},
+		{name: "raw control char in string", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\x01\"}", code: mcp.CodeParseError, id: noID},
+		{name: "invalid UTF-8 in method", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", code: mcp.CodeParseError, id: noID},
+		{name: "invalid UTF-8 in params", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\":\"\xc3\x28\"}}", code: mcp.CodeParseError, id: noID},
+		{name: "invalid UTF-8 outside strings", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\xff", code: mcp.CodeParseError, id: noID},
+		{name: "lone surrogate escape in id", in: `{"jsonrpc":"2.0","id":"\ud800","method":"m"}`, code: mcp.CodeParseError, id: noID},
 
 		// duplicate member names
-		{name: "duplicate id", in: `{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}`, code: CodeParseError, id: noID},
-		{name: "duplicate method", in: `{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`, code: CodeParseError, id: noID},
-		{name: "duplicate jsonrpc", in: `{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"a"}`, code: CodeParseError, id: noID},
-		{name: "duplicate via escape", in: `{"jsonrpc":"2.0","id":1,"\u0069d":2,"method":"m"}`, code: CodeParseError, id: noID},
-		{name: "duplicate inside params", in: `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"a":2}}`, code: CodeParseError, id: noID},
+		{name: "duplicate id", in: `{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}`, code: mcp.CodeParseError, id: noID},
+		{name: "duplicate method", in: `{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`, code: mcp.CodeParseError, id: noID},
+		{name: "duplicate jsonrpc", in: `{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"a"}`, code: mcp.CodeParseError, id: noID},
+		{name: "duplicate via escape", in: `{"jsonrpc":"2.0","id":1,"\u0069d":2,"method":"m"}`, code: mcp.CodeParseError, id: noID},
+		{name: "duplicate inside params", in: `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"a":2}}`, code: mcp.CodeParseError, id: noID},
 
 		// case-sensitive member names
-		{name: "Method is not method", in: `{"jsonrpc":"2.0","id":1,"Method":"m"}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "JSONRPC is not jsonrpc", in: `{"JSONRPC":"2.0","id":1,"method":"m"}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "Result is not result", in: `{"jsonrpc":"2.0","id":1,"Result":1}`, code: CodeInvalidRequest, id: IntID(1)},
+		{name: "Method is not method", in: `{"jsonrpc":"2.0","id":1,"Method":"m"}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "JSONRPC is not jsonrpc", in: `{"JSONRPC":"2.0","id":1,"method":"m"}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "Result is not result", in: `{"jsonrpc":"2.0","id":1,"Result":1}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
 
 		// wrong member types and values
-		{name: "method number", in: `{"jsonrpc":"2.0","id":1,"method":1}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "method null", in: `{"jsonrpc":"2.0","id":1,"method":null}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "method empty", in: `{"jsonrpc":"2.0","id":1,"method":""}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "params string", in: `{"jsonrpc":"2.0","id":1,"method":"m","params":"x"}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "params number", in: `{"jsonrpc":"2.0","id":"s","method":"m","params":1}`, code: CodeInvalidRequest, id: StringID("s")},
-		{name: "params null", in: `{"jsonrpc":"2.0","id":1,"method":"m","params":null}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "notification params string", in: `{"jsonrpc":"2.0","method":"m","params":"x"}`, code: CodeInvalidRequest, id: noID},
-		{name: "jsonrpc 1.0", in: `{"jsonrpc":"1.0","id":1,"method":"m"}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "jsonrpc number", in: `{"jsonrpc":2.0,"id":1,"method":"m"}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "jsonrpc missing", in: `{"id":1,"method":"m"}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "jsonrpc null", in: `{"jsonrpc":null,"id":"x","method":"m"}`, code: CodeInvalidRequest, id: StringID("x")},
+		{name: "method number", in: `{"jsonrpc":"2.0","id":1,"method":1}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "method null", in: `{"jsonrpc":"2.0","id":1,"method":null}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "method empty", in: `{"jsonrpc":"2.0","id":1,"method":""}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "params string", in: `{"jsonrpc":"2.0","id":1,"method":"m","params":"x"}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "params number", in: `{"jsonrpc":"2.0","id":"s","method":"m","params":1}`, code: mcp.CodeInvalidRequest, id: mcp.StringID("s")},
+		{name: "params null", in: `{"jsonrpc":"2.0","id":1,"method":"m","params":null}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "notification params string", in: `{"jsonrpc":"2.0","method":"m","params":"x"}`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "jsonrpc 1.0", in: `{"jsonrpc":"1.0","id":1,"method":"m"}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "jsonrpc number", in: `{"jsonrpc":2.0,"id":1,"method":"m"}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "jsonrpc missing", in: `{"id":1,"method":"m"}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "jsonrpc null", in: `{"jsonrpc":null,"id":"x","method":"m"}`, code: mcp.CodeInvalidRequest, id: mcp.StringID("x")},
 
 		// shapes
-		{name: "result and error", in: `{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"m"}}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "request with result", in: `{"jsonrpc":"2.0","id":1,"method":"m","result":1}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "request with error", in: `{"jsonrpc":"2.0","id":1,"method":"m","error":{"code":1,"message":"m"}}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "response with params", in: `{"jsonrpc":"2.0","id":1,"result":1,"params":{}}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "nothing but id", in: `{"jsonrpc":"2.0","id":1}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "empty object", in: `{}`, code: CodeInvalidRequest, id: noID},
-		{name: "error is a string", in: `{"jsonrpc":"2.0","id":1,"error":"boom"}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "error is null", in: `{"jsonrpc":"2.0","id":1,"error":null}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "error is an array", in: `{"jsonrpc":"2.0","id":1,"error":[]}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "error code is a string", in: `{"jsonrpc":"2.0","id":1,"error":{"code":"1","message":"m"}}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "error code is fractional", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"m"}}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "error without code", in: `{"jsonrpc":"2.0","id":1,"error":{"message":"m"}}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "error without message", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1}}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "error with null code", in: `{"jsonrpc":"2.0","id":1,"error":{"code":null,"message":"m"}}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "error with null message", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":null}}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "empty error object", in: `{"jsonrpc":"2.0","id":1,"error":{}}`, code: CodeInvalidRequest, id: IntID(1)},
-		{name: "error with duplicate code", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"code":2,"message":"m"}}`, code: CodeParseError, id: noID},
-		{name: "error message is a number", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":2}}`, code: CodeInvalidRequest, id: IntID(1)},
+		{name: "result and error", in: `{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"m"}}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "request with result", in: `{"jsonrpc":"2.0","id":1,"method":"m","result":1}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "request with error", in: `{"jsonrpc":"2.0","id":1,"method":"m","error":{"code":1,"message":"m"}}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "response with params", in: `{"jsonrpc":"2.0","id":1,"result":1,"params":{}}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "nothing but id", in: `{"jsonrpc":"2.0","id":1}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "empty object", in: `{}`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "error is a string", in: `{"jsonrpc":"2.0","id":1,"error":"boom"}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "error is null", in: `{"jsonrpc":"2.0","id":1,"error":null}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "error is an array", in: `{"jsonrpc":"2.0","id":1,"error":[]}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "error code is a string", in: `{"jsonrpc":"2.0","id":1,"error":{"code":"1","message":"m"}}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "error code is fractional", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"m"}}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "error without code", in: `{"jsonrpc":"2.0","id":1,"error":{"message":"m"}}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "error without message", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1}}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "error with null code", in: `{"jsonrpc":"2.0","id":1,"error":{"code":null,"message":"m"}}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "error with null message", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":null}}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "empty error object", in: `{"jsonrpc":"2.0","id":1,"error":{}}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
+		{name: "error with duplicate code", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"code":2,"message":"m"}}`, code: mcp.CodeParseError, id: noID},
+		{name: "error message is a number", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":2}}`, code: mcp.CodeInvalidRequest, id: mcp.IntID(1)},
 
 		// batches and non-objects
-		{name: "batch", in: `[{"jsonrpc":"2.0","id":1,"method":"m"}]`, code: CodeInvalidRequest, id: noID},
-		{name: "empty batch", in: ` []`, code: CodeInvalidRequest, id: noID},
-		{name: "malformed batch", in: `[{"jsonrpc":"2.0"`, code: CodeParseError, id: noID},
-		{name: "top-level string", in: `"x"`, code: CodeInvalidRequest, id: noID},
-		{name: "top-level number", in: `42`, code: CodeInvalidRequest, id: noID},
-		{name: "top-level true", in: `true`, code: CodeInvalidRequest, id: noID},
-		{name: "top-level null", in: `null`, code: CodeInvalidRequest, id: noID},
+		{name: "batch", in: `[{"jsonrpc":"2.0","id":1,"method":"m"}]`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "empty batch", in: ` []`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "malformed batch", in: `[{"jsonrpc":"2.0"`, code: mcp.CodeParseError, id: noID},
+		{name: "top-level string", in: `"x"`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "top-level number", in: `42`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "top-level true", in: `true`, code: mcp.CodeInvalidRequest, id: noID},
+		{name: "top-level null", in: `null`, code: mcp.CodeInvalidRequest, id: noID},
 
 		// limits
-		{name: "depth 65 over the default 64", in: deep(65), code: CodeParseError, id: noID},
-		{name: "depth 3 over a cap of 2", in: deep(3), lim: Limits{MaxDepth: 2}, code: CodeParseError, id: noID},
-		{name: "over MaxBytes", in: `{"jsonrpc":"2.0","id":1,"method":"m"}`, lim: Limits{MaxBytes: 35}, code: CodeParseError, id: noID},
+		{name: "depth 65 over the default 64", in: deep(65), code: mcp.CodeParseError, id: noID},
+		{name: "depth 3 over a cap of 2", in: deep(3), lim: Limits{MaxDepth: 2}, code: mcp.CodeParseError, id: noID},
+		{name: "over MaxBytes", in: `{"jsonrpc":"2.0","id":1,"method":"m"}`, lim: Limits{MaxBytes: 35}, code: mcp.CodeParseError, id: noID},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -348,13 +350,13 @@ func TestDecodeLimitBoundaries(t *testing.T) {
 	if _, e := Decode(nested(64), Limits{}); e != nil {
 		t.Errorf("depth 64 with default limits: %v", e)
 	}
-	if _, e := Decode(nested(65), Limits{}); e == nil || e.Code != CodeParseError {
+	if _, e := Decode(nested(65), Limits{}); e == nil || e.Code != mcp.CodeParseError {
 		t.Errorf("depth 65 with default limits: %v, want parse error", e)
 	}
 	if _, e := Decode(nested(5), Limits{MaxDepth: 5}); e != nil {
 		t.Errorf("depth 5 with MaxDepth 5: %v", e)
 	}
-	if _, e := Decode(nested(6), Limits{MaxDepth: 5}); e == nil || e.Code != CodeParseError {
+	if _, e := Decode(nested(6), Limits{MaxDepth: 5}); e == nil || e.Code != mcp.CodeParseError {
 		t.Errorf("depth 6 with MaxDepth 5: %v, want parse error", e)
 	}
 	// Brackets inside strings are not nesting.
@@ -367,54 +369,52 @@ func TestDecodeLimitBoundaries(t *testing.T) {
 	if _, e := Decode(msg, Limits{MaxBytes: len(msg)}); e != nil {
 		t.Errorf("message of exactly MaxBytes: %v", e)
 	}
-	if _, e := Decode(msg, Limits{MaxBytes: len(msg) - 1}); e == nil || e.Code != CodeParseError {
+	if _, e := Decode(msg, Limits{MaxBytes: len(msg) - 1}); e == nil || e.Code != mcp.CodeParseError {
 		t.Errorf("message of MaxBytes+1: %v, want parse error", e)
 	}
 	big := []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"` + strings.Repeat("x", DefaultMaxMessageBytes) + `"}}`)
-	if _, e := Decode(big, Limits{}); e == nil || e.Code != CodeParseError {
+	if _, e := Decode(big, Limits{}); e == nil || e.Code != mcp.CodeParseError {
 		t.Errorf("message over DefaultMaxMessageBytes: %v, want parse error", e)
 	}
 }
 
 // TestIDDistinct checks that ids keep their JSON type.
 func TestIDDistinct(t *testing.T) {
-	ids := []ID{IntID(0), StringID("0"), StringID(""), IntID(1), StringID("1"), IntID(-1), {}}
-	seen := map[ID]int{}
+	ids := []mcp.ID{mcp.IntID(0), mcp.StringID("0"), mcp.StringID(""), mcp.IntID(1), mcp.StringID("1"), mcp.IntID(-1), {}}
+	seen := map[mcp.ID]int{}
 	for i, id := range ids {
 		if j, ok := seen[id]; ok {
 			t.Errorf("ids %d (%s) and %d (%s) compare equal", i, id, j, ids[j])
 		}
 		seen[id] = i
 	}
-	if (ID{}).IsValid() {
-		t.Error("zero ID is valid")
+	if (mcp.ID{}).IsValid() {
+		t.Error("zero mcp.ID is valid")
 	}
-	if !IntID(0).IsValid() || !StringID("").IsValid() {
-		t.Error("IntID(0) or StringID(\"\") is not valid")
+	if !mcp.IntID(0).IsValid() || !mcp.StringID("").IsValid() {
+		t.Error("mcp.IntID(0) or mcp.StringID(\"\") is not valid")
 	}
-	if IntID(0).IsString() || !StringID("0").IsString() {
+	if mcp.IntID(0).IsString() || !mcp.StringID("0").IsString() {
 		t.Error("IsString wrong")
 	}
 	for _, tc := range []struct {
-		id   ID
+		id   mcp.ID
 		want string
 	}{
-		{IntID(0), `0`}, {StringID("0"), `"0"`}, {StringID(""), `""`}, {IntID(-7), `-7`}, {ID{}, `null`},
+		{mcp.IntID(0), `0`}, {mcp.StringID("0"), `"0"`}, {mcp.StringID(""), `""`}, {mcp.IntID(-7), `-7`}, {mcp.ID{}, `null`},
 	} {
 		if got := tc.id.String(); got != tc.want {
 			t.Errorf("%#v.String() = %s, want %s", tc.id, got, tc.want)
 		}
 	}
-	// UnmarshalJSON accepts what Decode accepts, and nothing else.
+	// ParseID accepts what Decode accepts, and nothing else.
 	for _, in := range []string{`1.5`, `1e3`, `true`, `null`, `{}`, `[]`, `9223372036854775808`} {
-		var id ID
-		if err := id.UnmarshalJSON([]byte(in)); err == nil {
-			t.Errorf("UnmarshalJSON(%s) = %s, want error", in, id)
+		if id, err := mcp.ParseID(jsontext.Value(in)); err == nil {
+			t.Errorf("ParseID(%s) = %s, want error", in, id)
 		}
 	}
-	var id ID
-	if err := id.UnmarshalJSON([]byte(`"x\u00e9"`)); err != nil || id != StringID("xé") {
-		t.Errorf("UnmarshalJSON string = %#v, %v", id, err)
+	if id, err := mcp.ParseID(jsontext.Value(`"x\u00e9"`)); err != nil || id != mcp.StringID("xé") {
+		t.Errorf("ParseID string = %#v, %v", id, err)
 	}
 }
 
@@ -455,7 +455,7 @@ func TestEchoExact(t *testing.T) {
 		if e != nil {
 			t.Fatalf("Decode id %s: %v", tc.raw, e)
 		}
-		if m.ID != StringID(tc.value) {
+		if m.ID != mcp.StringID(tc.value) {
 			t.Errorf("id %s decoded as %#v, want %q", tc.raw, m.ID, tc.value)
 		}
 		out, err := EncodeResult(m.ID, nil)
@@ -502,13 +502,13 @@ func ExampleDecode() {
 // valid UTF-8 still renders as valid JSON (lossily, with U+FFFD), so that
 // no encoder emits a message the peer cannot parse.
 func TestIDInvalidUTF8(t *testing.T) {
-	id := StringID("a\xffb")
+	id := mcp.StringID("a\xffb")
 	text := id.String()
 	if !jsontext.Value(text).IsValid() {
-		t.Fatalf("StringID(%q) renders as %s, which is not valid JSON", id.Str(), text)
+		t.Fatalf("mcp.StringID(%q) renders as %s, which is not valid JSON", id.Str(), text)
 	}
 	if text != "\"a\ufffdb\"" {
-		t.Errorf("StringID(%q) renders as %s, want \"a\ufffdb\"", id.Str(), text)
+		t.Errorf("mcp.StringID(%q) renders as %s, want \"a\ufffdb\"", id.Str(), text)
 	}
 	for name, encode := range map[string]func() ([]byte, error){
 		"request": func() ([]byte, error) { return EncodeRequest(id, "m", nil) },
@@ -525,7 +525,7 @@ func TestIDInvalidUTF8(t *testing.T) {
 			t.Errorf("%s %q does not decode: %v", name, out, e)
 			continue
 		}
-		if m.ID != StringID("a\ufffdb") {
+		if m.ID != mcp.StringID("a\ufffdb") {
 			t.Errorf("%s id decodes as %#v", name, m.ID)
 		}
 	}
@@ -534,12 +534,12 @@ func TestIDInvalidUTF8(t *testing.T) {
 // TestEncodeErrorWithoutID: an error answering a message whose id could
 // not be read is a valid error response with no id.
 func TestEncodeErrorWithoutID(t *testing.T) {
-	out := EncodeError(ID{}, NewError(CodeParseError, "Parse error").WithData("detail"))
+	out := EncodeError(mcp.ID{}, NewError(mcp.CodeParseError, "Parse error").WithData("detail"))
 	m, e := Decode(out, Limits{})
 	if e != nil {
 		t.Fatalf("%s does not decode: %v", out, e)
 	}
-	if m.ID.IsValid() || !m.IsResponse() || m.Error == nil || m.Error.Code != CodeParseError || string(m.Error.Data) != `"detail"` {
+	if m.ID.IsValid() || !m.IsResponse() || m.Error == nil || m.Error.Code != mcp.CodeParseError || string(m.Error.Data) != `"detail"` {
 		t.Errorf("%s decodes as %+v %+v", out, m, m.Error)
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
 )
 
 // Encoding writes straight into a pooled buffer: the envelope by hand, the
@@ -59,7 +61,7 @@ func appendPayload(buf *bytes.Buffer, v any) error {
 // EncodeRequest returns the bytes of a request (or, with a zero id, a
 // notification) carrying params. params may be nil (omitted), a
 // jsontext.Value, or any value json can marshal.
-func EncodeRequest(id ID, method string, params any) ([]byte, error) {
+func EncodeRequest(id mcp.ID, method string, params any) ([]byte, error) {
 	buf := getBuf()
 	defer putBuf(buf)
 	b := append(buf.AvailableBuffer(), `{"jsonrpc":"2.0"`...)
@@ -84,7 +86,7 @@ func EncodeRequest(id ID, method string, params any) ([]byte, error) {
 }
 
 // EncodeResult returns the bytes of a successful response.
-func EncodeResult(id ID, result any) ([]byte, error) {
+func EncodeResult(id mcp.ID, result any) ([]byte, error) {
 	buf := getBuf()
 	defer putBuf(buf)
 	b := append(buf.AvailableBuffer(), `{"jsonrpc":"2.0","id":`...)
@@ -102,7 +104,7 @@ func EncodeResult(id ID, result any) ([]byte, error) {
 // request's id could not be read) is left out: MCP's schemas type the id
 // of an error response as optional and never null, although bare
 // JSON-RPC 2.0 would write null.
-func EncodeError(id ID, e *Error) []byte {
+func EncodeError(id mcp.ID, e *Error) []byte {
 	buf := getBuf()
 	defer putBuf(buf)
 	b := append(buf.AvailableBuffer(), `{"jsonrpc":"2.0",`...)

@@ -6,15 +6,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-)
 
-// The error codes JSON-RPC 2.0 defines.
-const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603
+	"github.com/mcpkit/mcpkit/mcp"
 )
 
 // Error is a JSON-RPC error object. As a Go error it is what a peer
@@ -69,5 +62,5 @@ func AsError(err error) (*Error, bool) {
 }
 
 // ErrMethodNotFound is the canonical "method not found" error; handlers
-// return it (or an Errorf with CodeMethodNotFound) for unknown methods.
-var ErrMethodNotFound = NewError(CodeMethodNotFound, "Method not found")
+// return it (or an Errorf with mcp.CodeMethodNotFound) for unknown methods.
+var ErrMethodNotFound = NewError(mcp.CodeMethodNotFound, "Method not found")

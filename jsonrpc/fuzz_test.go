@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
 )
 
 // fuzzSeeds cover every shape Decode accepts and every way it rejects.
@@ -63,14 +65,14 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, e := Decode(data, Limits{})
 		if e != nil {
-			if e.Code != CodeParseError && e.Code != CodeInvalidRequest {
+			if e.Code != mcp.CodeParseError && e.Code != mcp.CodeInvalidRequest {
 				t.Fatalf("Decode(%q) error code %d", data, e.Code)
 			}
 			if m != nil && !m.ID.IsValid() {
 				t.Fatalf("Decode(%q) returned a message without an id alongside its error", data)
 			}
 			// The error response is itself a valid message echoing the id.
-			id := ID{}
+			id := mcp.ID{}
 			if m != nil {
 				id = m.ID
 			}
@@ -97,7 +99,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		// The id's JSON text parses back to the same id.
 		if m.ID.IsValid() {
-			if id, err := parseID(jsontext.Value(m.ID.String())); err != nil || id != m.ID {
+			if id, err := mcp.ParseID(jsontext.Value(m.ID.String())); err != nil || id != m.ID {
 				t.Fatalf("id %#v renders as %s which parses as %#v (%v)", m.ID, m.ID, id, err)
 			}
 		}

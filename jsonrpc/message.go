@@ -6,18 +6,20 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
 )
 
 // Message is one decoded JSON-RPC 2.0 message. Exactly one shape holds:
 //
-//   - request: Method set, ID valid;
-//   - notification: Method set, ID zero;
+//   - request: Method set, mcp.ID valid;
+//   - notification: Method set, mcp.ID zero;
 //   - response: Method empty, and either Result or Error set.
 //
 // Params, Result and Error.Data are kept as the raw JSON received, so each
 // is decoded once, by whoever knows its type.
 type Message struct {
-	ID     ID
+	ID     mcp.ID
 	Method string
 	Params jsontext.Value
 	Result jsontext.Value
@@ -89,39 +91,39 @@ var decodeOpts = json.JoinOptions(
 // "jsonrpc":"2.0", a string or integer id (null is rejected on requests),
 // and exactly one of the request, notification and response shapes.
 //
-// On failure it returns an *Error ready to send back: CodeParseError for
-// text that is not JSON (or breaks a limit), CodeInvalidRequest for JSON
+// On failure it returns an *Error ready to send back: mcp.CodeParseError for
+// text that is not JSON (or breaks a limit), mcp.CodeInvalidRequest for JSON
 // that is not a valid message. The returned Message is non-nil when the id
 // could be read, so the error response can carry it.
 func Decode(data []byte, lim Limits) (*Message, *Error) {
 	if len(data) > lim.maxBytes() {
-		return nil, Errorf(CodeParseError, "Parse error: message of %d bytes exceeds the %d-byte limit", len(data), lim.maxBytes())
+		return nil, Errorf(mcp.CodeParseError, "Parse error: message of %d bytes exceeds the %d-byte limit", len(data), lim.maxBytes())
 	}
 	if !utf8.Valid(data) {
-		return nil, NewError(CodeParseError, "Parse error: message is not valid UTF-8")
+		return nil, NewError(mcp.CodeParseError, "Parse error: message is not valid UTF-8")
 	}
 	if d := depth(data); d > lim.maxDepth() {
-		return nil, Errorf(CodeParseError, "Parse error: nesting depth exceeds the limit of %d", lim.maxDepth())
+		return nil, Errorf(mcp.CodeParseError, "Parse error: nesting depth exceeds the limit of %d", lim.maxDepth())
 	}
 	first := firstByte(data)
 	if first == '[' {
 		if !jsontext.Value(data).IsValid() {
-			return nil, NewError(CodeParseError, "Parse error: invalid JSON")
+			return nil, NewError(mcp.CodeParseError, "Parse error: invalid JSON")
 		}
-		return nil, NewError(CodeInvalidRequest, "Invalid Request: batches are not supported")
+		return nil, NewError(mcp.CodeInvalidRequest, "Invalid Request: batches are not supported")
 	}
 	var w wireMessage
 	if err := json.Unmarshal(data, &w, decodeOpts); err != nil {
 		if first != '{' && jsontext.Value(data).IsValid() {
-			return nil, NewError(CodeInvalidRequest, "Invalid Request: message must be a JSON object")
+			return nil, NewError(mcp.CodeInvalidRequest, "Invalid Request: message must be a JSON object")
 		}
-		return nil, Errorf(CodeParseError, "Parse error: %s", shortErr(err))
+		return nil, Errorf(mcp.CodeParseError, "Parse error: %s", shortErr(err))
 	}
 	m := &Message{}
 	// Read the id first so that every later error can carry it.
 	idOK := true
 	if w.ID != nil && w.ID.Kind() != 'n' {
-		id, err := parseID(w.ID)
+		id, err := mcp.ParseID(w.ID)
 		if err != nil {
 			idOK = false
 		} else {
@@ -130,9 +132,9 @@ func Decode(data []byte, lim Limits) (*Message, *Error) {
 	}
 	bad := func(format string, args ...any) (*Message, *Error) {
 		if m.ID.IsValid() {
-			return m, Errorf(CodeInvalidRequest, "Invalid Request: "+format, args...)
+			return m, Errorf(mcp.CodeInvalidRequest, "Invalid Request: "+format, args...)
 		}
-		return nil, Errorf(CodeInvalidRequest, "Invalid Request: "+format, args...)
+		return nil, Errorf(mcp.CodeInvalidRequest, "Invalid Request: "+format, args...)
 	}
 	if string(w.JSONRPC) != `"2.0"` {
 		return bad(`"jsonrpc" must be "2.0"`)

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -213,83 +212,3 @@ func validMetaName(s string) bool {
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 func isAlnum(c byte) bool  { return isLetter(c) || '0' <= c && c <= '9' }
 
-// ID is a JSON string-or-integer identifier: a JSON-RPC request id (as in
-// CancelledParams.RequestID), a progress token or a subscription id. It
-// remembers which JSON type it had. The zero ID is absent.
-type ID struct {
-	str   string
-	num   int64
-	isStr bool
-	valid bool
-}
-
-// StringID returns an ID that encodes as a JSON string.
-func StringID(s string) ID { return ID{str: s, isStr: true, valid: true} }
-
-// IntID returns an ID that encodes as a JSON integer.
-func IntID(n int64) ID { return ID{num: n, valid: true} }
-
-// IsValid reports whether the ID is present.
-func (id ID) IsValid() bool { return id.valid }
-
-// IsZero reports whether the ID is absent; omitzero fields use it.
-func (id ID) IsZero() bool { return !id.valid }
-
-// IsString reports whether the ID is a JSON string.
-func (id ID) IsString() bool { return id.isStr }
-
-// Int returns the integer value and whether the ID is an integer.
-func (id ID) Int() (int64, bool) { return id.num, id.valid && !id.isStr }
-
-// Value returns the ID as a string, an int64, or nil if absent.
-func (id ID) Value() any {
-	switch {
-	case !id.valid:
-		return nil
-	case id.isStr:
-		return id.str
-	}
-	return id.num
-}
-
-// String returns the string value, or the decimal form of an integer.
-func (id ID) String() string {
-	if id.isStr || !id.valid {
-		return id.str
-	}
-	return fmt.Sprint(id.num)
-}
-
-// MarshalJSONTo writes the ID as a JSON string or integer, or null if absent.
-func (id ID) MarshalJSONTo(enc *jsontext.Encoder) error {
-	switch {
-	case !id.valid:
-		return enc.WriteToken(jsontext.Null)
-	case id.isStr:
-		return enc.WriteToken(jsontext.String(id.str))
-	}
-	return enc.WriteToken(jsontext.Int(id.num))
-}
-
-// UnmarshalJSONFrom reads a JSON string or integer; null yields the zero ID.
-func (id *ID) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	tok, err := dec.ReadToken()
-	if err != nil {
-		return err
-	}
-	switch tok.Kind() {
-	case 'n':
-		*id = ID{}
-	case '"':
-		*id = StringID(tok.String())
-	case '0':
-		n, err := tok.Int()
-		if err != nil {
-			return errors.New("mcp: id must be a string or an integer")
-		}
-		*id = IntID(n)
-	default:
-		return fmt.Errorf("mcp: id must be a string or an integer, got %v", tok.Kind())
-	}
-	return nil
-}

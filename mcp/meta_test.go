@@ -99,7 +99,7 @@ func TestMetaAccessors(t *testing.T) {
 	}
 	// Values set by Go code read back the same way.
 	m2 := Meta{MetaKeyProgressToken: StringID("tok"), MetaKeySubscriptionID: "listen-1", MetaKeyServerInfo: Implementation{Name: "s", Version: "2"}}
-	if id, ok := m2.ProgressToken(); !ok || !id.IsString() || id.String() != "tok" {
+	if id, ok := m2.ProgressToken(); !ok || !id.IsString() || id.Str() != "tok" {
 		t.Errorf("token = %v", id)
 	}
 	if id, ok := m2.SubscriptionID(); !ok || id.Value() != "listen-1" {

@@ -177,7 +177,7 @@ func (h *HTTPHandler) SessionCount() int {
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.opts.DisableHostCheck {
 		if status, msg := h.checkHostOrigin(r); status != 0 {
-			writeError(w, status, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, msg)
+			writeError(w, status, mcp.ID{}, mcp.CodeInvalidRequest, msg)
 			return
 		}
 	}
@@ -190,7 +190,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.delete(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Method Not Allowed")
+		writeError(w, http.StatusMethodNotAllowed, mcp.ID{}, mcp.CodeInvalidRequest, "Method Not Allowed")
 	}
 }
 
@@ -279,26 +279,26 @@ func acceptsBoth(r *http.Request) bool {
 
 func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
+		writeError(w, http.StatusUnsupportedMediaType, mcp.ID{}, mcp.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
 		return
 	}
 	if !acceptsBoth(r) {
-		writeError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream")
+		writeError(w, http.StatusNotAcceptable, mcp.ID{}, mcp.CodeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream")
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Request Entity Too Large")
+			writeError(w, http.StatusRequestEntityTooLarge, mcp.ID{}, mcp.CodeInvalidRequest, "Request Entity Too Large")
 			return
 		}
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "Parse error: reading the body failed")
+		writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeParseError, "Parse error: reading the body failed")
 		return
 	}
 	msg, derr := jsonrpc.Decode(body, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.srv.opts.Limits.MaxDepth})
 	if derr != nil {
-		id := jsonrpc.ID{}
+		id := mcp.ID{}
 		if msg != nil {
 			id = msg.ID
 		}
@@ -344,7 +344,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	st, ok := hs.openStream(msg.ID)
 	if !ok {
-		writeError(w, http.StatusBadRequest, msg.ID, jsonrpc.CodeInvalidRequest, "Invalid Request: a request with this id is already in flight")
+		writeError(w, http.StatusBadRequest, msg.ID, mcp.CodeInvalidRequest, "Invalid Request: a request with this id is already in flight")
 		return
 	}
 	hs.ss.conn.Process(msg)
@@ -357,7 +357,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) (*httpSession, bool) {
 	id := r.Header.Get(headerSessionID)
 	if id == "" {
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: the Mcp-Session-Id header is required")
+		writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeInvalidRequest, "Bad Request: the Mcp-Session-Id header is required")
 		return nil, false
 	}
 	h.mu.Lock()
@@ -370,13 +370,13 @@ func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) (*httpSess
 		hs = h.loadSession(r.Context(), id)
 	}
 	if hs == nil {
-		writeError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: unknown or ended session")
+		writeError(w, http.StatusNotFound, mcp.ID{}, mcp.CodeInvalidRequest, "Not Found: unknown or ended session")
 		return nil, false
 	}
 	hs.touch()
 	if v := r.Header.Get(headerProtocolVersion); v != "" && !slices.Contains(mcp.LegacyVersions(), v) {
 		hs.busy.Add(-1)
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+v)
+		writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+v)
 		return nil, false
 	}
 	return hs, true
@@ -386,7 +386,7 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *js
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		writeError(w, http.StatusServiceUnavailable, msg.ID, jsonrpc.CodeInternalError, "the server is shutting down")
+		writeError(w, http.StatusServiceUnavailable, msg.ID, mcp.CodeInternalError, "the server is shutting down")
 		return
 	}
 	hs := &httpSession{h: h}
@@ -416,14 +416,14 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *js
 func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Stateless {
 		w.Header().Set("Allow", "POST")
-		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Method Not Allowed: this server has no sessions")
+		writeError(w, http.StatusMethodNotAllowed, mcp.ID{}, mcp.CodeInvalidRequest, "Method Not Allowed: this server has no sessions")
 		return
 	}
 	if modernWithoutSession(w, r) {
 		return
 	}
 	if !acceptsEvents(r) {
-		writeError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
+		writeError(w, http.StatusNotAcceptable, mcp.ID{}, mcp.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
 		return
 	}
 	hs, ok := h.session(w, r)
@@ -437,12 +437,12 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.opts.NoStandaloneStream {
 		w.Header().Set("Allow", "POST, DELETE")
-		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Method Not Allowed: no standalone stream")
+		writeError(w, http.StatusMethodNotAllowed, mcp.ID{}, mcp.CodeInvalidRequest, "Method Not Allowed: no standalone stream")
 		return
 	}
 	st := hs.getStream()
 	if st == nil {
-		writeError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: unknown or ended session")
+		writeError(w, http.StatusNotFound, mcp.ID{}, mcp.CodeInvalidRequest, "Not Found: unknown or ended session")
 		return
 	}
 	st.mu.Lock()
@@ -456,7 +456,7 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 func (h *HTTPHandler) resume(w http.ResponseWriter, r *http.Request, hs *httpSession, last string) {
 	streamID, seq, ok := parseEventID(last)
 	if !ok {
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: malformed Last-Event-ID")
+		writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeInvalidRequest, "Bad Request: malformed Last-Event-ID")
 		return
 	}
 	if st := hs.streamByID(streamID); st != nil {
@@ -472,11 +472,11 @@ func (h *HTTPHandler) resume(w http.ResponseWriter, r *http.Request, hs *httpSes
 		return nil
 	})
 	if errors.Is(err, ErrEventsPurged) {
-		writeError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Conflict: the events after Last-Event-ID are no longer stored")
+		writeError(w, http.StatusConflict, mcp.ID{}, mcp.CodeInvalidRequest, "Conflict: the events after Last-Event-ID are no longer stored")
 		return
 	}
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, "Internal error: replay failed")
+		writeError(w, http.StatusInternalServerError, mcp.ID{}, mcp.CodeInternalError, "Internal error: replay failed")
 		return
 	}
 	out.start(st, false, 0)
@@ -503,7 +503,7 @@ func acceptsEvents(r *http.Request) bool {
 func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Stateless {
 		w.Header().Set("Allow", "POST")
-		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Method Not Allowed: this server has no sessions")
+		writeError(w, http.StatusMethodNotAllowed, mcp.ID{}, mcp.CodeInvalidRequest, "Method Not Allowed: this server has no sessions")
 		return
 	}
 	if modernWithoutSession(w, r) {
@@ -535,7 +535,7 @@ func modernWithoutSession(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	w.Header().Set("Allow", "POST")
-	writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Method Not Allowed: 2026-07-28 requests are POSTs; GET and DELETE need a legacy session")
+	writeError(w, http.StatusMethodNotAllowed, mcp.ID{}, mcp.CodeInvalidRequest, "Method Not Allowed: 2026-07-28 requests are POSTs; GET and DELETE need a legacy session")
 	return true
 }
 
@@ -647,12 +647,12 @@ func (h *HTTPHandler) sweepOnce(now time.Time) {
 }
 
 // writeError answers with an HTTP status and a JSON-RPC error body.
-func writeError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64, message string) {
+func writeError(w http.ResponseWriter, status int, id mcp.ID, code int64, message string) {
 	writeRPCError(w, status, id, jsonrpc.NewError(code, message))
 }
 
 // writeRPCError answers with an HTTP status and e (data included).
-func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+func writeRPCError(w http.ResponseWriter, status int, id mcp.ID, e *jsonrpc.Error) {
 	body := jsonrpc.EncodeError(id, e)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -51,7 +51,7 @@ func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, msg *js
 		defer func() {
 			if p := recover(); p != nil {
 				h.log.Error("mcp: handler panic", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
-				st.pushFinal(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: handler for %s panicked", msg.Method)), http.StatusOK)
+				st.pushFinal(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: handler for %s panicked", msg.Method)), http.StatusOK)
 			}
 		}()
 		result, err := h.srv.serveModern(ctx, env, msg, wp, streamOutbound{st}, r.Header)
@@ -62,7 +62,7 @@ func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, msg *js
 		}
 		out, err := jsonrpc.EncodeResult(msg.ID, result)
 		if err != nil {
-			out = jsonrpc.EncodeError(msg.ID, jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error: the result could not be encoded"))
+			out = jsonrpc.EncodeError(msg.ID, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
 		}
 		st.push(out, true)
 	}()

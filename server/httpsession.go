@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -24,9 +25,9 @@ type httpSession struct {
 	busy     atomic.Int32 // HTTP requests being served for the session
 
 	mu     sync.Mutex
-	byReq  map[jsonrpc.ID]*stream // POST streams by request id, until the response is pushed
-	byID   map[string]*stream     // resumable streams by stream id, until finished
-	get    *stream                // the standalone stream, once opened
+	byReq  map[mcp.ID]*stream // POST streams by request id, until the response is pushed
+	byID   map[string]*stream // resumable streams by stream id, until finished
+	get    *stream            // the standalone stream, once opened
 	closed bool
 }
 
@@ -99,7 +100,7 @@ func (hs *httpSession) Close() error {
 
 // openStream registers the stream of a POST request. It fails when a
 // request with the same id is in flight.
-func (hs *httpSession) openStream(id jsonrpc.ID) (*stream, bool) {
+func (hs *httpSession) openStream(id mcp.ID) (*stream, bool) {
 	st := newStream(hs.h, hs, id)
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
@@ -110,7 +111,7 @@ func (hs *httpSession) openStream(id jsonrpc.ID) (*stream, bool) {
 		return nil, false
 	}
 	if hs.byReq == nil {
-		hs.byReq = make(map[jsonrpc.ID]*stream)
+		hs.byReq = make(map[mcp.ID]*stream)
 	}
 	hs.byReq[id] = st
 	if st.id != "" {
@@ -130,7 +131,7 @@ func (hs *httpSession) getStream() *stream {
 		return nil
 	}
 	if hs.get == nil {
-		hs.get = newStream(hs.h, hs, jsonrpc.ID{})
+		hs.get = newStream(hs.h, hs, mcp.ID{})
 		if hs.get.id != "" {
 			if hs.byID == nil {
 				hs.byID = make(map[string]*stream)
@@ -160,7 +161,7 @@ func (hs *httpSession) removeStream(st *stream) {
 
 // closeStream asks the reader of a request's stream to end its
 // connection.
-func (hs *httpSession) closeStream(id jsonrpc.ID) {
+func (hs *httpSession) closeStream(id mcp.ID) {
 	hs.mu.Lock()
 	st := hs.byReq[id]
 	hs.mu.Unlock()

@@ -24,7 +24,7 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, msg 
 		version = mcp.Version20250326 // the spec's assumption when the header is absent
 	}
 	if !slices.Contains(mcp.LegacyVersions(), version) {
-		writeError(w, http.StatusBadRequest, msg.ID, jsonrpc.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+version)
+		writeError(w, http.StatusBadRequest, msg.ID, mcp.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+version)
 		return
 	}
 	st := newStream(h, nil, msg.ID)
@@ -38,7 +38,7 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, msg 
 		if err != nil {
 			out = jsonrpc.EncodeError(msg.ID, toRPCError(err))
 		} else if out, err = jsonrpc.EncodeResult(msg.ID, result); err != nil {
-			out = jsonrpc.EncodeError(msg.ID, jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error: the result could not be encoded"))
+			out = jsonrpc.EncodeError(msg.ID, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
 		}
 		st.push(out, true)
 	}()
@@ -52,7 +52,7 @@ func (s *Server) serveOne(ctx context.Context, version string, msg *jsonrpc.Mess
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("mcp: handler panic", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
-			result, err = nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: handler for %s panicked", msg.Method)
+			result, err = nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: handler for %s panicked", msg.Method)
 		}
 	}()
 	if err := paramsObject(msg.Params); err != nil {
@@ -70,7 +70,7 @@ func (s *Server) serveOne(ctx context.Context, version string, msg *jsonrpc.Mess
 	case mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe, mcp.MethodLoggingSetLevel:
 		// These keep per-client state, which a session-less server has
 		// nowhere to keep.
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (this server has no sessions)", msg.Method)
+		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s (this server has no sessions)", msg.Method)
 	}
 	req := &Request{srv: s, version: version, caps: &mcp.ClientCapabilities{}, out: out}
 	defer req.end()
@@ -81,7 +81,7 @@ func toRPCError(err error) *jsonrpc.Error {
 	if e, ok := jsonrpc.AsError(err); ok {
 		return e
 	}
-	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s", shortErr(err))
+	return jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %s", shortErr(err))
 }
 
 // streamOutbound carries a session-less request's notifications on its
@@ -92,7 +92,7 @@ type streamOutbound struct{ st *stream }
 func (o streamOutbound) call(context.Context, string, any, any) error { return ErrNoSession }
 
 func (o streamOutbound) notify(_ context.Context, method string, params any) error {
-	msg, err := jsonrpc.EncodeRequest(jsonrpc.ID{}, method, params)
+	msg, err := jsonrpc.EncodeRequest(mcp.ID{}, method, params)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/sse"
-	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
 )
 
 // maxPendingEvents bounds the messages a stream holds for a client that
@@ -25,7 +25,7 @@ type stream struct {
 	h       *HTTPHandler
 	hs      *httpSession // nil for session-less requests
 	id      string       // "" when the stream cannot be resumed
-	reqID   jsonrpc.ID   // the POST's request; zero for the GET stream
+	reqID   mcp.ID       // the POST's request; zero for the GET stream
 	resumes bool         // events go to the event store
 
 	mu        sync.Mutex
@@ -46,7 +46,7 @@ type event struct {
 	final bool
 }
 
-func newStream(h *HTTPHandler, hs *httpSession, reqID jsonrpc.ID) *stream {
+func newStream(h *HTTPHandler, hs *httpSession, reqID mcp.ID) *stream {
 	st := &stream{h: h, hs: hs, reqID: reqID, wake: make(chan struct{}, 1)}
 	if hs != nil && h.store != nil {
 		st.id = newStreamID()
@@ -166,7 +166,7 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 	st.mu.Lock()
 	if st.attached {
 		st.mu.Unlock()
-		writeError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Conflict: the stream is already being read by another connection")
+		writeError(w, http.StatusConflict, mcp.ID{}, mcp.CodeInvalidRequest, "Conflict: the stream is already being read by another connection")
 		return
 	}
 	st.attached = true
@@ -192,11 +192,11 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 				return nil
 			})
 			if errors.Is(err, ErrEventsPurged) {
-				writeError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Conflict: the events after Last-Event-ID are no longer stored")
+				writeError(w, http.StatusConflict, mcp.ID{}, mcp.CodeInvalidRequest, "Conflict: the events after Last-Event-ID are no longer stored")
 				return
 			}
 			if err != nil {
-				writeError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, "Internal error: replay failed")
+				writeError(w, http.StatusInternalServerError, mcp.ID{}, mcp.CodeInternalError, "Internal error: replay failed")
 				return
 			}
 		}

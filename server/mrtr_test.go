@@ -932,8 +932,8 @@ func TestShimModernUntouched(t *testing.T) {
 // while a leg waits cancels the leg and answers nothing; a leg that times
 // out fails the original with -32001 and is cancelled too.
 func TestShimCancel(t *testing.T) {
-	leg := func(t *testing.T, s *Server) (p *legacyPeer, legs <-chan jsonrpc.ID, legEnded <-chan struct{}) {
-		legCh := make(chan jsonrpc.ID, 1)
+	leg := func(t *testing.T, s *Server) (p *legacyPeer, legs <-chan mcp.ID, legEnded <-chan struct{}) {
+		legCh := make(chan mcp.ID, 1)
 		ended := make(chan struct{})
 		p = newLegacyPeer(t, s, formCaps, func(ctx context.Context, m *jsonrpc.Message) (any, error) {
 			legCh <- m.ID
@@ -944,7 +944,7 @@ func TestShimCancel(t *testing.T) {
 		return p, legCh, ended
 	}
 	// cancelledLeg checks that the client read notifications/cancelled for id.
-	cancelledLeg := func(t *testing.T, p *legacyPeer, id jsonrpc.ID) {
+	cancelledLeg := func(t *testing.T, p *legacyPeer, id mcp.ID) {
 		t.Helper()
 		for _, m := range p.readMessages() {
 			var n struct {

@@ -70,7 +70,7 @@ type outbound interface {
 type Request struct {
 	srv     *Server
 	session *Session
-	id      jsonrpc.ID // the request's id on its session
+	id      mcp.ID // the request's id on its session
 	version string
 	caps    *mcp.ClientCapabilities
 	info    *mcp.Implementation

@@ -31,7 +31,7 @@ type Session struct {
 	conn *jsonrpc.Conn
 	// closeStream ends the connection carrying a request's stream, on
 	// transports that can resume it (Request.CloseStream).
-	closeStream func(jsonrpc.ID)
+	closeStream func(mcp.ID)
 	// onChange, when set, is called after the session's state changes
 	// (initialize, initialized, log level, subscriptions): the HTTP
 	// handler saves it to its SessionStore.

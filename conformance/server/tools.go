@@ -84,7 +84,7 @@ func addTools(s *server.Server) {
 			}
 		}
 		token, _ := req.Meta().ProgressToken()
-		return text(token.String()), nil
+		return text(fmt.Sprint(token.Value())), nil
 	})
 	tool(s, "test_error_handling", "Always fails", func(ctx context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
 		// The suite checks this exact text, capital letter included.

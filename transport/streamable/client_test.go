@@ -18,18 +18,18 @@ import (
 // The server→client requests both stream tests send, and what the
 // client's answer must be.
 var serverRequests = []struct {
-	id   jsonrpc.ID
+	id   mcp.ID
 	body string
 	// want: a result containing wantResult, or an error with wantCode
 	wantResult string
 	wantCode   int64
 	wantMsg    string
 }{
-	{id: jsonrpc.StringID("s-ok"), body: sampling("s-ok", "ok"), wantResult: `"model":"test-model"`},
-	{id: jsonrpc.IntID(0), body: sampling("0", "fail"), wantCode: jsonrpc.CodeInternalError, wantMsg: "boom"},
-	{id: jsonrpc.StringID("s-reject"), body: sampling("s-reject", "reject"), wantCode: -1, wantMsg: "User rejected sampling"},
-	{id: jsonrpc.IntID(7), body: `{"jsonrpc":"2.0","id":7,"method":"roots/list"}`, wantCode: jsonrpc.CodeMethodNotFound, wantMsg: "roots/list"},
-	{id: jsonrpc.StringID("p"), body: `{"jsonrpc":"2.0","id":"p","method":"ping"}`, wantResult: `{}`},
+	{id: mcp.StringID("s-ok"), body: sampling("s-ok", "ok"), wantResult: `"model":"test-model"`},
+	{id: mcp.IntID(0), body: sampling("0", "fail"), wantCode: mcp.CodeInternalError, wantMsg: "boom"},
+	{id: mcp.StringID("s-reject"), body: sampling("s-reject", "reject"), wantCode: -1, wantMsg: "User rejected sampling"},
+	{id: mcp.IntID(7), body: `{"jsonrpc":"2.0","id":7,"method":"roots/list"}`, wantCode: mcp.CodeMethodNotFound, wantMsg: "roots/list"},
+	{id: mcp.StringID("p"), body: `{"jsonrpc":"2.0","id":"p","method":"ping"}`, wantResult: `{}`},
 }
 
 // sampling is a sampling/createMessage request with id (JSON text) whose
@@ -56,13 +56,13 @@ func samplingHandler(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.Crea
 // answers collects the client's answers (POSTed responses) by id.
 type answers struct {
 	mu   sync.Mutex
-	got  map[jsonrpc.ID]rec
+	got  map[mcp.ID]rec
 	done chan struct{}
 	n    int
 }
 
 func newAnswers(n int) *answers {
-	return &answers{got: map[jsonrpc.ID]rec{}, done: make(chan struct{}), n: n}
+	return &answers{got: map[mcp.ID]rec{}, done: make(chan struct{}), n: n}
 }
 
 func (a *answers) add(in rec) {

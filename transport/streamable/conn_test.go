@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -36,17 +37,17 @@ func TestJSONAnswersAndHeaders(t *testing.T) {
 		t.Fatalf("before initialize: session %q version %q", c.SessionID(), c.ProtocolVersion())
 	}
 
-	initMsg := request(jsonrpc.IntID(1), "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	initMsg := request(mcp.IntID(1), "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
 	mustWrite(t, c, initMsg)
-	if m := readMsg(t, c); m.ID != jsonrpc.IntID(1) || !strings.Contains(string(m.Result), `"2025-11-25"`) {
+	if m := readMsg(t, c); m.ID != mcp.IntID(1) || !strings.Contains(string(m.Result), `"2025-11-25"`) {
 		t.Fatalf("initialize answer = %v %s", m, m.Result)
 	}
 	if c.SessionID() != "sess-1" || c.ProtocolVersion() != "2025-11-25" {
 		t.Fatalf("after initialize: session %q version %q", c.SessionID(), c.ProtocolVersion())
 	}
 	mustWrite(t, c, notification("notifications/initialized"))
-	mustWrite(t, c, request(jsonrpc.StringID("two"), "tools/list", ""))
-	if m := readMsg(t, c); m.ID != jsonrpc.StringID("two") || string(m.Result) != `{"tools":[]}` {
+	mustWrite(t, c, request(mcp.StringID("two"), "tools/list", ""))
+	if m := readMsg(t, c); m.ID != mcp.StringID("two") || string(m.Result) != `{"tools":[]}` {
 		t.Fatalf("tools/list answer = %v %s", m, m.Result)
 	}
 	if err := closeWithin(t, c, 5*time.Second); err != nil {
@@ -124,22 +125,22 @@ func TestSSEAnswers(t *testing.T) {
 			sseEvent(w, "c_2", 0, `not json`)
 			sseEvent(w, "c_3", 0, `[1,2]`)
 			sseRaw(w, "event: message\ndata: "+notification("notifications/typed")+"\n\n")
-			sseEvent(w, "c_4", 0, request(jsonrpc.IntID(0), "ping", ""))
+			sseEvent(w, "c_4", 0, request(mcp.IntID(0), "ping", ""))
 			sseEvent(w, "c_5", 0, result(in.Msg.ID, `{"content":[]}`))
 		default:
 			w.WriteHeader(http.StatusAccepted)
 		}
 	})
 	c := newConn(t, f, nil)
-	mustWrite(t, c, request(jsonrpc.IntID(1), "initialize", `{}`))
-	if m := readMsg(t, c); m.ID != jsonrpc.IntID(1) {
+	mustWrite(t, c, request(mcp.IntID(1), "initialize", `{}`))
+	if m := readMsg(t, c); m.ID != mcp.IntID(1) {
 		t.Fatalf("initialize answer %v", m)
 	}
 	if c.SessionID() != "sse-sess" || c.ProtocolVersion() != "2025-11-25" {
 		t.Fatalf("session %q version %q from an SSE initialize", c.SessionID(), c.ProtocolVersion())
 	}
 	mustWrite(t, c, notification("notifications/initialized"))
-	mustWrite(t, c, request(jsonrpc.IntID(2), "tools/call", `{"name":"x"}`))
+	mustWrite(t, c, request(mcp.IntID(2), "tools/call", `{"name":"x"}`))
 	want := []string{"notification notifications/progress", "notification notifications/typed", "request ping id=0", "response id=2"}
 	for _, w := range want {
 		if m := readMsg(t, c); m.String() != w {
@@ -165,7 +166,7 @@ func TestResponseGrace(t *testing.T) {
 		spans <- span{sent, time.Now()}
 	})
 	c := newConn(t, f, nil)
-	mustWrite(t, c, request(jsonrpc.IntID(1), "tools/list", ""))
+	mustWrite(t, c, request(mcp.IntID(1), "tools/list", ""))
 	readMsg(t, c)
 	s := recv(t, spans, "the client to close the stream")
 	if g := gap(s.sent, s.gone); g < ResponseGrace-50*time.Millisecond || g > ResponseGrace+time.Second {
@@ -203,7 +204,7 @@ func TestDeleteOnClose(t *testing.T) {
 				}
 			})
 			c := newConn(t, f, nil)
-			mustWrite(t, c, request(jsonrpc.IntID(1), "initialize", `{}`))
+			mustWrite(t, c, request(mcp.IntID(1), "initialize", `{}`))
 			readMsg(t, c)
 			err := closeWithin(t, c, DeleteTimeout+2*time.Second)
 			if (err != nil) != tc.wantErr {
@@ -255,35 +256,35 @@ func TestHTTPErrors(t *testing.T) {
 	c := newConn(t, f, nil)
 	ctx := testCtx(t)
 
-	err := c.Write(ctx, []byte(request(jsonrpc.IntID(1), "plain500", "")))
+	err := c.Write(ctx, []byte(request(mcp.IntID(1), "plain500", "")))
 	var se *StatusError
 	if !errors.As(err, &se) || se.StatusCode != 500 || se.RPC != nil || !strings.Contains(err.Error(), "500 Internal Server Error") {
 		t.Errorf("500 without body: Write = %v", err)
 	}
-	err = c.Write(ctx, []byte(request(jsonrpc.IntID(2), "html502", "")))
+	err = c.Write(ctx, []byte(request(mcp.IntID(2), "html502", "")))
 	if !errors.As(err, &se) || se.StatusCode != 502 || !strings.Contains(err.Error(), "502") {
 		t.Errorf("502 with HTML: Write = %v", err)
 	}
 	if err := c.Write(ctx, []byte(notification("notify500"))); !errors.As(err, &se) || se.StatusCode != 500 {
 		t.Errorf("notification answered 500: Write = %v", err)
 	}
-	if err := c.Write(ctx, []byte(request(jsonrpc.IntID(3), "rpc400", ""))); err != nil {
+	if err := c.Write(ctx, []byte(request(mcp.IntID(3), "rpc400", ""))); err != nil {
 		t.Fatalf("400 with the request's JSON-RPC error: Write = %v, want nil (the error is queued)", err)
 	}
-	if m := readMsg(t, c); m.ID != jsonrpc.IntID(3) || m.Error == nil || m.Error.Code != -32602 {
+	if m := readMsg(t, c); m.ID != mcp.IntID(3) || m.Error == nil || m.Error.Code != -32602 {
 		t.Errorf("400 with a JSON-RPC error: Read %v", m)
 	}
-	err = c.Write(ctx, []byte(request(jsonrpc.IntID(4), "anon400", "")))
+	err = c.Write(ctx, []byte(request(mcp.IntID(4), "anon400", "")))
 	if !errors.As(err, &se) || se.StatusCode != 400 || se.RPC == nil || se.RPC.Code != -32600 {
 		t.Errorf("400 with an id-less JSON-RPC error: Write = %v", err)
 	}
 	if e, ok := jsonrpc.AsError(err); !ok || e.Code != -32600 {
 		t.Errorf("jsonrpc.AsError(%v) = %v %v", err, e, ok)
 	}
-	if err := c.Write(ctx, []byte(request(jsonrpc.IntID(5), "weird", ""))); err == nil || !strings.Contains(err.Error(), "text/plain") {
+	if err := c.Write(ctx, []byte(request(mcp.IntID(5), "weird", ""))); err == nil || !strings.Contains(err.Error(), "text/plain") {
 		t.Errorf("text/plain answer: Write = %v", err)
 	}
-	err = c.Write(ctx, []byte(request(jsonrpc.IntID(6), "anon200", "")))
+	err = c.Write(ctx, []byte(request(mcp.IntID(6), "anon200", "")))
 	if e, ok := jsonrpc.AsError(err); !ok || e.Code != -32000 {
 		t.Errorf("200 with an id-less error: Write = %v", err)
 	}
@@ -303,14 +304,14 @@ func TestWriteContext(t *testing.T) {
 	c := newConn(t, f, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { errc <- c.Write(ctx, []byte(request(jsonrpc.IntID(1), "slow", ""))) }()
+	go func() { errc <- c.Write(ctx, []byte(request(mcp.IntID(1), "slow", ""))) }()
 	f.next(t, http.MethodPost)
 	cancel()
 	if err := recv(t, errc, "Write to return"); !errors.Is(err, context.Canceled) {
 		t.Errorf("Write = %v, want context.Canceled", err)
 	}
 	// Close unblocks a pending Write too.
-	go func() { errc <- c.Write(context.Background(), []byte(request(jsonrpc.IntID(2), "slow", ""))) }()
+	go func() { errc <- c.Write(context.Background(), []byte(request(mcp.IntID(2), "slow", ""))) }()
 	f.next(t, http.MethodPost)
 	_ = closeWithin(t, c, 5*time.Second)
 	if err := recv(t, errc, "Write to return"); !isClosed(err) {
@@ -340,7 +341,7 @@ func TestReadQueueBound(t *testing.T) {
 		wrote <- n
 	})
 	c := newConn(t, f, nil)
-	mustWrite(t, c, request(jsonrpc.IntID(1), "flood", ""))
+	mustWrite(t, c, request(mcp.IntID(1), "flood", ""))
 	// Read all the queue holds plus what comes while reading.
 	for i := range ReadQueueSize + extra {
 		m := readMsg(t, c)
@@ -355,13 +356,13 @@ func TestReadQueueBound(t *testing.T) {
 	recv(t, wrote, "the handler to end")
 }
 
-func itoa(i int) string { return jsonrpc.IntID(int64(i)).String() }
+func itoa(i int) string { return mcp.IntID(int64(i)).String() }
 
 // TestConcurrentWrites: Write is safe for concurrent use.
 func TestConcurrentWrites(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, in rec) {
 		if in.Msg.IsRequest() {
-			if in.Msg.ID.Int()%2 == 0 {
+			if n, _ := in.Msg.ID.Int(); n%2 == 0 {
 				writeJSON(w, http.StatusOK, result(in.Msg.ID, `{}`))
 				return
 			}
@@ -376,7 +377,7 @@ func TestConcurrentWrites(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			if err := c.Write(testCtx(t), []byte(request(jsonrpc.IntID(int64(i)), "x", ""))); err != nil {
+			if err := c.Write(testCtx(t), []byte(request(mcp.IntID(int64(i)), "x", ""))); err != nil {
 				t.Error(err)
 			}
 			if err := c.Write(testCtx(t), []byte(notification("y"))); err != nil {
@@ -384,7 +385,7 @@ func TestConcurrentWrites(t *testing.T) {
 			}
 		})
 	}
-	seen := map[jsonrpc.ID]bool{}
+	seen := map[mcp.ID]bool{}
 	for range n {
 		seen[readMsg(t, c).ID] = true
 	}
@@ -414,17 +415,17 @@ func TestOversizedMessages(t *testing.T) {
 		}
 	})
 	c := newConn(t, f, &Options{MaxEventBytes: limit})
-	mustWrite(t, c, request(jsonrpc.IntID(1), "sse", ""))
+	mustWrite(t, c, request(mcp.IntID(1), "sse", ""))
 	m := readMsg(t, c)
-	if m.ID != jsonrpc.IntID(1) || m.Error == nil || m.Error.Code != jsonrpc.CodeInternalError || !strings.Contains(m.Error.Message, "MaxEventBytes") {
+	if m.ID != mcp.IntID(1) || m.Error == nil || m.Error.Code != mcp.CodeInternalError || !strings.Contains(m.Error.Message, "MaxEventBytes") {
 		t.Errorf("oversized SSE event: Read %v %v, want a -32603 naming MaxEventBytes", m, m.Error)
 	}
-	err := c.Write(testCtx(t), []byte(request(jsonrpc.IntID(2), "json", "")))
+	err := c.Write(testCtx(t), []byte(request(mcp.IntID(2), "json", "")))
 	if !errors.Is(err, ErrEventTooLarge) {
 		t.Errorf("oversized JSON body: Write = %v, want ErrEventTooLarge", err)
 	}
-	mustWrite(t, c, request(jsonrpc.IntID(3), "fits", ""))
-	if m := readMsg(t, c); m.ID != jsonrpc.IntID(3) || m.Error != nil {
+	mustWrite(t, c, request(mcp.IntID(3), "fits", ""))
+	if m := readMsg(t, c); m.ID != mcp.IntID(3) || m.Error != nil {
 		t.Errorf("an event under the limit: %v", m)
 	}
 	if n := f.count(http.MethodGet); n != 0 {
@@ -444,7 +445,7 @@ func TestReadContract(t *testing.T) {
 	if _, err := c.Read(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Read with a cancelled context = %v", err)
 	}
-	mustWrite(t, c, request(jsonrpc.IntID(1), "x", ""))
+	mustWrite(t, c, request(mcp.IntID(1), "x", ""))
 	errc := make(chan error, 1)
 	go func() {
 		_, err := c.Read(context.Background())
@@ -489,11 +490,11 @@ func TestNoGoroutineAfterClose(t *testing.T) {
 		}
 	})
 	c := New(f.URL, nil)
-	mustWrite(t, c, request(jsonrpc.IntID(1), "initialize", `{}`))
+	mustWrite(t, c, request(mcp.IntID(1), "initialize", `{}`))
 	readMsg(t, c)
 	c.Listen()
-	mustWrite(t, c, request(jsonrpc.IntID(2), "held", ""))
-	mustWrite(t, c, request(jsonrpc.IntID(3), "cut", ""))
+	mustWrite(t, c, request(mcp.IntID(2), "held", ""))
+	mustWrite(t, c, request(mcp.IntID(3), "cut", ""))
 	f.next(t, http.MethodGet)
 	readErr := make(chan error, 1)
 	go func() {

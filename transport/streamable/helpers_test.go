@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/internal/sse"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -153,11 +154,11 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 	_, _ = io.WriteString(w, body)
 }
 
-func result(id jsonrpc.ID, res string) string {
+func result(id mcp.ID, res string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, res)
 }
 
-func rpcError(id jsonrpc.ID, code int, msg string) string {
+func rpcError(id mcp.ID, code int, msg string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%q}}`, id, code, msg)
 }
 
@@ -223,7 +224,7 @@ func mustWrite(t testing.TB, c *Conn, msg string) {
 	}
 }
 
-func request(id jsonrpc.ID, method, params string) string {
+func request(id mcp.ID, method, params string) string {
 	if params == "" {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q}`, id, method)
 	}

@@ -147,16 +147,16 @@ func (ms *modernStream) cancelled() bool {
 // client sent notifications/cancelled for it.
 var errCancelled = errors.New("streamable: request cancelled by the client")
 
-func (c *Conn) trackModern(id jsonrpc.ID, cancel context.CancelCauseFunc) {
+func (c *Conn) trackModern(id mcp.ID, cancel context.CancelCauseFunc) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.modern == nil {
-		c.modern = make(map[jsonrpc.ID]context.CancelCauseFunc)
+		c.modern = make(map[mcp.ID]context.CancelCauseFunc)
 	}
 	c.modern[id] = cancel
 }
 
-func (c *Conn) untrackModern(id jsonrpc.ID) {
+func (c *Conn) untrackModern(id mcp.ID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.modern, id)
@@ -173,7 +173,7 @@ func (c *Conn) untrackModern(id jsonrpc.ID) {
 // reports false and the notification is POSTed as usual.
 func (c *Conn) cancelModern(m *jsonrpc.Message) bool {
 	var p struct {
-		RequestID jsonrpc.ID `json:"requestId"`
+		RequestID mcp.ID `json:"requestId"`
 	}
 	if json.Unmarshal(m.Params, &p) != nil || !p.RequestID.IsValid() {
 		return false

@@ -12,7 +12,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/client"
-	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -91,7 +90,7 @@ func TestModernRequestHeaders(t *testing.T) {
 		{mcp.MethodResourcesRead, `"uri":"file:///tmp/naïve.txt"`, "file:///tmp/naïve.txt", true},
 		{mcp.MethodResourcesList, "", "", false},
 	} {
-		id := jsonrpc.IntID(int64(i + 1))
+		id := mcp.IntID(int64(i + 1))
 		ctx := testCtx(t)
 		if err := c.Write(ctx, []byte(request(id, tc.method, modernParams("2026-07-28", tc.more)))); err != nil {
 			t.Fatal(err)
@@ -125,7 +124,7 @@ func TestModernRequestHeaders(t *testing.T) {
 		t.Errorf("adopted session %q", c.SessionID())
 	}
 	// The envelope's revision is the header's, whatever it is.
-	mustWrite(t, c, request(jsonrpc.IntID(99), mcp.MethodToolsList, modernParams("2027-01-01", "")))
+	mustWrite(t, c, request(mcp.IntID(99), mcp.MethodToolsList, modernParams("2027-01-01", "")))
 	readMsg(t, c)
 	if got := f.next(t, http.MethodPost).Header.Get("MCP-Protocol-Version"); got != "2027-01-01" {
 		t.Errorf("MCP-Protocol-Version %q, want the envelope's 2027-01-01", got)
@@ -159,7 +158,7 @@ func TestContextHeaders(t *testing.T) {
 	for k, v := range want {
 		hctx = transport.WithHeader(hctx, k, v)
 	}
-	if err := c.Write(hctx, []byte(request(jsonrpc.IntID(1), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"t"`)))); err != nil {
+	if err := c.Write(hctx, []byte(request(mcp.IntID(1), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"t"`)))); err != nil {
 		t.Fatal(err)
 	}
 	readMsg(t, c)
@@ -178,7 +177,7 @@ func TestContextHeaders(t *testing.T) {
 		t.Errorf("Mcp-Param-Method clobbered Mcp-Method: %q", h.Get("Mcp-Method"))
 	}
 	// A message written without them carries none.
-	mustWrite(t, c, request(jsonrpc.IntID(2), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"t"`)))
+	mustWrite(t, c, request(mcp.IntID(2), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"t"`)))
 	readMsg(t, c)
 	for k := range f.next(t, http.MethodPost).Header {
 		if strings.HasPrefix(k, "Mcp-Param-") {
@@ -205,7 +204,7 @@ func TestModernCancelClosesStream(t *testing.T) {
 	})
 	c := newConn(t, f, nil)
 	ctx, cancel := context.WithCancel(testCtx(t))
-	if err := c.Write(ctx, []byte(request(jsonrpc.IntID(7), mcp.MethodSubscriptionsListen, modernParams("2026-07-28", `"notifications":{"toolsListChanged":true}`)))); err != nil {
+	if err := c.Write(ctx, []byte(request(mcp.IntID(7), mcp.MethodSubscriptionsListen, modernParams("2026-07-28", `"notifications":{"toolsListChanged":true}`)))); err != nil {
 		t.Fatal(err)
 	}
 	if m := readMsg(t, c); m.Method != mcp.NotificationProgress {
@@ -226,7 +225,7 @@ func TestModernCancelClosesStream(t *testing.T) {
 
 	// notifications/cancelled for a request in flight closes its stream
 	// (when the layer above cancels without ending the context).
-	if err := c.Write(testCtx(t), []byte(request(jsonrpc.IntID(8), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"slow"`)))); err != nil {
+	if err := c.Write(testCtx(t), []byte(request(mcp.IntID(8), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"slow"`)))); err != nil {
 		t.Fatal(err)
 	}
 	readMsg(t, c)
@@ -248,9 +247,9 @@ func TestModernStreamEndsEarly(t *testing.T) {
 		sseEvent(w, "ev-1", 10*time.Millisecond, "")
 	})
 	c := newConn(t, f, nil)
-	mustWrite(t, c, request(jsonrpc.IntID(3), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"t"`)))
+	mustWrite(t, c, request(mcp.IntID(3), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"t"`)))
 	m := readMsg(t, c)
-	if m.ID != jsonrpc.IntID(3) || m.Error == nil || !contains(m.Error.Message, "not resumed") {
+	if m.ID != mcp.IntID(3) || m.Error == nil || !contains(m.Error.Message, "not resumed") {
 		t.Fatalf("read %v, want the error response for request 3", m)
 	}
 	time.Sleep(50 * time.Millisecond) // no synchronisation: a resume would have started by now
@@ -324,14 +323,14 @@ func TestClientDetectsOverHTTP(t *testing.T) {
 		{"405", legacyAnswer(http.StatusMethodNotAllowed, ""), client.EraLegacy},
 		{"200 method not found", legacyAnswer(http.StatusOK, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`), client.EraLegacy},
 		{"400 -32022 with id", func(w http.ResponseWriter, r *http.Request, in rec) bool {
-			if in.Msg.Method == mcp.MethodServerDiscover && in.Msg.ID == jsonrpc.IntID(1) {
+			if in.Msg.Method == mcp.MethodServerDiscover && in.Msg.ID == mcp.IntID(1) {
 				writeJSON(w, http.StatusBadRequest, `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}`)
 				return true
 			}
 			return false
 		}, client.EraModern},
 		{"400 -32022 without id", func(w http.ResponseWriter, r *http.Request, in rec) bool {
-			if in.Msg.Method == mcp.MethodServerDiscover && in.Msg.ID == jsonrpc.IntID(1) {
+			if in.Msg.Method == mcp.MethodServerDiscover && in.Msg.ID == mcp.IntID(1) {
 				writeJSON(w, http.StatusBadRequest, `{"jsonrpc":"2.0","id":null,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"x"}}}`)
 				return true
 			}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
 )
 
 // TestResumeAfterCleanEnd is the conformance scenario sse-retry: the
@@ -30,18 +30,18 @@ func TestResumeAfterCleanEnd(t *testing.T) {
 			ended <- time.Now()
 		case in.Header.Get("Last-Event-ID") == "s1_1":
 			sseStart(w)
-			sseEvent(w, "s1_2", 0, result(jsonrpc.IntID(7), `{"content":[]}`))
+			sseEvent(w, "s1_2", 0, result(mcp.IntID(7), `{"content":[]}`))
 		default:
 			t.Errorf("unexpected %s with Last-Event-ID %q", r.Method, in.Header.Get("Last-Event-ID"))
 			w.WriteHeader(http.StatusBadRequest)
 		}
 	})
 	c := newConn(t, f, nil)
-	mustWrite(t, c, request(jsonrpc.IntID(7), "tools/call", `{"name":"slow"}`))
+	mustWrite(t, c, request(mcp.IntID(7), "tools/call", `{"name":"slow"}`))
 	if m := readMsg(t, c); m.Method != "notifications/message" {
 		t.Fatalf("first message %v, want the notification of the resumed stream", m)
 	}
-	if m := readMsg(t, c); m.ID != jsonrpc.IntID(7) || m.Error != nil {
+	if m := readMsg(t, c); m.ID != mcp.IntID(7) || m.Error != nil {
 		t.Fatalf("second message %v, want the response", m)
 	}
 	gets := f.of(http.MethodGet)
@@ -74,15 +74,15 @@ func TestResumeAfterTCPCut(t *testing.T) {
 				"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/half")
 		case http.MethodGet:
 			sseStart(w)
-			sseEvent(w, "cut_2", 0, result(jsonrpc.StringID("q"), `{}`))
+			sseEvent(w, "cut_2", 0, result(mcp.StringID("q"), `{}`))
 		}
 	})
 	c := newConn(t, f, nil)
-	mustWrite(t, c, request(jsonrpc.StringID("q"), "tools/call", `{}`))
+	mustWrite(t, c, request(mcp.StringID("q"), "tools/call", `{}`))
 	if m := readMsg(t, c); m.Method != "notifications/before-cut" {
 		t.Fatalf("first message %v", m)
 	}
-	if m := readMsg(t, c); m.ID != jsonrpc.StringID("q") {
+	if m := readMsg(t, c); m.ID != mcp.StringID("q") {
 		t.Fatalf("second message %v, want the response from the resumed stream", m)
 	}
 	gets := f.of(http.MethodGet)
@@ -100,10 +100,10 @@ func TestResumeFailures(t *testing.T) {
 			sseEvent(w, "", 0, notification("notifications/x"))
 		})
 		c := newConn(t, f, nil)
-		mustWrite(t, c, request(jsonrpc.IntID(1), "tools/call", `{}`))
+		mustWrite(t, c, request(mcp.IntID(1), "tools/call", `{}`))
 		readMsg(t, c)
 		m := readMsg(t, c)
-		if m.ID != jsonrpc.IntID(1) || m.Error == nil || m.Error.Code != jsonrpc.CodeInternalError || !strings.Contains(m.Error.Message, "no event id") {
+		if m.ID != mcp.IntID(1) || m.Error == nil || m.Error.Code != mcp.CodeInternalError || !strings.Contains(m.Error.Message, "no event id") {
 			t.Errorf("Read %v %v", m, m.Error)
 		}
 		if n := f.count(http.MethodGet); n != 0 {
@@ -120,9 +120,9 @@ func TestResumeFailures(t *testing.T) {
 			sseEvent(w, "a_1", 100*time.Millisecond, "")
 		})
 		c := newConn(t, f, nil)
-		mustWrite(t, c, request(jsonrpc.IntID(1), "tools/call", `{}`))
+		mustWrite(t, c, request(mcp.IntID(1), "tools/call", `{}`))
 		m := readMsg(t, c)
-		if m.ID != jsonrpc.IntID(1) || m.Error == nil || !strings.Contains(m.Error.Message, "404") {
+		if m.ID != mcp.IntID(1) || m.Error == nil || !strings.Contains(m.Error.Message, "404") {
 			t.Errorf("Read %v %v", m, m.Error)
 		}
 		if n := f.count(http.MethodGet); n != 1 {
@@ -143,9 +143,9 @@ func TestResumeFailures(t *testing.T) {
 			sseEvent(w, "b_1", 100*time.Millisecond, "")
 		})
 		c := newConn(t, f, nil)
-		mustWrite(t, c, request(jsonrpc.IntID(1), "tools/call", `{}`))
+		mustWrite(t, c, request(mcp.IntID(1), "tools/call", `{}`))
 		m := readMsg(t, c)
-		if m.ID != jsonrpc.IntID(1) || m.Error == nil || !strings.Contains(m.Error.Message, "attempts") {
+		if m.ID != mcp.IntID(1) || m.Error == nil || !strings.Contains(m.Error.Message, "attempts") {
 			t.Errorf("Read %v %v", m, m.Error)
 		}
 		if n := f.count(http.MethodGet); n != MaxStreamResumes {

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/client"
-	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -184,7 +183,7 @@ func TestSessionLost(t *testing.T) {
 		t.Errorf("client Wait = %v, want ErrSessionLost", err)
 	}
 	// The client's connection closed the transport as it ended.
-	if err := conn.Write(ctx, []byte(request(jsonrpc.IntID(99), "ping", ""))); !isClosed(err) {
+	if err := conn.Write(ctx, []byte(request(mcp.IntID(99), "ping", ""))); !isClosed(err) {
 		t.Errorf("Write after the loss = %v, want ErrClosed", err)
 	}
 	if n := len(s.of(http.MethodPost)); n != 6 {
@@ -243,7 +242,7 @@ func TestSessionLossReinitFails(t *testing.T) {
 func TestSessionLossOnInitialized(t *testing.T) {
 	s := newSessionServer(t)
 	conn := newConn(t, s.fake, nil)
-	mustWrite(t, conn, request(jsonrpc.IntID(1), "initialize", `{"protocolVersion":"2025-11-25"}`))
+	mustWrite(t, conn, request(mcp.IntID(1), "initialize", `{"protocolVersion":"2025-11-25"}`))
 	readMsg(t, conn)
 	s.forget()
 	mustWrite(t, conn, notification("notifications/initialized"))
@@ -256,8 +255,8 @@ func TestSessionLossOnInitialized(t *testing.T) {
 		t.Errorf("POSTs %s, want %s", g, want)
 	}
 	// The replayed initialize's response is not delivered.
-	mustWrite(t, conn, request(jsonrpc.IntID(2), "ping", ""))
-	if m := readMsg(t, conn); m.ID != jsonrpc.IntID(2) {
+	mustWrite(t, conn, request(mcp.IntID(2), "ping", ""))
+	if m := readMsg(t, conn); m.ID != mcp.IntID(2) {
 		t.Errorf("Read %v, want the ping's response", m)
 	}
 }
@@ -344,17 +343,17 @@ func TestSessionLostRaw(t *testing.T) {
 	}
 	conn := newConn(t, s.fake, nil)
 	ctx := testCtx(t)
-	mustWrite(t, conn, request(jsonrpc.IntID(1), "initialize", `{}`))
+	mustWrite(t, conn, request(mcp.IntID(1), "initialize", `{}`))
 	mustWrite(t, conn, notification("notifications/initialized"))
 	conn.Listen()
 	s.next(t, http.MethodGet)
-	if err := conn.Write(ctx, []byte(request(jsonrpc.IntID(2), "x", ""))); !errors.Is(err, ErrSessionLost) {
+	if err := conn.Write(ctx, []byte(request(mcp.IntID(2), "x", ""))); !errors.Is(err, ErrSessionLost) {
 		t.Fatalf("Write = %v, want ErrSessionLost", err)
 	}
-	if err := conn.Write(ctx, []byte(request(jsonrpc.IntID(3), "ping", ""))); !errors.Is(err, ErrSessionLost) {
+	if err := conn.Write(ctx, []byte(request(mcp.IntID(3), "ping", ""))); !errors.Is(err, ErrSessionLost) {
 		t.Errorf("later Write = %v, want ErrSessionLost", err)
 	}
-	if m := readMsg(t, conn); m.ID != jsonrpc.IntID(1) {
+	if m := readMsg(t, conn); m.ID != mcp.IntID(1) {
 		t.Errorf("queued message %v, want the initialize response first", m)
 	}
 	if _, err := conn.Read(ctx); !errors.Is(err, ErrSessionLost) {

@@ -82,7 +82,7 @@ func (c *Conn) consume(body io.Reader, cur *cursor, deliver func(data []byte, m 
 // cancel. The stream of a modern request (ms set) is never resumed: the
 // 2026-07-28 transport has no resumption, and a stream that ends before
 // its response fails the request, unless the caller cancelled it.
-func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id jsonrpc.ID, isInit bool, ms *modernStream) {
+func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id mcp.ID, isInit bool, ms *modernStream) {
 	if ms != nil {
 		defer c.untrackModern(id)
 		defer ms.stop()
@@ -181,9 +181,9 @@ func permanent(err error) bool {
 
 // failRequest queues an error response for request id, whose stream
 // failed for good, so that the call waiting for it fails.
-func (c *Conn) failRequest(id jsonrpc.ID, cause error) {
+func (c *Conn) failRequest(id mcp.ID, cause error) {
 	c.log.Warn("streamable: no response for a request", "id", id.String(), "err", cause)
-	msg := jsonrpc.EncodeError(id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: streamable transport: %v", cause))
+	msg := jsonrpc.EncodeError(id, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: streamable transport: %v", cause))
 	_ = c.enqueue(c.ctx, msg)
 }
 
@@ -287,7 +287,7 @@ func (c *Conn) reinitialize(ctx context.Context, lost string, skipInitialized bo
 	if !sawInit {
 		return errors.New("no initialize request to replay")
 	}
-	id := jsonrpc.StringID("mcpkit-reinitialize-" + strconv.FormatInt(c.reinitSeq.Add(1), 10))
+	id := mcp.StringID("mcpkit-reinitialize-" + strconv.FormatInt(c.reinitSeq.Add(1), 10))
 	var p any
 	if params != nil {
 		p = params
@@ -322,7 +322,7 @@ func (c *Conn) reinitialize(ctx context.Context, lost string, skipInitialized bo
 
 // replayInitialize POSTs an initialize request without session headers
 // and returns the new session id and negotiated revision.
-func (c *Conn) replayInitialize(ctx context.Context, id jsonrpc.ID, body []byte) (session, version string, err error) {
+func (c *Conn) replayInitialize(ctx context.Context, id mcp.ID, body []byte) (session, version string, err error) {
 	reqCtx, cancel := context.WithCancelCause(c.ctx)
 	defer cancel(nil)
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })

@@ -189,7 +189,7 @@ type Conn struct {
 	lis         listenState
 	// modern holds the 2026-07-28 requests in flight, by id, with what
 	// cancels their POST (closing its stream is their cancellation).
-	modern map[jsonrpc.ID]context.CancelCauseFunc
+	modern map[mcp.ID]context.CancelCauseFunc
 
 	closeOnce sync.Once
 	closeErr  error
