@@ -1,0 +1,13 @@
+// Package jsonrpc is mcpkit's JSON-RPC 2.0 layer: strict decoding of one
+// message (Decode: UTF-8, duplicate and case-sensitive member names,
+// size and depth limits, the exact -32700/-32600 errors), encoding into
+// pooled buffers, the Error type, and Conn — one peer over a
+// transport.Conn with calls in flight in both directions, cancellation
+// both ways (notifications/cancelled ↔ context), bounded concurrency,
+// routes for multi-stream transports, and an ordered shutdown that
+// unblocks every waiter.
+//
+// It imports transport (the byte seam) and mcp (for the one ID type and
+// the error codes). It must not import server, client or any concrete
+// transport.
+package jsonrpc
