@@ -211,4 +211,3 @@ func validMetaName(s string) bool {
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 func isAlnum(c byte) bool  { return isLetter(c) || '0' <= c && c <= '9' }
-
