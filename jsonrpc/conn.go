@@ -290,6 +290,24 @@ func (c *Conn) closedErr() error {
 	return ErrClosed
 }
 
+// Drain waits, at most timeout, until no handler of the peer's requests
+// is running — their answers written — and reports whether that
+// happened. It does not stop new requests from arriving; callers use it
+// to let answers they provoked (a cancelled subscription's result) go
+// out before Close.
+func (c *Conn) Drain(timeout time.Duration) bool {
+	finished := make(chan struct{})
+	go func() { c.handlers.Wait(); close(finished) }()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-finished:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
 // Close ends the connection: it closes the transport, fails every pending
 // Call with ErrClosed, cancels every running handler and waits for them
 // (at most ShutdownTimeout) and for the reader goroutine. It is

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -37,6 +38,11 @@ type Session struct {
 	// handler saves it to its SessionStore.
 	onChange func()
 
+	// Open subscriptions/listen requests, ended gracefully by Close.
+	listenCtx   context.Context
+	stopListens context.CancelCauseFunc
+	closingNow  bool
+
 	mu         sync.Mutex
 	state      sessionState
 	version    string
@@ -49,6 +55,10 @@ type Session struct {
 func newSession(s *Server) *Session {
 	return &Session{srv: s, id: rand.Text(), subscribed: make(map[string]struct{})}
 }
+
+// listenGrace bounds how long Close waits for open subscriptions/listen
+// requests to answer with their result before the connection closes.
+const listenGrace = time.Second
 
 // ID returns the session's identifier: random, unguessable.
 func (ss *Session) ID() string { return ss.id }
@@ -75,7 +85,23 @@ func (ss *Session) ClientCapabilities() mcp.ClientCapabilities {
 }
 
 // Close ends the session and waits for its handlers to stop.
-func (ss *Session) Close() error { return ss.conn.Close() }
+//
+// Open subscriptions/listen requests on the session (2026-07-28 requests
+// on a stdio process) are ended gracefully first: each answers with its
+// listen result, within listenGrace.
+func (ss *Session) Close() error {
+	ss.mu.Lock()
+	stop := ss.stopListens
+	ss.closingNow = true
+	ss.mu.Unlock()
+	if stop != nil {
+		// End the listens, then let their results (and any other answer
+		// in flight) be written before the connection goes.
+		stop(ErrServerClosing)
+		ss.conn.Drain(listenGrace)
+	}
+	return ss.conn.Close()
+}
 
 // Wait blocks until the session ends and returns why (io.EOF when the
 // client closed the connection).
@@ -152,6 +178,14 @@ func (ss *Session) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 		return nil, eerr
 	}
 	if claimed {
+		if msg.Method == mcp.MethodSubscriptionsListen {
+			lctx, done, ok := ss.listenContext(ctx)
+			if !ok {
+				return nil, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the session is closing")
+			}
+			defer done()
+			ctx = lctx
+		}
 		return ss.srv.serveModern(ctx, env, msg, wp, ss, nil)
 	}
 	switch msg.Method {
@@ -237,4 +271,25 @@ func shortErr(err error) string {
 		s = s[:300] + "…"
 	}
 	return s
+}
+
+// listenContext returns a context for a subscriptions/listen request that
+// Close ends with ErrServerClosing (a graceful end: the listen answers
+// with its result), and the function to call when the request is over.
+// ok is false once the session is closing.
+func (ss *Session) listenContext(ctx context.Context) (context.Context, func(), bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.closingNow {
+		return ctx, nil, false
+	}
+	if ss.listenCtx == nil {
+		ss.listenCtx, ss.stopListens = context.WithCancelCause(context.Background())
+	}
+	lctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(ss.listenCtx, func() { cancel(context.Cause(ss.listenCtx)) })
+	return lctx, func() {
+		stop()
+		cancel(nil)
+	}, true
 }
