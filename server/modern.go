@@ -117,7 +117,7 @@ func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Me
 	if err != nil {
 		return nil, err
 	}
-	return s.stampModern(result), nil
+	return s.stampModern(result, req.isRetry()), nil
 }
 
 // cancelGuard sends nothing more for a request once it is cancelled
@@ -165,9 +165,15 @@ func (s *Server) cacheScope() mcp.CacheScope {
 // stampModern adds what every modern result carries: resultType, the
 // server's identity in _meta, and (for cacheable results) the cache hints
 // the handler did not set itself (SEP-2549).
-func (s *Server) stampModern(result any) any {
+//
+// The result of a retried multi round-trip request gets no cache hints:
+// it answers one exchange, not the method and its params (SEP-2322).
+func (s *Server) stampModern(result any, retry bool) any {
 	ttl := s.opts.CacheTTL.Milliseconds()
 	hints := func(t **int64, scope *mcp.CacheScope) {
+		if retry {
+			return
+		}
 		if *t == nil {
 			*t = &ttl
 		}

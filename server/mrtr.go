@@ -244,3 +244,7 @@ func checkResponses(got mcp.InputResponses, asked map[string]string) (mcp.InputR
 	}
 	return out, nil
 }
+
+// isRetry reports whether the request answers an earlier input-required
+// result (it carried answers or a sealed state).
+func (r *Request) isRetry() bool { return r.retry }

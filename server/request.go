@@ -88,6 +88,7 @@ type Request struct {
 	inputs mcp.InputResponses
 	state  string
 	call   *mrtrCall
+	retry  bool // a modern retry of an input-required exchange
 
 	progressMu   sync.Mutex
 	progressSent bool

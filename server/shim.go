@@ -42,6 +42,7 @@ func (s *Server) prepareInput(ctx context.Context, req *Request, call mrtrCall, 
 	if !req.modern {
 		return nil
 	}
+	req.retry = state != "" || len(responses) > 0
 	var asked map[string]string
 	req.state = ""
 	if state != "" {
