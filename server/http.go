@@ -374,7 +374,7 @@ func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) (*httpSess
 		return nil, false
 	}
 	hs.touch()
-	if v := r.Header.Get(headerProtocolVersion); v != "" && !slices.Contains(mcp.LegacyVersions(), v) {
+	if v := r.Header.Get(headerProtocolVersion); v != "" && !isLegacyVersion(v) {
 		hs.busy.Add(-1)
 		writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+v)
 		return nil, false

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"runtime/debug"
-	"slices"
 	"sync"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -23,7 +22,7 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, msg 
 	if version == "" {
 		version = mcp.Version20250326 // the spec's assumption when the header is absent
 	}
-	if !slices.Contains(mcp.LegacyVersions(), version) {
+	if !isLegacyVersion(version) {
 		writeError(w, http.StatusBadRequest, msg.ID, mcp.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+version)
 		return
 	}

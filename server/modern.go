@@ -12,6 +12,11 @@ import (
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
+// legacyVersions are the revisions served through initialize.
+var legacyVersions = mcp.LegacyVersions()
+
+func isLegacyVersion(v string) bool { return slices.Contains(legacyVersions, v) }
+
 // modernVersions are the 2026-era revisions this server serves, newest
 // first. They are what server/discover and -32022 advertise.
 var modernVersions = []string{mcp.Version20260728}
@@ -218,6 +223,9 @@ func (s *Server) stampModern(result any, retry bool) any {
 // withServerInfo returns meta with the server's identity added
 // (SEP-2575: serverInfo travels in result _meta).
 func (s *Server) withServerInfo(meta mcp.Meta) mcp.Meta {
+	if len(meta) == 0 {
+		return s.serverInfoMeta // shared and never written to: results only encode it
+	}
 	if _, ok := meta[mcp.MetaKeyServerInfo]; ok {
 		return meta
 	}

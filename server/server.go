@@ -90,6 +90,7 @@ type Server struct {
 	templates registry[*templateEntry]
 
 	serverInfoJSON jsontext.Value // opts.Info, encoded once for result _meta
+	serverInfoMeta mcp.Meta       // {serverInfo: opts.Info}, shared by results without _meta
 	sealer         *sealer        // seals the requestState of input-required results
 
 	mu         sync.Mutex
@@ -118,6 +119,7 @@ func New(opts *Options) *Server {
 		panic("mcp: server.New: encoding Info: " + err.Error())
 	}
 	s.serverInfoJSON = info
+	s.serverInfoMeta = mcp.Meta{mcp.MetaKeyServerInfo: info}
 	if s.sealer, err = newSealer(s.opts.RequestStateKeys, s.opts.RequestStateTTL); err != nil {
 		panic(err.Error())
 	}

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"slices"
 	"sync"
 	"time"
 
@@ -233,7 +232,7 @@ func (ss *Session) initialize(raw jsontext.Value) (any, error) {
 // describes the server.
 func (s *Server) initializeResult(requested string) *mcp.InitializeResult {
 	version := mcp.LatestLegacy
-	if slices.Contains(mcp.LegacyVersions(), requested) {
+	if isLegacyVersion(requested) {
 		version = requested
 	}
 	return &mcp.InitializeResult{
