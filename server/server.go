@@ -119,7 +119,7 @@ func New(opts *Options) *Server {
 		panic("mcp: server.New: encoding Info: " + err.Error())
 	}
 	s.serverInfoJSON = info
-	s.serverInfoMeta = mcp.Meta{mcp.MetaKeyServerInfo: info}
+	s.serverInfoMeta = mcp.Meta{mcp.MetaKeyServerInfo: s.serverInfoJSON}
 	if s.sealer, err = newSealer(s.opts.RequestStateKeys, s.opts.RequestStateTTL); err != nil {
 		panic(err.Error())
 	}
