@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"sort"
 	"time"
@@ -31,6 +32,9 @@ type env struct {
 	log     *slog.Logger
 
 	transport *streamable.Conn // of the last connect
+	// httpClient, when set, sends the transport's requests (the auth
+	// scenarios put an OAuth round tripper there).
+	httpClient *http.Client
 }
 
 var scenarios = map[string]scenario{
@@ -86,7 +90,7 @@ func (e *env) connect(ctx context.Context, opts client.Options) (*client.Client,
 	opts.Info = mcp.Implementation{Name: "mcpkit-conformance-client", Version: "0.1.0"}
 	opts.Logger = e.log
 	opts.ProtocolVersion = e.version
-	e.transport = streamable.New(e.url, &streamable.Options{Logger: e.log})
+	e.transport = streamable.New(e.url, &streamable.Options{Logger: e.log, HTTPClient: e.httpClient})
 	return client.Connect(ctx, e.transport, &opts)
 }
 

@@ -1,0 +1,56 @@
+// Package oauth owns the client side of MCP authorization (the
+// "Authorization" chapter of the MCP specification, both the 2025-11-25 and
+// the 2026-07-28 revisions, plus the 2025-03-26 fallbacks).
+//
+// Its centre is Transport, an http.RoundTripper that puts
+// "Authorization: Bearer" on every request and, when the MCP server answers
+// 401 (or 403 insufficient_scope), runs the OAuth 2.1 flow and replays the
+// request:
+//
+//	t := &oauth.Transport{
+//		RedirectURL: lb.RedirectURL(),
+//		Authorize:   lb.Authorize, // or oauth.Headless(nil) in tests
+//	}
+//	conn := streamable.New(url, &streamable.Options{HTTPClient: &http.Client{Transport: t}})
+//
+// The flow:
+//
+//   - Discovery. The protected resource metadata (RFC 9728) comes from the
+//     resource_metadata parameter of the WWW-Authenticate challenge, else
+//     from /.well-known/oauth-protected-resource<path>, else from the root.
+//     Its resource must designate the MCP server (same origin, path prefix)
+//     or the flow stops before any request to an authorization server. The
+//     authorization server metadata is fetched in the specification's order
+//     (RFC 8414 then OpenID Connect, path-aware) and its issuer must equal,
+//     as a string, the issuer the well-known URL was built from. Without
+//     protected resource metadata the server's origin is taken as the
+//     authorization server (2025-03-26), and without any metadata its
+//     /authorize, /token and /register endpoints are used.
+//   - Registration, in order: pre-registered credentials
+//     (Transport.Client), a Client ID Metadata Document URL
+//     (Transport.ClientIDMetadataURL) when the server advertises
+//     client_id_metadata_document_supported, Dynamic Client Registration
+//     (RFC 7591), else *RegistrationError.
+//   - Authorization code with PKCE S256 (refused when the server does not
+//     advertise S256), state, RFC 8707 resource indicators and RFC 9207
+//     issuer identification compared as exact strings; the code is
+//     exchanged with client_secret_basic, client_secret_post or none as the
+//     server supports. Refresh tokens are used when a token is rejected.
+//   - Scopes: the challenge's scope, else all of the resource's
+//     scopes_supported, else none; 403 insufficient_scope re-authorizes with
+//     the union of the scopes held and challenged. One request runs at most
+//     MaxAuthorizations flows, then fails with *TooManyAuthorizationsError.
+//
+// Client registrations and tokens live in a Store, keyed by the
+// authorization server's issuer: what one server issued is never presented
+// to another, and a resource that moves to a new authorization server gets
+// a new registration there.
+//
+// The authorization step itself (sending the user to the authorization
+// URL and receiving the redirect) is an AuthorizeFunc: Headless follows
+// the URL without a browser (for tests and conformance mocks that redirect
+// at once), and Loopback prints or opens the URL and receives the redirect
+// on a loopback listener.
+//
+// The package imports only the standard library.
+package oauth
