@@ -1,0 +1,22 @@
+// Package auth is the OAuth 2.1 resource-server side of MCP
+// authorization (spec.md §8): a plain func(http.Handler) http.Handler
+// middleware (Require) that verifies bearer tokens through a pluggable
+// Verifier, answers 401/403/400 with the RFC 6750 and RFC 9728
+// WWW-Authenticate challenges MCP clients act on, enforces per-method
+// and per-tool scope requirements, and puts the verified TokenInfo in
+// the request context; a JWT verifier (JWTVerifier) on go-jose with a
+// cached, rotating JWKS and RFC 8707 audience binding; and the RFC 9728
+// Protected Resource Metadata document (ProtectedResourceHandler,
+// MountProtectedResource).
+//
+// The middleware binds the authenticated principal to the request with
+// server.WithPrincipal, so that sealed MRTR request state minted for one
+// principal is refused to any other. Tokens are never logged, never put
+// in errors, and the Authorization header is removed before the request
+// reaches the wrapped handler (tokens are not passed upstream).
+//
+// Package auth imports server (for WithPrincipal only), jsonrpc (the same
+// strict decoder the server uses, so that the scope peek and the server
+// agree on what a body says) and mcp. It must not import client or any
+// transport package, nor the OAuth client (auth/oauth).
+package auth

@@ -1,0 +1,396 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
+)
+
+// offlineAccess is never put in a challenge or in scopes_supported
+// (SEP-2207, spec.md §8).
+const offlineAccess = "offline_access"
+
+// Options configures Require.
+type Options struct {
+	// Resource is this server's canonical URI (RFC 8707), such as
+	// "https://mcp.example.com/mcp": the audience tokens must carry and
+	// the resource of the Protected Resource Metadata. Required unless
+	// ResourceMetadataURL is set.
+	Resource string
+	// ResourceMetadataURL is the URL of the Protected Resource Metadata
+	// named in every challenge (resource_metadata). Default: the
+	// path-based well-known URI of Resource (ResourceMetadataURL func).
+	ResourceMetadataURL string
+	// Scopes are needed by every request.
+	Scopes []string
+	// MethodScopes are needed, on top of Scopes, by JSON-RPC requests
+	// and notifications of the named methods (such as "tools/call" or
+	// "resources/read").
+	MethodScopes map[string][]string
+	// ToolScopes are needed, on top of Scopes and MethodScopes, by a
+	// tools/call of the named tool.
+	ToolScopes map[string][]string
+	// Implies reports whether a granted scope satisfies a needed one,
+	// for scope hierarchies (spec.md §8: servers MUST account for them),
+	// such as "files:write" implying "files:read". Default: equality.
+	Implies func(granted, needed string) bool
+	// Principal names the authenticated principal that sealed MRTR state
+	// is bound to (server.WithPrincipal). Default: TokenInfo.Principal
+	// (issuer and subject).
+	Principal func(*TokenInfo) string
+	// MaxBodyBytes caps the body read to find the method and tool when
+	// MethodScopes or ToolScopes are set (413 beyond). Keep it equal to
+	// the wrapped server's server.HTTPOptions.MaxBodyBytes. Default
+	// server.DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Logger receives the reason of each rejection at debug level.
+	// Tokens are never logged. Default: nothing is logged.
+	Logger *slog.Logger
+
+	now func() time.Time // tests
+}
+
+// middleware is a configured Require.
+type middleware struct {
+	v         Verifier
+	o         Options
+	metaURL   string
+	base      []string
+	peek      bool
+	principal func(*TokenInfo) string
+	implies   func(granted, needed string) bool
+	now       func() time.Time
+	log       *slog.Logger
+	maxBody   int64
+}
+
+// Require returns middleware that lets a request through only with a
+// valid bearer token granting the scopes it needs (spec.md §8):
+//
+//   - no bearer credentials → 401 with
+//     WWW-Authenticate: Bearer resource_metadata="…", scope="…", the
+//     scope being every scope the request needs (Scopes, plus those of
+//     its method and tool when rules exist), so that a client asks for
+//     the right token at once;
+//   - a token the Verifier rejects → the same with error="invalid_token";
+//   - a valid token lacking scopes → 403 with error="insufficient_scope"
+//     and the full set of scopes the request needs (2026 rule);
+//   - a malformed Authorization header, more than one, or a token in the
+//     query string → 400 invalid_request;
+//   - a Verifier error wrapping ErrUnavailable → 503.
+//
+// The token is read only from the Authorization header (scheme
+// case-insensitive). The Verifier owns expiry checks; as a safeguard the
+// middleware also refuses a TokenInfo whose Expiration is more than
+// DefaultLeeway in the past. On success the request's context carries the
+// TokenInfo (TokenInfoFrom) and the principal (server.WithPrincipal),
+// and the Authorization header is removed before next runs, so that the
+// token cannot be passed upstream.
+//
+// Require panics when v is nil or opts names neither Resource nor
+// ResourceMetadataURL, or names an invalid Resource.
+func Require(v Verifier, opts *Options) func(http.Handler) http.Handler {
+	if v == nil {
+		panic("auth: Require needs a Verifier")
+	}
+	m := &middleware{v: v}
+	if opts != nil {
+		m.o = *opts
+	}
+	m.metaURL = m.o.ResourceMetadataURL
+	if m.metaURL == "" {
+		if m.o.Resource == "" {
+			panic("auth: Require needs Options.Resource or Options.ResourceMetadataURL")
+		}
+		u, err := ResourceMetadataURL(m.o.Resource)
+		if err != nil {
+			panic(err.Error())
+		}
+		m.metaURL = u
+	}
+	m.base = normScopes(m.o.Scopes)
+	m.peek = len(m.o.MethodScopes) > 0 || len(m.o.ToolScopes) > 0
+	m.principal = m.o.Principal
+	if m.principal == nil {
+		m.principal = (*TokenInfo).Principal
+	}
+	m.implies = m.o.Implies
+	if m.implies == nil {
+		m.implies = func(granted, needed string) bool { return granted == needed }
+	}
+	m.now = m.o.now
+	if m.now == nil {
+		m.now = time.Now
+	}
+	m.log = m.o.Logger
+	m.maxBody = m.o.MaxBodyBytes
+	if m.maxBody <= 0 {
+		m.maxBody = server.DefaultMaxBodyBytes
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			m.serve(w, r, next)
+		})
+	}
+}
+
+func (m *middleware) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	token, present, reason := bearerToken(r)
+	if reason != "" {
+		m.debug(r, "malformed request", "reason", reason)
+		m.challenge(w, http.StatusBadRequest, "invalid_request", reason, nil)
+		return
+	}
+	needed, rpcStatus, rpcErr := m.needed(r)
+	if rpcErr != nil {
+		needed = m.base
+	}
+	if !present {
+		m.debug(r, "no bearer token")
+		m.challenge(w, http.StatusUnauthorized, "", "", needed)
+		return
+	}
+	ti, err := m.v.Verify(r.Context(), token)
+	if err == nil && ti == nil {
+		err = fmt.Errorf("%w: the verifier returned no token info", ErrInvalidToken)
+	}
+	if err == nil && !ti.Expiration.IsZero() && m.now().After(ti.Expiration.Add(DefaultLeeway)) {
+		err = fmt.Errorf("%w: token expired", ErrInvalidToken)
+	}
+	if err != nil {
+		if errors.Is(err, ErrUnavailable) {
+			m.debug(r, "token verification unavailable", "err", err)
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write(oauthError("temporarily_unavailable", "the access token cannot be verified now"))
+			return
+		}
+		m.debug(r, "invalid token", "err", err)
+		m.challenge(w, http.StatusUnauthorized, "invalid_token", "the access token is invalid or expired", needed)
+		return
+	}
+	if rpcErr != nil {
+		// The body could not be read the way the server will read it: fail
+		// closed rather than guess which scopes it needs.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(rpcStatus)
+		_, _ = w.Write(jsonrpc.EncodeError(mcp.ID{}, rpcErr))
+		return
+	}
+	if !m.grants(ti, needed) {
+		m.debug(r, "insufficient scope", "subject", ti.Subject)
+		m.challenge(w, http.StatusForbidden, "insufficient_scope", "the access token lacks scopes this request needs", needed)
+		return
+	}
+	ctx := WithTokenInfo(r.Context(), ti)
+	ctx = server.WithPrincipal(ctx, m.principal(ti))
+	r = r.WithContext(ctx)
+	r.Header = r.Header.Clone() // WithContext shares the header map
+	r.Header.Del("Authorization")
+	next.ServeHTTP(w, r)
+}
+
+// grants reports whether ti's scopes satisfy every needed scope.
+func (m *middleware) grants(ti *TokenInfo, needed []string) bool {
+	for _, n := range needed {
+		if !slices.ContainsFunc(ti.Scopes, func(g string) bool { return m.implies(g, n) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// needed returns the scopes r needs: Scopes, plus those of its method
+// and tool when rules exist. The body is read (up to MaxBodyBytes) and
+// put back for the wrapped handler. A body the server's own strict
+// decoder would refuse yields a JSON-RPC error and its status.
+func (m *middleware) needed(r *http.Request) ([]string, int, *jsonrpc.Error) {
+	if !m.peek || r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+		return m.base, 0, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, m.maxBody+1))
+	_ = r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return m.base, http.StatusBadRequest, jsonrpc.NewError(mcp.CodeParseError, "Parse error: reading the body failed")
+	}
+	if int64(len(body)) > m.maxBody {
+		return m.base, http.StatusRequestEntityTooLarge, jsonrpc.NewError(mcp.CodeInvalidRequest, "Request Entity Too Large")
+	}
+	msg, derr := jsonrpc.Decode(body, jsonrpc.Limits{MaxBytes: int(m.maxBody)})
+	if derr != nil {
+		return m.base, http.StatusBadRequest, derr
+	}
+	if msg.Method == "" { // a response to a server→client request
+		return m.base, 0, nil
+	}
+	need := slices.Clone(m.base)
+	need = append(need, m.o.MethodScopes[msg.Method]...)
+	if msg.Method == mcp.MethodToolsCall && len(m.o.ToolScopes) > 0 {
+		var p struct {
+			Name string `json:"name"`
+		}
+		if msg.Params != nil {
+			// The server decodes params with the same JSON v2 defaults
+			// (case-sensitive names, no duplicates), so both see one name.
+			if err := json.Unmarshal(msg.Params, &p); err != nil {
+				return m.base, http.StatusBadRequest, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: params must be an object with a string name")
+			}
+		}
+		need = append(need, m.o.ToolScopes[p.Name]...)
+	}
+	return normScopes(need), 0, nil
+}
+
+// challenge writes an error answer with its WWW-Authenticate header.
+func (m *middleware) challenge(w http.ResponseWriter, status int, code, desc string, scopes []string) {
+	var b strings.Builder
+	b.WriteString("Bearer ")
+	if code != "" {
+		fmt.Fprintf(&b, "error=%s, ", quote(code))
+	}
+	fmt.Fprintf(&b, "resource_metadata=%s", quote(m.metaURL))
+	if len(scopes) > 0 {
+		fmt.Fprintf(&b, ", scope=%s", quote(strings.Join(scopes, " ")))
+	}
+	h := w.Header()
+	h.Set("WWW-Authenticate", b.String())
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if code == "" {
+		code, desc = "invalid_token", "an access token is required"
+	}
+	_, _ = w.Write(oauthError(code, desc))
+}
+
+func (m *middleware) debug(r *http.Request, msg string, args ...any) {
+	if m.log == nil {
+		return
+	}
+	m.log.DebugContext(r.Context(), "auth: "+msg, append([]any{"method", r.Method, "path", r.URL.Path}, args...)...)
+}
+
+// oauthError is an RFC 6750 §3 error body.
+func oauthError(code, desc string) []byte {
+	b, _ := json.Marshal(struct {
+		Error       string `json:"error"`
+		Description string `json:"error_description,omitzero"`
+	}{code, desc})
+	return b
+}
+
+// bearerToken extracts the bearer token of r. present is false when r
+// carries no bearer credentials; reason is non-empty when the request is
+// malformed (RFC 6750 invalid_request).
+func bearerToken(r *http.Request) (token string, present bool, reason string) {
+	if r.URL.Query().Has("access_token") {
+		return "", false, "access tokens are not accepted in the query string"
+	}
+	vals := r.Header.Values("Authorization")
+	switch len(vals) {
+	case 0:
+		return "", false, ""
+	case 1:
+	default:
+		return "", false, "more than one Authorization header"
+	}
+	v := strings.TrimSpace(vals[0])
+	scheme, rest, _ := strings.Cut(v, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		if scheme == "" {
+			return "", false, "empty Authorization header"
+		}
+		return "", false, "" // another scheme: no bearer credentials
+	}
+	token = strings.TrimLeft(rest, " ")
+	if !isToken68(token) {
+		return "", false, "malformed bearer token"
+	}
+	return token, true, ""
+}
+
+// isToken68 reports whether s is an RFC 7235 token68 (RFC 6750 b64token).
+func isToken68(s string) bool {
+	if s == "" {
+		return false
+	}
+	end := len(s)
+	for end > 0 && s[end-1] == '=' {
+		end--
+	}
+	if end == 0 {
+		return false
+	}
+	for i := 0; i < end; i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '-', c == '.', c == '_', c == '~', c == '+', c == '/':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// quote is an RFC 9110 quoted-string.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// normScopes drops empty scopes, duplicates and offline_access, keeping
+// the first-seen order.
+func normScopes(in []string) []string {
+	var out []string
+	for _, s := range in {
+		if s == "" || s == offlineAccess || slices.Contains(out, s) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// HasScopes reports whether the request of ctx was authenticated
+// with a token granting every scope in scopes (exact names:
+// Options.Implies is not consulted). It is for decisions a
+// handler makes after the response has started (filtering list results,
+// say); to make a client step up, declare the scopes in
+// Options.MethodScopes or Options.ToolScopes instead: only the
+// middleware can still answer 403 (docs/design/auth.md).
+func HasScopes(ctx context.Context, scopes ...string) bool {
+	ti := TokenInfoFrom(ctx)
+	if ti == nil {
+		return false
+	}
+	for _, s := range scopes {
+		if !ti.HasScope(s) {
+			return false
+		}
+	}
+	return true
+}
