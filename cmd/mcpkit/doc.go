@@ -1,0 +1,16 @@
+// Command mcpkit serves a demo MCP server and pokes at any MCP server, in
+// either protocol era, over Streamable HTTP or stdio.
+//
+//	mcpkit serve --http 127.0.0.1:8080
+//	mcpkit inspect http://127.0.0.1:8080/mcp
+//	mcpkit call http://127.0.0.1:8080/mcp add a=2 b=40
+//	mcpkit call add a=2 b=40 -- mcpkit serve --stdio
+//
+// This package owns the command line only: argument parsing (the standard
+// flag package, one FlagSet per subcommand), the demo server (serve.go),
+// connecting to a target (target.go), answering the server's input
+// requests on a terminal or from flags (input.go), and printing results
+// (commands.go). It uses the SDK's public API only (client, server, mcp,
+// transport/...); it is not imported by anything. Run "mcpkit help" for the
+// usage text and the exit codes.
+package main

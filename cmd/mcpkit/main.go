@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitToolErr  = 1   // the tool answered with isError
+	exitProtocol = 2   // the server answered with a JSON-RPC error
+	exitConn     = 3   // connecting or talking to the server failed
+	exitUsage    = 64  // the command line is wrong
+	exitSignal   = 130 // interrupted (SIGINT or SIGTERM) before the answer came
+)
+
+const usageText = `mcpkit: serve a demo MCP server, or inspect and call any MCP server.
+
+Usage:
+  mcpkit serve [--http ADDR | --stdio]
+  mcpkit inspect  [flags] TARGET
+  mcpkit call     [flags] TARGET TOOL [JSON | key=value ...]
+  mcpkit read     [flags] TARGET URI
+  mcpkit prompt   [flags] TARGET NAME [key=value ...]
+  mcpkit complete [flags] (--prompt NAME | --resource URI) TARGET ARG VALUE
+  mcpkit listen   [flags] [--tools] [--prompts] [--resources] [--resource URI ...] TARGET
+
+TARGET is an http:// or https:// URL of a Streamable HTTP endpoint, or
+"-- command args..." (a server launched over stdio, and shut down in spec
+order), which must come last:
+  mcpkit call add a=2 b=40 -- mcpkit serve --stdio
+
+key=value arguments: a value that parses as JSON is sent as that JSON value
+(a=2 is a number, ok=true a boolean), anything else as a string.
+
+Flags of the client commands:
+  --era auto|legacy|modern   protocol era (default auto: probe, then fall back)
+  --header 'K: V'            HTTP header on every request (repeatable)
+  --json                     print the raw result JSON
+  --answer key=value         answer a form elicitation field (repeatable)
+  --accept-defaults          accept form elicitations with the schema's defaults
+  --decline                  decline every elicitation
+  --sampling-reply TEXT      answer sampling requests with TEXT (else they fail)
+  --root file:///path        a root offered to the server (repeatable)
+  --log-level LEVEL          show the server's log messages from LEVEL up
+                             (default info; off shows none)
+Without --answer, --accept-defaults or --decline, elicitations are asked on
+the terminal when stdin is one (URL elicitations need an explicit yes), and
+declined otherwise.
+
+Exit codes:
+  0   success
+  1   the tool returned a result with isError
+  2   protocol error: the server answered with a JSON-RPC error
+  3   connection or transport failure
+  64  usage error
+  130 interrupted before the answer came
+`
+
+// exitError carries an exit code to main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes one command line and returns its exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageText)
+		return exitUsage
+	}
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	case "serve":
+		err = runServe(ctx, rest, stderr)
+	case "inspect", "call", "read", "prompt", "complete", "listen":
+		err = runClient(ctx, cmd, rest, stdout, stderr)
+	default:
+		err = usageErr("unknown command %q (run mcpkit help)", cmd)
+	}
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(err)
+	if ctx.Err() != nil && code == exitConn {
+		code, err = exitSignal, errors.New("interrupted")
+	}
+	if !errors.Is(err, errToolError) && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stderr, "mcpkit: %v\n", err)
+	}
+	if code == exitUsage && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stderr, "run 'mcpkit help' for usage")
+	}
+	return code
+}
+
+// errToolError reports an isError tool result (already printed).
+var errToolError = errors.New("the tool reported an error")
+
+func exitCode(err error) int {
+	var ee *exitError
+	var ire *client.InputRequiredError
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, errToolError):
+		return exitToolErr
+	case errors.As(err, &ire):
+		return exitProtocol
+	}
+	if _, ok := jsonrpc.AsError(err); ok {
+		return exitProtocol
+	}
+	return exitConn
+}
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// parseInterspersed parses fs over args, allowing flags between positional
+// arguments. Everything after a "--" is returned apart as the command.
+func parseInterspersed(fs *flag.FlagSet, args []string) (pos, command []string, err error) {
+	for i, a := range args {
+		if a == "--" {
+			command = args[i+1:]
+			if len(command) == 0 {
+				return nil, nil, usageErr("nothing after --: give the server command to run")
+			}
+			args = args[:i]
+			break
+		}
+	}
+	out := fs.Output()
+	fs.SetOutput(io.Discard) // errors are reported once, by run
+	defer fs.SetOutput(out)
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(out)
+				fs.Usage()
+				return nil, nil, err
+			}
+			return nil, nil, &exitError{code: exitUsage, err: err}
+		}
+		if fs.NArg() == 0 {
+			return pos, command, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/transport/stdio"
+)
+
+func runServe(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mcpkit serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("http", "", "serve Streamable HTTP at `ADDR` (endpoint /mcp)")
+	useStdio := fs.Bool("stdio", false, "serve over stdin/stdout")
+	pos, command, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 || command != nil {
+		return usageErr("serve takes no arguments")
+	}
+	if (*addr == "") == !*useStdio {
+		return usageErr("serve needs exactly one of --http ADDR and --stdio")
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s := newDemoServer(logger)
+	if *useStdio {
+		if err := s.Serve(ctx, stdio.New(stdio.Options{})); err != nil && ctx.Err() == nil {
+			return err
+		}
+		return nil
+	}
+	return serveHTTP(ctx, s, *addr, stderr)
+}
+
+func serveHTTP(ctx context.Context, s *server.Server, addr string, stderr io.Writer) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return &exitError{code: exitConn, err: err}
+	}
+	h := server.NewHTTPHandler(s, nil)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "mcpkit: serving MCP on http://%s/mcp (Ctrl-C to stop)\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		h.Close()
+		return &exitError{code: exitConn, err: err}
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stderr, "mcpkit: shutting down")
+	// Close the handler first: it ends the sessions and their long-lived
+	// streams, so that Shutdown does not wait for them.
+	h.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+type addIn struct {
+	A float64 `json:"a" jsonschema:"description=first addend"`
+	B float64 `json:"b" jsonschema:"description=second addend"`
+}
+
+type addOut struct {
+	Sum float64 `json:"sum"`
+}
+
+type countIn struct {
+	To int `json:"to,omitzero" jsonschema:"description=how far to count (default 5)"`
+}
+
+type failIn struct {
+	Message string `json:"message,omitzero" jsonschema:"description=the error to report"`
+}
+
+type signupOut struct {
+	Welcome string `json:"welcome"`
+}
+
+type addToolIn struct {
+	Name string `json:"name,omitzero" jsonschema:"description=name of the new tool (default echoN)"`
+}
+
+type touchIn struct {
+	URI string `json:"uri,omitzero" jsonschema:"description=resource to report as updated (default demo://clock)"`
+}
+
+const signupSchema = `{"type":"object","properties":{` +
+	`"name":{"type":"string","title":"Name","description":"What should we call you?","default":"guest"},` +
+	`"plan":{"type":"string","title":"Plan","enum":["free","pro"],"default":"free"},` +
+	`"seats":{"type":"integer","title":"Seats","minimum":1,"maximum":100,"default":1}},` +
+	`"required":["name"]}`
+
+var (
+	styles = []string{"casual", "formal", "pirate"}
+	names  = []string{"Ada", "Alan", "Barbara", "Grace", "Linus"}
+)
+
+// newDemoServer builds the server of "mcpkit serve": the same handlers
+// serve both eras.
+func newDemoServer(logger *slog.Logger) *server.Server {
+	s := server.New(&server.Options{
+		Info:         mcp.Implementation{Name: "mcpkit-demo", Version: "1.0.0"},
+		Instructions: "A demo server: try the add, count, signup and add_tool tools, the greet prompt and the demo:// resources.",
+		Logging:      true,
+		Logger:       logger,
+	})
+	server.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers."},
+		func(ctx context.Context, req *server.CallToolRequest, in addIn) (addOut, error) {
+			return addOut{Sum: in.A + in.B}, nil
+		})
+	server.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails with a tool error (isError)."},
+		func(ctx context.Context, req *server.CallToolRequest, in failIn) (string, error) {
+			if in.Message == "" {
+				in.Message = "this tool always fails"
+			}
+			return "", errors.New(in.Message)
+		})
+	server.AddTool(s, &mcp.Tool{Name: "count", Description: "Counts, reporting progress and logging each step."},
+		func(ctx context.Context, req *server.CallToolRequest, in countIn) (string, error) {
+			if in.To <= 0 {
+				in.To = 5
+			}
+			for i := 1; i <= in.To; i++ {
+				if err := req.Progress(ctx, float64(i), float64(in.To), fmt.Sprintf("counted %d", i)); err != nil {
+					return "", err
+				}
+				_ = req.Log(ctx, mcp.LevelInfo, "count", fmt.Sprintf("step %d of %d", i, in.To))
+				select {
+				case <-ctx.Done():
+					return "", ctx.Err()
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+			return fmt.Sprintf("counted to %d", in.To), nil
+		})
+	server.AddTool(s, &mcp.Tool{Name: "signup", Description: "Asks for a name, plan and seats (elicitation), then welcomes you."},
+		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (signupOut, error) {
+			// Written once for both eras: a modern client answers the
+			// input-required result and calls again; for a legacy client
+			// the server's shim asks it and runs the handler again.
+			res, ok, err := req.Elicitation("signup")
+			if err != nil {
+				return signupOut{}, err
+			}
+			if !ok {
+				return signupOut{}, server.NeedInput().Elicit("signup", &mcp.ElicitParams{
+					Message:         "Sign up for the demo",
+					RequestedSchema: jsontext.Value(signupSchema),
+				})
+			}
+			if res.Action != mcp.ElicitActionAccept {
+				return signupOut{}, fmt.Errorf("the user chose to %s the signup", res.Action)
+			}
+			return signupOut{Welcome: fmt.Sprintf("Welcome, %v (%v plan, %v seats)!",
+				res.Content["name"], res.Content["plan"], res.Content["seats"])}, nil
+		})
+	server.AddTool(s, &mcp.Tool{Name: "docs", Description: "Asks you to open a web page (URL elicitation)."},
+		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
+			res, ok, err := req.Elicitation("docs")
+			if err != nil {
+				return "", err
+			}
+			if !ok {
+				return "", server.NeedInput().Elicit("docs", &mcp.ElicitParams{
+					Mode:          mcp.ElicitModeURL,
+					Message:       "Read the MCP specification",
+					URL:           "https://modelcontextprotocol.io/specification",
+					ElicitationID: "docs-1",
+				})
+			}
+			return "you chose to " + res.Action + " the page", nil
+		})
+	server.AddTool(s, &mcp.Tool{Name: "summarize", Description: "Asks the client's model for a summary (sampling)."},
+		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
+			res, ok, err := req.Sampling("summary")
+			if err != nil {
+				return "", err
+			}
+			if !ok {
+				return "", server.NeedInput().CreateMessage("summary", &mcp.CreateMessageParams{
+					Messages: []mcp.SamplingMessage{{Role: mcp.RoleUser,
+						Content: mcp.NewSamplingContent(&mcp.TextContent{Text: "Summarize MCP in one line."})}},
+					MaxTokens: 100,
+				})
+			}
+			var text []string
+			for _, b := range res.Content.Blocks {
+				if t, ok := b.(*mcp.TextContent); ok {
+					text = append(text, t.Text)
+				}
+			}
+			return "the model said: " + strings.Join(text, " "), nil
+		})
+	server.AddTool(s, &mcp.Tool{Name: "roots", Description: "Lists the client's roots."},
+		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
+			res, ok, err := req.Roots("roots")
+			if err != nil {
+				return "", err
+			}
+			if !ok {
+				return "", server.NeedInput().ListRoots("roots")
+			}
+			var uris []string
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+			return fmt.Sprintf("%d roots: %s", len(uris), strings.Join(uris, " ")), nil
+		})
+	var added atomic.Int64
+	server.AddTool(s, &mcp.Tool{Name: "add_tool", Description: "Adds a tool that echoes its text (tools list_changed)."},
+		func(ctx context.Context, req *server.CallToolRequest, in addToolIn) (string, error) {
+			if in.Name == "" {
+				in.Name = fmt.Sprintf("echo%d", added.Add(1))
+			}
+			server.AddTool(s, &mcp.Tool{Name: in.Name, Description: "Echoes its text (added by add_tool)."},
+				func(ctx context.Context, req *server.CallToolRequest, in struct {
+					Text string `json:"text"`
+				}) (string, error) {
+					return in.Text, nil
+				})
+			return "added tool " + in.Name, nil
+		})
+	server.AddTool(s, &mcp.Tool{Name: "touch", Description: "Reports a resource as updated (resources/updated)."},
+		func(ctx context.Context, req *server.CallToolRequest, in touchIn) (string, error) {
+			if in.URI == "" {
+				in.URI = "demo://clock"
+			}
+			s.ResourceUpdated(in.URI)
+			return "updated " + in.URI, nil
+		})
+
+	s.AddResource(&mcp.Resource{URI: "demo://readme", Name: "readme", Description: "About this server.", MIMEType: "text/plain"},
+		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return textResource(req.Params.URI, "mcpkit speaks MCP, both eras, one endpoint."), nil
+		})
+	s.AddResource(&mcp.Resource{URI: "demo://clock", Name: "clock", Description: "The server's time.", MIMEType: "text/plain"},
+		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return textResource(req.Params.URI, time.Now().UTC().Format(time.RFC3339)), nil
+		})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "demo://greeting/{name}", Name: "greeting", Description: "A greeting for anyone.", MIMEType: "text/plain"},
+		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return textResource(req.Params.URI, "Hello, "+req.Vars["name"]+"!"), nil
+		})
+
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greets someone in a style.", Arguments: []mcp.PromptArgument{
+		{Name: "name", Description: "who to greet", Required: true},
+		{Name: "style", Description: "casual, formal or pirate"},
+	}}, func(ctx context.Context, req *server.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		name, style := req.Params.Arguments["name"], req.Params.Arguments["style"]
+		if style == "" {
+			style = "casual"
+		}
+		return &mcp.GetPromptResult{Description: "a " + style + " greeting", Messages: []mcp.PromptMessage{
+			{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: fmt.Sprintf("Greet %s in a %s style.", name, style)}},
+		}}, nil
+	})
+
+	s.SetCompletionHandler(func(ctx context.Context, req *server.CompleteRequest) (*mcp.CompleteResult, error) {
+		var pool []string
+		switch p := req.Params; {
+		case p.Ref.Type == mcp.RefPrompt && p.Ref.Name == "greet" && p.Argument.Name == "style":
+			pool = styles
+		case p.Ref.Type == mcp.RefPrompt && p.Ref.Name == "greet" && p.Argument.Name == "name",
+			p.Ref.Type == mcp.RefResource && p.Ref.URI == "demo://greeting/{name}" && p.Argument.Name == "name":
+			pool = names
+		}
+		values := []string{}
+		for _, v := range pool {
+			if strings.HasPrefix(strings.ToLower(v), strings.ToLower(req.Params.Argument.Value)) {
+				values = append(values, v)
+			}
+		}
+		slices.Sort(values)
+		return &mcp.CompleteResult{Completion: mcp.Completion{Values: values}}, nil
+	})
+	return s
+}
+
+func textResource(uri, text string) *mcp.ReadResourceResult {
+	return &mcp.ReadResourceResult{Contents: mcp.ResourceContentsList{
+		&mcp.TextResourceContents{URI: uri, MIMEType: "text/plain", Text: text},
+	}}
+}

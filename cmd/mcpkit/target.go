@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+	"github.com/mcpkit/mcpkit/transport/command"
+	"github.com/mcpkit/mcpkit/transport/streamable"
+	"golang.org/x/term"
+)
+
+// clientFlags are the flags every client command takes.
+type clientFlags struct {
+	era            string
+	headers        multiFlag
+	json           bool
+	answers        multiFlag
+	acceptDefaults bool
+	decline        bool
+	samplingReply  string
+	samplingSet    bool
+	roots          multiFlag
+	logLevel       string
+}
+
+func (f *clientFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.era, "era", "auto", "protocol era: auto, legacy or modern")
+	fs.Var(&f.headers, "header", "HTTP header `K: V` (repeatable)")
+	fs.BoolVar(&f.json, "json", false, "print the raw result JSON")
+	fs.Var(&f.answers, "answer", "elicitation answer `key=value` (repeatable)")
+	fs.BoolVar(&f.acceptDefaults, "accept-defaults", false, "accept elicitations with the schema's defaults")
+	fs.BoolVar(&f.decline, "decline", false, "decline every elicitation")
+	fs.Func("sampling-reply", "answer sampling requests with `TEXT`", func(s string) error {
+		f.samplingReply, f.samplingSet = s, true
+		return nil
+	})
+	fs.Var(&f.roots, "root", "a root `URI` offered to the server (repeatable)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "the server's log messages to show, from `LEVEL` up (off: none)")
+}
+
+func (f *clientFlags) protocolVersion() (string, error) {
+	switch f.era {
+	case "auto", "":
+		return "", nil
+	case "legacy":
+		return mcp.LatestLegacy, nil
+	case "modern":
+		return mcp.Version20260728, nil
+	}
+	return "", usageErr("--era must be auto, legacy or modern, not %q", f.era)
+}
+
+// target is where the client connects: a URL or a command line.
+type target struct {
+	url     string
+	command []string
+}
+
+func (t target) String() string {
+	if t.url != "" {
+		return t.url
+	}
+	return strings.Join(t.command, " ")
+}
+
+// parseTarget takes the target off the positional arguments: the first one
+// when it is a URL, else the command after "--".
+func parseTarget(pos, command []string) (target, []string, error) {
+	if command != nil {
+		return target{command: command}, pos, nil
+	}
+	if len(pos) == 0 {
+		return target{}, nil, usageErr("missing TARGET: an http(s):// URL or -- command args...")
+	}
+	u := pos[0]
+	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		return target{}, nil, usageErr("TARGET %q is not an http:// or https:// URL (for a command, end with -- command args...)", u)
+	}
+	return target{url: u}, pos[1:], nil
+}
+
+func (f *clientFlags) header() (http.Header, error) {
+	h := http.Header{}
+	for _, kv := range f.headers {
+		k, v, ok := strings.Cut(kv, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, usageErr("--header %q is not K:V", kv)
+		}
+		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	return h, nil
+}
+
+// connect opens the transport to t and connects a client with opts.
+func connect(ctx context.Context, t target, f *clientFlags, opts client.Options, stderr io.Writer) (*client.Client, error) {
+	version, err := f.protocolVersion()
+	if err != nil {
+		return nil, err
+	}
+	h, err := f.header()
+	if err != nil {
+		return nil, err
+	}
+	if t.url == "" && len(f.headers) > 0 {
+		return nil, usageErr("--header applies to HTTP targets only")
+	}
+	opts.Info = mcp.Implementation{Name: "mcpkit-cli", Version: "0.1.0"}
+	opts.ProtocolVersion = version
+	dial := func() (transport.Conn, error) {
+		if t.url != "" {
+			return streamable.New(t.url, &streamable.Options{Header: h}), nil
+		}
+		cmd := exec.Command(t.command[0], t.command[1:]...)
+		cmd.Stderr = stderr
+		return command.Start(ctx, cmd, command.Options{})
+	}
+	conn, err := dial()
+	if err != nil {
+		return nil, &exitError{code: exitConn, err: fmt.Errorf("starting %s: %w", t, err)}
+	}
+	c, err := client.Connect(ctx, conn, &opts)
+	if err != nil && version == "" && t.url == "" && errors.Is(err, client.ErrProbeClosed) {
+		// A legacy stdio server that exits on the modern probe:
+		// relaunch it and speak legacy.
+		if conn, err = dial(); err != nil {
+			return nil, &exitError{code: exitConn, err: fmt.Errorf("starting %s: %w", t, err)}
+		}
+		opts.ProtocolVersion = mcp.LatestLegacy
+		c, err = client.Connect(ctx, conn, &opts)
+	}
+	if err != nil {
+		conn.Close()
+		if code := exitCode(err); code == exitProtocol {
+			return nil, fmt.Errorf("connecting to %s: %w", t, err)
+		}
+		return nil, &exitError{code: exitConn, err: fmt.Errorf("connecting to %s: %w", t, err)}
+	}
+	if f.logLevel != "off" && f.logLevel != "" && (c.Era() == client.EraModern || c.ServerCapabilities().Logging != nil) {
+		if err := c.SetLoggingLevel(ctx, mcp.LoggingLevel(f.logLevel)); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("setting the log level: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// stdinIsTerminal reports whether stdin is a terminal.
+func stdinIsTerminal() bool { return isTerminal(os.Stdin) }
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
