@@ -37,6 +37,33 @@ func BearerChallenge(h http.Header) map[string]string {
 	return nil
 }
 
+// oauthChallenge returns the parameters of the first Bearer challenge of
+// h's WWW-Authenticate fields, else of the first DPoP challenge (RFC 9449
+// §7.1, which carries the same OAuth parameters), or nil.
+func oauthChallenge(h http.Header) map[string]string {
+	var dpop map[string]string
+	for _, c := range ParseChallenges(h.Values("WWW-Authenticate")) {
+		switch {
+		case strings.EqualFold(c.Scheme, "Bearer"):
+			return c.Params
+		case strings.EqualFold(c.Scheme, "DPoP") && dpop == nil:
+			dpop = c.Params
+		}
+	}
+	return dpop
+}
+
+// wantsDPoPNonce reports whether h has a DPoP challenge with the error
+// use_dpop_nonce (RFC 9449 §9).
+func wantsDPoPNonce(h http.Header) bool {
+	for _, c := range ParseChallenges(h.Values("WWW-Authenticate")) {
+		if strings.EqualFold(c.Scheme, "DPoP") && c.Params["error"] == "use_dpop_nonce" {
+			return true
+		}
+	}
+	return false
+}
+
 func isTchar(c byte) bool {
 	switch {
 	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':

@@ -41,6 +41,25 @@
 //     the union of the scopes held and challenged. One request runs at most
 //     MaxAuthorizations flows, then fails with *TooManyAuthorizationsError.
 //
+// The OAuth extensions of MCP:
+//
+//   - Grants without a user (Transport.Grant), used instead of the
+//     authorization code flow after the same discovery and registration,
+//     with the same resource indicator and scope choice:
+//     ClientCredentials (RFC 6749 §4.4), and JWTBearer (RFC 7523 §2.1) with
+//     a workload identity token (StaticAssertion) or an enterprise
+//     ID-JAG obtained by IDJAGExchange (SEP-990: an RFC 8693 token exchange
+//     of the user's ID token at the IdP). A refused grant is not retried.
+//   - private_key_jwt client authentication (RFC 7523 §2.2): a
+//     ClientInfo with a PrivateKey (ParsePrivateKeyPEM) signs a fresh
+//     assertion per token request, iss = sub = client_id, aud = the
+//     authorization server's issuer identifier (RFC 7523bis).
+//   - DPoP (RFC 9449, Transport.DPoP): a proof on every token request and,
+//     with a DPoP-bound token, "Authorization: DPoP" and a proof with ath
+//     on every request to the MCP server; use_dpop_nonce challenges of the
+//     token endpoint (400) and of the MCP server (401) are answered by one
+//     retry with the server's nonce, kept per origin for later proofs.
+//
 // Client registrations and tokens live in a Store, keyed by the
 // authorization server's issuer: what one server issued is never presented
 // to another, and a resource that moves to a new authorization server gets

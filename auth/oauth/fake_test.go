@@ -34,6 +34,11 @@ type fakeAS struct {
 	regMethod    string   // token_endpoint_auth_method in the DCR answer
 	regSecret    string   // client_secret in the DCR answer ("" : none)
 	clientID     string   // client_id issued by DCR
+	// grantCheck judges client_credentials and jwt-bearer token requests:
+	// an OAuth error code refuses the request ("" grants it).
+	grantCheck func(r *http.Request, form url.Values) string
+	dpop       bool   // advertise ES256 DPoP, bind tokens to valid proofs
+	asNonce    string // DPoP nonce the token endpoint requires ("" : none)
 
 	mu            sync.Mutex
 	log           []string // "GET /path" of every request
@@ -43,11 +48,13 @@ type fakeAS struct {
 	registrations []map[string]any
 	codes         map[string]string // code -> challenge
 	issued        map[string]string // token -> scope
+	bound         map[string]string // DPoP token -> jkt
+	dpopProofs    []string          // DPoP headers of token requests
 	n             int
 }
 
 func newFakeAS(t *testing.T, cfg func(*fakeAS)) *fakeAS {
-	a := &fakeAS{t: t, codes: map[string]string{}, issued: map[string]string{}, clientID: "dcr-client"}
+	a := &fakeAS{t: t, codes: map[string]string{}, issued: map[string]string{}, bound: map[string]string{}, clientID: "dcr-client"}
 	if cfg != nil {
 		cfg(a)
 	}
@@ -114,6 +121,9 @@ func (a *fakeAS) metadata(w http.ResponseWriter) {
 	if a.scopes != nil {
 		m["scopes_supported"] = a.scopes
 	}
+	if a.dpop {
+		m["dpop_signing_alg_values_supported"] = []string{"ES256"}
+	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(m)
 }
@@ -166,8 +176,42 @@ func (a *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 	a.tokenForms = append(a.tokenForms, r.PostForm)
 	a.tokenAuth = append(a.tokenAuth, r.Header.Get("Authorization"))
 	a.n++
+	oauthErr := func(status int, code string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = fmt.Fprintf(w, `{"error":%q}`, code)
+	}
+	jkt := ""
+	if proof := r.Header.Get("DPoP"); a.dpop && proof != "" {
+		a.dpopProofs = append(a.dpopProofs, proof)
+		_, claims, thumb, err := verifyDPoPProof(proof)
+		if err != nil || claims["htm"] != "POST" || claims["htu"] != a.srv.URL+a.prefix+"/token" || claims["ath"] != nil {
+			oauthErr(http.StatusBadRequest, "invalid_dpop_proof")
+			return
+		}
+		if a.asNonce != "" && claims["nonce"] != a.asNonce {
+			w.Header().Set("DPoP-Nonce", a.asNonce)
+			oauthErr(http.StatusBadRequest, "use_dpop_nonce")
+			return
+		}
+		jkt = thumb
+	}
 	scope := ""
-	switch r.PostForm.Get("grant_type") {
+	switch gt := r.PostForm.Get("grant_type"); gt {
+	case GrantTypeClientCredentials, GrantTypeJWTBearer:
+		if a.grantCheck == nil {
+			oauthErr(http.StatusBadRequest, "unsupported_grant_type")
+			return
+		}
+		if code := a.grantCheck(r, r.PostForm); code != "" {
+			status := http.StatusBadRequest
+			if code == "invalid_client" {
+				status = http.StatusUnauthorized
+			}
+			oauthErr(status, code)
+			return
+		}
+		scope = r.PostForm.Get("scope")
 	case "authorization_code":
 		ch, ok := a.codes[r.PostForm.Get("code")]
 		if !ok || ch != s256(r.PostForm.Get("code_verifier")) {
@@ -194,6 +238,10 @@ func (a *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 	tok := fmt.Sprintf("tok-%s-%d", strings.TrimPrefix(a.srv.URL, "http://127.0.0.1:"), a.n)
 	a.issued[tok] = scope
 	resp := map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600}
+	if jkt != "" {
+		a.bound[tok] = jkt
+		resp["token_type"] = "DPoP"
+	}
 	if scope != "" {
 		resp["scope"] = scope
 	}
@@ -267,6 +315,11 @@ type fakeRS struct {
 	required    func(r *http.Request) string // scope the request needs ("": none)
 	denyForever bool                         // 403 insufficient_scope whatever the token
 	prmURL      string                       // resource_metadata override in the challenge
+	dpopScheme  bool                         // challenge with DPoP instead of Bearer
+	rsNonce     string                       // DPoP nonce the resource requires ("" : none)
+	dpopErrors  []string                     // proof problems seen
+	jtis        []string                     // jti of every valid proof
+	schemes     []string                     // Authorization scheme of every request
 
 	mu     sync.Mutex
 	log    []string
@@ -326,12 +379,40 @@ func (s *fakeRS) serve(w http.ResponseWriter, r *http.Request) {
 		} else if s.inHeader && s.prmPath != "-" {
 			parts = append(parts, fmt.Sprintf(`resource_metadata="%s%s"`, s.srv.URL, s.prm()))
 		}
-		return strings.TrimSpace("Bearer " + strings.Join(parts, ", "))
+		scheme := "Bearer "
+		if s.dpopScheme {
+			scheme = "DPoP "
+		}
+		return strings.TrimSpace(scheme + strings.Join(parts, ", "))
 	}
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	authz := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(authz, " ")
+	s.mu.Lock()
+	s.schemes = append(s.schemes, scheme)
+	s.mu.Unlock()
 	scope, known := "", false
 	if ok {
 		scope, known = s.as().scopeOf(tok)
+	}
+	jkt := s.as().boundTo(tok)
+	if known && (jkt != "") != (scheme == "DPoP") {
+		known = false // a bound token presented as Bearer, or the reverse
+	}
+	if known && jkt != "" {
+		problem, nonce := s.checkProof(r, tok, jkt)
+		if problem != "" {
+			s.mu.Lock()
+			s.dpopErrors = append(s.dpopErrors, problem)
+			s.mu.Unlock()
+			known = false
+		} else if s.rsNonce != "" && nonce != s.rsNonce {
+			w.Header().Set("DPoP-Nonce", s.rsNonce)
+			w.Header().Set("WWW-Authenticate", chal(`error="use_dpop_nonce"`))
+			http.Error(w, `{"error":"use_dpop_nonce"}`, http.StatusUnauthorized)
+			return
+		}
+	} else if ok && scheme != "Bearer" {
+		known = false
 	}
 	if !known {
 		extra := ""
@@ -404,4 +485,42 @@ func (e *env) post(body string) (string, error) {
 func s256(v string) string {
 	sum := sha256Sum([]byte(v))
 	return b64(sum[:])
+}
+
+// boundTo returns the jkt a DPoP token is bound to, or "".
+func (a *fakeAS) boundTo(tok string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.bound[tok]
+}
+
+// checkProof checks the DPoP proof of a resource request presenting tok
+// bound to jkt; it returns a problem ("" : none) and the proof's nonce.
+func (s *fakeRS) checkProof(r *http.Request, tok, jkt string) (problem, nonce string) {
+	proofs := r.Header.Values("DPoP")
+	if len(proofs) != 1 {
+		return fmt.Sprintf("%d DPoP headers", len(proofs)), ""
+	}
+	_, claims, thumb, err := verifyDPoPProof(proofs[0])
+	switch {
+	case err != nil:
+		return err.Error(), ""
+	case thumb != jkt:
+		return "proof key is not the token's", ""
+	case claims["htm"] != r.Method:
+		return "htm", ""
+	case claims["htu"] != s.srv.URL+r.URL.Path:
+		return fmt.Sprintf("htu %v", claims["htu"]), ""
+	case claims["ath"] != s256(tok):
+		return "ath", ""
+	}
+	jti, _ := claims["jti"].(string)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if jti == "" || slices.Contains(s.jtis, jti) {
+		return "jti missing or reused", ""
+	}
+	s.jtis = append(s.jtis, jti)
+	nonce, _ = claims["nonce"].(string)
+	return "", nonce
 }

@@ -103,6 +103,13 @@ func (t *Transport) discover(ctx context.Context, server *url.URL, ch map[string
 			CodeChallengeMethodsSupported: []string{"S256"},
 		}
 	}
+	if t.Grant != nil {
+		// No authorization endpoint, no PKCE: only the token endpoint.
+		if d.meta.TokenEndpoint == "" {
+			return nil, &DiscoveryError{Reason: "authorization server metadata of " + d.issuer + " lacks the token endpoint"}
+		}
+		return d, nil
+	}
 	if d.meta.AuthorizationEndpoint == "" || d.meta.TokenEndpoint == "" {
 		return nil, &DiscoveryError{Reason: "authorization server metadata of " + d.issuer + " lacks the authorization or token endpoint"}
 	}
@@ -121,6 +128,9 @@ func (t *Transport) register(ctx context.Context, d *discovery) (*ClientInfo, er
 		return nil, err
 	}
 	if c != nil && c.ClientID != "" && (c.SecretExpiresAt.IsZero() || time.Now().Before(c.SecretExpiresAt)) {
+		if c.PrivateKey == nil && t.Client != nil && t.Client.ClientID == c.ClientID {
+			c.PrivateKey = t.Client.PrivateKey // not kept by serializing stores
+		}
 		return c, nil
 	}
 	save := func(c *ClientInfo) (*ClientInfo, error) {
@@ -178,10 +188,18 @@ func (t *Transport) dynamicRegistration(ctx context.Context, d *discovery) (*Cli
 			}
 		}
 	}
+	grants := []string{"authorization_code", "refresh_token"}
+	switch t.Grant.(type) {
+	case nil:
+	case ClientCredentials, *ClientCredentials:
+		grants = []string{GrantTypeClientCredentials}
+	case *JWTBearer:
+		grants = []string{GrantTypeJWTBearer}
+	}
 	body, err := json.Marshal(map[string]any{
 		"client_name":                name,
 		"redirect_uris":              []string{t.redirectURL()},
-		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"grant_types":                grants,
 		"response_types":             []string{"code"},
 		"token_endpoint_auth_method": method,
 		"application_type":           appType,
@@ -338,10 +356,43 @@ func (t *Transport) refresh(ctx context.Context, d *discovery, c *ClientInfo, to
 	return nt, nil
 }
 
+// grantToken obtains a token with t.Grant.
+func (t *Transport) grantToken(ctx context.Context, d *discovery, c *ClientInfo, scope string) (*Token, error) {
+	form, err := t.Grant.TokenParams(ctx, &GrantRequest{
+		Issuer:     d.issuer,
+		Metadata:   d.meta,
+		Resource:   d.resource,
+		Scope:      scope,
+		Client:     c,
+		HTTPClient: t.hc,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if form.Get("grant_type") == "" {
+		return nil, errors.New("oauth: the grant set no grant_type")
+	}
+	form.Set("resource", d.resource)
+	if scope != "" {
+		form.Set("scope", scope)
+	}
+	tok, err := t.tokenRequest(ctx, d, c, form)
+	if err != nil {
+		return nil, err
+	}
+	if tok.Scope == "" {
+		tok.Scope = scope
+	}
+	return tok, nil
+}
+
 // authMethod picks the token endpoint authentication method of c.
 func authMethod(c *ClientInfo, m *ServerMetadata) string {
 	if c.AuthMethod != "" {
 		return c.AuthMethod
+	}
+	if c.PrivateKey != nil {
+		return "private_key_jwt"
 	}
 	if c.ClientSecret == "" {
 		return "none"
@@ -356,35 +407,107 @@ func authMethod(c *ClientInfo, m *ServerMetadata) string {
 	return "client_secret_basic"
 }
 
-// tokenRequest posts form to the token endpoint with c's authentication.
+// clientAssertion returns a private_key_jwt client assertion of c for
+// the authorization server d (RFC 7523 §3; its audience is the issuer
+// identifier, as RFC 7523bis and the MCP client credentials extension
+// require).
+func clientAssertion(d *discovery, c *ClientInfo) (string, error) {
+	if c.PrivateKey == nil {
+		return "", errors.New("oauth: private_key_jwt without ClientInfo.PrivateKey")
+	}
+	alg, err := jwsAlg(c.PrivateKey, c.SigningAlg)
+	if err != nil {
+		return "", err
+	}
+	now := time.Now()
+	return signJWT(c.PrivateKey, alg, map[string]any{"typ": "JWT"}, map[string]any{
+		"iss": c.ClientID,
+		"sub": c.ClientID,
+		"aud": d.issuer,
+		"jti": randomString(16),
+		"iat": now.Unix(),
+		"exp": now.Add(5 * time.Minute).Unix(),
+	})
+}
+
+// tokenRequest posts form to the token endpoint with c's authentication
+// (and a DPoP proof when t.DPoP is set), retrying once when the server
+// asks for a DPoP nonce.
 func (t *Transport) tokenRequest(ctx context.Context, d *discovery, c *ClientInfo, form url.Values) (*Token, error) {
 	method := authMethod(c, d.meta)
 	switch method {
 	case "client_secret_post":
 		form.Set("client_id", c.ClientID)
 		form.Set("client_secret", c.ClientSecret)
-	case "client_secret_basic":
+	case "client_secret_basic", "private_key_jwt":
 	default: // none
 		form.Set("client_id", c.ClientID)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.meta.TokenEndpoint, strings.NewReader(form.Encode()))
+	endpoint, err := url.Parse(d.meta.TokenEndpoint)
 	if err != nil {
-		return nil, err
+		return nil, &DiscoveryError{Reason: "token endpoint", Err: err}
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if method == "client_secret_basic" {
-		// RFC 6749 §2.3.1: form-encoded before Basic.
-		req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
+	dpop := t.dpopFor(d.meta)
+	for try := 0; ; try++ {
+		if method == "private_key_jwt" {
+			a, err := clientAssertion(d, c)
+			if err != nil {
+				return nil, err
+			}
+			form.Set("client_assertion_type", clientAssertionTypeJWT)
+			form.Set("client_assertion", a)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint.String(), strings.NewReader(form.Encode()))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Accept", "application/json")
+		if method == "client_secret_basic" {
+			// RFC 6749 §2.3.1: form-encoded before Basic.
+			req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
+		}
+		var sentNonce string
+		if dpop != nil {
+			p, n, err := dpop.proof(http.MethodPost, endpoint, "")
+			if err != nil {
+				return nil, err
+			}
+			req.Header.Set("DPoP", p)
+			sentNonce = n
+		}
+		tok, retry, err := t.tokenResponse(req, dpop, sentNonce)
+		if retry && try == 0 {
+			continue
+		}
+		return tok, err
 	}
+}
+
+// dpopFor returns the DPoP key to use with an authorization server, or
+// nil: none is set, or the server lists proof algorithms without ES256.
+func (t *Transport) dpopFor(m *ServerMetadata) *DPoPKey {
+	if t.DPoP == nil {
+		return nil
+	}
+	if algs := m.DPoPSigningAlgValuesSupported; len(algs) > 0 && !slices.Contains(algs, "ES256") {
+		return nil
+	}
+	return t.DPoP
+}
+
+// tokenResponse sends a token request and reads the answer. retry is
+// true when the server asked for a DPoP nonce other than the one sent
+// (RFC 9449 §8).
+func (t *Transport) tokenResponse(req *http.Request, dpop *DPoPKey, sentNonce string) (tok *Token, retry bool, err error) {
 	resp, err := t.hc.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var r struct {
 		AccessToken  string          `json:"access_token"`
@@ -396,18 +519,28 @@ func (t *Transport) tokenRequest(ctx context.Context, d *discovery, c *ClientInf
 		Description  string          `json:"error_description"`
 	}
 	jerr := json.Unmarshal(body, &r)
+	var nonce string
+	if dpop != nil {
+		nonce = dpop.noteNonce(req.URL, resp.Header)
+	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, &TokenError{StatusCode: resp.StatusCode, Code: r.Error, Description: r.Description}
+		retry = dpop != nil && r.Error == "use_dpop_nonce" && nonce != "" && nonce != sentNonce
+		return nil, retry, &TokenError{StatusCode: resp.StatusCode, Code: r.Error, Description: r.Description}
 	}
 	if jerr != nil || r.AccessToken == "" {
-		return nil, &TokenError{StatusCode: resp.StatusCode, Description: "no access_token in the token response"}
+		return nil, false, &TokenError{StatusCode: resp.StatusCode, Description: "no access_token in the token response"}
 	}
-	if r.TokenType != "" && !strings.EqualFold(r.TokenType, "Bearer") {
-		return nil, &TokenError{StatusCode: resp.StatusCode, Description: "unsupported token_type " + r.TokenType}
+	typ := "Bearer"
+	switch {
+	case r.TokenType == "" || strings.EqualFold(r.TokenType, "Bearer"):
+	case dpop != nil && strings.EqualFold(r.TokenType, "DPoP"):
+		typ = "DPoP"
+	default:
+		return nil, false, &TokenError{StatusCode: resp.StatusCode, Description: "unsupported token_type " + r.TokenType}
 	}
-	tok := &Token{AccessToken: r.AccessToken, TokenType: "Bearer", RefreshToken: r.RefreshToken, Scope: r.Scope}
+	tok = &Token{AccessToken: r.AccessToken, TokenType: typ, RefreshToken: r.RefreshToken, Scope: r.Scope}
 	if n, ok := jsonSeconds(r.ExpiresIn); ok && n > 0 {
 		tok.Expiry = time.Now().Add(time.Duration(n) * time.Second)
 	}
-	return tok, nil
+	return tok, false, nil
 }

@@ -33,6 +33,9 @@ type ServerMetadata struct {
 	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported,omitempty"`
 	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported,omitempty"`
 	AuthorizationResponseISSParameter bool     `json:"authorization_response_iss_parameter_supported,omitempty"`
+	// DPoPSigningAlgValuesSupported lists the DPoP proof algorithms the
+	// server accepts (RFC 9449 §5.1).
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
 // maxMetadataBytes bounds a metadata, registration or token response.

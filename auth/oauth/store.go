@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto"
 	"sync"
 	"time"
 )
@@ -16,9 +17,18 @@ type ClientInfo struct {
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret,omitempty"`
 	// AuthMethod is the token endpoint authentication method
-	// (client_secret_basic, client_secret_post or none); empty chooses
-	// one from the server's metadata.
+	// (client_secret_basic, client_secret_post, private_key_jwt or none);
+	// empty chooses one: private_key_jwt with a PrivateKey, none without
+	// a secret, else a secret method the server's metadata lists.
 	AuthMethod string `json:"token_endpoint_auth_method,omitempty"`
+	// PrivateKey signs the client assertions of private_key_jwt
+	// (RFC 7523 §2.2; see ParsePrivateKeyPEM). It is not serialized: a
+	// Store that persists registrations loses it, and the Transport
+	// takes it again from Transport.Client when the client IDs match.
+	PrivateKey crypto.Signer `json:"-"`
+	// SigningAlg is the JWS algorithm of the client assertions (ES256,
+	// RS256, ...); empty: the key's own (ES256 for P-256, RS256 for RSA).
+	SigningAlg string `json:"token_endpoint_auth_signing_alg,omitempty"`
 	// SecretExpiresAt is when ClientSecret expires (zero: never).
 	SecretExpiresAt time.Time `json:"client_secret_expires_at,omitzero"`
 }

@@ -61,6 +61,16 @@ type Transport struct {
 	// never requested otherwise.
 	OfflineAccess bool
 
+	// Grant, when set, obtains tokens instead of the authorization code
+	// flow (no user, no Authorize): ClientCredentials, or JWTBearer with
+	// a workload identity token or an enterprise ID-JAG (IDJAGExchange).
+	Grant Grant
+	// DPoP, when set, makes the Transport ask for DPoP-bound tokens
+	// (RFC 9449) and present them with a fresh proof on every request;
+	// see DPoPKey. Authorization servers that list proof algorithms
+	// without ES256 are sent no proof (and issue Bearer tokens).
+	DPoP *DPoPKey
+
 	// Store keeps registrations and tokens. Default: an in-memory store.
 	Store Store
 	// MaxAuthorizations bounds the authorization flows one request may
@@ -128,13 +138,24 @@ func serverKey(u *url.URL) string {
 
 // bearer returns the usable access token for the server, or "".
 func (t *Transport) bearer(key string) string {
+	tok, _ := t.access(key)
+	return tok
+}
+
+// access returns the usable access token for the server and its type
+// ("Bearer" or "DPoP"), or "".
+func (t *Transport) access(key string) (token, typ string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	st := t.states[key]
 	if st == nil || st.token.AccessToken == "" || st.token.expired(time.Now()) {
-		return ""
+		return "", ""
 	}
-	return st.token.AccessToken
+	typ = "Bearer"
+	if strings.EqualFold(st.token.TokenType, "DPoP") {
+		typ = "DPoP"
+	}
+	return st.token.AccessToken, typ
 }
 
 func (t *Transport) state(key string) *resourceState {
@@ -185,7 +206,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	key := serverKey(req.URL)
-	attempts, rounds := 0, 0
+	attempts, rounds, nonceRetries := 0, 0, 0
 	for {
 		r := req.Clone(ctx)
 		if rounds > 0 && req.Body != nil && req.Body != http.NoBody {
@@ -196,8 +217,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.Body = body
 		}
 		rounds++
-		used := t.bearer(key)
-		if used != "" {
+		used, typ := t.access(key)
+		var sentNonce string
+		switch {
+		case used != "" && typ == "DPoP" && t.DPoP != nil:
+			p, n, err := t.DPoP.proof(r.Method, r.URL, used)
+			if err != nil {
+				return nil, err
+			}
+			r.Header.Set("Authorization", "DPoP "+used)
+			r.Header.Set("DPoP", p)
+			sentNonce = n
+		case used != "":
 			r.Header.Set("Authorization", "Bearer "+used)
 		}
 		resp, err := t.base().RoundTrip(r)
@@ -206,7 +237,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		var ch map[string]string
 		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-			ch = BearerChallenge(resp.Header)
+			ch = oauthChallenge(resp.Header)
+		}
+		if t.DPoP != nil && typ == "DPoP" {
+			// RFC 9449 §9: a nonce challenge is answered by a retry with
+			// the nonce, not by a new authorization.
+			n := t.DPoP.noteNonce(r.URL, resp.Header)
+			if resp.StatusCode == http.StatusUnauthorized && wantsDPoPNonce(resp.Header) &&
+				n != "" && n != sentNonce && nonceRetries < 2 {
+				nonceRetries++
+				drain(resp)
+				continue
+			}
 		}
 		stepUp := resp.StatusCode == http.StatusForbidden && ch != nil && ch["error"] == "insufficient_scope"
 		if resp.StatusCode != http.StatusUnauthorized && !stepUp {
@@ -286,7 +328,12 @@ func (t *Transport) flow(ctx context.Context, server *url.URL, key, used string,
 	if err != nil {
 		return true, err
 	}
-	tok, err := t.authorizationCode(ctx, d, c, scope)
+	var tok *Token
+	if t.Grant != nil {
+		tok, err = t.grantToken(ctx, d, c, scope)
+	} else {
+		tok, err = t.authorizationCode(ctx, d, c, scope)
+	}
 	if err != nil {
 		return true, err
 	}

@@ -44,9 +44,68 @@ func init() {
 		"auth/iss-unexpected",
 		"auth/iss-normalized",
 		"auth/metadata-issuer-mismatch",
+		"auth/client-credentials-basic",
+		"auth/client-credentials-jwt",
+		"auth/enterprise-managed-authorization",
+		"auth/wif-jwt-bearer",
+		"auth/dpop",
+		"auth/dpop-nonce",
 	} {
 		scenarios[name] = runAuth
 	}
+}
+
+// authContext is MCP_CONFORMANCE_CONTEXT of the auth scenarios.
+type authContext struct {
+	ClientID         string `json:"client_id"`
+	ClientSecret     string `json:"client_secret"`
+	PrivateKeyPEM    string `json:"private_key_pem"`
+	SigningAlgorithm string `json:"signing_algorithm"`
+	IdPClientID      string `json:"idp_client_id"`
+	IdPIDToken       string `json:"idp_id_token"`
+	IdPTokenEndpoint string `json:"idp_token_endpoint"`
+	ValidJWT         string `json:"valid_jwt"`
+}
+
+// configure sets up t for the extension scenarios (client credentials,
+// enterprise-managed authorization, workload identity, DPoP) and sets
+// the pre-registered credentials of the others.
+func (ac *authContext) configure(scenario string, t *oauth.Transport) error {
+	if ac.ClientID != "" {
+		t.Client = &oauth.ClientInfo{ClientID: ac.ClientID, ClientSecret: ac.ClientSecret}
+	}
+	switch scenario {
+	case "auth/client-credentials-basic":
+		t.Grant = oauth.ClientCredentials{}
+		t.Client.AuthMethod = "client_secret_basic"
+	case "auth/client-credentials-jwt":
+		key, err := oauth.ParsePrivateKeyPEM([]byte(ac.PrivateKeyPEM))
+		if err != nil {
+			return err
+		}
+		t.Grant = oauth.ClientCredentials{}
+		t.Client.PrivateKey = key
+		t.Client.SigningAlg = ac.SigningAlgorithm
+	case "auth/enterprise-managed-authorization":
+		x := &oauth.IDJAGExchange{
+			TokenEndpoint: ac.IdPTokenEndpoint,
+			ClientID:      ac.IdPClientID,
+			IDToken:       ac.IdPIDToken,
+		}
+		t.Grant = &oauth.JWTBearer{Assertion: x.Assertion}
+	case "auth/wif-jwt-bearer":
+		t.Grant = &oauth.JWTBearer{Assertion: oauth.StaticAssertion(ac.ValidJWT)}
+	case "auth/dpop", "auth/dpop-nonce":
+		key, err := oauth.NewDPoPKey()
+		if err != nil {
+			return err
+		}
+		t.DPoP = key
+	}
+	if t.Grant != nil && t.Client == nil {
+		return fmt.Errorf("%s: no client_id in MCP_CONFORMANCE_CONTEXT", scenario)
+	}
+	return nil
 }
 
 // runAuth connects through the OAuth round tripper (the mock
@@ -61,17 +120,14 @@ func runAuth(ctx context.Context, e *env) error {
 		ClientIDMetadataURL: cimdURL,
 		OfflineAccess:       true,
 	}
+	var ac authContext
 	if e.context != "" {
-		var creds struct {
-			ClientID     string `json:"client_id"`
-			ClientSecret string `json:"client_secret"`
-		}
-		if err := json.Unmarshal([]byte(e.context), &creds); err != nil {
+		if err := json.Unmarshal([]byte(e.context), &ac); err != nil {
 			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
-		if creds.ClientID != "" {
-			t.Client = &oauth.ClientInfo{ClientID: creds.ClientID, ClientSecret: creds.ClientSecret}
-		}
+	}
+	if err := ac.configure(e.scenario, t); err != nil {
+		return err
 	}
 	e.httpClient = &http.Client{Transport: t}
 	c, err := e.connect(ctx, client.Options{})

@@ -26,10 +26,11 @@ type scenario func(ctx context.Context, env *env) error
 
 // env is what a scenario gets: where to connect and how.
 type env struct {
-	url     string
-	version string // MCP_CONFORMANCE_PROTOCOL_VERSION
-	context string // MCP_CONFORMANCE_CONTEXT (JSON), when given
-	log     *slog.Logger
+	url      string
+	scenario string // MCP_CONFORMANCE_SCENARIO
+	version  string // MCP_CONFORMANCE_PROTOCOL_VERSION
+	context  string // MCP_CONFORMANCE_CONTEXT (JSON), when given
+	log      *slog.Logger
 
 	transport *streamable.Conn // of the last connect
 	// httpClient, when set, sends the transport's requests (the auth
@@ -68,10 +69,11 @@ func main() {
 		os.Exit(3)
 	}
 	e := &env{
-		url:     os.Args[len(os.Args)-1],
-		version: os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"),
-		context: os.Getenv("MCP_CONFORMANCE_CONTEXT"),
-		log:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		url:      os.Args[len(os.Args)-1],
+		scenario: name,
+		version:  os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"),
+		context:  os.Getenv("MCP_CONFORMANCE_CONTEXT"),
+		log:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()

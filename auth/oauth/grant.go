@@ -1,0 +1,185 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Grant types and token types of the extension grants.
+const (
+	GrantTypeClientCredentials = "client_credentials"
+	GrantTypeJWTBearer         = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+	GrantTypeTokenExchange     = "urn:ietf:params:oauth:grant-type:token-exchange"
+	TokenTypeIDToken           = "urn:ietf:params:oauth:token-type:id_token"
+	TokenTypeIDJAG             = "urn:ietf:params:oauth:token-type:id-jag"
+	clientAssertionTypeJWT     = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+)
+
+// A Grant obtains access tokens without the user: when Transport.Grant is
+// set, the Transport uses it instead of the authorization code flow. The
+// Transport still discovers the authorization server, finds the client
+// registration (Transport.Client first) and adds the RFC 8707 resource,
+// the scope, the client authentication and any DPoP proof to the token
+// request; the Grant supplies grant_type and the grant's own parameters.
+// A token request the server refuses is not retried: the request to the
+// MCP server fails with the *TokenError.
+type Grant interface {
+	TokenParams(ctx context.Context, r *GrantRequest) (url.Values, error)
+}
+
+// GrantRequest is what a Grant is told about the token request to make.
+type GrantRequest struct {
+	Issuer   string          // the authorization server's issuer identifier
+	Metadata *ServerMetadata // its metadata
+	Resource string          // the RFC 8707 resource indicator (the MCP server)
+	Scope    string          // the scope requested ("" : none)
+	Client   *ClientInfo     // the client registration used
+	// HTTPClient is the client the Transport sends its own OAuth
+	// requests with.
+	HTTPClient *http.Client
+}
+
+// ClientCredentials is the client credentials grant (RFC 6749 §4.4): the
+// client authenticates as itself (client_secret_basic, client_secret_post
+// or private_key_jwt, see ClientInfo) with no user involved.
+type ClientCredentials struct{}
+
+// TokenParams implements Grant.
+func (ClientCredentials) TokenParams(context.Context, *GrantRequest) (url.Values, error) {
+	return url.Values{"grant_type": {GrantTypeClientCredentials}}, nil
+}
+
+// JWTBearer is the JWT bearer authorization grant (RFC 7523 §2.1): a JWT
+// issued by someone the authorization server trusts (a workload identity
+// provider, or an enterprise IdP's ID-JAG, see IDJAGExchange) is
+// exchanged for an access token.
+type JWTBearer struct {
+	// Assertion returns the JWT to present.
+	Assertion func(ctx context.Context, r *GrantRequest) (string, error)
+}
+
+// TokenParams implements Grant.
+func (g *JWTBearer) TokenParams(ctx context.Context, r *GrantRequest) (url.Values, error) {
+	if g.Assertion == nil {
+		return nil, errors.New("oauth: JWTBearer without Assertion")
+	}
+	a, err := g.Assertion(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if a == "" {
+		return nil, errors.New("oauth: empty JWT bearer assertion")
+	}
+	return url.Values{"grant_type": {GrantTypeJWTBearer}, "assertion": {a}}, nil
+}
+
+// StaticAssertion returns a JWTBearer.Assertion that always presents jwt
+// (a workload identity token read from the environment, say).
+func StaticAssertion(jwt string) func(context.Context, *GrantRequest) (string, error) {
+	return func(context.Context, *GrantRequest) (string, error) { return jwt, nil }
+}
+
+// IDJAGExchange obtains an Identity Assertion JWT Authorization Grant
+// (ID-JAG) from an enterprise identity provider for enterprise-managed
+// authorization (SEP-990): an RFC 8693 token exchange of the user's ID
+// token at the IdP's token endpoint, for the authorization server (the
+// audience) and the MCP server (the resource). Use its Assertion method
+// as JWTBearer.Assertion:
+//
+//	x := &oauth.IDJAGExchange{TokenEndpoint: idpToken, ClientID: idpClient, IDToken: idToken}
+//	t := &oauth.Transport{Client: mcpClient, Grant: &oauth.JWTBearer{Assertion: x.Assertion}}
+type IDJAGExchange struct {
+	// TokenEndpoint is the IdP's token endpoint.
+	TokenEndpoint string
+	// ClientID and ClientSecret are the client's credentials at the IdP;
+	// with a secret they are sent with client_secret_basic, else the
+	// client_id is sent in the form.
+	ClientID     string
+	ClientSecret string
+	// IDToken is the user's ID token from the IdP, or SubjectToken
+	// returns it (taking precedence).
+	IDToken      string
+	SubjectToken func(ctx context.Context) (string, error)
+	// HTTPClient sends the exchange. Default GrantRequest.HTTPClient.
+	HTTPClient *http.Client
+}
+
+// Assertion runs the token exchange and returns the ID-JAG.
+func (x *IDJAGExchange) Assertion(ctx context.Context, r *GrantRequest) (string, error) {
+	subject := x.IDToken
+	if x.SubjectToken != nil {
+		s, err := x.SubjectToken(ctx)
+		if err != nil {
+			return "", err
+		}
+		subject = s
+	}
+	if subject == "" {
+		return "", errors.New("oauth: IDJAGExchange without an ID token")
+	}
+	if x.TokenEndpoint == "" {
+		return "", errors.New("oauth: IDJAGExchange without the IdP token endpoint")
+	}
+	form := url.Values{
+		"grant_type":           {GrantTypeTokenExchange},
+		"requested_token_type": {TokenTypeIDJAG},
+		"audience":             {r.Issuer},
+		"resource":             {r.Resource},
+		"subject_token":        {subject},
+		"subject_token_type":   {TokenTypeIDToken},
+	}
+	if r.Scope != "" {
+		form.Set("scope", r.Scope)
+	}
+	if x.ClientSecret == "" && x.ClientID != "" {
+		form.Set("client_id", x.ClientID)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, x.TokenEndpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if x.ClientSecret != "" {
+		req.SetBasicAuth(url.QueryEscape(x.ClientID), url.QueryEscape(x.ClientSecret))
+	}
+	hc := x.HTTPClient
+	if hc == nil {
+		hc = r.HTTPClient
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes))
+	if err != nil {
+		return "", err
+	}
+	var v struct {
+		AccessToken     string `json:"access_token"`
+		IssuedTokenType string `json:"issued_token_type"`
+		Error           string `json:"error"`
+		Description     string `json:"error_description"`
+	}
+	jerr := json.Unmarshal(body, &v)
+	if resp.StatusCode != http.StatusOK {
+		return "", &TokenError{StatusCode: resp.StatusCode, Code: v.Error, Description: "identity provider token exchange: " + v.Description}
+	}
+	if jerr != nil || v.AccessToken == "" {
+		return "", &TokenError{StatusCode: resp.StatusCode, Description: "identity provider token exchange: no access_token in the answer"}
+	}
+	if v.IssuedTokenType != "" && v.IssuedTokenType != TokenTypeIDJAG {
+		return "", &TokenError{StatusCode: resp.StatusCode, Description: fmt.Sprintf("identity provider token exchange issued %s, not an ID-JAG", v.IssuedTokenType)}
+	}
+	return v.AccessToken, nil
+}
