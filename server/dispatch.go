@@ -41,6 +41,9 @@ var methods = map[string]method{
 
 // dispatch finds and runs the method for req.
 func (s *Server) dispatch(ctx context.Context, req *Request, name string, params *wireParams) (any, error) {
+	if taskMethodName(req, name) {
+		return s.tasksMethod(ctx, req, name, params)
+	}
 	m, ok := methods[name]
 	if !ok || !mcp.HasMethod(req.version, name) || (m.gate != nil && !m.gate(s)) {
 		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s", name)

@@ -139,6 +139,8 @@ func checkStandardHeaders(h http.Header, method string, env *envelope) *jsonrpc.
 		want = env.name
 	case mcp.MethodResourcesRead:
 		want = env.uri
+	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
+		want = env.taskID
 	default:
 		return nil
 	}

@@ -391,6 +391,7 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *js
 	}
 	hs := &httpSession{h: h}
 	hs.ss = h.srv.newHTTPSession(hs)
+	hs.ss.principal = principalFrom(r.Context())
 	h.track(hs)
 	hs.touch()
 	h.sessions[hs.ss.id] = hs

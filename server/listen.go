@@ -41,6 +41,15 @@ func (s *Server) listen(ctx context.Context, req *Request, wp *wireParams) (any,
 	if caps.Resources != nil && caps.Resources.Subscribe {
 		agreed.ResourceSubscriptions = want.ResourceSubscriptions
 	}
+	// Task status (tasks extension): only for requests that declared it,
+	// only tasks the requestor may see.
+	if len(want.TaskIDs) > 0 && hasTasksExtension(req) {
+		for _, id := range want.TaskIDs {
+			if _, err := s.lookupTask(ctx, req, id); err == nil {
+				agreed.TaskIDs = append(agreed.TaskIDs, id)
+			}
+		}
+	}
 	l := &listener{req: req, filter: agreed, meta: mcp.Meta{mcp.MetaKeySubscriptionID: req.id}}
 	// Register before acknowledging, so that no change made after the
 	// acknowledgement can be missed; deliveries wait for the ack (l.mu).
@@ -101,6 +110,31 @@ func (s *Server) notifyListeners(method, uri string) {
 		l.mu.Lock()
 		if err := l.req.out.notify(l.req.routed(ctx), method, params); err != nil {
 			s.log.Debug("mcp: listen notification not delivered", "method", method, "err", err)
+		}
+		l.mu.Unlock()
+		cancel()
+	}
+}
+
+// notifyTaskListeners sends notifications/tasks, the full DetailedTask,
+// to every open listen stream whose filter names the task (tasks
+// extension).
+func (s *Server) notifyTaskListeners(rec *TaskRecord) {
+	s.mu.Lock()
+	var targets []*listener
+	for l := range s.listeners {
+		if slices.Contains(l.filter.TaskIDs, rec.ID) {
+			targets = append(targets, l)
+		}
+	}
+	s.mu.Unlock()
+	for _, l := range targets {
+		d := detailedTask(rec)
+		d.Meta = l.meta
+		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+		l.mu.Lock()
+		if err := l.req.out.notify(l.req.routed(ctx), mcp.NotificationTasks, d); err != nil {
+			s.log.Debug("mcp: task notification not delivered", "task", rec.ID, "err", err)
 		}
 		l.mu.Unlock()
 		cancel()

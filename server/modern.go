@@ -30,6 +30,7 @@ type envelope struct {
 	logLevel mcp.LoggingLevel // "" means no log notifications (2026 logging)
 	name     string           // params.name (tools/call, prompts/get), for Mcp-Name
 	uri      string           // params.uri (resources/read), for Mcp-Name
+	taskID   string           // params.taskId (tasks/*), for Mcp-Name
 }
 
 // metaValue returns the raw value of a _meta member decoded from the wire.
@@ -62,7 +63,7 @@ func liftEnvelope(wp *wireParams) (env *envelope, claimed bool, err *jsonrpc.Err
 	if !ok {
 		return nil, false, nil
 	}
-	env = &envelope{name: wp.Name, uri: wp.URI}
+	env = &envelope{name: wp.Name, uri: wp.URI, taskID: wp.TaskID}
 	if pv.Kind() != '"' || json.Unmarshal(pv, &env.version) != nil {
 		return nil, true, invalidEnvelope("io.modelcontextprotocol/protocolVersion must be a string")
 	}
@@ -153,7 +154,7 @@ func (s *Server) discover() *mcp.DiscoverResult {
 	ttl := s.opts.CacheTTL.Milliseconds()
 	return &mcp.DiscoverResult{
 		SupportedVersions: modernVersions,
-		Capabilities:      s.Capabilities(),
+		Capabilities:      s.modernCapabilities(),
 		Instructions:      s.opts.Instructions,
 		TTLMs:             &ttl,
 		CacheScope:        s.cacheScope(),
@@ -212,6 +213,10 @@ func (s *Server) stampModern(result any, retry bool) any {
 		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
 	case *mcp.InputRequiredResult: // never cacheable (SEP-2322)
 		r.Meta = s.withServerInfo(r.Meta)
+	case *mcp.CreatedTaskResult:
+		r.Meta = s.withServerInfo(r.Meta)
+	case *mcp.DetailedTask:
+		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
 	case *mcp.EmptyResult:
 		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
 	case struct{}:

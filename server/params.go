@@ -23,6 +23,7 @@ type wireParams struct {
 	InputResponses mcp.InputResponses `json:"inputResponses"`
 	RequestState   string             `json:"requestState"`
 	Task           jsontext.Value     `json:"task"`
+	TaskID         string             `json:"taskId"`
 	Ref            jsontext.Value     `json:"ref"`
 	Argument       jsontext.Value     `json:"argument"`
 	Context        jsontext.Value     `json:"context"`

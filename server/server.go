@@ -71,6 +71,12 @@ type Options struct {
 	// ShimRounds caps the input rounds the legacy shim runs for one
 	// request. Default DefaultShimRounds.
 	ShimRounds int
+	// TaskStore keeps the tasks of task-supporting tools. Default: a
+	// MemoryTaskStore.
+	TaskStore TaskStore
+	// TaskTTL is the longest a task is kept (a 2025-11-25 client may ask
+	// for less). Default DefaultTaskTTL.
+	TaskTTL time.Duration
 	// Observe, when set, sees every message a session reads (in=true) and
 	// writes. It must not retain msg. Tests use it to check the wire.
 	Observe func(in bool, msg []byte)
@@ -97,6 +103,8 @@ type Server struct {
 	completion CompletionHandler
 	sessions   map[*Session]struct{}
 	listeners  map[*listener]struct{}
+
+	tasks tasks
 }
 
 // New returns a Server with the given options; opts may be nil.
@@ -122,6 +130,9 @@ func New(opts *Options) *Server {
 	s.serverInfoMeta = mcp.Meta{mcp.MetaKeyServerInfo: s.serverInfoJSON}
 	if s.sealer, err = newSealer(s.opts.RequestStateKeys, s.opts.RequestStateTTL); err != nil {
 		panic(err.Error())
+	}
+	if s.opts.TaskStore == nil {
+		s.opts.TaskStore = NewMemoryTaskStore()
 	}
 	s.log = s.opts.Logger
 	if s.log == nil {
@@ -151,14 +162,30 @@ func (s *Server) Capabilities() mcp.ServerCapabilities {
 	if s.opts.Logging {
 		c.Logging = &struct{}{}
 	}
+	if s.hasTaskTools() {
+		c.Tasks = &mcp.TasksCapability{List: &struct{}{}, Cancel: &struct{}{},
+			Requests: map[string]map[string]struct{}{"tools": {"call": {}}}}
+	}
+	return c
+}
+
+// modernCapabilities is what server/discover advertises: the 2026 view,
+// where tasks are the io.modelcontextprotocol/tasks extension.
+func (s *Server) modernCapabilities() mcp.ServerCapabilities {
+	c := s.Capabilities()
+	if c.Tasks != nil {
+		c.Tasks = nil
+		c.Extensions = map[string]jsontext.Value{mcp.ExtensionTasks: jsontext.Value("{}")}
+	}
 	return c
 }
 
 // Serve runs one session over t until the client closes the connection
 // (a clean end returns nil), ctx ends, or an error occurs. It is what a
-// stdio server's main calls.
+// stdio server's main calls. A principal in ctx (WithPrincipal) is the
+// session's: its tasks and sealed request state are bound to it.
 func (s *Server) Serve(ctx context.Context, t transport.Conn) error {
-	ss := s.Connect(t)
+	ss := s.connect(t, principalFrom(ctx))
 	stop := context.AfterFunc(ctx, func() { ss.Close() })
 	defer stop()
 	err := ss.Wait()
@@ -173,8 +200,13 @@ func (s *Server) Serve(ctx context.Context, t transport.Conn) error {
 
 // Connect starts a session over t and returns at once; the session runs
 // until the client goes away or Close is called.
-func (s *Server) Connect(t transport.Conn) *Session {
+func (s *Server) Connect(t transport.Conn) *Session { return s.connect(t, "") }
+
+// connect starts a session whose requests act for principal (see
+// WithPrincipal) unless their own context names one.
+func (s *Server) connect(t transport.Conn, principal string) *Session {
 	ss := newSession(s)
+	ss.principal = principal
 	ss.conn = jsonrpc.NewConn(t, jsonrpc.ConnOptions{
 		Handler:     ss,
 		Limits:      s.opts.Limits,

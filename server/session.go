@@ -26,9 +26,12 @@ const (
 // capabilities negotiated by initialize, the client's log level and its
 // resource subscriptions. Safe for concurrent use.
 type Session struct {
-	srv  *Server
-	id   string
-	conn *jsonrpc.Conn
+	srv *Server
+	id  string
+	// principal is the authenticated principal that opened the session
+	// (HTTP: the initialize request's), which owns its tasks.
+	principal string
+	conn      *jsonrpc.Conn
 	// closeStream ends the connection carrying a request's stream, on
 	// transports that can resume it (Request.CloseStream).
 	closeStream func(mcp.ID)
@@ -166,6 +169,9 @@ func (ss *Session) HandleNotification(_ context.Context, n *jsonrpc.Message) {
 // HandleRequest implements jsonrpc.Handler: the legacy lifecycle first,
 // then the method table.
 func (ss *Session) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error) {
+	if ss.principal != "" && principalFrom(ctx) == "" {
+		ctx = WithPrincipal(ctx, ss.principal)
+	}
 	wp, err := decodeWire(msg.Params) // the one decode of params
 	if err != nil {
 		return nil, err
@@ -235,9 +241,13 @@ func (s *Server) initializeResult(requested string) *mcp.InitializeResult {
 	if isLegacyVersion(requested) {
 		version = requested
 	}
+	caps := s.Capabilities()
+	if !mcp.HasCoreTasks(version) {
+		caps.Tasks = nil // tasks are core only in 2025-11-25
+	}
 	return &mcp.InitializeResult{
 		ProtocolVersion: version,
-		Capabilities:    s.Capabilities(),
+		Capabilities:    caps,
 		ServerInfo:      s.opts.Info,
 		Instructions:    s.opts.Instructions,
 	}

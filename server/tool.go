@@ -35,6 +35,9 @@ type toolEntry struct {
 	input   *jsonschema.Schema // nil: no validation
 	headers []paramHeader      // x-mcp-header annotations (SEP-2243)
 	handler ToolHandler
+	// onDemand: the handler runs in the request and becomes a task by
+	// returning ContinueAsTask (TaskOnDemand).
+	onDemand bool
 }
 
 // emptyObjectSchema is the input schema of a tool without arguments.
@@ -45,7 +48,10 @@ var emptyObjectSchema = jsontext.Value(`{"type":"object","additionalProperties":
 // schema before h runs; a schema that does not compile is a programming
 // error and AddRawTool panics. Registering a name again replaces the
 // tool. Sessions are told with notifications/tools/list_changed.
-func (s *Server) AddRawTool(t *mcp.Tool, h ToolHandler) {
+//
+// A tool whose Execution.TaskSupport is optional or required may run as a
+// task: see ContinueAsTask, TaskOnDemand and docs/design/tasks.md.
+func (s *Server) AddRawTool(t *mcp.Tool, h ToolHandler, opts ...ToolOption) {
 	tool := *t
 	if tool.Name == "" {
 		panic("mcp: AddRawTool: the tool needs a name")
@@ -72,7 +78,16 @@ func (s *Server) AddRawTool(t *mcp.Tool, h ToolHandler) {
 			panic(fmt.Sprintf("mcp: AddRawTool: tool %s: outputSchema: %v", tool.Name, err))
 		}
 	}
-	s.tools.put(map[string]*toolEntry{tool.Name: {tool: tool, input: input, headers: headers, handler: h}})
+	e := &toolEntry{tool: tool, input: input, headers: headers, handler: h}
+	for _, o := range opts {
+		o(e)
+	}
+	switch e.taskSupport() {
+	case mcp.TaskSupportForbidden, mcp.TaskSupportOptional, mcp.TaskSupportRequired:
+	default:
+		panic(fmt.Sprintf("mcp: AddRawTool: tool %s: unknown execution.taskSupport %q", tool.Name, e.taskSupport()))
+	}
+	s.tools.put(map[string]*toolEntry{tool.Name: e})
 	s.broadcast(mcp.NotificationToolsListChanged, nil, nil)
 }
 
@@ -85,7 +100,7 @@ func (s *Server) AddRawTool(t *mcp.Tool, h ToolHandler) {
 // output); a string result as text; a *mcp.CallToolResult as it is. A
 // Go error becomes an isError result. AddTool panics when a schema cannot
 // be inferred or compiled: that is a programming error.
-func AddTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out]) {
+func AddTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], opts ...ToolOption) {
 	tool := *t
 	if len(tool.InputSchema) == 0 {
 		schema, err := jsonschema.For[In]()
@@ -120,7 +135,7 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out]) {
 			return nil, err
 		}
 		return typedResult(out, structured)
-	})
+	}, opts...)
 }
 
 func isObjectSchema(schema jsontext.Value) bool {
@@ -218,7 +233,20 @@ func callTool(ctx context.Context, s *Server, req *Request, wp *wireParams) (any
 			return errorResult("invalid arguments: " + err.Error()), nil
 		}
 	}
+	asTask, err := taskEligible(req, e, &p)
+	if err != nil {
+		return nil, err
+	}
+	if asTask && !e.onDemand {
+		return s.startTask(ctx, req, &p, e.handler)
+	}
 	res, err := e.handler(ctx, &CallToolRequest{Request: req, Params: &p})
+	if aw, ok := err.(*asyncWork); ok {
+		if asTask {
+			return s.startTask(ctx, req, &p, aw.fn)
+		}
+		res, err = aw.fn(ctx, &CallToolRequest{Request: req, Params: &p})
+	}
 	if err != nil {
 		if in, ok := asInput(err); ok {
 			return nil, in

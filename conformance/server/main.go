@@ -74,6 +74,7 @@ func newServer(logger *slog.Logger) *server.Server {
 	addTools(s)
 	addModernTools(s)
 	addMRTRTools(s)
+	addTaskTools(s)
 	addResources(s)
 	addPrompts(s)
 	s.SetCompletionHandler(func(ctx context.Context, req *server.CompleteRequest) (*mcp.CompleteResult, error) {

@@ -1,0 +1,762 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// Task defaults.
+const (
+	// DefaultTaskTTL is how long a task is kept when Options.TaskTTL is
+	// zero and the client asks for nothing shorter.
+	DefaultTaskTTL = time.Hour
+	// DefaultTaskPollInterval is the polling period suggested to clients.
+	DefaultTaskPollInterval = 500 * time.Millisecond
+)
+
+// errTaskCancelled is the cause of a task's context after tasks/cancel.
+var errTaskCancelled = errors.New("mcp: task cancelled")
+
+// errTaskExpired is the cause of a task's context once its TTL elapsed.
+var errTaskExpired = errors.New("mcp: task expired")
+
+// asyncWork is what ContinueAsTask returns: the rest of a tool's work.
+type asyncWork struct{ fn ToolHandler }
+
+func (*asyncWork) Error() string { return "mcp: continue as a task" }
+
+// ContinueAsTask is returned by a tool handler (registered with the
+// TaskOnDemand option) that has gathered what it needs in the request —
+// for example through NeedInput rounds — and now wants the rest of its
+// work, fn, to run as a task. When the request may be answered with a
+// task (2026: the client declared the tasks extension; 2025-11-25: the
+// request carried params.task), the server creates one, answers at once
+// and runs fn detached; otherwise fn runs now, in the request.
+func ContinueAsTask(fn ToolHandler) error { return &asyncWork{fn: fn} }
+
+// ToolOption configures a tool at registration.
+type ToolOption func(*toolEntry)
+
+// TaskOnDemand makes a task-supporting tool's handler run in the request
+// first, deciding itself when to become a task by returning
+// ContinueAsTask. Without it, a call that may be a task is one from the
+// start.
+func TaskOnDemand() ToolOption { return func(e *toolEntry) { e.onDemand = true } }
+
+// taskSupport returns the tool's declared task support.
+func (e *toolEntry) taskSupport() string {
+	if e.tool.Execution == nil || e.tool.Execution.TaskSupport == "" {
+		return mcp.TaskSupportForbidden
+	}
+	return e.tool.Execution.TaskSupport
+}
+
+// taskRun is the live part of a task in this process.
+type taskRun struct {
+	id      string
+	cancel  context.CancelCauseFunc
+	done    chan struct{} // closed once the task is terminal
+	session *Session      // legacy: where notifications/tasks/status go
+
+	mu      sync.Mutex
+	answers mcp.InputResponses // every answer received so far
+	// carriers are the 2025 tasks/result requests in flight: a legacy
+	// task's input requests travel on one of them (SEP-2260: a
+	// server→client request belongs to a client request in progress);
+	// arrived is closed and replaced when one arrives.
+	carriers []*carrier
+	arrived  chan struct{}
+	asked    map[string]string // open input requests: key → method
+	resume   chan struct{}     // closed when every open request is answered
+}
+
+// carrier is a tasks/result request in flight.
+type carrier struct {
+	ctx context.Context
+	req *Request
+}
+
+// addCarrier registers a tasks/result request; the returned func removes it.
+func (run *taskRun) addCarrier(c *carrier) func() {
+	run.mu.Lock()
+	run.carriers = append(run.carriers, c)
+	if run.arrived != nil {
+		close(run.arrived)
+		run.arrived = nil
+	}
+	run.mu.Unlock()
+	return func() {
+		run.mu.Lock()
+		run.carriers = slices.DeleteFunc(run.carriers, func(x *carrier) bool { return x == c })
+		run.mu.Unlock()
+	}
+}
+
+// waitCarrier returns the newest live tasks/result request, waiting for
+// one; nil when ctx ends first.
+func (run *taskRun) waitCarrier(ctx context.Context) *carrier {
+	for {
+		run.mu.Lock()
+		for i := len(run.carriers) - 1; i >= 0; i-- {
+			if c := run.carriers[i]; c.ctx.Err() == nil {
+				run.mu.Unlock()
+				return c
+			}
+		}
+		if run.arrived == nil {
+			run.arrived = make(chan struct{})
+		}
+		arrived := run.arrived
+		run.mu.Unlock()
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// tasks is the server's task machinery.
+type tasks struct {
+	mu   sync.Mutex
+	runs map[string]*taskRun
+	// write serializes the read-modify-write of task records, so that a
+	// terminal state is never overwritten.
+	write sync.Mutex
+}
+
+func (s *Server) taskStore() TaskStore { return s.opts.TaskStore }
+
+// requestor returns the principal a task request acts for: the
+// request's own, else its legacy session's.
+func requestor(ctx context.Context, req *Request) string {
+	if p := principalFrom(ctx); p != "" {
+		return p
+	}
+	if req.session != nil {
+		return req.session.principal
+	}
+	return ""
+}
+
+func newTaskID() string { return "task-" + rand.Text() }
+
+// hasTaskTools reports whether any registered tool supports tasks.
+func (s *Server) hasTaskTools() bool {
+	for _, e := range s.tools.all() {
+		if e.taskSupport() != mcp.TaskSupportForbidden {
+			return true
+		}
+	}
+	return false
+}
+
+// hasTasksExtension reports whether a request declared the 2026 tasks
+// extension.
+func hasTasksExtension(req *Request) bool {
+	_, ok := req.ClientCapabilities().Extensions[mcp.ExtensionTasks]
+	return ok
+}
+
+// missingTasksExtension is -32021 naming the tasks extension.
+func missingTasksExtension() *jsonrpc.Error {
+	return jsonrpc.NewError(mcp.CodeMissingRequiredClientCapability, "Missing required client capability: the "+mcp.ExtensionTasks+" extension").
+		WithData(mcp.MissingCapabilityData{RequiredCapabilities: mcp.ClientCapabilities{
+			Extensions: map[string]jsontext.Value{mcp.ExtensionTasks: jsontext.Value("{}")},
+		}})
+}
+
+// taskEligible decides whether a tools/call may be answered with a task:
+// ok says it may; err is the refusal of a tool that requires a task
+// from a request that cannot have one.
+func taskEligible(req *Request, e *toolEntry, p *mcp.CallToolParams) (ok bool, err error) {
+	support := e.taskSupport()
+	if req.modern {
+		ext := hasTasksExtension(req)
+		if support == mcp.TaskSupportRequired && !ext {
+			return false, missingTasksExtension()
+		}
+		return ext && support != mcp.TaskSupportForbidden, nil
+	}
+	if !mcp.HasCoreTasks(req.version) {
+		if support == mcp.TaskSupportRequired {
+			return false, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: tool %q runs only as a task, which protocol revision %s lacks", e.tool.Name, req.version)
+		}
+		return false, nil
+	}
+	if p.Task == nil {
+		if support == mcp.TaskSupportRequired {
+			return false, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: tool %q must be called as a task (params.task)", e.tool.Name)
+		}
+		return false, nil
+	}
+	return support != mcp.TaskSupportForbidden, nil
+}
+
+// startTask creates a task for a tools/call and runs fn detached from
+// the request; it returns the answer to the request.
+func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolParams, fn ToolHandler) (any, error) {
+	now := time.Now()
+	ttl := s.opts.TaskTTL
+	if ttl <= 0 {
+		ttl = DefaultTaskTTL
+	}
+	if !req.modern && p.Task != nil && p.Task.TTL != nil && *p.Task.TTL > 0 {
+		if asked := time.Duration(*p.Task.TTL) * time.Millisecond; asked < ttl {
+			ttl = asked
+		}
+	}
+	rec := &TaskRecord{
+		ID: newTaskID(), Principal: requestor(ctx, req), Modern: req.modern,
+		Status: mcp.TaskWorking, CreatedAt: now, LastUpdatedAt: now,
+		TTL: ttl, PollInterval: DefaultTaskPollInterval,
+	}
+	if req.session != nil {
+		rec.SessionID = req.session.ID()
+	}
+	// Durable before the answer: tasks/get right after it must resolve.
+	if err := s.taskStore().Put(ctx, rec); err != nil {
+		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: storing the task: %v", err)
+	}
+	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	run := &taskRun{id: rec.ID, cancel: cancel, done: make(chan struct{}), session: req.session}
+	s.tasks.mu.Lock()
+	if s.tasks.runs == nil {
+		s.tasks.runs = make(map[string]*taskRun)
+	}
+	s.tasks.runs[rec.ID] = run
+	s.tasks.mu.Unlock()
+	expire := time.AfterFunc(ttl, func() { cancel(errTaskExpired) })
+
+	treq := &Request{
+		srv: s, session: req.session, version: req.version, caps: req.caps, info: req.info,
+		meta: req.meta, modern: req.modern, call: req.call, inputs: req.inputs, state: req.state,
+		out: discardOut{},
+	}
+	if req.session != nil {
+		treq.out = req.session
+	}
+	var answer any
+	if req.modern {
+		answer = &mcp.CreatedTaskResult{ResultType: mcp.ResultTask, TaskInfo: taskInfo(rec)}
+	} else {
+		answer = &mcp.CreateTaskResult{Task: legacyTask(rec)}
+	}
+	go func() {
+		defer func() {
+			expire.Stop()
+			close(run.done)
+			s.tasks.mu.Lock()
+			delete(s.tasks.runs, rec.ID)
+			s.tasks.mu.Unlock()
+			cancel(nil)
+		}()
+		s.runTask(tctx, run, rec, treq, p, fn)
+	}()
+	return answer, nil
+}
+
+// discardOut drops what a modern task's handler sends: the request it
+// came from has been answered, and 2026 has no other channel for it.
+type discardOut struct{}
+
+func (discardOut) call(context.Context, string, any, any) error { return ErrModernRequest }
+func (discardOut) notify(context.Context, string, any) error    { return nil }
+
+// runTask runs the task's handler until the task is terminal: again
+// after each round of input, as a multi round-trip handler runs again
+// after each retry.
+func (s *Server) runTask(ctx context.Context, run *taskRun, rec *TaskRecord, treq *Request, p *mcp.CallToolParams, fn ToolHandler) {
+	for {
+		res, err := callHandler(ctx, fn, &CallToolRequest{Request: treq, Params: p})
+		if ctx.Err() != nil && errors.Is(context.Cause(ctx), errTaskCancelled) {
+			s.settle(run, rec, mcp.TaskCancelled, "", nil, nil)
+			return
+		}
+		if ctx.Err() != nil && errors.Is(context.Cause(ctx), errTaskExpired) {
+			_ = s.taskStore().Delete(context.Background(), rec.ID)
+			return
+		}
+		if aw, ok := err.(*asyncWork); ok { // already a task: just go on
+			fn = aw.fn
+			continue
+		}
+		if in, ok := asInput(err); ok {
+			if verr := in.validate(); verr != nil {
+				s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: " + verr.Error()})
+				return
+			}
+			if !s.gatherInput(ctx, run, rec, treq, in) {
+				if errors.Is(context.Cause(ctx), errTaskExpired) {
+					_ = s.taskStore().Delete(context.Background(), rec.ID)
+					return
+				}
+				if ctx.Err() != nil {
+					s.settle(run, rec, mcp.TaskCancelled, "", nil, nil)
+				}
+				return
+			}
+			continue
+		}
+		if rpcErr, ok := jsonrpc.AsError(err); ok {
+			s.settle(run, rec, mcp.TaskFailed, rpcErr.Message, nil, &mcp.TaskError{Code: rpcErr.Code, Message: rpcErr.Message, Data: rpcErr.Data})
+			return
+		}
+		if err != nil {
+			res = errorResult(err.Error())
+		}
+		if res == nil {
+			res = &mcp.CallToolResult{}
+		}
+		raw, merr := json.Marshal(res)
+		if merr != nil {
+			s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: encoding the result: " + merr.Error()})
+			return
+		}
+		s.settle(run, rec, mcp.TaskCompleted, "", raw, nil)
+		return
+	}
+}
+
+// callHandler runs a task's handler, turning a panic into -32603.
+func callHandler(ctx context.Context, fn ToolHandler, req *CallToolRequest) (res *mcp.CallToolResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: the tool panicked: %v", v)
+		}
+	}()
+	return fn(ctx, req)
+}
+
+// gatherInput puts the task in input_required until every request of in
+// is answered, then back to working with the answers on treq. 2026 tasks
+// wait for tasks/update; legacy tasks ask the client as the legacy shim
+// does, on the stream of a tasks/result request in flight (waiting for
+// one), the requests tagged with related-task _meta.
+// It reports false when the task ended meanwhile (cancelled, expired,
+// or failed).
+func (s *Server) gatherInput(ctx context.Context, run *taskRun, rec *TaskRecord, treq *Request, in *Input) bool {
+	if !rec.Modern {
+		if s.opts.DisableLegacyShim {
+			s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: the task needs input and the legacy shim is disabled"})
+			return false
+		}
+		if err := treq.Require(in.needed()); err != nil {
+			e, _ := jsonrpc.AsError(err)
+			s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: e.Code, Message: e.Message})
+			return false
+		}
+		s.setStatus(run, rec, mcp.TaskInputRequired, in.requests)
+		answers := make(mcp.InputResponses, len(in.keys))
+		for i := 0; i < len(in.keys); {
+			k := in.keys[i]
+			ir := in.requests[k]
+			ir.Params = withRelatedTask(ir.Params, rec.ID)
+			c := run.waitCarrier(ctx)
+			if c == nil {
+				return false
+			}
+			legCtx, cancel := context.WithCancel(ctx)
+			stop := context.AfterFunc(c.ctx, cancel)
+			raw, err := s.leg(legCtx, c.req, ir)
+			stop()
+			cancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return false
+				}
+				if c.ctx.Err() != nil {
+					continue // that tasks/result went away: ask on the next
+				}
+				e, ok := jsonrpc.AsError(err)
+				if !ok {
+					e = jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %v", err)
+				}
+				s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: e.Code, Message: e.Message})
+				return false
+			}
+			answers[k] = raw
+			i++
+		}
+		treq.inputs, treq.state = answers, in.state
+		s.setStatus(run, rec, mcp.TaskWorking, nil)
+		return true
+	}
+	run.mu.Lock()
+	run.asked = make(map[string]string, len(in.requests))
+	for k, r := range in.requests {
+		run.asked[k] = r.Method
+	}
+	run.answers = nil
+	run.resume = make(chan struct{})
+	resume := run.resume
+	run.mu.Unlock()
+	if len(in.requests) > 0 {
+		s.setStatus(run, rec, mcp.TaskInputRequired, in.requests)
+		select {
+		case <-resume:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	run.mu.Lock()
+	treq.inputs, treq.state = run.answers, in.state
+	run.answers, run.asked, run.resume = nil, nil, nil
+	run.mu.Unlock()
+	s.setStatus(run, rec, mcp.TaskWorking, nil)
+	return true
+}
+
+// withRelatedTask adds related-task _meta to request params.
+func withRelatedTask(params jsontext.Value, id string) jsontext.Value {
+	p := map[string]jsontext.Value{}
+	if params != nil {
+		if json.Unmarshal(params, &p) != nil {
+			return params
+		}
+	}
+	meta := map[string]jsontext.Value{}
+	if m, ok := p["_meta"]; ok {
+		_ = json.Unmarshal(m, &meta)
+	}
+	rt, _ := json.Marshal(mcp.RelatedTaskMetadata{TaskID: id})
+	meta[mcp.MetaKeyRelatedTask] = rt
+	p["_meta"], _ = json.Marshal(meta)
+	out, err := json.Marshal(p)
+	if err != nil {
+		return params
+	}
+	return out
+}
+
+// setStatus records a non-terminal status change and tells whoever listens.
+func (s *Server) setStatus(run *taskRun, rec *TaskRecord, status mcp.TaskStatus, requests mcp.InputRequests) {
+	s.tasks.write.Lock()
+	defer s.tasks.write.Unlock()
+	cur, err := s.taskStore().Get(context.Background(), rec.ID)
+	if err == nil && cur.Status.Terminal() {
+		return
+	}
+	rec.Status, rec.InputRequests, rec.LastUpdatedAt = status, requests, time.Now()
+	if status == mcp.TaskInputRequired {
+		rec.StatusMessage = "waiting for input"
+	} else {
+		rec.StatusMessage = ""
+	}
+	if err := s.taskStore().Put(context.Background(), rec); err != nil {
+		s.log.Warn("mcp: storing a task", "task", rec.ID, "err", err)
+	}
+	s.announceTask(run, rec)
+}
+
+// settle records the terminal state of a task, unless it already has one.
+func (s *Server) settle(run *taskRun, rec *TaskRecord, status mcp.TaskStatus, msg string, result jsontext.Value, terr *mcp.TaskError) {
+	s.tasks.write.Lock()
+	defer s.tasks.write.Unlock()
+	cur, err := s.taskStore().Get(context.Background(), rec.ID)
+	if err == nil && cur.Status.Terminal() {
+		return
+	}
+	rec.Status, rec.StatusMessage, rec.Result, rec.Error = status, msg, result, terr
+	rec.InputRequests, rec.LastUpdatedAt = nil, time.Now()
+	if err := s.taskStore().Put(context.Background(), rec); err != nil {
+		s.log.Warn("mcp: storing a task", "task", rec.ID, "err", err)
+	}
+	s.announceTask(run, rec)
+}
+
+// announceTask sends a task's new status: notifications/tasks/status on
+// the legacy session that created it; notifications/tasks on 2026
+// subscriptions/listen streams that asked for the task.
+func (s *Server) announceTask(run *taskRun, rec *TaskRecord) {
+	if !rec.Modern {
+		if run != nil && run.session != nil && run.session.ready() {
+			ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+			t := legacyTask(rec)
+			if err := run.session.notify(ctx, mcp.NotificationTasksStatus, &t); err != nil {
+				s.log.Debug("mcp: task status not delivered", "task", rec.ID, "err", err)
+			}
+			cancel()
+		}
+		return
+	}
+	s.notifyTaskListeners(rec)
+}
+
+// taskInfo is a record as the 2026 extension sends it.
+func taskInfo(rec *TaskRecord) mcp.TaskInfo {
+	t := mcp.TaskInfo{
+		TaskID: rec.ID, Status: rec.Status, StatusMessage: rec.StatusMessage,
+		CreatedAt: rec.CreatedAt.UTC().Format(time.RFC3339Nano), LastUpdatedAt: rec.LastUpdatedAt.UTC().Format(time.RFC3339Nano),
+	}
+	if rec.TTL > 0 {
+		ms := rec.TTL.Milliseconds()
+		t.TTLMs = &ms
+	}
+	if rec.PollInterval > 0 {
+		ms := rec.PollInterval.Milliseconds()
+		t.PollIntervalMs = &ms
+	}
+	return t
+}
+
+// detailedTask is a record as tasks/get and notifications/tasks send it (2026).
+func detailedTask(rec *TaskRecord) *mcp.DetailedTask {
+	d := &mcp.DetailedTask{TaskInfo: taskInfo(rec)}
+	switch rec.Status {
+	case mcp.TaskInputRequired:
+		d.InputRequests = rec.InputRequests
+	case mcp.TaskCompleted:
+		d.Result = rec.Result
+	case mcp.TaskFailed:
+		d.Error = rec.Error
+	}
+	return d
+}
+
+// legacyTask is a record as the 2025-11-25 methods send it.
+func legacyTask(rec *TaskRecord) mcp.Task {
+	ti := taskInfo(rec)
+	return mcp.Task{
+		TaskID: ti.TaskID, Status: ti.Status, StatusMessage: ti.StatusMessage,
+		CreatedAt: ti.CreatedAt, LastUpdatedAt: ti.LastUpdatedAt, TTL: ti.TTLMs, PollInterval: ti.PollIntervalMs,
+	}
+}
+
+// lookupTask returns the task a tasks/* request names, refusing — as if
+// unknown, -32602 — tasks of another principal or of another era.
+func (s *Server) lookupTask(ctx context.Context, req *Request, id string) (*TaskRecord, error) {
+	if id == "" {
+		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: taskId is required")
+	}
+	rec, err := s.taskStore().Get(ctx, id)
+	if err != nil || rec.Principal != requestor(ctx, req) || rec.Modern != req.modern {
+		if err != nil && !errors.Is(err, ErrTaskNotFound) {
+			s.log.Warn("mcp: reading a task", "task", id, "err", err)
+		}
+		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown task %q", id)
+	}
+	return rec, nil
+}
+
+func (s *Server) taskRun(id string) *taskRun {
+	s.tasks.mu.Lock()
+	defer s.tasks.mu.Unlock()
+	return s.tasks.runs[id]
+}
+
+// tasksMethod serves tasks/* for both eras: the 2026 extension's
+// tasks/get, tasks/update and tasks/cancel (only for requests that
+// declared the extension: -32021 otherwise) and the 2025-11-25 core
+// tasks/get, tasks/result, tasks/list and tasks/cancel.
+func (s *Server) tasksMethod(ctx context.Context, req *Request, name string, wp *wireParams) (any, error) {
+	if req.modern && !hasTasksExtension(req) {
+		return nil, missingTasksExtension()
+	}
+	req.meta = wp.Meta
+	if name == mcp.MethodTasksList {
+		return s.listTasks(ctx, req, wp)
+	}
+	rec, err := s.lookupTask(ctx, req, wp.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	switch name {
+	case mcp.MethodTasksGet:
+		if req.modern {
+			d := detailedTask(rec)
+			return d, nil
+		}
+		t := legacyTask(rec)
+		return &t, nil
+	case mcp.MethodTasksUpdate:
+		return s.updateTask(rec, wp.InputResponses)
+	case mcp.MethodTasksCancel:
+		return s.cancelTask(ctx, req, rec)
+	case mcp.MethodTasksResult:
+		return s.taskResult(ctx, req, rec)
+	}
+	return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s", name)
+}
+
+// updateTask hands answers to a task waiting for input (2026). Answers
+// to keys the task did not ask (or no longer asks) are ignored, as
+// SEP-2322 has it; the task resumes once every open request is answered.
+func (s *Server) updateTask(rec *TaskRecord, responses mcp.InputResponses) (any, error) {
+	run := s.taskRun(rec.ID)
+	if run == nil {
+		return &mcp.EmptyResult{}, nil
+	}
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	if run.asked == nil || run.resume == nil {
+		return &mcp.EmptyResult{}, nil
+	}
+	got, err := checkResponses(responses, run.asked)
+	if err != nil {
+		return nil, err
+	}
+	if len(got) == 0 {
+		return &mcp.EmptyResult{}, nil
+	}
+	if run.answers == nil {
+		run.answers = make(mcp.InputResponses)
+	}
+	maps.Copy(run.answers, got)
+	open := make(mcp.InputRequests)
+	for k := range run.asked {
+		if _, ok := run.answers[k]; !ok {
+			open[k] = rec.InputRequests[k]
+		}
+	}
+	if len(open) == 0 {
+		close(run.resume)
+		run.resume = nil
+		return &mcp.EmptyResult{}, nil
+	}
+	s.tasks.write.Lock()
+	defer s.tasks.write.Unlock()
+	if cur, err := s.taskStore().Get(context.Background(), rec.ID); err != nil || cur.Status != mcp.TaskInputRequired {
+		return &mcp.EmptyResult{}, nil
+	}
+	rec.InputRequests, rec.LastUpdatedAt = open, time.Now()
+	if err := s.taskStore().Put(context.Background(), rec); err != nil {
+		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: storing the task: %v", err)
+	}
+	go s.announceTask(run, rec.clone())
+	return &mcp.EmptyResult{}, nil
+}
+
+// cancelTask cancels a task. 2026: cooperative — an empty ack, also for
+// a task already terminal; the task settles cancelled when its handler
+// returns. 2025-11-25: the task is cancelled at once and returned; a
+// terminal task cannot be (-32602).
+func (s *Server) cancelTask(ctx context.Context, req *Request, rec *TaskRecord) (any, error) {
+	if rec.Status.Terminal() {
+		if req.modern {
+			return &mcp.EmptyResult{}, nil
+		}
+		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: task %q is already %s", rec.ID, rec.Status)
+	}
+	run := s.taskRun(rec.ID)
+	if run != nil {
+		run.cancel(errTaskCancelled)
+	}
+	if req.modern {
+		if run == nil { // no work here to wind down
+			s.settle(nil, rec, mcp.TaskCancelled, "", nil, nil)
+		}
+		return &mcp.EmptyResult{}, nil
+	}
+	rec.StatusMessage = "cancelled by the client"
+	s.settle(run, rec, mcp.TaskCancelled, rec.StatusMessage, nil, nil)
+	cur, err := s.taskStore().Get(ctx, rec.ID)
+	if err != nil {
+		cur = rec
+	}
+	t := legacyTask(cur)
+	return &t, nil
+}
+
+// taskResult answers tasks/result (2025-11-25): it waits until the task
+// is terminal and returns what the request would have, with related-task
+// _meta — the result, or the JSON-RPC error.
+func (s *Server) taskResult(ctx context.Context, req *Request, rec *TaskRecord) (any, error) {
+	if run := s.taskRun(rec.ID); run != nil {
+		defer run.addCarrier(&carrier{ctx: ctx, req: req})()
+		select {
+		case <-run.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	var err error
+	if rec, err = s.taskStore().Get(ctx, rec.ID); err != nil {
+		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown task %q", rec.ID)
+	}
+	related := mcp.RelatedTaskMetadata{TaskID: rec.ID}
+	switch rec.Status {
+	case mcp.TaskCompleted:
+		var res mcp.CallToolResult
+		if err := json.Unmarshal(rec.Result, &res); err != nil {
+			return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: decoding the task result: %v", err)
+		}
+		meta := make(mcp.Meta, len(res.Meta)+1)
+		maps.Copy(meta, res.Meta)
+		meta[mcp.MetaKeyRelatedTask] = related
+		res.Meta = meta
+		return &res, nil
+	case mcp.TaskFailed:
+		e := jsonrpc.NewError(rec.Error.Code, rec.Error.Message)
+		if rec.Error.Data != nil {
+			e = e.WithData(rec.Error.Data)
+		}
+		return nil, e
+	case mcp.TaskCancelled:
+		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: task %q was cancelled", rec.ID)
+	}
+	return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: task %q is %s", rec.ID, rec.Status)
+}
+
+// listTasks answers tasks/list (2025-11-25): the requestor's own tasks
+// (its principal's; without authentication, its session's).
+func (s *Server) listTasks(ctx context.Context, req *Request, wp *wireParams) (any, error) {
+	sid := ""
+	if req.session != nil {
+		sid = req.session.ID()
+	}
+	recs, err := s.taskStore().List(ctx, requestor(ctx, req), sid)
+	if err != nil {
+		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: listing tasks: %v", err)
+	}
+	start := 0
+	if wp.Cursor != nil {
+		last, err := decodeCursor(*wp.Cursor)
+		if err != nil {
+			return nil, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: invalid cursor")
+		}
+		start = len(recs)
+		for i, r := range recs {
+			if r.ID == last {
+				start = i + 1
+				break
+			}
+		}
+	}
+	res := &mcp.ListTasksResult{Tasks: []mcp.Task{}}
+	size := s.pageSize()
+	for i := start; i < len(recs) && len(res.Tasks) < size; i++ {
+		res.Tasks = append(res.Tasks, legacyTask(recs[i]))
+		if len(res.Tasks) == size && i+1 < len(recs) {
+			c := encodeCursor(recs[i].ID)
+			res.NextCursor = &c
+		}
+	}
+	return res, nil
+}
+
+// taskMethodName reports whether name is a tasks/* method this server
+// serves on the request's revision: the 2026 extension has get, update
+// and cancel; 2025-11-25 has get, result, list and cancel.
+func taskMethodName(req *Request, name string) bool {
+	switch name {
+	case mcp.MethodTasksGet, mcp.MethodTasksCancel:
+		return req.modern || mcp.HasCoreTasks(req.version)
+	case mcp.MethodTasksUpdate:
+		return req.modern
+	case mcp.MethodTasksResult, mcp.MethodTasksList:
+		return !req.modern && mcp.HasCoreTasks(req.version)
+	}
+	return false
+}

@@ -1,0 +1,161 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// ErrTaskNotFound is returned by a TaskStore for an id it does not hold
+// (never created, deleted, or past its TTL).
+var ErrTaskNotFound = errors.New("mcp: task not found")
+
+// TaskRecord is what a TaskStore keeps of one task: its state, who owns
+// it, and how it settled. The running work itself (its goroutine, its
+// cancellation, the answers it waits for) stays in the server process
+// that started it.
+type TaskRecord struct {
+	ID string
+	// Principal is the authenticated requestor that created the task
+	// (empty without authentication); only it may see the task.
+	Principal string
+	// SessionID is the legacy session that created the task, if any.
+	SessionID string
+	// Modern is true for tasks created under the 2026 tasks extension.
+	Modern        bool
+	Status        mcp.TaskStatus
+	StatusMessage string
+	CreatedAt     time.Time
+	LastUpdatedAt time.Time
+	// TTL is how long after CreatedAt the task is kept; zero is unlimited.
+	TTL          time.Duration
+	PollInterval time.Duration
+	// InputRequests are the open input requests while input_required.
+	InputRequests mcp.InputRequests
+	// Result is the encoded result of a completed task.
+	Result jsontext.Value
+	// Error is the JSON-RPC error of a failed task.
+	Error *mcp.TaskError
+}
+
+// expired reports whether the record is past its TTL at now.
+func (r *TaskRecord) expired(now time.Time) bool {
+	return r.TTL > 0 && now.After(r.CreatedAt.Add(r.TTL))
+}
+
+func (r *TaskRecord) clone() *TaskRecord {
+	c := *r
+	if r.InputRequests != nil {
+		c.InputRequests = make(mcp.InputRequests, len(r.InputRequests))
+		for k, v := range r.InputRequests {
+			c.InputRequests[k] = v
+		}
+	}
+	c.Result = slices.Clone(r.Result)
+	if r.Error != nil {
+		e := *r.Error
+		c.Error = &e
+	}
+	return &c
+}
+
+// TaskStore keeps task records. Implementations must be safe for
+// concurrent use, must not return records past their TTL, and must return
+// ErrTaskNotFound for ids they do not hold. Records handed in and out are
+// the caller's: a store copies what it keeps.
+type TaskStore interface {
+	// Put creates or replaces a record.
+	Put(ctx context.Context, rec *TaskRecord) error
+	// Get returns the record with the id.
+	Get(ctx context.Context, id string) (*TaskRecord, error)
+	// List returns the live records of a principal, oldest first; for the
+	// empty principal, only those of sessionID.
+	List(ctx context.Context, principal, sessionID string) ([]*TaskRecord, error)
+	// Delete removes a record; deleting an unknown id is not an error.
+	Delete(ctx context.Context, id string) error
+}
+
+// MemoryTaskStore is the default TaskStore: records in memory, dropped
+// once past their TTL.
+type MemoryTaskStore struct {
+	mu   sync.Mutex
+	recs map[string]*TaskRecord
+	now  func() time.Time
+}
+
+// NewMemoryTaskStore returns an empty in-memory store.
+func NewMemoryTaskStore() *MemoryTaskStore {
+	return &MemoryTaskStore{recs: make(map[string]*TaskRecord), now: time.Now}
+}
+
+// sweep drops expired records; mu is held.
+func (m *MemoryTaskStore) sweep() {
+	now := m.now()
+	for id, r := range m.recs {
+		if r.expired(now) {
+			delete(m.recs, id)
+		}
+	}
+}
+
+// Put implements TaskStore.
+func (m *MemoryTaskStore) Put(_ context.Context, rec *TaskRecord) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweep()
+	m.recs[rec.ID] = rec.clone()
+	return nil
+}
+
+// Get implements TaskStore.
+func (m *MemoryTaskStore) Get(_ context.Context, id string) (*TaskRecord, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.recs[id]
+	if !ok {
+		return nil, ErrTaskNotFound
+	}
+	if r.expired(m.now()) {
+		delete(m.recs, id)
+		return nil, ErrTaskNotFound
+	}
+	return r.clone(), nil
+}
+
+// List implements TaskStore.
+func (m *MemoryTaskStore) List(_ context.Context, principal, sessionID string) ([]*TaskRecord, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweep()
+	var out []*TaskRecord
+	for _, r := range m.recs {
+		if r.Principal != principal || (principal == "" && r.SessionID != sessionID) {
+			continue
+		}
+		out = append(out, r.clone())
+	}
+	slices.SortFunc(out, func(a, b *TaskRecord) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		if a.ID < b.ID {
+			return -1
+		}
+		return 1
+	})
+	return out, nil
+}
+
+// Delete implements TaskStore.
+func (m *MemoryTaskStore) Delete(_ context.Context, id string) error {
+	m.mu.Lock()
+	delete(m.recs, id)
+	m.mu.Unlock()
+	return nil
+}
