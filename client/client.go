@@ -69,8 +69,10 @@ type Options struct {
 	Logger *slog.Logger
 	// CallTimeout bounds each request whose context has no deadline,
 	// except subscriptions/listen (Listen), which lasts as long as its
-	// context. A call the multi round-trip driver repeats is several
-	// requests: each is bounded, the handlers' time between them is not.
+	// context, and a legacy server's tasks/result (TaskResult), which
+	// lasts as long as the task. A call the multi round-trip driver
+	// repeats is several requests: each is bounded, the handlers' time
+	// between them is not.
 	// Zero: only the caller's context bounds it.
 	CallTimeout time.Duration
 	// Cache keeps the cacheable results of a modern server (tools/list,
@@ -131,6 +133,22 @@ type Options struct {
 	// RequestState set in the params. The capabilities a request declares
 	// still come from the registered handlers.
 	ManualInput bool
+	// Tasks opts into tasks (long-running tool calls; see CallToolAsTask).
+	// On a 2026-07-28 connection every request then declares the tasks
+	// extension (io.modelcontextprotocol/tasks) in its client
+	// capabilities, so the server may answer any tools/call with a task
+	// (resultType "task") instead of its result; CallTool then waits for
+	// the task (see TaskResult) and returns its result as if the call had
+	// answered at once. On a legacy connection it changes nothing: there
+	// the client asks for a task explicitly (CallToolAsTask). Without it,
+	// only the requests of CallToolAsTask, CallToolTask and the tasks
+	// methods declare the extension.
+	Tasks bool
+	// TaskPollInterval is how often TaskResult asks a 2026-07-28 server
+	// for a task's state when the server suggests no interval
+	// (pollIntervalMs). Zero or less: DefaultTaskPollInterval (1 s).
+	TaskPollInterval time.Duration
+
 	// MaxInputRounds bounds how many times the driver repeats one call;
 	// past it the call fails with an *InputRequiredError wrapping
 	// ErrTooManyInputRounds. Zero or less: DefaultMaxInputRounds (10).
@@ -174,6 +192,10 @@ type Client struct {
 	tools    map[string]toolHeaders
 	subs     map[mcp.ID]*Subscription
 	nsubs    atomic.Int32 // len(subs), read without mu by the reader
+
+	// capsTasksJSON is capsJSON declaring the tasks extension: the
+	// capabilities of the task requests (see tasksExt).
+	capsTasksJSON jsontext.Value
 
 	progress sync.Map // progress token (mcp.ID) → func(*mcp.ProgressParams)
 
@@ -428,9 +450,9 @@ func (c *Client) send(ctx context.Context, method string, params any, meta *mcp.
 
 // withTimeout applies Options.CallTimeout to a context without a
 // deadline, except for subscriptions/listen, which lasts as long as the
-// caller wants.
+// caller wants, and tasks/result, which lasts as long as the task.
 func (c *Client) withTimeout(ctx context.Context, method string) (context.Context, context.CancelFunc) {
-	if c.opts.CallTimeout <= 0 || method == mcp.MethodSubscriptionsListen {
+	if c.opts.CallTimeout <= 0 || method == mcp.MethodSubscriptionsListen || method == mcp.MethodTasksResult {
 		return ctx, func() {}
 	}
 	if _, ok := ctx.Deadline(); ok {

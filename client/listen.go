@@ -20,8 +20,10 @@ import (
 type Notification struct {
 	// Method is the notification: notifications/tools/list_changed,
 	// notifications/prompts/list_changed,
-	// notifications/resources/list_changed or
-	// notifications/resources/updated.
+	// notifications/resources/list_changed,
+	// notifications/resources/updated or (tasks extension, TaskIDs)
+	// notifications/tasks, whose params are the task as tasks/get
+	// answers it.
 	Method string
 	// URI is the resource of notifications/resources/updated.
 	URI string
@@ -75,6 +77,10 @@ var errServerEnded = errors.New("mcp: the server ended the subscription")
 // list changes invalidate the Cache and reach OnToolsListChanged,
 // OnPromptsListChanged, OnResourcesListChanged and OnResourceUpdated.
 //
+// A filter with TaskIDs (the tasks extension: notifications/tasks for
+// those tasks) makes the listen request declare the extension, whether or
+// not Options.Tasks is set.
+//
 // A subscription does not survive the connection: after a stdio server
 // restart (a new Client), the caller listens again.
 func (c *Client) Listen(ctx context.Context, filter mcp.SubscriptionFilter) (*Subscription, error) {
@@ -93,6 +99,9 @@ func (c *Client) Listen(ctx context.Context, filter mcp.SubscriptionFilter) (*Su
 	// as it is written, before any notification for it can arrive; a
 	// -32022 retry writes it again with a new id.
 	hooked := context.WithValue(sctx, writeHookKey{}, func(msg []byte) { c.register(s, msg) })
+	if len(filter.TaskIDs) > 0 {
+		hooked = tasksExt(hooked) // task status is for requests that declare the extension
+	}
 	go func() { // owned by s: ends when the listen request is over
 		p := &mcp.SubscriptionsListenParams{Notifications: filter}
 		err := c.call(hooked, mcp.MethodSubscriptionsListen, p, &p.Meta, nil)

@@ -66,34 +66,60 @@ func (c *Client) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 // client answers with its handlers and repeats the call (see
 // Options.ManualInput), or returns an *InputRequiredError. For a manual
 // retry, set p.InputResponses and p.RequestState.
+//
+// With Options.Tasks set, a modern server may run the call as a task
+// (resultType "task"): CallTool then waits for the task's outcome (see
+// TaskResult) and returns it; when ctx ends first, it cancels the task.
+// On a legacy connection, a call with p.Task set is run as a task the
+// same way (see CallToolTask). A tool that runs only as a task is refused
+// a plain call (-32021 naming the tasks extension from a modern server
+// without Options.Tasks, -32601 from a legacy one): CallToolTask calls it
+// either way.
 func (c *Client) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	p = orNew(p)
+	if c.era != EraModern && p != nil && p.Task != nil {
+		return c.CallToolTask(ctx, p)
+	}
 	var res mcp.CallToolResult
-	if c.era != EraModern {
-		if err := c.call(ctx, mcp.MethodToolsCall, p, &p.Meta, &res); err != nil {
-			return nil, err
+	err := c.callTool(ctx, p, &res)
+	var ts *taskStarted
+	if errors.As(err, &ts) {
+		t, derr := decodeTask(ts.raw)
+		if derr != nil {
+			return nil, derr
 		}
-		return &res, nil
+		return c.await(ctx, t)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// callTool sends tools/call and decodes its result into result; on a
+// modern connection it mirrors the annotated arguments into headers and
+// handles -32020 (see CallTool). A modern server's task is a
+// *taskStarted error.
+func (c *Client) callTool(ctx context.Context, p *mcp.CallToolParams, result any) error {
+	p = orNew(p)
+	if c.era != EraModern {
+		return c.call(ctx, mcp.MethodToolsCall, p, &p.Meta, result)
 	}
 	meta := p.Meta
 	for attempt := 0; ; attempt++ {
 		hctx, err := c.withParamHeaders(ctx, p.Name, p.Arguments)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.Meta = meta
-		err = c.call(hctx, mcp.MethodToolsCall, p, &p.Meta, &res)
+		err = c.call(hctx, mcp.MethodToolsCall, p, &p.Meta, result)
 		if e, ok := jsonrpc.AsError(err); ok && e.Code == mcp.CodeHeaderMismatch && attempt == 0 {
 			c.log.Debug("mcp: tools/call refused with a header mismatch; refreshing the tool list", "tool", p.Name)
 			if rerr := c.refreshTools(ctx); rerr != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		return &res, nil
+		return err
 	}
 }
 

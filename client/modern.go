@@ -39,6 +39,17 @@ func (c *Client) prepareModern() error {
 	if c.capsJSON, err = json.Marshal(caps); err != nil {
 		return fmt.Errorf("mcp: encoding the client capabilities: %w", err)
 	}
+	caps.Extensions = maps.Clone(caps.Extensions)
+	if caps.Extensions == nil {
+		caps.Extensions = make(map[string]jsontext.Value, 1)
+	}
+	caps.Extensions[tasksExtension] = jsontext.Value(`{}`)
+	if c.capsTasksJSON, err = json.Marshal(caps); err != nil {
+		return fmt.Errorf("mcp: encoding the client capabilities: %w", err)
+	}
+	if c.opts.Tasks {
+		c.capsJSON = c.capsTasksJSON
+	}
 	if c.infoJSON, err = json.Marshal(c.opts.Info); err != nil {
 		return fmt.Errorf("mcp: encoding Options.Info: %w", err)
 	}
@@ -53,14 +64,17 @@ func (c *Client) prepareModern() error {
 }
 
 // envelope returns a copy of meta with the modern per-request metadata:
-// protocolVersion, clientCapabilities, clientInfo and, when
-// SetLoggingLevel set one and meta has none, logLevel. Other keys
-// (progressToken…) are kept.
-func (c *Client) envelope(meta mcp.Meta, version string) mcp.Meta {
+// protocolVersion, clientCapabilities (declaring the tasks extension when
+// tasks is set), clientInfo and, when SetLoggingLevel set one and meta
+// has none, logLevel. Other keys (progressToken…) are kept.
+func (c *Client) envelope(meta mcp.Meta, version string, tasks bool) mcp.Meta {
 	m := make(mcp.Meta, len(meta)+4)
 	maps.Copy(m, meta)
 	m[mcp.MetaKeyProtocolVersion] = version
 	m[mcp.MetaKeyClientCapabilities] = c.capsJSON
+	if tasks {
+		m[mcp.MetaKeyClientCapabilities] = c.capsTasksJSON
+	}
 	m[mcp.MetaKeyClientInfo] = c.infoJSON
 	c.mu.Lock()
 	level := c.logLevel
@@ -98,8 +112,9 @@ func (c *Client) leg(ctx context.Context, method string, params any, meta *mcp.M
 	version := c.version
 	c.mu.Unlock()
 	retried := false
+	tasks := c.tasksDeclared(ctx)
 	for {
-		*meta = c.envelope(orig, version)
+		*meta = c.envelope(orig, version, tasks)
 		err := c.exchange(ctx, method, params, result)
 		if err == nil || retried {
 			return err
@@ -134,7 +149,8 @@ func retryVersion(err error) (string, bool) {
 // absent or "complete" is decoded into result (a pointer, nil to discard,
 // or *jsontext.Value for the raw JSON); "input_required" is an
 // *InputRequiredError (wrapping ErrResultType for a method that may not
-// ask for input); anything else is ErrResultType.
+// ask for input); "task", for a tools/call that declared the tasks
+// extension, is a *taskStarted; anything else is ErrResultType.
 func (c *Client) exchange(ctx context.Context, method string, params, result any) error {
 	if r, ok := params.(*retryParams); ok {
 		p, err := r.encode()
@@ -146,6 +162,11 @@ func (c *Client) exchange(ctx context.Context, method string, params, result any
 	var raw jsontext.Value
 	if err := c.conn.Call(ctx, method, params, &raw); err != nil {
 		return err
+	}
+	if method == mcp.MethodToolsCall && c.tasksDeclared(ctx) {
+		if rt, err := mcp.PeekResultType(raw); err == nil && rt == mcp.ResultTask {
+			return &taskStarted{raw: raw}
+		}
 	}
 	return complete(method, raw, result)
 }

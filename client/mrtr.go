@@ -83,6 +83,11 @@ type InputRequiredError struct {
 	Key string
 	// Rounds is how many times the driver had repeated the call.
 	Rounds int
+	// TaskID is set when the input requests are a task's (its tasks/get
+	// answered input_required, on a 2026-07-28 connection; Method is then
+	// tasks/get): answer them with UpdateTask, then wait for the task
+	// again (TaskResult). The task waits meanwhile.
+	TaskID string
 
 	err    error          // ErrNoInputHandler, ErrTooManyInputRounds, ErrResultType or nil
 	detail string         // why, for Error
@@ -93,6 +98,9 @@ type InputRequiredError struct {
 func (e *InputRequiredError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "mcp: %s: ", e.Method)
+	if e.TaskID != "" {
+		fmt.Fprintf(&b, "task %s: ", e.TaskID)
+	}
 	switch {
 	case e.detail != "":
 		b.WriteString(e.detail)

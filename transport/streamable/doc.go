@@ -8,8 +8,9 @@
 // io.modelcontextprotocol/protocolVersion (the 2026-07-28 envelope) is
 // modern. A modern request goes without session headers, with
 // MCP-Protocol-Version equal to the envelope's revision, Mcp-Method, and
-// Mcp-Name for tools/call, prompts/get (params.name) and resources/read
-// (params.uri), encoded with EncodeHeaderValue; the headers the caller
+// Mcp-Name for tools/call, prompts/get (params.name), resources/read
+// (params.uri) and the tasks extension's tasks/get, tasks/update and
+// tasks/cancel (params.taskId), encoded with EncodeHeaderValue; the headers the caller
 // attached to the Write's context with transport.WithHeader (the
 // client's Mcp-Param-* headers) go with any message. The stream of a
 // modern request is never resumed; the end of the Write's context closes

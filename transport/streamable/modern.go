@@ -29,7 +29,7 @@ const (
 // cancels it.
 type modernRequest struct {
 	version string // the envelope's revision, sent as MCP-Protocol-Version
-	name    string // Mcp-Name: params.name (tools/call, prompts/get) or params.uri (resources/read)
+	name    string // Mcp-Name: params.name (tools/call, prompts/get), params.uri (resources/read) or params.taskId (tasks/*)
 	hasName bool
 }
 
@@ -47,8 +47,9 @@ func modernOf(m *jsonrpc.Message) *modernRequest {
 		Meta struct {
 			Version jsontext.Value `json:"io.modelcontextprotocol/protocolVersion"`
 		} `json:"_meta"`
-		Name jsontext.Value `json:"name"`
-		URI  jsontext.Value `json:"uri"`
+		Name   jsontext.Value `json:"name"`
+		URI    jsontext.Value `json:"uri"`
+		TaskID jsontext.Value `json:"taskId"`
 	}
 	if json.Unmarshal(m.Params, &p) != nil {
 		return nil
@@ -63,6 +64,8 @@ func modernOf(m *jsonrpc.Message) *modernRequest {
 		src = p.Name
 	case mcp.MethodResourcesRead:
 		src = p.URI
+	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
+		src = p.TaskID // the tasks extension (SEP-2663)
 	}
 	if src.Kind() == '"' && json.Unmarshal(src, &r.name) == nil {
 		r.hasName = true
@@ -72,7 +75,8 @@ func modernOf(m *jsonrpc.Message) *modernRequest {
 
 // setModernHeaders puts the request metadata headers of a modern request
 // on req: MCP-Protocol-Version (the envelope's revision), Mcp-Method and,
-// for tools/call, prompts/get and resources/read, Mcp-Name.
+// for tools/call, prompts/get, resources/read and the tasks extension's
+// tasks/get, tasks/update and tasks/cancel, Mcp-Name.
 func setModernHeaders(req *http.Request, m *jsonrpc.Message, mr *modernRequest) {
 	req.Header.Set(headerProtocolVersion, mr.version)
 	req.Header.Set(headerMethod, m.Method)

@@ -89,6 +89,9 @@ func TestModernRequestHeaders(t *testing.T) {
 		{mcp.MethodResourcesRead, `"uri":"file:///path/to/file%20name.txt"`, "file:///path/to/file%20name.txt", true},
 		{mcp.MethodResourcesRead, `"uri":"file:///tmp/naïve.txt"`, "file:///tmp/naïve.txt", true},
 		{mcp.MethodResourcesList, "", "", false},
+		{mcp.MethodTasksGet, `"taskId":"t-1"`, "t-1", true},
+		{mcp.MethodTasksUpdate, `"taskId":"t-2","inputResponses":{}`, "t-2", true},
+		{mcp.MethodTasksCancel, `"taskId":"t-3"`, "t-3", true},
 	} {
 		id := mcp.IntID(int64(i + 1))
 		ctx := testCtx(t)
