@@ -1,0 +1,69 @@
+// Command benchserver serves the benchmark's echo tool on one SDK over
+// Streamable HTTP: /mcp (session-less, both eras) and /mcp-session
+// (sessionful legacy). It writes the address it listens on to -addr-file
+// and runs until SIGINT/SIGTERM or -max-run.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mcpkit/mcpkit/bench/servers"
+)
+
+func main() {
+	sdk := flag.String("sdk", "mcpkit", "server: mcpkit, gosdk, mcpgo or raw")
+	addr := flag.String("addr", "127.0.0.1:0", "listen address (loopback)")
+	addrFile := flag.String("addr-file", "", "write the bound address here")
+	maxRun := flag.Duration("max-run", 30*time.Minute, "exit after this long regardless")
+	flag.Parse()
+
+	h, closeFn, err := servers.New(*sdk)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *addrFile != "" {
+		tmp := *addrFile + ".tmp"
+		if err := os.WriteFile(tmp, []byte(ln.Addr().String()), 0o644); err != nil {
+			log.Fatal(err)
+		}
+		if err := os.Rename(tmp, *addrFile); err != nil {
+			log.Fatal(err)
+		}
+	} else {
+		fmt.Println(ln.Addr())
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(discard{}, "", 0)}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-time.After(*maxRun):
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Fatal(err)
+	}
+	closeFn()
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

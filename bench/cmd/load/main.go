@@ -1,0 +1,321 @@
+// Command load is the benchmark's load generator. Closed loop (default):
+// -c workers, each on its own keep-alive connection, send one pre-built
+// request after another for -warmup then -d, verifying every answer.
+// Open loop (-rate R): requests are due at a fixed rate R/s, spread over
+// the -c connections; latency counts from when a request was due, so a
+// stalled server is not hidden (no coordinated omission).
+//
+// With -pid it also reads the server's CPU time (/proc/<pid>/stat) over
+// the measured window and its VmRSS/VmHWM at the end.
+//
+// Output: a human summary, or one JSON object with -json.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpkit/mcpkit/bench/workload"
+)
+
+// Result is one run's summary.
+type Result struct {
+	Server      string  `json:"server"`
+	Workload    string  `json:"workload"`
+	Mode        string  `json:"mode"`
+	Conns       int     `json:"conns"`
+	Rate        float64 `json:"rate,omitempty"`
+	Seconds     float64 `json:"seconds"`
+	Requests    int     `json:"requests"`
+	Errors      int64   `json:"errors"`
+	Late        int64   `json:"late,omitempty"`
+	RPS         float64 `json:"rps"`
+	P50ms       float64 `json:"p50_ms"`
+	P99ms       float64 `json:"p99_ms"`
+	P999ms      float64 `json:"p999_ms"`
+	Maxms       float64 `json:"max_ms"`
+	CPUPer1k    float64 `json:"cpu_s_per_1k,omitempty"`
+	CPUUtil     float64 `json:"cpu_util,omitempty"`
+	LoadUtil    float64 `json:"load_cpu_util"`
+	RSSkB       int64   `json:"rss_kb,omitempty"`
+	HWMkB       int64   `json:"hwm_kb,omitempty"`
+	FirstError  string  `json:"first_error,omitempty"`
+	Description string  `json:"description"`
+	Load        string  `json:"load,omitempty"`
+	Rep         int     `json:"rep,omitempty"`
+}
+
+func main() {
+	addr := flag.String("addr", "", "server address host:port")
+	addrFile := flag.String("addr-file", "", "read the server address from this file")
+	wname := flag.String("w", "W1", "workload: W1, W2, W3 or W4")
+	conns := flag.Int("c", 32, "concurrent connections (workers)")
+	dur := flag.Duration("d", 10*time.Second, "measured duration")
+	warmup := flag.Duration("warmup", 2*time.Second, "warm-up before measuring")
+	rate := flag.Float64("rate", 0, "open loop: requests per second (0: closed loop)")
+	pid := flag.Int("pid", 0, "server process id, for CPU and RSS")
+	label := flag.String("server", "", "server name, for the output")
+	timeout := flag.Duration("timeout", 5*time.Second, "per-request deadline")
+	maxErrors := flag.Int64("max-errors", 1000, "stop after this many errors")
+	asJSON := flag.Bool("json", false, "print one JSON object")
+	loadTag := flag.String("load-tag", "", "label of the offered load, for the output (e.g. 50%)")
+	rep := flag.Int("rep", 0, "repetition number, for the output")
+	flag.Parse()
+
+	w, ok := workload.All[*wname]
+	if !ok {
+		log.Fatalf("unknown workload %q", *wname)
+	}
+	if *addrFile != "" {
+		b, err := os.ReadFile(*addrFile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		*addr = strings.TrimSpace(string(b))
+	}
+	if *addr == "" || *conns < 1 || *dur <= 0 || *dur > time.Hour || *warmup < 0 || *conns > 10000 {
+		log.Fatal("need -addr or -addr-file, 1 ≤ -c ≤ 10000, 0 < -d ≤ 1h, -warmup ≥ 0")
+	}
+	res := run(w, *addr, *conns, *warmup, *dur, *rate, *pid, *timeout, *maxErrors)
+	res.Server, res.Load, res.Rep = *label, *loadTag, *rep
+	if *asJSON {
+		b, _ := json.Marshal(res)
+		fmt.Println(string(b))
+		return
+	}
+	fmt.Printf("%s %s (%s) on %s, %s, %d conns\n", res.Server, res.Workload, res.Description, *addr, res.Mode, res.Conns)
+	fmt.Printf("  %d requests in %.1fs: %.0f req/s, %d errors", res.Requests, res.Seconds, res.RPS, res.Errors)
+	if res.Late > 0 {
+		fmt.Printf(", %d sent late", res.Late)
+	}
+	fmt.Printf("\n  latency p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms\n", res.P50ms, res.P99ms, res.P999ms, res.Maxms)
+	if *pid != 0 {
+		fmt.Printf("  server: %.3f CPU-s per 1k requests (%.0f%% of a core), RSS %d kB, HWM %d kB\n", res.CPUPer1k, 100*res.CPUUtil, res.RSSkB, res.HWMkB)
+	}
+	fmt.Printf("  load generator: %.0f%% of a core\n", 100*res.LoadUtil)
+	if res.FirstError != "" {
+		fmt.Printf("  first error: %s\n", res.FirstError)
+	}
+}
+
+type worker struct {
+	lat []time.Duration
+}
+
+func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration, rate float64, pid int, timeout time.Duration, maxErrors int64) Result {
+	start := time.Now()
+	measureFrom := start.Add(warmup)
+	end := measureFrom.Add(dur)
+	var (
+		errs     atomic.Int64
+		firstErr atomic.Value
+		late     atomic.Int64
+		stop     atomic.Bool
+	)
+	fail := func(err error) {
+		firstErr.CompareAndSwap(nil, err.Error())
+		if errs.Add(1) >= maxErrors {
+			stop.Store(true)
+		}
+	}
+	// Open loop: a dispatcher sends due times.
+	var due chan time.Time
+	if rate > 0 {
+		due = make(chan time.Time, 1<<16)
+		go func() {
+			defer close(due)
+			interval := time.Duration(float64(time.Second) / rate)
+			for i := 0; ; i++ {
+				t := start.Add(time.Duration(i) * interval)
+				if !t.Before(end) || stop.Load() {
+					return
+				}
+				if d := time.Until(t); d > 0 {
+					time.Sleep(d)
+				}
+				select {
+				case due <- t:
+				default:
+					late.Add(1) // the backlog is full: the server is far behind
+				}
+			}
+		}()
+	}
+	// CPU sample at the start of the measured window.
+	var cpu0, self0 float64
+	self := os.Getpid()
+	cpuReady := make(chan struct{})
+	go func() {
+		time.Sleep(time.Until(measureFrom))
+		cpu0, self0 = cpuSeconds(pid), cpuSeconds(self)
+		close(cpuReady)
+	}()
+
+	workers := make([]*worker, conns)
+	var wg sync.WaitGroup
+	for i := range workers {
+		wk := &worker{lat: make([]time.Duration, 0, 1<<14)}
+		workers[i] = wk
+		wg.Go(func() {
+			var c *workload.Conn
+			var req []byte
+			defer func() {
+				if c != nil {
+					c.Close()
+				}
+			}()
+			for !stop.Load() {
+				if c == nil {
+					var err error
+					if c, err = workload.Dial(addr); err != nil {
+						fail(err)
+						time.Sleep(10 * time.Millisecond)
+						continue
+					}
+					sid := ""
+					if w.Session {
+						if sid, err = c.OpenSession(w.Path, time.Now().Add(timeout)); err != nil {
+							fail(err)
+							c.Close()
+							c = nil
+							time.Sleep(10 * time.Millisecond)
+							continue
+						}
+					}
+					req = w.Request(addr, sid)
+				}
+				var t0 time.Time
+				if due != nil {
+					d, ok := <-due
+					if !ok {
+						return
+					}
+					t0 = d
+				} else {
+					t0 = time.Now()
+					if !t0.Before(end) {
+						return
+					}
+				}
+				var err error
+				if w.Churn {
+					err = c.Cycle(w, time.Now().Add(timeout))
+				} else {
+					var st int
+					var body []byte
+					if st, body, err = c.Do(req, time.Now().Add(timeout)); err == nil {
+						err = workload.Check(st, body)
+					}
+				}
+				t1 := time.Now()
+				if err != nil {
+					fail(err)
+					c.Close()
+					c = nil
+					continue
+				}
+				if !t0.Before(measureFrom) && t1.Before(end.Add(timeout)) {
+					wk.lat = append(wk.lat, t1.Sub(t0))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	<-cpuReady
+	elapsed := time.Since(measureFrom)
+	if rate == 0 || elapsed < dur {
+		elapsed = dur // closed loop: only requests started in the window count
+	}
+	cpu1, self1 := cpuSeconds(pid), cpuSeconds(self)
+
+	var all []time.Duration
+	for _, wk := range workers {
+		all = append(all, wk.lat...)
+	}
+	slices.Sort(all)
+	pct := func(p float64) float64 {
+		if len(all) == 0 {
+			return 0
+		}
+		i := int(p * float64(len(all)))
+		if i >= len(all) {
+			i = len(all) - 1
+		}
+		return float64(all[i]) / 1e6
+	}
+	res := Result{
+		Workload: w.Name, Description: w.Desc, Mode: "closed", Conns: conns,
+		Seconds: elapsed.Seconds(), Requests: len(all), Errors: errs.Load(), Late: late.Load(),
+		RPS: float64(len(all)) / elapsed.Seconds(), P50ms: pct(0.50), P99ms: pct(0.99), P999ms: pct(0.999),
+	}
+	if len(all) > 0 {
+		res.Maxms = float64(all[len(all)-1]) / 1e6
+	}
+	if rate > 0 {
+		res.Mode, res.Rate = "open", rate
+	}
+	if s, ok := firstErr.Load().(string); ok {
+		res.FirstError = workload.Trim(s)
+	}
+	res.LoadUtil = (self1 - self0) / elapsed.Seconds()
+	if pid != 0 && len(all) > 0 {
+		res.CPUPer1k = (cpu1 - cpu0) / float64(len(all)) * 1000
+		res.CPUUtil = (cpu1 - cpu0) / elapsed.Seconds()
+		res.RSSkB, res.HWMkB = memory(pid)
+	}
+	return res
+}
+
+// cpuSeconds is utime+stime of pid, in seconds (USER_HZ = 100).
+func cpuSeconds(pid int) float64 {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100
+}
+
+// memory returns VmRSS and VmHWM of pid in kB.
+func memory(pid int) (rss, hwm int64) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = n
+		case "VmHWM":
+			hwm = n
+		}
+	}
+	return rss, hwm
+}

@@ -1,0 +1,178 @@
+// Command report reads the JSON lines written by run.sh (one load result
+// each, plus the run's repetition) and prints the medians per server and
+// workload, with throughput ratios to go-sdk, mcp-go and the raw ceiling.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"slices"
+)
+
+type row struct {
+	Server   string  `json:"server"`
+	Workload string  `json:"workload"`
+	Mode     string  `json:"mode"`
+	Rate     float64 `json:"rate"`
+	Load     string  `json:"load"` // open loop: the fraction of peak, e.g. "50%"
+	Requests int     `json:"requests"`
+	Errors   int64   `json:"errors"`
+	Late     int64   `json:"late"`
+	RPS      float64 `json:"rps"`
+	P50      float64 `json:"p50_ms"`
+	P99      float64 `json:"p99_ms"`
+	P999     float64 `json:"p999_ms"`
+	CPU      float64 `json:"cpu_s_per_1k"`
+	Util     float64 `json:"cpu_util"`
+	LoadUtil float64 `json:"load_cpu_util"`
+	RSS      int64   `json:"rss_kb"`
+}
+
+var order = []string{"mcpkit", "gosdk", "mcpgo", "raw"}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+type agg struct {
+	rps, p50, p99, p999, cpu, util, rss, lutil []float64
+	errors, late                               int64
+	rate                                       float64
+}
+
+func (a *agg) add(r row) {
+	a.rps = append(a.rps, r.RPS)
+	a.p50 = append(a.p50, r.P50)
+	a.p99 = append(a.p99, r.P99)
+	a.p999 = append(a.p999, r.P999)
+	a.cpu = append(a.cpu, r.CPU)
+	a.util = append(a.util, r.Util)
+	a.rss = append(a.rss, float64(r.RSS))
+	a.lutil = append(a.lutil, r.LoadUtil)
+	a.errors += r.Errors
+	a.late += r.Late
+	a.rate = r.Rate
+}
+
+func ratio(a, b float64) string {
+	if a == 0 || b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+func main() {
+	peak := flag.Bool("peak", false, "print only 'server workload median-rps' lines (for run.sh)")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		log.Fatal("usage: report [-peak] results.jsonl")
+	}
+	f, err := os.Open(flag.Arg(0))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	closed := map[[2]string]*agg{}
+	open := map[[3]string]*agg{}
+	var workloads, loads []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r row
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.Server == "" {
+			continue
+		}
+		if r.Mode == "open" {
+			k := [3]string{r.Workload, r.Load, r.Server}
+			if open[k] == nil {
+				open[k] = &agg{}
+				if !slices.Contains(loads, r.Load) {
+					loads = append(loads, r.Load)
+				}
+			}
+			open[k].add(r)
+			continue
+		}
+		k := [2]string{r.Workload, r.Server}
+		if closed[k] == nil {
+			closed[k] = &agg{}
+			if !slices.Contains(workloads, r.Workload) {
+				workloads = append(workloads, r.Workload)
+			}
+		}
+		closed[k].add(r)
+	}
+	slices.Sort(workloads)
+	if *peak {
+		for k, a := range closed {
+			fmt.Printf("%s %s %.0f\n", k[1], k[0], median(a.rps))
+		}
+		return
+	}
+	fmt.Println("Closed loop (peak throughput), medians over repetitions")
+	fmt.Println()
+	fmt.Println("| workload | server | req/s (min–max) | vs go-sdk | vs mcp-go | vs raw | p50 ms | p99 ms | CPU-s/1k req | server CPU use | load-gen CPU use | RSS MB | errors |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, w := range workloads {
+		med := map[string]float64{}
+		for _, s := range order {
+			if a := closed[[2]string{w, s}]; a != nil {
+				med[s] = median(a.rps)
+			}
+		}
+		for _, s := range order {
+			a := closed[[2]string{w, s}]
+			if a == nil {
+				continue
+			}
+			fmt.Printf("| %s | %s | %.0f (%.0f–%.0f) | %s | %s | %s | %.3f | %.2f | %.4f | %.0f%% | %.0f%% | %.1f | %d |\n",
+				w, s, med[s], slices.Min(a.rps), slices.Max(a.rps),
+				ratio(med[s], med["gosdk"]), ratio(med[s], med["mcpgo"]), ratio(med[s], med["raw"]),
+				median(a.p50), median(a.p99), median(a.cpu), 100*median(a.util), 100*median(a.lutil), median(a.rss)/1024, a.errors)
+		}
+	}
+	fmt.Println()
+	fmt.Println("CPU-s/1k req is the server's own CPU time per 1,000 requests: the least noisy figure on a shared machine.")
+	fmt.Println("Its inverse ratio to a peer is the per-core throughput ratio. Server CPU use well under 100%, or")
+	fmt.Println("load-gen CPU use near 100%, means the server was not the bottleneck (contention or the generator).")
+	if len(open) == 0 {
+		return
+	}
+	fmt.Println()
+	fmt.Println("Open loop (fixed rate, a fraction of each server's own closed-loop peak), medians")
+	fmt.Println()
+	fmt.Println("| workload | load | server | rate req/s | p50 ms | p99 ms | p99.9 ms | p99 vs go-sdk | p99 vs mcp-go | CPU-s/1k req | errors | late |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, w := range workloads {
+		for _, l := range loads {
+			p99 := map[string]float64{}
+			for _, s := range order {
+				if a := open[[3]string{w, l, s}]; a != nil {
+					p99[s] = median(a.p99)
+				}
+			}
+			for _, s := range order {
+				a := open[[3]string{w, l, s}]
+				if a == nil {
+					continue
+				}
+				fmt.Printf("| %s | %s | %s | %.0f | %.3f | %.3f | %.3f | %s | %s | %.4f | %d | %d |\n",
+					w, l, s, a.rate, median(a.p50), p99[s], median(a.p999),
+					ratio(p99[s], p99["gosdk"]), ratio(p99[s], p99["mcpgo"]), median(a.cpu), a.errors, a.late)
+			}
+		}
+	}
+	fmt.Println()
+	fmt.Println("p99 ratios below 1× mean lower latency than the peer.")
+}

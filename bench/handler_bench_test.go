@@ -1,0 +1,178 @@
+package bench_test
+
+// Handler benchmarks: each SDK's http.Handler driven directly, in memory,
+// with no network, so that CPU and allocations per request compare
+// without loopback noise:
+//
+//	go test -run '^$' -bench . -benchmem -count 5 | tee new.txt
+//	go test -run '^$' -bench 'Handler/W1/mcpkit' -cpuprofile cpu.prof
+//
+// The harness itself (request reuse, a discarding ResponseWriter) costs
+// the same for every server; the raw ceiling shows how much that is.
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"runtime"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/bench/servers"
+	"github.com/mcpkit/mcpkit/bench/workload"
+)
+
+// recorder is a reusable http.ResponseWriter.
+type recorder struct {
+	h      http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.h }
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(p)
+}
+func (r *recorder) Flush() {}
+
+func (r *recorder) reset() {
+	clear(r.h)
+	r.status = 0
+	r.body.Reset()
+}
+
+// handlers returns each server's session-less and sessionful handlers.
+func handlers(b *testing.B) map[string][2]http.Handler {
+	kitSL, kitSS := servers.MCPKit()
+	b.Cleanup(func() { kitSL.Close(); kitSS.Close() })
+	goSL, goSS := servers.GoSDK()
+	mgSL, mgSS := servers.MCPGo()
+	return map[string][2]http.Handler{
+		"mcpkit": {kitSL, kitSS},
+		"gosdk":  {goSL, goSS},
+		"mcpgo":  {mgSL, mgSS},
+		"raw":    {servers.Raw(), nil},
+	}
+}
+
+// serve runs one request through h.
+func serve(h http.Handler, req *http.Request, rd *bytes.Reader, body []byte, rec *recorder) {
+	rd.Reset(body)
+	req.Body = io.NopCloser(rd)
+	req.ContentLength = int64(len(body))
+	rec.reset()
+	h.ServeHTTP(rec, req)
+}
+
+func BenchmarkHandler(b *testing.B) {
+	hs := handlers(b)
+	for _, wn := range []string{"W1", "W2", "W3"} {
+		w := workload.All[wn]
+		for _, name := range servers.Names {
+			if !workload.Supported(name, wn) {
+				continue
+			}
+			h := hs[name][0]
+			if w.Session {
+				h = hs[name][1]
+			}
+			b.Run(wn+"/"+name, func(b *testing.B) {
+				rec := &recorder{h: http.Header{}}
+				rd := bytes.NewReader(nil)
+				sid := ""
+				if w.Session {
+					sid = openSession(b, h, rec, rd)
+				}
+				req := w.HTTPRequest("http://127.0.0.1:8080", sid)
+				b.ReportAllocs()
+				for b.Loop() {
+					serve(h, req, rd, w.Body, rec)
+					if err := workload.Check(rec.status, rec.body.Bytes()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func openSession(b *testing.B, h http.Handler, rec *recorder, rd *bytes.Reader) string {
+	b.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp-session", nil)
+	workload.SetHeaders(req.Header, workload.LegacyHeaders)
+	serve(h, req, rd, workload.Initialize, rec)
+	sid := rec.h.Get("Mcp-Session-Id")
+	if rec.status != http.StatusOK || sid == "" {
+		b.Fatalf("initialize: %d: %s", rec.status, rec.body.Bytes())
+	}
+	req.Header.Set("Mcp-Session-Id", sid)
+	serve(h, req, rd, workload.Initialized, rec)
+	if rec.status != http.StatusAccepted && rec.status != http.StatusOK {
+		b.Fatalf("initialized: %d: %s", rec.status, rec.body.Bytes())
+	}
+	return sid
+}
+
+// BenchmarkIdleSessionHeap is W9 in memory: it opens idleSessions (10k) legacy
+// sessions (initialize and notifications/initialized, never closed) on a
+// fresh sessionful handler and reports the live heap and goroutines each
+// one holds after runtime.GC: heap (HeapAlloc) and heap+stacks
+// (HeapAlloc+StackInuse; a goroutine per session costs its stack). Run it
+// with -benchtime 1x.
+func BenchmarkIdleSessionHeap(b *testing.B) {
+	const idleSessions = 10000
+	build := map[string]func() (http.Handler, func()){
+		"mcpkit": func() (http.Handler, func()) {
+			sl, ss := servers.MCPKit()
+			sl.Close()
+			return ss, func() { ss.Close() }
+		},
+		"gosdk": func() (http.Handler, func()) { _, ss := servers.GoSDK(); return ss, func() {} },
+		"mcpgo": func() (http.Handler, func()) { _, ss := servers.MCPGo(); return ss, func() {} },
+	}
+	for _, name := range servers.Names {
+		mk, ok := build[name]
+		if !ok {
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
+			var perHeap, perTotal, perG float64
+			for b.Loop() {
+				h, closeFn := mk()
+				rec := &recorder{h: http.Header{}}
+				rd := bytes.NewReader(nil)
+				openSession(b, h, rec, rd) // warm whatever is built lazily
+				heap0, stack0, g0 := liveHeap()
+				for range idleSessions {
+					openSession(b, h, rec, rd)
+				}
+				heap1, stack1, g1 := liveHeap()
+				perHeap = float64(heap1-heap0) / idleSessions
+				perTotal = float64(heap1+stack1-heap0-stack0) / idleSessions
+				perG = float64(g1-g0) / idleSessions
+				runtime.KeepAlive(h)
+				closeFn()
+			}
+			b.ReportMetric(perHeap, "heap-B/session")
+			b.ReportMetric(perTotal, "heap+stack-B/session")
+			b.ReportMetric(perG, "goroutines/session")
+		})
+	}
+}
+
+// liveHeap returns the heap and the stacks in use after a GC, and the
+// goroutine count.
+func liveHeap() (heap, stack int64, goroutines int) {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc), int64(ms.StackInuse), runtime.NumGoroutine()
+}

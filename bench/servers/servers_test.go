@@ -1,0 +1,181 @@
+package servers_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/bench/servers"
+	"github.com/mcpkit/mcpkit/bench/workload"
+)
+
+type answer struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   json.RawMessage `json:"error"`
+	Result  *struct {
+		ResultType string `json:"resultType"`
+		IsError    bool   `json:"isError"`
+		Content    []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		StructuredContent *servers.EchoOut `json:"structuredContent"`
+	} `json:"result"`
+}
+
+// TestChurn runs W4 cycles (initialize, initialized, call, DELETE) on
+// every server with sessions, through the load generator's connection.
+func TestChurn(t *testing.T) {
+	w := workload.All["W4"]
+	for _, name := range servers.Names {
+		if !workload.Supported(name, "W4") {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			h, closeFn, err := servers.New(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(h)
+			defer func() { ts.Close(); closeFn() }()
+			c, err := workload.Dial(strings.TrimPrefix(ts.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			for i := 0; i < 5; i++ {
+				if err := c.Cycle(w, time.Now().Add(5*time.Second)); err != nil {
+					t.Fatalf("cycle %d: %v", i, err)
+				}
+			}
+		})
+	}
+}
+
+// TestEcho starts every server in-process and checks a modern call (W1),
+// a session-less legacy call (W2) and a sessionful legacy call (W3), each
+// through both the net/http client and the load generator's connection.
+func TestEcho(t *testing.T) {
+	for _, name := range servers.Names {
+		t.Run(name, func(t *testing.T) {
+			h, closeFn, err := servers.New(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(h)
+			defer func() { ts.Close(); closeFn() }()
+			client := ts.Client()
+			for _, wn := range []string{"W1", "W2", "W3"} {
+				if !workload.Supported(name, wn) {
+					continue
+				}
+				w := workload.All[wn]
+				t.Run(wn, func(t *testing.T) {
+					sid := ""
+					if w.Session {
+						sid = openSession(t, client, ts.URL+w.Path)
+					}
+					for i := 0; i < 3; i++ {
+						resp, err := client.Do(w.HTTPRequest(ts.URL, sid))
+						if err != nil {
+							t.Fatal(err)
+						}
+						body, _ := io.ReadAll(resp.Body)
+						resp.Body.Close()
+						checkAnswer(t, wn, resp, body)
+					}
+					// The load generator's own connection and check.
+					addr := strings.TrimPrefix(ts.URL, "http://")
+					c, err := workload.Dial(addr)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer c.Close()
+					if w.Session {
+						if sid, err = c.OpenSession(w.Path, time.Now().Add(5*time.Second)); err != nil {
+							t.Fatal(err)
+						}
+					}
+					req := w.Request(addr, sid)
+					for i := 0; i < 3; i++ {
+						st, body, err := c.Do(req, time.Now().Add(5*time.Second))
+						if err != nil {
+							t.Fatal(err)
+						}
+						if err := workload.Check(st, body); err != nil {
+							t.Fatal(err)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+func openSession(t *testing.T, client *http.Client, url string) string {
+	t.Helper()
+	post := func(body []byte, sid string) *http.Response {
+		r, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
+		workload.SetHeaders(r.Header, workload.LegacyHeaders)
+		if sid != "" {
+			r.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := client.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := post(workload.Initialize, "")
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || sid == "" {
+		t.Fatalf("initialize: %d, session %q: %s", resp.StatusCode, sid, b)
+	}
+	resp = post(workload.Initialized, sid)
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 202 && resp.StatusCode != 200 {
+		t.Fatalf("initialized: %d: %s", resp.StatusCode, b)
+	}
+	return sid
+}
+
+func checkAnswer(t *testing.T, wn string, resp *http.Response, body []byte) {
+	t.Helper()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("Content-Type %q: %s", ct, body)
+	}
+	var a answer
+	if err := json.Unmarshal(body, &a); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	if a.JSONRPC != "2.0" || string(a.ID) != "1" || a.Error != nil || a.Result == nil || a.Result.IsError {
+		t.Fatalf("not a successful answer to id 1: %s", body)
+	}
+	if sc := a.Result.StructuredContent; sc == nil || sc.Text != workload.Text {
+		t.Fatalf("structuredContent: %s", body)
+	}
+	if len(a.Result.Content) != 1 || a.Result.Content[0].Type != "text" || !strings.Contains(a.Result.Content[0].Text, workload.Text) {
+		t.Fatalf("content: %s", body)
+	}
+	if wn == "W1" && a.Result.ResultType != "complete" {
+		t.Fatalf("modern answer without resultType complete: %s", body)
+	}
+	if wn != "W1" && a.Result.ResultType != "" {
+		t.Errorf("legacy answer with resultType: %s", body)
+	}
+	if err := workload.Check(resp.StatusCode, body); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", body)
+}
