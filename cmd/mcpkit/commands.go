@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -29,6 +29,9 @@ type cli struct {
 	progressLine string // the live progress line, redrawn after a log message
 	// legacyNotes carries the change notifications of a legacy listen.
 	legacyNotes chan string
+	// saved: binary contents went to the --out file (saveErr: or failed).
+	saved   bool
+	saveErr error
 }
 
 func runClient(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) error {
@@ -144,11 +147,39 @@ func runClient(ctx context.Context, cmd string, args []string, stdout, stderr io
 		run = func(ctx context.Context, cl *client.Client) error { return c.listen(ctx, cl, filter) }
 	}
 
+	if c.f.timeout < 0 {
+		return usageErr("--timeout must not be negative")
+	}
+	if c.f.out != "" && (cmd != "read" && cmd != "call" || c.f.json) {
+		return usageErr("--out applies to read and call, without --json")
+	}
+	if c.f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.f.timeout, errTimeout)
+		defer cancel()
+		err := c.runConnected(ctx, cmd, t, run, stdout, stderr)
+		if err != nil && errors.Is(context.Cause(ctx), errTimeout) {
+			return &exitError{code: exitConn, err: fmt.Errorf("timed out after %s", c.f.timeout)}
+		}
+		if err == nil && cmd == "listen" && errors.Is(context.Cause(ctx), errTimeout) {
+			return &exitError{code: exitConn, err: fmt.Errorf("timed out after %s", c.f.timeout)}
+		}
+		return err
+	}
+	return c.runConnected(ctx, cmd, t, run, stdout, stderr)
+}
+
+// errTimeout is the cause of the context of a command that ran out of
+// its --timeout.
+var errTimeout = errors.New("--timeout")
+
+// runConnected connects to t and runs the command.
+func (c *cli) runConnected(ctx context.Context, cmd string, t target, run func(context.Context, *client.Client) error, stdout, stderr io.Writer) error {
 	c.progressTTY = isTerminal(os.Stderr) && stderr == io.Writer(os.Stderr)
 	a := &asker{
 		f:           &c.f,
 		interactive: stdinIsTerminal() && !c.f.decline && !c.f.acceptDefaults && len(c.f.answers) == 0,
-		in:          bufio.NewReader(os.Stdin),
+		in:          newLineReader(os.Stdin),
 		out:         stderr,
 		mu:          &c.mu,
 	}
@@ -424,6 +455,9 @@ func (c *cli) call(ctx context.Context, cl *client.Client, p *mcp.CallToolParams
 		if len(res.Content) == 0 && len(res.StructuredContent) > 0 {
 			fmt.Fprintln(c.stdout, string(res.StructuredContent))
 		}
+		if c.saveErr != nil {
+			return &exitError{code: exitConn, err: c.saveErr}
+		}
 	}
 	if res.IsError {
 		return errToolError
@@ -438,15 +472,72 @@ func (c *cli) printContents(cs mcp.Contents) {
 }
 
 func (c *cli) printContent(b mcp.Content) {
-	if t, ok := b.(*mcp.TextContent); ok {
-		fmt.Fprintln(c.stdout, t.Text)
+	switch b := b.(type) {
+	case *mcp.TextContent:
+		fmt.Fprintln(c.stdout, b.Text)
 		return
+	case *mcp.ImageContent:
+		c.printBinary("image", b.Data, b.MIMEType, "")
+		return
+	case *mcp.AudioContent:
+		c.printBinary("audio", b.Data, b.MIMEType, "")
+		return
+	case *mcp.EmbeddedResource:
+		switch rc := b.Resource.(type) {
+		case *mcp.TextResourceContents:
+			fmt.Fprintln(c.stdout, rc.Text)
+			return
+		case *mcp.BlobResourceContents:
+			c.printBinary("blob", rc.Blob, rc.MIMEType, rc.URI)
+			return
+		}
 	}
 	raw, _ := json.Marshal(b)
 	fmt.Fprintln(c.stdout, string(raw))
 }
 
-func (c *cli) read(ctx context.Context, cl *client.Client, uri string) error {
+// printBinary shows binary contents as their size, MIME type and first
+// bytes in hex, or saves the first such contents to the --out file.
+func (c *cli) printBinary(kind string, data []byte, mimeType, uri string) {
+	from := ""
+	if uri != "" {
+		from = " from " + uri
+	}
+	if c.f.out != "" && !c.saved {
+		c.saved = true
+		if err := os.WriteFile(c.f.out, data, 0o644); err != nil {
+			c.saveErr = fmt.Errorf("--out: %w", err)
+			return
+		}
+		fmt.Fprintf(c.stdout, "<%s: %d bytes of %s%s saved to %s>\n", kind, len(data), orUnknown(mimeType), from, c.f.out)
+		return
+	}
+	fmt.Fprintf(c.stdout, "<%s: %s%s>\n", kind, describeBytes(data, mimeType), from)
+}
+
+func orUnknown(mimeType string) string {
+	if mimeType == "" {
+		return "unknown type"
+	}
+	return mimeType
+}
+
+// describeBytes is the size, MIME type and first bytes (in hex) of data.
+func describeBytes(data []byte, mimeType string) string {
+	const head = 16
+	s := fmt.Sprintf("%d bytes of %s", len(data), orUnknown(mimeType))
+	if len(data) == 0 {
+		return s
+	}
+	n := min(len(data), head)
+	hex := fmt.Sprintf("% x", data[:n])
+	if len(data) > n {
+		hex += " ..."
+	}
+	return s + ": " + hex
+}
+
+func (c *cli) read(ctx context.Context, cl *client.Client, uri string) (err error) {
 	res, err := cl.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
 		return err
@@ -454,12 +545,17 @@ func (c *cli) read(ctx context.Context, cl *client.Client, uri string) error {
 	if c.f.json {
 		return c.printJSON(res)
 	}
+	defer func() {
+		if err == nil {
+			err = c.saveErr
+		}
+	}()
 	for _, rc := range res.Contents {
 		switch rc := rc.(type) {
 		case *mcp.TextResourceContents:
 			fmt.Fprintln(c.stdout, rc.Text)
 		case *mcp.BlobResourceContents:
-			fmt.Fprintf(c.stdout, "<%d bytes of %s from %s; use --json for the data>\n", len(rc.Blob), rc.MIMEType, rc.URI)
+			c.printBinary("blob", rc.Blob, rc.MIMEType, rc.URI)
 		default:
 			raw, _ := json.Marshal(rc)
 			fmt.Fprintln(c.stdout, string(raw))

@@ -8,9 +8,10 @@
 //
 // This package owns the command line only: argument parsing (the standard
 // flag package, one FlagSet per subcommand), the demo server (serve.go),
-// connecting to a target (target.go), answering the server's input
-// requests on a terminal or from flags (input.go), and printing results
-// (commands.go). It uses the SDK's public API only (client, server, mcp,
-// transport/...); it is not imported by anything. Run "mcpkit help" for the
+// connecting to a target (target.go), OAuth login and the file-backed
+// token store (oauth.go), answering the server's input requests on a
+// terminal or from flags (input.go), and printing results (commands.go).
+// It uses the SDK's public API only (client, server, mcp, transport/...,
+// auth/oauth); it is not imported by anything. Run "mcpkit help" for the
 // usage text and the exit codes.
 package main

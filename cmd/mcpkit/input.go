@@ -23,9 +23,53 @@ import (
 type asker struct {
 	f           *clientFlags
 	interactive bool
-	in          *bufio.Reader
+	in          *lineReader
 	out         io.Writer // the terminal's prompts and notices (stderr)
 	mu          *sync.Mutex
+}
+
+// lineReader reads lines from the terminal in a goroutine of its own, so
+// that a question asked on the terminal gives way to the context's end
+// (--timeout, Ctrl-C) instead of blocking on the read.
+type lineReader struct {
+	r     *bufio.Reader
+	once  sync.Once
+	lines chan lineOrErr
+}
+
+type lineOrErr struct {
+	line string
+	err  error
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{r: bufio.NewReader(r), lines: make(chan lineOrErr)}
+}
+
+// readLine returns the next line, with its newline; at the end of the
+// input or of ctx, what was read and an error.
+func (l *lineReader) readLine(ctx context.Context) (string, error) {
+	l.once.Do(func() {
+		go func() {
+			for {
+				line, err := l.r.ReadString('\n')
+				l.lines <- lineOrErr{line, err}
+				if err != nil {
+					close(l.lines)
+					return
+				}
+			}
+		}()
+	})
+	select {
+	case le, ok := <-l.lines:
+		if !ok {
+			return "", io.EOF
+		}
+		return le.line, le.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
 }
 
 // options fills the input handlers of opts.
@@ -41,7 +85,7 @@ func (a *asker) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitRes
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if p.EffectiveMode() == mcp.ElicitModeURL {
-		return a.elicitURL(p)
+		return a.elicitURL(ctx, p)
 	}
 	schema, err := mcp.ParseElicitationSchema(p.RequestedSchema)
 	if err != nil {
@@ -76,20 +120,20 @@ func (a *asker) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitRes
 		}
 		return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: content}, nil
 	case a.interactive:
-		return a.askForm(p, schema)
+		return a.askForm(ctx, p, schema)
 	}
 	fmt.Fprintf(a.out, "mcpkit: declining the server's question %q: stdin is not a terminal (use --answer, --accept-defaults or --decline)\n", p.Message)
 	return &mcp.ElicitResult{Action: mcp.ElicitActionDecline}, nil
 }
 
-func (a *asker) elicitURL(p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+func (a *asker) elicitURL(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	fmt.Fprintf(a.out, "\nThe server asks you to open a web page:\n  %s\n  URL: %s\n", p.Message, p.URL)
 	if a.f.decline || !a.interactive {
 		fmt.Fprintln(a.out, "mcpkit: declined (consent needs an interactive terminal)")
 		return &mcp.ElicitResult{Action: mcp.ElicitActionDecline}, nil
 	}
 	fmt.Fprint(a.out, "Open it yourself and continue? [y/N] ")
-	line, err := a.in.ReadString('\n')
+	line, err := a.in.readLine(ctx)
 	if err != nil && line == "" {
 		return &mcp.ElicitResult{Action: mcp.ElicitActionCancel}, nil
 	}
@@ -100,7 +144,7 @@ func (a *asker) elicitURL(p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 }
 
 // askForm asks for each field of the form in turn.
-func (a *asker) askForm(p *mcp.ElicitParams, schema *mcp.ElicitationSchema) (*mcp.ElicitResult, error) {
+func (a *asker) askForm(ctx context.Context, p *mcp.ElicitParams, schema *mcp.ElicitationSchema) (*mcp.ElicitResult, error) {
 	fmt.Fprintf(a.out, "\nThe server asks: %s\n(Enter takes the default; type !decline or !cancel to refuse)\n", p.Message)
 	content := map[string]any{}
 	for _, prop := range schema.Properties {
@@ -127,7 +171,7 @@ func (a *asker) askForm(p *mcp.ElicitParams, schema *mcp.ElicitationSchema) (*mc
 			} else {
 				fmt.Fprintf(a.out, "%s: ", prop.Name)
 			}
-			line, err := a.in.ReadString('\n')
+			line, err := a.in.readLine(ctx)
 			if err != nil && line == "" {
 				fmt.Fprintln(a.out)
 				return &mcp.ElicitResult{Action: mcp.ElicitActionCancel}, nil
@@ -162,15 +206,91 @@ func (a *asker) askForm(p *mcp.ElicitParams, schema *mcp.ElicitationSchema) (*mc
 }
 
 func (a *asker) sample(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	reply := a.f.samplingReply
 	if !a.f.samplingSet {
-		return nil, &exitError{code: exitProtocol, err: errors.New("the server asked for sampling; answer it with --sampling-reply TEXT")}
+		if !a.interactive {
+			return nil, &exitError{code: exitProtocol, err: errors.New("the server asked for sampling; answer it with --sampling-reply TEXT")}
+		}
+		var ok bool
+		var err error
+		if reply, ok, err = a.askSampling(ctx, p); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, errors.New("the user declined the sampling request")
+		}
 	}
 	return &mcp.CreateMessageResult{
 		Role:       mcp.RoleAssistant,
-		Content:    mcp.NewSamplingContent(&mcp.TextContent{Text: a.f.samplingReply}),
+		Content:    mcp.NewSamplingContent(&mcp.TextContent{Text: reply}),
 		Model:      "mcpkit-cli",
 		StopReason: "endTurn",
 	}, nil
+}
+
+// askSampling shows a sampling request on the terminal and reads the
+// reply the person types in the model's place: lines up to an empty one.
+// ok is false when they decline (!decline, or the end of the input).
+func (a *asker) askSampling(ctx context.Context, p *mcp.CreateMessageParams) (reply string, ok bool, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	w := a.out
+	fmt.Fprintf(w, "\nThe server asks for a model's reply (sampling, at most %d tokens).\n", p.MaxTokens)
+	if p.SystemPrompt != "" {
+		fmt.Fprintf(w, "  system: %s\n", indentLines(p.SystemPrompt))
+	}
+	for _, m := range p.Messages {
+		for _, b := range m.Content.Blocks {
+			fmt.Fprintf(w, "  %s: %s\n", m.Role, indentLines(describeBlock(b)))
+		}
+	}
+	fmt.Fprint(w, "Type the reply, ending with an empty line (!decline to refuse):\n> ")
+	var lines []string
+	for {
+		line, err := a.in.readLine(ctx)
+		if err != nil && line == "" {
+			if ctx.Err() != nil {
+				return "", false, ctx.Err()
+			}
+			fmt.Fprintln(w)
+			if len(lines) > 0 {
+				return strings.Join(lines, "\n"), true, nil
+			}
+			return "", false, nil
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if len(lines) == 0 && strings.TrimSpace(line) == "!decline" {
+			return "", false, nil
+		}
+		if strings.TrimSpace(line) == "" {
+			if len(lines) == 0 {
+				fmt.Fprint(w, "  the reply is empty: type it, or !decline\n> ")
+				continue
+			}
+			return strings.Join(lines, "\n"), true, nil
+		}
+		lines = append(lines, line)
+		fmt.Fprint(w, "> ")
+	}
+}
+
+// describeBlock is a content block as one text for the terminal.
+func describeBlock(b mcp.Content) string {
+	switch b := b.(type) {
+	case *mcp.TextContent:
+		return b.Text
+	case *mcp.ImageContent:
+		return "<image: " + describeBytes(b.Data, b.MIMEType) + ">"
+	case *mcp.AudioContent:
+		return "<audio: " + describeBytes(b.Data, b.MIMEType) + ">"
+	}
+	raw, _ := json.Marshal(b)
+	return string(raw)
+}
+
+// indentLines indents the lines after the first of s for a "  role: "
+// prefix.
+func indentLines(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
 }
 
 func (a *asker) listRoots(ctx context.Context) (*mcp.ListRootsResult, error) {

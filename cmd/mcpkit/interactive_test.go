@@ -125,3 +125,49 @@ func TestInteractiveProgress(t *testing.T) {
 		t.Fatalf("no progress bar:\n%s", screen)
 	}
 }
+
+func TestInteractiveSampling(t *testing.T) {
+	url := startHTTP(t)
+	for _, era := range []string{"legacy", "modern"} {
+		t.Run(era, func(t *testing.T) {
+			s := startTmux(t, bin+" call --era "+era+" "+url+" summarize")
+			screen := s.waitFor("(!decline to refuse):")
+			for _, want := range []string{"The server asks for a model's reply (sampling, at most 100 tokens).",
+				"user: Summarize MCP in one line."} {
+				if !strings.Contains(screen, want) {
+					t.Errorf("the sampling request lacks %q:\n%s", want, screen)
+				}
+			}
+			s.tmux("send-keys", "Enter")
+			s.waitFor("the reply is empty")
+			s.tmux("send-keys", "-l", "MCP links models")
+			s.tmux("send-keys", "Enter")
+			s.tmux("send-keys", "-l", "to tools.")
+			s.tmux("send-keys", "Enter")
+			s.tmux("send-keys", "Enter")
+			screen = s.waitFor("EXIT=")
+			if !strings.Contains(screen, "the model said: MCP links models\nto tools.") || !strings.Contains(screen, "EXIT=0") {
+				t.Fatalf("after the reply:\n%s", screen)
+			}
+		})
+	}
+	t.Run("decline", func(t *testing.T) {
+		s := startTmux(t, bin+" call "+url+" summarize")
+		s.answer("(!decline to refuse):", "!decline")
+		screen := s.waitFor("EXIT=")
+		if strings.Contains(screen, "EXIT=0") || !strings.Contains(screen, "declined") {
+			t.Fatalf("after declining:\n%s", screen)
+		}
+	})
+}
+
+// TestInteractiveTimeout: --timeout ends a command waiting on the terminal.
+func TestInteractiveTimeout(t *testing.T) {
+	url := startHTTP(t)
+	s := startTmux(t, bin+" call --timeout 2s "+url+" signup")
+	s.waitFor("name [guest]: ")
+	screen := s.waitFor("EXIT=")
+	if !strings.Contains(screen, "timed out after 2s") || !strings.Contains(screen, "EXIT=3") {
+		t.Fatalf("after the timeout:\n%s", screen)
+	}
+}

@@ -28,13 +28,16 @@ const (
 const usageText = `mcpkit: serve a demo MCP server, or inspect and call any MCP server.
 
 Usage:
-  mcpkit serve [--http ADDR | --stdio]
+  mcpkit serve [--http ADDR [--auth] | --stdio]
   mcpkit inspect  [flags] TARGET
   mcpkit call     [flags] TARGET TOOL [JSON | key=value ...]
   mcpkit read     [flags] TARGET URI
   mcpkit prompt   [flags] TARGET NAME [key=value ...]
   mcpkit complete [flags] (--prompt NAME | --resource URI) TARGET ARG VALUE
   mcpkit listen   [flags] [--tools] [--prompts] [--resources] [--resource URI ...] TARGET
+
+serve --auth requires OAuth on the HTTP endpoint, from a built-in demo
+authorization server on the same origin that approves every request.
 
 TARGET is an http:// or https:// URL of a Streamable HTTP endpoint, or
 "-- command args..." (a server launched over stdio, and shut down in spec
@@ -51,19 +54,37 @@ Flags of the client commands:
   --answer key=value         answer a form elicitation field (repeatable)
   --accept-defaults          accept form elicitations with the schema's defaults
   --decline                  decline every elicitation
-  --sampling-reply TEXT      answer sampling requests with TEXT (else they fail)
+  --sampling-reply TEXT      answer sampling requests with TEXT
   --root file:///path        a root offered to the server (repeatable)
   --log-level LEVEL          show the server's log messages from LEVEL up
                              (default info; off shows none)
+  --timeout DURATION         give up after DURATION (such as 30s or 2m),
+                             connecting and waiting included: exit code 3
+  --out FILE                 save binary contents (a blob, image or audio;
+                             the first one) to FILE instead of showing its
+                             size, type and first bytes
 Without --answer, --accept-defaults or --decline, elicitations are asked on
 the terminal when stdin is one (URL elicitations need an explicit yes), and
-declined otherwise.
+declined otherwise. Without --sampling-reply, sampling requests are shown on
+the terminal for you to type the reply (or !decline), and fail otherwise.
+
+OAuth (HTTP targets): when the server answers 401, mcpkit discovers its
+authorization server, registers (dynamically, unless --client-id), prints
+the authorization URL and waits for the browser's redirect on
+http://127.0.0.1:8976/callback. Tokens and registrations are kept per
+authorization server in $MCPKIT_CONFIG_DIR/oauth.json (default: mcpkit in
+the user's configuration directory, ~/.config/mcpkit on Linux; mode 0600)
+and reused by later runs.
+  --open                     also open the authorization URL in a browser
+  --client-id ID             a pre-registered client
+  --client-secret SECRET     its secret (or $MCPKIT_CLIENT_SECRET)
+  --no-auth                  never authorize: a 401 is a connection failure
 
 Exit codes:
   0   success
   1   the tool returned a result with isError
   2   protocol error: the server answered with a JSON-RPC error
-  3   connection or transport failure
+  3   connection or transport failure (authorization and --timeout included)
   64  usage error
   130 interrupted before the answer came
 `

@@ -43,9 +43,9 @@ func TestMain(m *testing.M) {
 
 // startHTTP runs "mcpkit serve --http 127.0.0.1:0" for the test and returns
 // its endpoint. Cleanup interrupts it and expects a clean exit.
-func startHTTP(t *testing.T) string {
+func startHTTP(t *testing.T, extra ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0")
+	cmd := exec.Command(bin, append([]string{"serve", "--http", "127.0.0.1:0"}, extra...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -120,9 +120,18 @@ type result struct {
 
 func mcpkit(t *testing.T, args ...string) result {
 	t.Helper()
+	return mcpkitEnv(t, nil, args...)
+}
+
+// mcpkitEnv runs mcpkit with env added to the test's environment.
+func mcpkitEnv(t *testing.T, env []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -255,6 +264,8 @@ func TestCall(t *testing.T) {
 		}
 
 		expect(t, mcpkit(t, g.args("read", "--era", era, "demo://greeting/Bob")...), 0, "Hello, Bob!")
+		expect(t, mcpkit(t, g.args("read", "--era", era, "demo://pixel")...),
+			0, "<blob: 67 bytes of image/png: 89 50 4e 47 0d 0a 1a 0a 00 00 00 0d 49 48 44 52 ... from demo://pixel>")
 		expect(t, mcpkit(t, g.args("prompt", "--era", era, "greet", "name=Ada", "style=pirate")...),
 			0, "user: Greet Ada in a pirate style.")
 		expect(t, mcpkit(t, g.args("complete", "--era", era, "--prompt", "greet", "style", "p")...), 0, "pirate")
@@ -402,4 +413,35 @@ func TestListen(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestOutAndTimeout(t *testing.T) {
+	url := startHTTP(t)
+	out := filepath.Join(t.TempDir(), "pixel.png")
+	expect(t, mcpkit(t, "read", "--out", out, url, "demo://pixel"), 0, "saved to "+out)
+	b, err := os.ReadFile(out)
+	if err != nil || !bytes.Equal(b, pixelPNG) {
+		t.Fatalf("--out wrote %x, %v; want %x", b, err, pixelPNG)
+	}
+	expect(t, mcpkit(t, "read", "--out", out, "--json", url, "demo://pixel"), exitUsage)
+	expect(t, mcpkit(t, "inspect", "--out", out, url), exitUsage)
+
+	for _, g := range []tgt{{url: url}, {}} {
+		t.Run(g.String(), func(t *testing.T) {
+			start := time.Now()
+			r := mcpkit(t, g.args("call", "--timeout", "500ms", "count", "to=50")...)
+			expect(t, r, exitConn)
+			if !strings.Contains(r.stderr, "timed out after 500ms") {
+				t.Errorf("stderr: %s", r.stderr)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("the timed-out call took %v", d)
+			}
+			expect(t, mcpkit(t, g.args("call", "--timeout", "30s", "add", "a=1", "b=2")...), 0, `{"sum":3}`)
+		})
+	}
+	r := mcpkit(t, "listen", "--timeout", "300ms", url)
+	expect(t, r, exitConn)
+	expect(t, mcpkit(t, "call", "--timeout", "-1s", url, "add"), exitUsage)
+	expect(t, mcpkit(t, "call", "--timeout", "soon", url, "add"), exitUsage)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/transport/stdio"
@@ -26,6 +27,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	addr := fs.String("http", "", "serve Streamable HTTP at `ADDR` (endpoint /mcp)")
 	useStdio := fs.Bool("stdio", false, "serve over stdin/stdout")
+	withAuth := fs.Bool("auth", false, "require OAuth on --http, with a built-in demo authorization server")
 	pos, command, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -36,6 +38,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if (*addr == "") == !*useStdio {
 		return usageErr("serve needs exactly one of --http ADDR and --stdio")
 	}
+	if *withAuth && *useStdio {
+		return usageErr("--auth applies to --http only")
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s := newDemoServer(logger)
 	if *useStdio {
@@ -44,19 +49,41 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		return nil
 	}
-	return serveHTTP(ctx, s, *addr, stderr)
+	return serveHTTP(ctx, s, *addr, *withAuth, stderr)
 }
 
-func serveHTTP(ctx context.Context, s *server.Server, addr string, stderr io.Writer) error {
+func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth bool, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return &exitError{code: exitConn, err: err}
 	}
+	origin := "http://" + ln.Addr().String()
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
+		// Listening on every interface: name the loopback one (with
+		// --auth, the resource clients must use).
+		origin = fmt.Sprintf("http://127.0.0.1:%d", ta.Port)
+	}
 	h := server.NewHTTPHandler(s, nil)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
+	if withAuth {
+		// The demo authorization server shares the origin; the MCP
+		// endpoint takes only the tokens it issued for that endpoint.
+		resource := origin + "/mcp"
+		as := newDemoAS(origin, stderr)
+		as.mount(mux)
+		if err := auth.MountProtectedResource(mux, auth.ProtectedResourceMetadata{
+			Resource: resource, AuthorizationServers: []string{origin}, ResourceName: "mcpkit demo",
+		}); err != nil {
+			ln.Close()
+			return err
+		}
+		mux.Handle("/mcp", auth.Require(as.verifier(resource), &auth.Options{Resource: resource})(h))
+		fmt.Fprintf(stderr, "mcpkit: OAuth required; authorization server %s (approves every request)\n", origin)
+	} else {
+		mux.Handle("/mcp", h)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "mcpkit: serving MCP on http://%s/mcp (Ctrl-C to stop)\n", ln.Addr())
+	fmt.Fprintf(stderr, "mcpkit: serving MCP on %s/mcp (Ctrl-C to stop)\n", origin)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
@@ -262,6 +289,12 @@ func newDemoServer(logger *slog.Logger) *server.Server {
 		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return textResource(req.Params.URI, time.Now().UTC().Format(time.RFC3339)), nil
 		})
+	s.AddResource(&mcp.Resource{URI: "demo://pixel", Name: "pixel", Description: "A one-pixel PNG (binary contents).", MIMEType: "image/png"},
+		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{
+				&mcp.BlobResourceContents{URI: req.Params.URI, MIMEType: "image/png", Blob: pixelPNG},
+			}}, nil
+		})
 	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "demo://greeting/{name}", Name: "greeting", Description: "A greeting for anyone.", MIMEType: "text/plain"},
 		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return textResource(req.Params.URI, "Hello, "+req.Vars["name"]+"!"), nil
@@ -305,4 +338,13 @@ func textResource(uri, text string) *mcp.ReadResourceResult {
 	return &mcp.ReadResourceResult{Contents: mcp.ResourceContentsList{
 		&mcp.TextResourceContents{URI: uri, MIMEType: "text/plain", Text: text},
 	}}
+}
+
+// pixelPNG is a 1x1 transparent PNG.
+var pixelPNG = []byte{
+	0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+	0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+	0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+	0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+	0x42, 0x60, 0x82,
 }

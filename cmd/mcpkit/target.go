@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -31,6 +32,12 @@ type clientFlags struct {
 	samplingSet    bool
 	roots          multiFlag
 	logLevel       string
+	noAuth         bool
+	open           bool
+	clientID       string
+	clientSecret   string
+	timeout        time.Duration
+	out            string
 }
 
 func (f *clientFlags) register(fs *flag.FlagSet) {
@@ -46,6 +53,12 @@ func (f *clientFlags) register(fs *flag.FlagSet) {
 	})
 	fs.Var(&f.roots, "root", "a root `URI` offered to the server (repeatable)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "the server's log messages to show, from `LEVEL` up (off: none)")
+	fs.BoolVar(&f.noAuth, "no-auth", false, "do not run the OAuth flow when the server answers 401")
+	fs.BoolVar(&f.open, "open", false, "open the OAuth authorization URL in a browser (else it is only printed)")
+	fs.StringVar(&f.clientID, "client-id", "", "pre-registered OAuth client `ID`")
+	fs.StringVar(&f.clientSecret, "client-secret", "", "the pre-registered client's `SECRET` (or $MCPKIT_CLIENT_SECRET)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "give up after `DURATION` (exit code 3); 0: no limit")
+	fs.StringVar(&f.out, "out", "", "save binary (blob) contents to `FILE`")
 }
 
 func (f *clientFlags) protocolVersion() (string, error) {
@@ -114,11 +127,20 @@ func connect(ctx context.Context, t target, f *clientFlags, opts client.Options,
 	if t.url == "" && len(f.headers) > 0 {
 		return nil, usageErr("--header applies to HTTP targets only")
 	}
+	if t.url == "" && (f.clientID != "" || f.clientSecret != "" || f.open) {
+		return nil, usageErr("--client-id, --client-secret and --open apply to HTTP targets only")
+	}
+	var hc *http.Client
+	if t.url != "" && !f.noAuth {
+		if hc, err = oauthClient(f, stderr); err != nil {
+			return nil, err
+		}
+	}
 	opts.Info = mcp.Implementation{Name: "mcpkit-cli", Version: "0.1.0"}
 	opts.ProtocolVersion = version
 	dial := func() (transport.Conn, error) {
 		if t.url != "" {
-			return streamable.New(t.url, &streamable.Options{Header: h}), nil
+			return streamable.New(t.url, &streamable.Options{Header: h, HTTPClient: hc}), nil
 		}
 		cmd := exec.Command(t.command[0], t.command[1:]...)
 		cmd.Stderr = stderr
