@@ -195,3 +195,45 @@ func TestEndToEndChallenges(t *testing.T) {
 		t.Errorf("PRM: %v %+v", err, prm)
 	}
 }
+
+// TestEndToEndLegacySessionSeesToken: on a legacy (2025-11-25) session the
+// handler runs on the session's connection, not on the HTTP request's
+// goroutine; it still sees the token info of the request that carried
+// the call.
+func TestEndToEndLegacySessionSeesToken(t *testing.T) {
+	e := newMCPEnv(t)
+	tok := e.token(t, "carol", "mcp:read")
+	post := func(sid, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := e.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp, string(data)
+	}
+	resp, body := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %s %s", resp.Status, body)
+	}
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	// The weather tool asks for input through the shim on a legacy
+	// session; with no client capabilities it fails — but only after it
+	// ran and found the token (otherwise its error names the token).
+	_, body = post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Paris"}}}`)
+	if strings.Contains(body, "no token info") {
+		t.Fatalf("the legacy handler did not see the token: %s", body)
+	}
+	if e.runs.Load() == 0 {
+		t.Fatalf("the handler never ran: %s", body)
+	}
+}

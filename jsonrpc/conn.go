@@ -390,13 +390,28 @@ func (c *Conn) readLoop() {
 // server, where the Conn is never started. It reports false once the
 // connection has ended.
 func (c *Conn) Process(msg *Message) bool {
+	return c.process(c.base, msg)
+}
+
+// ProcessContext is Process for a message that arrived with its own
+// context — an HTTP request's, carrying what authentication middleware
+// put there. A request's handler sees the values of vals (looked up
+// before the connection's own), while its cancellation stays the
+// connection's and the peer's: vals ending does not cancel the handler.
+func (c *Conn) ProcessContext(vals context.Context, msg *Message) bool {
+	return c.process(vals, msg)
+}
+
+// process handles one decoded message; vals is c.base when the message
+// brought no context of its own.
+func (c *Conn) process(vals context.Context, msg *Message) bool {
 	switch {
 	case msg.IsResponse():
 		c.deliver(msg)
 	case msg.IsNotification():
 		c.notification(msg)
 	default:
-		return c.request(msg)
+		return c.request(vals, msg)
 	}
 	select {
 	case <-c.done:
@@ -472,13 +487,17 @@ func (c *Conn) notification(msg *Message) {
 
 // request dispatches one peer request on its own goroutine. It reports
 // false when the connection ended while waiting for a free slot.
-func (c *Conn) request(msg *Message) bool {
+func (c *Conn) request(vals context.Context, msg *Message) bool {
 	select {
 	case c.sem <- struct{}{}:
 	case <-c.done:
 		return false
 	}
-	ctx, cancel := context.WithCancelCause(context.WithValue(c.base, routeKey{}, Route{Related: msg.ID}))
+	var parent context.Context = c.base
+	if vals != nil && vals != c.base {
+		parent = valuesFrom{Context: c.base, vals: vals}
+	}
+	ctx, cancel := context.WithCancelCause(context.WithValue(parent, routeKey{}, Route{Related: msg.ID}))
 	c.mu.Lock()
 	if _, dup := c.inbound[msg.ID]; dup {
 		c.mu.Unlock()
@@ -549,3 +568,17 @@ func toError(err error) *Error {
 
 // IsEOF reports whether err means the peer ended the stream.
 func IsEOF(err error) bool { return errors.Is(err, io.EOF) }
+
+// valuesFrom is a context whose deadline, cancellation and error are its
+// embedded Context's, and whose values are looked up in vals first.
+type valuesFrom struct {
+	context.Context
+	vals context.Context
+}
+
+func (v valuesFrom) Value(key any) any {
+	if x := v.vals.Value(key); x != nil {
+		return x
+	}
+	return v.Context.Value(key)
+}

@@ -338,7 +338,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	defer hs.busy.Add(-1)
 	if !msg.IsRequest() {
-		hs.ss.conn.Process(msg)
+		hs.ss.conn.ProcessContext(r.Context(), msg)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -347,7 +347,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, msg.ID, mcp.CodeInvalidRequest, "Invalid Request: a request with this id is already in flight")
 		return
 	}
-	hs.ss.conn.Process(msg)
+	hs.ss.conn.ProcessContext(r.Context(), msg)
 	st.serve(w, r, -1)
 }
 
@@ -401,7 +401,7 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *js
 	defer hs.busy.Add(-1)
 	st, _ := hs.openStream(msg.ID)
 	w.Header().Set(headerSessionID, hs.ss.id)
-	hs.ss.conn.Process(msg)
+	hs.ss.conn.ProcessContext(r.Context(), msg)
 	st.serve(w, r, -1)
 	hs.ss.mu.Lock()
 	failed := hs.ss.state == stateNew
