@@ -1,6 +1,6 @@
 package bench_test
 
-// Handler benchmarks: each SDK's http.Handler driven directly, in memory,
+// Handler benchmarks (W1–W3, W6–W8): each SDK's http.Handler driven directly, in memory,
 // with no network, so that CPU and allocations per request compare
 // without loopback noise:
 //
@@ -73,7 +73,7 @@ func serve(h http.Handler, req *http.Request, rd *bytes.Reader, body []byte, rec
 
 func BenchmarkHandler(b *testing.B) {
 	hs := handlers(b)
-	for _, wn := range []string{"W1", "W2", "W3"} {
+	for _, wn := range []string{"W1", "W2", "W3", "W6"} {
 		w := workload.All[wn]
 		for _, name := range servers.Names {
 			if !workload.Supported(name, wn) {
@@ -94,7 +94,7 @@ func BenchmarkHandler(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					serve(h, req, rd, w.Body, rec)
-					if err := workload.Check(rec.status, rec.body.Bytes()); err != nil {
+					if err := w.Check(rec.status, rec.body.Bytes()); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -175,4 +175,94 @@ func liveHeap() (heap, stack int64, goroutines int) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc), int64(ms.StackInuse), runtime.NumGoroutine()
+}
+
+// BenchmarkList is W7 in memory: one op walks every page of tools/list
+// (200 tools, 50 a page) and checks the names.
+func BenchmarkList(b *testing.B) {
+	kit := servers.MCPKitList()
+	b.Cleanup(func() { kit.Close() })
+	hs := map[string]http.Handler{"mcpkit": kit, "gosdk": servers.GoSDKList(), "mcpgo": servers.MCPGoList()}
+	w := workload.All["W7"]
+	for _, name := range servers.Names {
+		h, ok := hs[name]
+		if !ok {
+			continue
+		}
+		b.Run("W7/"+name, func(b *testing.B) {
+			rec := &recorder{h: http.Header{}}
+			rd := bytes.NewReader(nil)
+			req := w.HTTPRequest("http://127.0.0.1:8080", "")
+			do := func(body []byte) (int, []byte, error) {
+				serve(h, req, rd, body, rec)
+				return rec.status, rec.body.Bytes(), nil
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := workload.ListAll(do); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkProgress is W6p in memory: a call answered as an event stream
+// of 10 notifications/progress and the result.
+func BenchmarkProgress(b *testing.B) {
+	kit := servers.MCPKitSSE()
+	b.Cleanup(func() { kit.Close() })
+	hs := map[string]http.Handler{"mcpkit": kit, "gosdk": servers.GoSDKSSE(), "mcpgo": servers.MCPGoSSE()}
+	w := workload.All["W6p"]
+	for _, name := range servers.Names {
+		h, ok := hs[name]
+		if !ok {
+			continue
+		}
+		b.Run("W6p/"+name, func(b *testing.B) {
+			rec := &recorder{h: http.Header{}}
+			rd := bytes.NewReader(nil)
+			req := w.HTTPRequest("http://127.0.0.1:8080", "")
+			bad := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				serve(h, req, rd, w.Body, rec)
+				if err := w.Check(rec.status, rec.body.Bytes()); err != nil {
+					// mcp-go v1.2.1 now and then loses a notification sent
+					// before its stream is upgraded: counted, not fatal.
+					if name != "mcpgo" || !bytes.Contains([]byte(err.Error()), []byte("progress notifications (want")) {
+						b.Fatal(err)
+					}
+					bad++
+				}
+			}
+			if name == "mcpgo" {
+				b.ReportMetric(float64(bad)/float64(b.N), "bad/op")
+			}
+		})
+	}
+}
+
+// BenchmarkMRTR is W8 in memory (mcpkit only: the peers have no
+// 2026-07-28 Multi Round-Trip Requests): one op is both rounds, the
+// input_required answer with its sealed requestState and the retry.
+func BenchmarkMRTR(b *testing.B) {
+	h := servers.MCPKitMRTR()
+	b.Cleanup(func() { h.Close() })
+	w := workload.All["W8"]
+	b.Run("W8/mcpkit", func(b *testing.B) {
+		rec := &recorder{h: http.Header{}}
+		rd := bytes.NewReader(nil)
+		req := w.HTTPRequest("http://127.0.0.1:8080", "")
+		do := func(body []byte) (int, []byte, error) {
+			serve(h, req, rd, body, rec)
+			return rec.status, bytes.Clone(rec.body.Bytes()), nil
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := workload.MRTRPair(do); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

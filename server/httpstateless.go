@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"runtime/debug"
-	"sync"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -28,10 +27,7 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, msg 
 	}
 	st := newStream(h, nil, msg.ID)
 	ctx, cancel := context.WithCancel(r.Context())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // owned by this POST: waited for below
-		defer wg.Done()
+	h.serveRequest(w, r, st, cancel, func() {
 		result, err := h.srv.serveOne(ctx, version, msg, wp, streamOutbound{st})
 		var out []byte
 		if err != nil {
@@ -40,10 +36,7 @@ func (h *HTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, msg 
 			out = jsonrpc.EncodeError(msg.ID, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
 		}
 		st.push(out, true)
-	}()
-	st.serve(w, r, -1)
-	cancel()
-	wg.Wait()
+	})
 }
 
 // serveOne answers one session-less request, recovering a handler panic.

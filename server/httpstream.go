@@ -38,6 +38,11 @@ type stream struct {
 	closeConn bool // the handler asked to end the current connection
 	status    int  // HTTP status of a JSON answer; 0 means 200
 	wake      chan struct{}
+
+	// onActivity, when set (before any push), is called after a
+	// non-final push and a close request: a handler running on the
+	// POST's own goroutine starts the reader then (see serveRequest).
+	onActivity func()
 }
 
 type event struct {
@@ -86,6 +91,9 @@ func (st *stream) push(msg []byte, final bool) {
 	st.pending = append(st.pending, ev)
 	st.mu.Unlock()
 	st.signal()
+	if !final && st.onActivity != nil {
+		st.onActivity()
+	}
 }
 
 // pushFinal queues the final message with the HTTP status it needs when
@@ -126,6 +134,9 @@ func (st *stream) requestClose() {
 	st.closeConn = true
 	st.mu.Unlock()
 	st.signal()
+	if st.onActivity != nil {
+		st.onActivity()
+	}
 }
 
 // abandon ends the stream without its final message (session closed).
@@ -211,18 +222,21 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		}
 	}
 
-	var keepAlive <-chan time.Time
-	if st.h.opts.KeepAlive > 0 {
-		t := time.NewTicker(st.h.opts.KeepAlive)
-		defer t.Stop()
-		keepAlive = t.C
-	}
-	var upgradeAfter <-chan time.Time
-	if !st.h.opts.AlwaysSSE && st.h.opts.SSEAfter > 0 {
-		t := time.NewTimer(st.h.opts.SSEAfter)
-		defer t.Stop()
-		upgradeAfter = t.C
-	}
+	// The keep-alive ticker and the SSEAfter timer start at the first
+	// wait: an answer that is already there (a JSON response served
+	// after its handler returned) needs neither.
+	var keepAlive, upgradeAfter <-chan time.Time
+	var ticker *time.Ticker
+	var timer *time.Timer
+	defer func() {
+		if ticker != nil {
+			ticker.Stop()
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	timersStarted := false
 	forceSSE := st.h.opts.AlwaysSSE
 	// A session's streams end with the session (abandon). A session-less
 	// stream ends with its final message: at shutdown its handler is
@@ -286,6 +300,17 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 			return
 		}
 		out.flush()
+		if !timersStarted {
+			timersStarted = true
+			if st.h.opts.KeepAlive > 0 {
+				ticker = time.NewTicker(st.h.opts.KeepAlive)
+				keepAlive = ticker.C
+			}
+			if !st.h.opts.AlwaysSSE && st.h.opts.SSEAfter > 0 {
+				timer = time.NewTimer(st.h.opts.SSEAfter)
+				upgradeAfter = timer.C
+			}
+		}
 		select {
 		case <-st.wake:
 		case <-keepAlive:

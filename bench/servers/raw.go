@@ -54,7 +54,7 @@ type rawError struct {
 // Raw is the ceiling: a plain net/http handler that decodes the JSON-RPC
 // request with encoding/json and encodes the echo tool's result, with no
 // SDK, no sessions, no schema and no header checks. It answers only
-// tools/call of "echo".
+// tools/call of "echo" and "blob".
 func Raw() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -66,11 +66,15 @@ func Raw() http.Handler {
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(&req); err != nil {
 			resp.ID = json.RawMessage("null")
 			resp.Error = &rawError{Code: -32700, Message: "Parse error"}
-		} else if resp.ID = req.ID; req.Method != "tools/call" || req.Params.Name != "echo" {
+		} else if resp.ID = req.ID; req.Method != "tools/call" || req.Params.Name != "echo" && req.Params.Name != "blob" {
 			resp.Error = &rawError{Code: -32601, Message: "Method not found"}
 		} else {
-			out, _ := json.Marshal(EchoOut(req.Params.Arguments))
-			res := &rawResult{Content: []rawText{{Type: "text", Text: string(out)}}, StructuredContent: EchoOut(req.Params.Arguments)}
+			o := EchoOut(req.Params.Arguments)
+			if req.Params.Name == "blob" {
+				o = Blob(req.Params.Arguments)
+			}
+			out, _ := json.Marshal(o)
+			res := &rawResult{Content: []rawText{{Type: "text", Text: string(out)}}, StructuredContent: o}
 			if req.Params.Meta != nil && req.Params.Meta.ProtocolVersion != "" {
 				res.ResultType = "complete"
 				res.Meta = &rawMeta{}

@@ -70,7 +70,7 @@ func TestEcho(t *testing.T) {
 			ts := httptest.NewServer(h)
 			defer func() { ts.Close(); closeFn() }()
 			client := ts.Client()
-			for _, wn := range []string{"W1", "W2", "W3"} {
+			for _, wn := range []string{"W1", "W2", "W3", "W6"} {
 				if !workload.Supported(name, wn) {
 					continue
 				}
@@ -107,7 +107,7 @@ func TestEcho(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						if err := workload.Check(st, body); err != nil {
+						if err := w.Check(st, body); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -162,20 +162,167 @@ func checkAnswer(t *testing.T, wn string, resp *http.Response, body []byte) {
 	if a.JSONRPC != "2.0" || string(a.ID) != "1" || a.Error != nil || a.Result == nil || a.Result.IsError {
 		t.Fatalf("not a successful answer to id 1: %s", body)
 	}
-	if sc := a.Result.StructuredContent; sc == nil || sc.Text != workload.Text {
+	want := workload.Text
+	if wn == "W6" {
+		want = workload.BlobText
+	}
+	if sc := a.Result.StructuredContent; sc == nil || sc.Text != want {
 		t.Fatalf("structuredContent: %s", body)
 	}
-	if len(a.Result.Content) != 1 || a.Result.Content[0].Type != "text" || !strings.Contains(a.Result.Content[0].Text, workload.Text) {
+	if len(a.Result.Content) != 1 || a.Result.Content[0].Type != "text" || !strings.Contains(a.Result.Content[0].Text, want) {
 		t.Fatalf("content: %s", body)
 	}
-	if wn == "W1" && a.Result.ResultType != "complete" {
+	modern := wn == "W1" || wn == "W6"
+	if modern && a.Result.ResultType != "complete" {
 		t.Fatalf("modern answer without resultType complete: %s", body)
 	}
-	if wn != "W1" && a.Result.ResultType != "" {
+	if !modern && a.Result.ResultType != "" {
 		t.Errorf("legacy answer with resultType: %s", body)
 	}
-	if err := workload.Check(resp.StatusCode, body); err != nil {
+	if err := workload.All[wn].Check(resp.StatusCode, body); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s", body)
+	t.Logf("%.300s", body)
+}
+
+// TestList walks W7 (tools/list of 200 tools, 50 a page) on every server
+// but raw, with the net/http client and the load generator's connection.
+func TestList(t *testing.T) {
+	w := workload.All["W7"]
+	for _, name := range servers.Names {
+		if !workload.Supported(name, "W7") {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			h, closeFn, err := servers.New(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(h)
+			defer func() { ts.Close(); closeFn() }()
+			client := ts.Client()
+			pages := 0
+			err = workload.ListAll(func(body []byte) (int, []byte, error) {
+				pages++
+				r, _ := http.NewRequest(http.MethodPost, ts.URL+w.Path, strings.NewReader(string(body)))
+				workload.SetHeaders(r.Header, w.Headers)
+				resp, err := client.Do(r)
+				if err != nil {
+					return 0, nil, err
+				}
+				defer resp.Body.Close()
+				b, err := io.ReadAll(resp.Body)
+				return resp.StatusCode, b, err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// mcp-go adds an empty page after a full last page.
+			if want := servers.ListTools / servers.ListPageSize; pages != want && (name != "mcpgo" || pages != want+1) {
+				t.Errorf("%d pages, want %d", pages, want)
+			}
+			c, err := workload.Dial(strings.TrimPrefix(ts.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			for i := 0; i < 3; i++ {
+				if err := c.ListCycle(w, time.Now().Add(5*time.Second)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestProgress checks W6p (10 progress notifications on an event stream,
+// then the result) on every server but raw, with both clients.
+func TestProgress(t *testing.T) {
+	w := workload.All["W6p"]
+	for _, name := range servers.Names {
+		if !workload.Supported(name, "W6p") {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			h, closeFn, err := servers.New(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(h)
+			defer func() { ts.Close(); closeFn() }()
+			resp, err := ts.Client().Do(w.HTTPRequest(ts.URL, ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+				t.Fatalf("Content-Type %q: %s", ct, body)
+			}
+			check := func(st int, body []byte) {
+				t.Helper()
+				err := w.Check(st, body)
+				if err != nil && name == "mcpgo" && strings.Contains(err.Error(), "progress notifications (want") {
+					// mcp-go v1.2.1 now and then loses a notification sent
+					// before its stream is upgraded to SSE.
+					t.Logf("known mcp-go loss: %.100v", err)
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			check(resp.StatusCode, body)
+			c, err := workload.Dial(strings.TrimPrefix(ts.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			req := w.Request(c.Addr(), "")
+			for i := 0; i < 3; i++ {
+				st, body, err := c.Do(req, time.Now().Add(5*time.Second))
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(st, body)
+			}
+		})
+	}
+}
+
+// TestMRTR runs W8 (two rounds, sealed requestState) on mcpkit.
+func TestMRTR(t *testing.T) {
+	w := workload.All["W8"]
+	h, closeFn, err := servers.New("mcpkit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	defer func() { ts.Close(); closeFn() }()
+	client := ts.Client()
+	err = workload.MRTRPair(func(body []byte) (int, []byte, error) {
+		r, _ := http.NewRequest(http.MethodPost, ts.URL+w.Path, strings.NewReader(string(body)))
+		workload.SetHeaders(r.Header, w.Headers)
+		resp, err := client.Do(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		t.Logf("%.400s", b)
+		return resp.StatusCode, b, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := workload.Dial(strings.TrimPrefix(ts.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := 0; i < 3; i++ {
+		if err := c.MRTRCycle(w, time.Now().Add(5*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -214,7 +214,7 @@ func (c *Conn) Cycle(w Workload, deadline time.Time) error {
 	if err != nil {
 		return err
 	}
-	if err := Check(st, body); err != nil {
+	if err := w.Check(st, body); err != nil {
 		return err
 	}
 	st, body, err = c.Do(BuildDelete(c.addr, w.Path, sid), deadline)
@@ -225,4 +225,21 @@ func (c *Conn) Cycle(w Workload, deadline time.Time) error {
 		return fmt.Errorf("DELETE: status %d: %s", st, Trim(string(body)))
 	}
 	return nil
+}
+
+// ListCycle runs one W7 iteration on c: every page of tools/list.
+func (c *Conn) ListCycle(w Workload, deadline time.Time) error {
+	return ListAll(func(body []byte) (int, []byte, error) {
+		return c.Do(BuildRequest(c.addr, w.Path, w.Headers, body), deadline)
+	})
+}
+
+// Addr is the address c is connected to.
+func (c *Conn) Addr() string { return c.addr }
+
+// MRTRCycle runs one W8 iteration on c: both rounds.
+func (c *Conn) MRTRCycle(w Workload, deadline time.Time) error {
+	return MRTRPair(func(body []byte) (int, []byte, error) {
+		return c.Do(BuildRequest(c.addr, w.Path, w.Headers, body), deadline)
+	})
 }

@@ -34,8 +34,16 @@ var dialects = map[string]bool{
 
 // Schema is a compiled JSON Schema. It is safe for concurrent use.
 type Schema struct {
-	s *jsv.Schema
+	s    *jsv.Schema
+	flat *flatSchema // non-nil when the schema is type-only
 }
+
+// TypeOnly reports whether the schema constrains nothing beyond JSON types
+// of scalar members, required members and additionalProperties:false (its
+// other keywords being annotations). Validate then decides valid instances
+// with one token scan and runs the full validator only for the others, so
+// that error messages are unchanged.
+func (s *Schema) TypeOnly() bool { return s.flat != nil }
 
 // Compile compiles a schema document. The default dialect is 2020-12;
 // "$schema" may declare 2020-12, 2019-09 or draft-07. References must stay
@@ -49,7 +57,7 @@ func Compile(schema jsontext.Value) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(err)
 	}
-	return &Schema{s: s}, nil
+	return &Schema{s: s, flat: flatten(c.doc)}, nil
 }
 
 // CompileDefinitions compiles a document once and returns a Schema for each
@@ -181,6 +189,9 @@ func jsontextString(v any) string {
 // validation failure is a *ValidationError; malformed JSON or an instance
 // over the limits is reported as a plain error.
 func (s *Schema) Validate(instance jsontext.Value) error {
+	if s.flat != nil && s.flat.valid(instance) {
+		return nil
+	}
 	v, err := decodeInstance(instance)
 	if err != nil {
 		return err

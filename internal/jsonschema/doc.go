@@ -83,7 +83,12 @@
 // # Validation
 //
 // [Compile] turns a schema into a [Schema] once (at tool registration);
-// [Schema.Validate] is the hot path. The default dialect is 2020-12 when
+// [Schema.Validate] is the hot path. A schema that constrains nothing but
+// the JSON types of scalar members, required members and
+// additionalProperties:false ([Schema.TypeOnly], what inference gives a
+// struct of plain strings, booleans and numbers) is checked by one token
+// scan; only an instance the scan cannot prove valid goes through the full
+// validator, which also writes the error, so results never differ. The default dialect is 2020-12 when
 // "$schema" is absent; "$schema" may also declare 2019-09 or draft-07; any
 // other dialect is an error. Formats and content keywords are annotations
 // only (never asserted), whatever the dialect. Nothing is ever loaded from

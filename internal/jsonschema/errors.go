@@ -236,7 +236,8 @@ func describe(k jsv.ErrorKind) string {
 	case *kind.Required:
 		return "missing required " + plural("property", "properties", k.Missing)
 	case *kind.AdditionalProperties:
-		return "unexpected " + plural("property", "properties", k.Properties)
+		// The validator lists them in map order: sort for a stable message.
+		return "unexpected " + plural("property", "properties", slices.Sorted(slices.Values(k.Properties)))
 	case *kind.DependentRequired:
 		return fmt.Sprintf("property %q requires %s", k.Prop, plural("property", "properties", k.Missing))
 	case *kind.Dependency:

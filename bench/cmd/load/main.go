@@ -57,7 +57,7 @@ type Result struct {
 func main() {
 	addr := flag.String("addr", "", "server address host:port")
 	addrFile := flag.String("addr-file", "", "read the server address from this file")
-	wname := flag.String("w", "W1", "workload: W1, W2, W3 or W4")
+	wname := flag.String("w", "W1", "workload: W1, W2, W3, W4, W6, W6p, W7 or W8")
 	conns := flag.Int("c", 32, "concurrent connections (workers)")
 	dur := flag.Duration("d", 10*time.Second, "measured duration")
 	warmup := flag.Duration("warmup", 2*time.Second, "warm-up before measuring")
@@ -209,11 +209,15 @@ func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration,
 				var err error
 				if w.Churn {
 					err = c.Cycle(w, time.Now().Add(timeout))
+				} else if w.MRTR {
+					err = c.MRTRCycle(w, time.Now().Add(timeout))
+				} else if w.List {
+					err = c.ListCycle(w, time.Now().Add(timeout))
 				} else {
 					var st int
 					var body []byte
 					if st, body, err = c.Do(req, time.Now().Add(timeout)); err == nil {
-						err = workload.Check(st, body)
+						err = w.Check(st, body)
 					}
 				}
 				t1 := time.Now()
