@@ -1,0 +1,91 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpkit/mcpkit/server"
+)
+
+// DefaultPrefix is the key prefix used when an Options leaves it empty.
+const DefaultPrefix = "mcpkit:"
+
+// SessionStoreOptions configures a SessionStore. The zero value applies
+// the defaults.
+type SessionStoreOptions struct {
+	// Prefix is put before every key. Default DefaultPrefix.
+	Prefix string
+	// TTL is how long a session is kept after its last Put. Default 1h.
+	// Keep it at least as long as the handler's idle timeout.
+	TTL time.Duration
+}
+
+// SessionStore is a server.SessionStore on Redis.
+type SessionStore struct {
+	rdb  redis.UniversalClient
+	opts SessionStoreOptions
+}
+
+var _ server.SessionStore = (*SessionStore)(nil)
+
+// NewSessionStore returns a store using rdb; opts may be nil.
+func NewSessionStore(rdb redis.UniversalClient, opts *SessionStoreOptions) *SessionStore {
+	s := &SessionStore{rdb: rdb}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.Prefix == "" {
+		s.opts.Prefix = DefaultPrefix
+	}
+	if s.opts.TTL <= 0 {
+		s.opts.TTL = time.Hour
+	}
+	return s
+}
+
+func (s *SessionStore) key(id string) string {
+	return s.opts.Prefix + "{" + id + "}:session"
+}
+
+// Put implements server.SessionStore: it stores the state and restarts
+// the session's TTL.
+func (s *SessionStore) Put(ctx context.Context, id string, st *server.SessionState) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("redisstore: encoding session %q: %w", id, err)
+	}
+	if err := s.rdb.Set(ctx, s.key(id), b, s.opts.TTL).Err(); err != nil {
+		return fmt.Errorf("redisstore: storing session %q: %w", id, err)
+	}
+	return nil
+}
+
+// Get implements server.SessionStore; it returns server.ErrUnknownSession
+// for an id that was never stored, was deleted or expired.
+func (s *SessionStore) Get(ctx context.Context, id string) (*server.SessionState, error) {
+	b, err := s.rdb.Get(ctx, s.key(id)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, server.ErrUnknownSession
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: loading session %q: %w", id, err)
+	}
+	var st server.SessionState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("redisstore: decoding session %q: %w", id, err)
+	}
+	return &st, nil
+}
+
+// Delete implements server.SessionStore.
+func (s *SessionStore) Delete(ctx context.Context, id string) error {
+	if err := s.rdb.Del(ctx, s.key(id)).Err(); err != nil {
+		return fmt.Errorf("redisstore: deleting session %q: %w", id, err)
+	}
+	return nil
+}
