@@ -175,13 +175,19 @@ func (s *Server) cacheScope() mcp.CacheScope {
 // The result of a retried multi round-trip request gets no cache hints:
 // it answers one exchange, not the method and its params (SEP-2322).
 func (s *Server) stampModern(result any, retry bool) any {
-	ttl := s.opts.CacheTTL.Milliseconds()
-	hints := func(t **int64, scope *mcp.CacheScope) {
+	// complete marks a final result; cacheable also adds the cache hints
+	// the handler did not set (never on a retry).
+	complete := func(rt *mcp.ResultType, meta *mcp.Meta) {
+		*rt, *meta = mcp.ResultComplete, s.withServerInfo(*meta)
+	}
+	cacheable := func(rt *mcp.ResultType, meta *mcp.Meta, ttl **int64, scope *mcp.CacheScope) {
+		complete(rt, meta)
 		if retry {
 			return
 		}
-		if *t == nil {
-			*t = &ttl
+		if *ttl == nil {
+			ms := s.opts.CacheTTL.Milliseconds()
+			*ttl = &ms
 		}
 		if *scope == "" {
 			*scope = s.cacheScope()
@@ -189,36 +195,31 @@ func (s *Server) stampModern(result any, retry bool) any {
 	}
 	switch r := result.(type) {
 	case *mcp.DiscoverResult:
-		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+		complete(&r.ResultType, &r.Meta)
 	case *mcp.ListToolsResult:
-		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
-		hints(&r.TTLMs, &r.CacheScope)
+		cacheable(&r.ResultType, &r.Meta, &r.TTLMs, &r.CacheScope)
 	case *mcp.ListPromptsResult:
-		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
-		hints(&r.TTLMs, &r.CacheScope)
+		cacheable(&r.ResultType, &r.Meta, &r.TTLMs, &r.CacheScope)
 	case *mcp.ListResourcesResult:
-		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
-		hints(&r.TTLMs, &r.CacheScope)
+		cacheable(&r.ResultType, &r.Meta, &r.TTLMs, &r.CacheScope)
 	case *mcp.ListResourceTemplatesResult:
-		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
-		hints(&r.TTLMs, &r.CacheScope)
+		cacheable(&r.ResultType, &r.Meta, &r.TTLMs, &r.CacheScope)
 	case *mcp.ReadResourceResult:
-		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
-		hints(&r.TTLMs, &r.CacheScope)
+		cacheable(&r.ResultType, &r.Meta, &r.TTLMs, &r.CacheScope)
 	case *mcp.CallToolResult:
-		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+		complete(&r.ResultType, &r.Meta)
 	case *mcp.GetPromptResult:
-		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+		complete(&r.ResultType, &r.Meta)
 	case *mcp.CompleteResult:
-		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
-	case *mcp.InputRequiredResult: // never cacheable (SEP-2322)
-		r.Meta = s.withServerInfo(r.Meta)
-	case *mcp.CreatedTaskResult:
-		r.Meta = s.withServerInfo(r.Meta)
+		complete(&r.ResultType, &r.Meta)
 	case *mcp.DetailedTask:
-		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+		complete(&r.ResultType, &r.Meta)
 	case *mcp.EmptyResult:
-		r.ResultType, r.Meta = mcp.ResultComplete, s.withServerInfo(r.Meta)
+		complete(&r.ResultType, &r.Meta)
+	case *mcp.InputRequiredResult: // never cacheable (SEP-2322); resultType set by its builder
+		r.Meta = s.withServerInfo(r.Meta)
+	case *mcp.CreatedTaskResult: // resultType "task" set by its builder
+		r.Meta = s.withServerInfo(r.Meta)
 	case struct{}:
 		return &mcp.EmptyResult{ResultType: mcp.ResultComplete, Meta: s.withServerInfo(nil)}
 	}
