@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -99,9 +98,8 @@ func Decode(data []byte, lim Limits) (*Message, *Error) {
 	if len(data) > lim.maxBytes() {
 		return nil, Errorf(mcp.CodeParseError, "Parse error: message of %d bytes exceeds the %d-byte limit", len(data), lim.maxBytes())
 	}
-	if !utf8.Valid(data) {
-		return nil, NewError(mcp.CodeParseError, "Parse error: message is not valid UTF-8")
-	}
+	// Invalid UTF-8 is rejected by the parse itself (decodeOpts), as
+	// -32700: no separate pass over the message.
 	if d := depth(data); d > lim.maxDepth() {
 		return nil, Errorf(mcp.CodeParseError, "Parse error: nesting depth exceeds the limit of %d", lim.maxDepth())
 	}
