@@ -1,6 +1,6 @@
 package bench_test
 
-// Handler benchmarks (W1–W3, W6–W8): each SDK's http.Handler driven directly, in memory,
+// Handler benchmarks (W1–W3, W5–W8, and W9's heap): each SDK's http.Handler driven directly, in memory,
 // with no network, so that CPU and allocations per request compare
 // without loopback noise:
 //
@@ -48,17 +48,19 @@ func (r *recorder) reset() {
 	r.body.Reset()
 }
 
-// handlers returns each server's session-less and sessionful handlers.
-func handlers(b *testing.B) map[string][2]http.Handler {
+// handlers returns each server's session-less and sessionful handlers,
+// and its W5 (validated nested input) handler.
+func handlers(b *testing.B) map[string][3]http.Handler {
 	kitSL, kitSS := servers.MCPKit()
-	b.Cleanup(func() { kitSL.Close(); kitSS.Close() })
+	kitN := servers.MCPKitNested()
+	b.Cleanup(func() { kitSL.Close(); kitSS.Close(); kitN.Close() })
 	goSL, goSS := servers.GoSDK()
 	mgSL, mgSS := servers.MCPGo()
-	return map[string][2]http.Handler{
-		"mcpkit": {kitSL, kitSS},
-		"gosdk":  {goSL, goSS},
-		"mcpgo":  {mgSL, mgSS},
-		"raw":    {servers.Raw(), nil},
+	return map[string][3]http.Handler{
+		"mcpkit": {kitSL, kitSS, kitN},
+		"gosdk":  {goSL, goSS, servers.GoSDKNested()},
+		"mcpgo":  {mgSL, mgSS, servers.MCPGoNested()},
+		"raw":    {servers.Raw(), nil, servers.RawNested()},
 	}
 }
 
@@ -73,7 +75,7 @@ func serve(h http.Handler, req *http.Request, rd *bytes.Reader, body []byte, rec
 
 func BenchmarkHandler(b *testing.B) {
 	hs := handlers(b)
-	for _, wn := range []string{"W1", "W2", "W3", "W6"} {
+	for _, wn := range []string{"W1", "W2", "W3", "W5", "W6"} {
 		w := workload.All[wn]
 		for _, name := range servers.Names {
 			if !workload.Supported(name, wn) {
@@ -82,6 +84,8 @@ func BenchmarkHandler(b *testing.B) {
 			h := hs[name][0]
 			if w.Session {
 				h = hs[name][1]
+			} else if w.Path == workload.PathNested {
+				h = hs[name][2]
 			}
 			b.Run(wn+"/"+name, func(b *testing.B) {
 				rec := &recorder{h: http.Header{}}

@@ -9,7 +9,7 @@
 #   WARMUP     warm-up per run [2s]
 #   CONNS      closed-loop connections [32]
 #   SERVERS    [mcpkit gosdk mcpgo raw]
-#   WORKLOADS  closed-loop workloads [W1 W2 W3 W4 W6 W6p W7 W8]
+#   WORKLOADS  closed-loop workloads [W1 W2 W3 W4 W5 W6 W6p W7 W8]
 #   OPEN       open-loop loads, percent of each server's own peak [50]; "" skips
 #   OPEN_RATES open-loop loads in absolute req/s, the same for every server [500]; "" skips
 #   OPEN_WORKLOADS [W1]
@@ -25,7 +25,7 @@ DUR=${DUR:-10s}
 WARMUP=${WARMUP:-2s}
 CONNS=${CONNS:-32}
 SERVERS=(${SERVERS:-mcpkit gosdk mcpgo raw})
-WORKLOADS=(${WORKLOADS:-W1 W2 W3 W4 W6 W6p W7 W8})
+WORKLOADS=(${WORKLOADS:-W1 W2 W3 W4 W5 W6 W6p W7 W8})
 OPEN=(${OPEN-50})
 OPEN_RATES=(${OPEN_RATES-500})
 OPEN_WORKLOADS=(${OPEN_WORKLOADS:-W1})

@@ -8,7 +8,10 @@
 //   - /mcp: the session-less configuration, serving 2026-07-28 ("modern")
 //     requests and session-less 2025-11-25 ("legacy") requests (W1, W2);
 //   - /mcp-session: the sessionful configuration, where a legacy client
-//     sends initialize and then calls on its Mcp-Session-Id (W3).
+//     sends initialize and then calls on its Mcp-Session-Id (W3, W4, W9);
+//   - /mcp-nested: session-less, the validated nested input of W5
+//     (nested.go);
+//   - /mcp-tools, /mcp-sse and /mcp-mrtr: W7, W6p and W8.
 //
 // All answer with JSON bodies (no SSE) and log nothing.
 package servers
@@ -88,21 +91,33 @@ func New(name string) (http.Handler, func(), error) {
 		mux.Handle(PathSSE, sh)
 		mh := MCPKitMRTR()
 		mux.Handle(PathMRTR, mh)
-		closeFn = func() { sl.Close(); ss.Close(); lh.Close(); sh.Close(); mh.Close() }
+		nh := MCPKitNested()
+		mux.Handle(PathNested, nh)
+		closeFn = func() {
+			sl.Close()
+			ss.Close()
+			lh.Close()
+			sh.Close()
+			mh.Close()
+			nh.Close()
+		}
 	case "gosdk":
 		sl, ss := GoSDK()
 		mux.Handle(PathStateless, sl)
 		mux.Handle(PathSession, ss)
 		mux.Handle(PathList, GoSDKList())
 		mux.Handle(PathSSE, GoSDKSSE())
+		mux.Handle(PathNested, GoSDKNested())
 	case "mcpgo":
 		sl, ss := MCPGo()
 		mux.Handle(PathStateless, sl)
 		mux.Handle(PathSession, ss)
 		mux.Handle(PathList, MCPGoList())
 		mux.Handle(PathSSE, MCPGoSSE())
+		mux.Handle(PathNested, MCPGoNested())
 	case "raw":
 		mux.Handle(PathStateless, Raw())
+		mux.Handle(PathNested, RawNested())
 	default:
 		return nil, nil, fmt.Errorf("unknown server %q (want one of %v)", name, Names)
 	}

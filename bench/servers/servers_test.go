@@ -58,8 +58,9 @@ func TestChurn(t *testing.T) {
 }
 
 // TestEcho starts every server in-process and checks a modern call (W1),
-// a session-less legacy call (W2) and a sessionful legacy call (W3), each
-// through both the net/http client and the load generator's connection.
+// a session-less legacy call (W2), a sessionful legacy call (W3), the
+// validated nested input (W5) and the 64 KB result (W6), each through
+// both the net/http client and the load generator's connection.
 func TestEcho(t *testing.T) {
 	for _, name := range servers.Names {
 		t.Run(name, func(t *testing.T) {
@@ -70,7 +71,7 @@ func TestEcho(t *testing.T) {
 			ts := httptest.NewServer(h)
 			defer func() { ts.Close(); closeFn() }()
 			client := ts.Client()
-			for _, wn := range []string{"W1", "W2", "W3", "W6"} {
+			for _, wn := range []string{"W1", "W2", "W3", "W5", "W6"} {
 				if !workload.Supported(name, wn) {
 					continue
 				}
@@ -172,7 +173,7 @@ func checkAnswer(t *testing.T, wn string, resp *http.Response, body []byte) {
 	if len(a.Result.Content) != 1 || a.Result.Content[0].Type != "text" || !strings.Contains(a.Result.Content[0].Text, want) {
 		t.Fatalf("content: %s", body)
 	}
-	modern := wn == "W1" || wn == "W6"
+	modern := wn == "W1" || wn == "W5" || wn == "W6"
 	if modern && a.Result.ResultType != "complete" {
 		t.Fatalf("modern answer without resultType complete: %s", body)
 	}
@@ -324,5 +325,70 @@ func TestMRTR(t *testing.T) {
 		if err := c.MRTRCycle(w, time.Now().Add(5*time.Second)); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestNestedInvalid checks that every server validates W5's input: each
+// of workload.NestedInvalid breaks one constraint of the schema and must
+// be refused (an isError result or a JSON-RPC error), never answered.
+func TestNestedInvalid(t *testing.T) {
+	w := workload.All["W5"]
+	for _, name := range servers.Names {
+		t.Run(name, func(t *testing.T) {
+			h, closeFn, err := servers.New(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(h)
+			defer func() { ts.Close(); closeFn() }()
+			for what, args := range workload.NestedInvalid {
+				r, _ := http.NewRequest(http.MethodPost, ts.URL+w.Path, strings.NewReader(string(workload.NestedBody(args))))
+				workload.SetHeaders(r.Header, w.Headers)
+				resp, err := ts.Client().Do(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				var a answer
+				_ = json.Unmarshal(body, &a)
+				refused := a.Error != nil || a.Result != nil && a.Result.IsError
+				if !refused || strings.Contains(string(body), workload.NestedWant) {
+					t.Errorf("%s: not refused: %d %s", what, resp.StatusCode, body)
+					continue
+				}
+				t.Logf("%s: %d %.200s", what, resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+// TestIdleSessions runs W9 on a small scale on every server with
+// sessions: it opens 200 sessions over 8 connections, closes them, and
+// calls every session afterwards (the load generator's own functions).
+func TestIdleSessions(t *testing.T) {
+	for _, name := range servers.Names {
+		if !workload.Supported(name, "W9") {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			h, closeFn, err := servers.New(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(h)
+			defer func() { ts.Close(); closeFn() }()
+			addr := strings.TrimPrefix(ts.URL, "http://")
+			sids, err := workload.OpenSessions(addr, servers.PathSession, 200, 8, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sids) != 200 {
+				t.Fatalf("%d sessions", len(sids))
+			}
+			if err := workload.CallSessions(addr, servers.PathSession, sids, 8, 5*time.Second); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -172,6 +172,8 @@ func (c *Conn) readN(n int) error {
 	return err
 }
 
+var initializeOK = []byte(`"protocolVersion":"` + Legacy + `"`)
+
 // OpenSession sends initialize and notifications/initialized on c and
 // returns the session id.
 func (c *Conn) OpenSession(path string, deadline time.Time) (string, error) {
@@ -179,7 +181,7 @@ func (c *Conn) OpenSession(path string, deadline time.Time) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("initialize: %w", err)
 	}
-	if st != 200 || c.SessionID == "" {
+	if st != 200 || c.SessionID == "" || !bytes.Contains(body, initializeOK) || bytes.Contains(body, rpcError) {
 		return "", fmt.Errorf("initialize: status %d, session %q: %s", st, c.SessionID, Trim(string(body)))
 	}
 	sid := c.SessionID

@@ -1,6 +1,6 @@
-// Package workload defines the benchmark's requests (W1–W4, W6–W8), a minimal
-// keep-alive HTTP/1.1 connection that sends pre-built requests, and the
-// check applied to every answer.
+// Package workload defines the benchmark's requests (W1–W8), the idle sessions
+// of W9, a minimal keep-alive HTTP/1.1 connection that sends pre-built
+// requests, and the check applied to every answer.
 package workload
 
 import (
@@ -31,6 +31,7 @@ const (
 	PathList      = "/mcp-tools"
 	PathSSE       = "/mcp-sse"
 	PathMRTR      = "/mcp-mrtr"
+	PathNested    = "/mcp-nested"
 )
 
 // Progresses is how many notifications/progress the W6p "progress" tool
@@ -57,6 +58,9 @@ var (
 	// MRTRCall is the first round of W8: tools/call of "confirm" from a
 	// client that can answer elicitations.
 	MRTRCall = MRTRBody(nil, "")
+	// NestedCall is W5's 2026-07-28 tools/call of "nested": ten
+	// arguments, one a nested object and one an array, all valid.
+	NestedCall = NestedBody(NestedArgs)
 	// LegacyCall is a 2025-11-25 tools/call.
 	LegacyCall = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + Text + `"}}}`)
 	// Initialize opens a 2025-11-25 session.
@@ -72,6 +76,7 @@ var (
 	ModernProgressHeaders = [][2]string{{"MCP-Protocol-Version", Modern}, {"Mcp-Method", "tools/call"}, {"Mcp-Name", "progress"}}
 	ModernMRTRHeaders     = [][2]string{{"MCP-Protocol-Version", Modern}, {"Mcp-Method", "tools/call"}, {"Mcp-Name", "confirm"}}
 	ModernListHeaders     = [][2]string{{"MCP-Protocol-Version", Modern}, {"Mcp-Method", "tools/list"}}
+	ModernNestedHeaders   = [][2]string{{"MCP-Protocol-Version", Modern}, {"Mcp-Method", "tools/call"}, {"Mcp-Name", "nested"}}
 	LegacyHeaders         = [][2]string{{"MCP-Protocol-Version", Legacy}}
 )
 
@@ -98,6 +103,12 @@ type Workload struct {
 	MRTR bool
 	// List: every iteration lists all tools, page by page (W7).
 	List bool
+	// Want: a successful answer also contains these bytes (W5: the sum
+	// over the decoded arguments).
+	Want []byte
+	// Sessions: not a request loop but W9, idle sessions opened and
+	// measured (cmd/load).
+	Sessions bool
 }
 
 // All lists the workloads by name.
@@ -109,6 +120,8 @@ var All = map[string]Workload{
 	"W6p": {Name: "W6p", Desc: "modern tools/call answered as SSE: 10 notifications/progress, then the result", Path: PathSSE, Headers: ModernProgressHeaders, Body: ModernProgressCall, Progress: true},
 	"W8":  {Name: "W8", Desc: "modern two-round MRTR: input_required with an elicitation and a sealed requestState, then the retry (latency per pair)", Path: PathMRTR, Headers: ModernMRTRHeaders, Body: MRTRCall, MRTR: true},
 	"W7":  {Name: "W7", Desc: "modern tools/list of 200 tools, 50 a page (latency per 4-page walk)", Path: PathList, Headers: ModernListHeaders, List: true},
+	"W5":  {Name: "W5", Desc: "modern tools/call of a validated nested input: 10 fields, a nested object and an array", Path: PathNested, Headers: ModernNestedHeaders, Body: NestedCall, Want: []byte(NestedWant)},
+	"W9":  {Name: "W9", Desc: "idle legacy sessions (initialize, initialized, then idle): server RSS per session", Path: PathSession, Headers: LegacyHeaders, Body: LegacyCall, Sessions: true},
 	"W4":  {Name: "W4", Desc: "session churn: initialize, initialized, tools/call, DELETE (latency per cycle)", Path: PathSession, Headers: LegacyHeaders, Body: LegacyCall, Churn: true},
 }
 
@@ -119,7 +132,7 @@ func Supported(server, workload string) bool {
 	if workload == "W8" {
 		return server == "mcpkit"
 	}
-	return server != "raw" || (workload != "W3" && workload != "W4" && workload != "W6p" && workload != "W7")
+	return server != "raw" || (workload != "W3" && workload != "W4" && workload != "W6p" && workload != "W7" && workload != "W9")
 }
 
 // BuildRequest returns the bytes of one HTTP/1.1 POST.
@@ -198,10 +211,36 @@ func (w Workload) Check(status int, body []byte) error {
 			return fmt.Errorf("the result comes before the last progress notification: %.300s", body)
 		}
 	}
+	if w.Want != nil && !bytes.Contains(body, w.Want) {
+		return fmt.Errorf("answer without %s: %.300s", w.Want, body)
+	}
 	if len(body) < w.MinBody {
 		return fmt.Errorf("answer of %d bytes, want at least %d: %.300s", len(body), w.MinBody, body)
 	}
 	return nil
+}
+
+// NestedArgs are W5's valid arguments (servers.NestedSchema); NestedWant
+// is what the answer must contain: servers.NestedSum of them,
+// 7 + 10·3 + 100·3 + 1000·36.
+const (
+	NestedArgs = `{"id":"req-42","text":"` + Text + `","count":7,"ratio":0.25,"enabled":true,"mode":"safe","priority":3,"tags":["alpha","beta","gamma"],"owner":{"name":"Ada","email":"ada@example.com","age":36},"note":"a nested input of ten fields"}`
+	NestedWant = `"sum":36337`
+)
+
+// NestedInvalid are W5 arguments that each break one constraint of the
+// schema; every validating server must refuse them.
+var NestedInvalid = map[string]string{
+	"enum":          strings.Replace(NestedArgs, `"safe"`, `"bogus"`, 1),
+	"minimum":       strings.Replace(NestedArgs, `"count":7`, `"count":-1`, 1),
+	"nested member": strings.Replace(NestedArgs, `"name":"Ada",`, ``, 1),
+	"array item":    strings.Replace(NestedArgs, `"beta"`, `""`, 1),
+	"pattern":       strings.Replace(NestedArgs, `"req-42"`, `"REQ 42"`, 1),
+}
+
+// NestedBody is a W5 tools/call of "nested" with these arguments.
+func NestedBody(args string) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + envelope + `"name":"nested","arguments":` + args + `}}`)
 }
 
 // ListBody is a 2026-07-28 tools/list request for the page after cursor

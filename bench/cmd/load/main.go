@@ -57,7 +57,7 @@ type Result struct {
 func main() {
 	addr := flag.String("addr", "", "server address host:port")
 	addrFile := flag.String("addr-file", "", "read the server address from this file")
-	wname := flag.String("w", "W1", "workload: W1, W2, W3, W4, W6, W6p, W7 or W8")
+	wname := flag.String("w", "W1", "workload: W1, W2, W3, W4, W5, W6, W6p, W7 or W8")
 	conns := flag.Int("c", 32, "concurrent connections (workers)")
 	dur := flag.Duration("d", 10*time.Second, "measured duration")
 	warmup := flag.Duration("warmup", 2*time.Second, "warm-up before measuring")
