@@ -9,7 +9,9 @@
 #   WARMUP     warm-up per run [2s]
 #   CONNS      closed-loop connections [32]
 #   SERVERS    [mcpkit gosdk mcpgo raw]
-#   WORKLOADS  closed-loop workloads [W1 W2 W3 W4 W5 W6 W6p W7 W8]
+#   WORKLOADS  closed-loop workloads, and W9 [W1 W2 W3 W4 W5 W6 W6p W7 W8 W9]
+#   SESSIONS   W9: idle sessions per server [10000]
+#   SESSION_CONNS W9: connections that open them (closed afterwards) [16]
 #   OPEN       open-loop loads, percent of each server's own peak [50]; "" skips
 #   OPEN_RATES open-loop loads in absolute req/s, the same for every server [500]; "" skips
 #   OPEN_WORKLOADS [W1]
@@ -25,7 +27,9 @@ DUR=${DUR:-10s}
 WARMUP=${WARMUP:-2s}
 CONNS=${CONNS:-32}
 SERVERS=(${SERVERS:-mcpkit gosdk mcpgo raw})
-WORKLOADS=(${WORKLOADS:-W1 W2 W3 W4 W5 W6 W6p W7 W8})
+WORKLOADS=(${WORKLOADS:-W1 W2 W3 W4 W5 W6 W6p W7 W8 W9})
+SESSIONS=${SESSIONS:-10000}
+SESSION_CONNS=${SESSION_CONNS:-16}
 OPEN=(${OPEN-50})
 OPEN_RATES=(${OPEN_RATES-500})
 OPEN_WORKLOADS=(${OPEN_WORKLOADS:-W1})
@@ -34,6 +38,7 @@ SERVER_CPU=${SERVER_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
 OUT=${OUT:-results/$(date -u +%Y%m%dT%H%M%SZ)}
 (( R >= 1 && R <= 20 )) || { echo "R must be 1..20" >&2; exit 2; }
+(( SESSIONS >= 1 && SESSIONS <= 100000 )) || { echo "SESSIONS must be 1..100000" >&2; exit 2; }
 
 mkdir -p "$OUT"
 BIN=$OUT/bin
@@ -47,7 +52,8 @@ go build -trimpath -o "$BIN/" ./cmd/benchserver ./cmd/load ./cmd/report
 	echo "go: $(go version)"
 	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) CPUs)"
 	echo "uptime before: $(uptime)"
-	echo "settings: R=$R DUR=$DUR WARMUP=$WARMUP CONNS=$CONNS OPEN=${OPEN[*]:-none} OPEN_RATES=${OPEN_RATES[*]:-none} OPEN_CONNS=$OPEN_CONNS GOMEMLIMIT=${GOMEMLIMIT:-unset}"
+	echo "ulimit -n: $(ulimit -n)"
+	echo "settings: R=$R DUR=$DUR WARMUP=$WARMUP CONNS=$CONNS SESSIONS=$SESSIONS SESSION_CONNS=$SESSION_CONNS OPEN=${OPEN[*]:-none} OPEN_RATES=${OPEN_RATES[*]:-none} OPEN_CONNS=$OPEN_CONNS GOMEMLIMIT=${GOMEMLIMIT:-unset}"
 	echo "mcpkit tree: $(git -C .. rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C .. status --porcelain -- . ':!bench' 2>/dev/null | grep -q . && echo ' (uncommitted changes)')"
 } | tee "$OUT/env.txt"
 
@@ -55,11 +61,12 @@ SPID=""
 cleanup() { [[ -n $SPID ]] && kill "$SPID" 2>/dev/null && wait "$SPID" 2>/dev/null; SPID=""; }
 trap cleanup EXIT
 
-# start_server NAME: starts it pinned, sets SPID and ADDR_FILE.
+# start_server NAME: starts it pinned, sets SPID and ADDR_FILE. Extra
+# benchserver flags come from SERVER_FLAGS.
 start_server() {
 	ADDR_FILE=$OUT/addr.$1
 	rm -f "$ADDR_FILE"
-	GOMAXPROCS=1 taskset -c "$SERVER_CPU" "$BIN/benchserver" -sdk "$1" -addr 127.0.0.1:0 -addr-file "$ADDR_FILE" -max-run 10m \
+	GOMAXPROCS=1 taskset -c "$SERVER_CPU" "$BIN/benchserver" -sdk "$1" -addr 127.0.0.1:0 -addr-file "$ADDR_FILE" -max-run 10m ${SERVER_FLAGS:-} \
 		2>>"$OUT/server.$1.log" &
 	SPID=$!
 	for _ in $(seq 100); do [[ -s $ADDR_FILE ]] && return 0; sleep 0.05; done
@@ -77,7 +84,7 @@ load_run() {
 	cleanup
 }
 
-supported() { [[ ($2 != W8 || $1 == mcpkit) && ($1 != raw || ($2 != W3 && $2 != W4 && $2 != W6p && $2 != W7)) ]]; }
+supported() { [[ ($2 != W8 || $1 == mcpkit) && ($1 != raw || ($2 != W3 && $2 != W4 && $2 != W6p && $2 != W7 && $2 != W9)) ]]; }
 
 n=${#SERVERS[@]}
 for rep in $(seq "$R"); do
@@ -85,6 +92,12 @@ for rep in $(seq "$R"); do
 		for i in $(seq 0 $((n - 1))); do
 			s=${SERVERS[$(((i + rep - 1) % n))]}
 			supported "$s" "$w" || continue
+			if [[ $w == W9 ]]; then
+				# Idle sessions: opened, connections closed, server RSS
+				# before and after its GC (benchserver -mem-endpoint).
+				SERVER_FLAGS=-mem-endpoint load_run "$s" "$w" "$rep" -c "$SESSION_CONNS" -sessions "$SESSIONS"
+				continue
+			fi
 			load_run "$s" "$w" "$rep" -c "$CONNS"
 		done
 	done

@@ -1,11 +1,13 @@
-// Command benchserver serves the benchmark's echo tool on one SDK over
-// Streamable HTTP: /mcp (session-less, both eras) and /mcp-session
-// (sessionful legacy). It writes the address it listens on to -addr-file
+// Command benchserver serves the benchmark's servers (package servers) on
+// one SDK over Streamable HTTP: /mcp (session-less, both eras),
+// /mcp-session (sessionful legacy) and the other workloads' endpoints.
+// With -mem-endpoint it also serves GET /debug/bench-mem for W9. It writes the address it listens on to -addr-file
 // and runs until SIGINT/SIGTERM or -max-run.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +16,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -25,11 +29,18 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address (loopback)")
 	addrFile := flag.String("addr-file", "", "write the bound address here")
 	maxRun := flag.Duration("max-run", 30*time.Minute, "exit after this long regardless")
+	memEndpoint := flag.Bool("mem-endpoint", false, "serve GET "+MemPath+" (W9): GC, return memory to the OS, answer the runtime's memory figures")
 	flag.Parse()
 
 	h, closeFn, err := servers.New(*sdk)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *memEndpoint {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET "+MemPath, serveMem)
+		mux.Handle("/", h)
+		h = mux
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -62,6 +73,29 @@ func main() {
 		log.Fatal(err)
 	}
 	closeFn()
+}
+
+// MemPath is the W9 memory endpoint (with -mem-endpoint only, so that
+// no other workload routes through the extra mux).
+const MemPath = "/debug/bench-mem"
+
+// serveMem collects garbage, returns free memory to the OS and answers
+// the live heap, the stacks in use and the goroutine count, so that the
+// load generator can read VmRSS right after (W9).
+func serveMem(w http.ResponseWriter, r *http.Request) {
+	runtime.GC()
+	runtime.GC()
+	debug.FreeOSMemory()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"heap_alloc":  ms.HeapAlloc,
+		"heap_inuse":  ms.HeapInuse,
+		"stack_inuse": ms.StackInuse,
+		"sys":         ms.Sys,
+		"goroutines":  runtime.NumGoroutine(),
+	})
 }
 
 type discard struct{}

@@ -8,6 +8,13 @@
 // With -pid it also reads the server's CPU time (/proc/<pid>/stat) over
 // the measured window and its VmRSS/VmHWM at the end.
 //
+// W9 (-w W9) is not a request loop: it opens -sessions legacy sessions
+// over -c keep-alive connections (initialize and notifications/initialized
+// each), closes the connections and reads the server's VmRSS and VmHWM
+// before and after, each time right after the server's own GC (the
+// server needs -mem-endpoint), and finally calls every session once to
+// check that all are alive.
+//
 // Output: a human summary, or one JSON object with -json.
 package main
 
@@ -16,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -52,12 +60,28 @@ type Result struct {
 	Description string  `json:"description"`
 	Load        string  `json:"load,omitempty"`
 	Rep         int     `json:"rep,omitempty"`
+
+	// W9 (mode "sessions"): RPS is sessions opened per second and
+	// CPUPer1k the server's CPU per 1,000 opened; RSSkB and HWMkB are read
+	// after the server's GC.
+	Sessions        int     `json:"sessions,omitempty"`
+	RSSBeforekB     int64   `json:"rss_before_kb,omitempty"`
+	HWMBeforekB     int64   `json:"hwm_before_kb,omitempty"`
+	RSSNoGCkB       int64   `json:"rss_nogc_kb,omitempty"`
+	HeapBefore      int64   `json:"heap_before,omitempty"`
+	HeapAfter       int64   `json:"heap_after,omitempty"`
+	GoroutinesPre   int     `json:"goroutines_before,omitempty"`
+	GoroutinesPost  int     `json:"goroutines_after,omitempty"`
+	RSSPerSession   float64 `json:"rss_b_per_session,omitempty"`
+	NoGCPerSession  float64 `json:"rss_nogc_b_per_session,omitempty"`
+	HeapPerSession  float64 `json:"heap_b_per_session,omitempty"`
+	GoroutinesPerSn float64 `json:"goroutines_per_session,omitempty"`
 }
 
 func main() {
 	addr := flag.String("addr", "", "server address host:port")
 	addrFile := flag.String("addr-file", "", "read the server address from this file")
-	wname := flag.String("w", "W1", "workload: W1, W2, W3, W4, W5, W6, W6p, W7 or W8")
+	wname := flag.String("w", "W1", "workload: W1, W2, W3, W4, W5, W6, W6p, W7, W8 or W9 (idle sessions, with -sessions and -pid)")
 	conns := flag.Int("c", 32, "concurrent connections (workers)")
 	dur := flag.Duration("d", 10*time.Second, "measured duration")
 	warmup := flag.Duration("warmup", 2*time.Second, "warm-up before measuring")
@@ -69,6 +93,8 @@ func main() {
 	asJSON := flag.Bool("json", false, "print one JSON object")
 	loadTag := flag.String("load-tag", "", "label of the offered load, for the output (e.g. 50%)")
 	rep := flag.Int("rep", 0, "repetition number, for the output")
+	sessions := flag.Int("sessions", 10000, "W9: idle sessions to open")
+	settle := flag.Duration("settle", time.Second, "W9: pause after closing the connections, before reading memory")
 	flag.Parse()
 
 	w, ok := workload.All[*wname]
@@ -85,7 +111,15 @@ func main() {
 	if *addr == "" || *conns < 1 || *dur <= 0 || *dur > time.Hour || *warmup < 0 || *conns > 10000 {
 		log.Fatal("need -addr or -addr-file, 1 ≤ -c ≤ 10000, 0 < -d ≤ 1h, -warmup ≥ 0")
 	}
-	res := run(w, *addr, *conns, *warmup, *dur, *rate, *pid, *timeout, *maxErrors)
+	var res Result
+	if w.Sessions {
+		if *sessions < 1 || *sessions > 100000 || *pid == 0 {
+			log.Fatal("W9 needs 1 ≤ -sessions ≤ 100000 and the server's -pid")
+		}
+		res = runSessions(w, *addr, *sessions, *conns, *pid, *timeout, *settle)
+	} else {
+		res = run(w, *addr, *conns, *warmup, *dur, *rate, *pid, *timeout, *maxErrors)
+	}
 	res.Server, res.Load, res.Rep = *label, *loadTag, *rep
 	if *asJSON {
 		b, _ := json.Marshal(res)
@@ -93,6 +127,15 @@ func main() {
 		return
 	}
 	fmt.Printf("%s %s (%s) on %s, %s, %d conns\n", res.Server, res.Workload, res.Description, *addr, res.Mode, res.Conns)
+	if w.Sessions {
+		fmt.Printf("  %d sessions opened in %.1fs (%.0f/s), %d errors; server %.3f CPU-s per 1k opened\n", res.Sessions, res.Seconds, res.RPS, res.Errors, res.CPUPer1k)
+		fmt.Printf("  VmRSS %d → %d kB (%d kB before the server's GC), VmHWM %d → %d kB\n", res.RSSBeforekB, res.RSSkB, res.RSSNoGCkB, res.HWMBeforekB, res.HWMkB)
+		fmt.Printf("  per session: RSS %.0f B (%.0f B before GC), heap+stacks %.0f B, %.2f goroutines\n", res.RSSPerSession, res.NoGCPerSession, res.HeapPerSession, res.GoroutinesPerSn)
+		if res.FirstError != "" {
+			fmt.Printf("  first error: %s\n", res.FirstError)
+		}
+		return
+	}
 	fmt.Printf("  %d requests in %.1fs: %.0f req/s, %d errors", res.Requests, res.Seconds, res.RPS, res.Errors)
 	if res.Late > 0 {
 		fmt.Printf(", %d sent late", res.Late)
@@ -322,4 +365,90 @@ func memory(pid int) (rss, hwm int64) {
 		}
 	}
 	return rss, hwm
+}
+
+// memPath is benchserver's W9 memory endpoint.
+const memPath = "/debug/bench-mem"
+
+type serverMem struct {
+	HeapAlloc  int64 `json:"heap_alloc"`
+	StackInuse int64 `json:"stack_inuse"`
+	Goroutines int   `json:"goroutines"`
+}
+
+// readServerMem has the server collect garbage and return free memory to
+// the OS, and returns its live heap, stacks and goroutines.
+func readServerMem(addr string, timeout time.Duration) (serverMem, error) {
+	var m serverMem
+	c := &http.Client{Timeout: max(timeout, 30*time.Second)}
+	resp, err := c.Get("http://" + addr + memPath)
+	if err != nil {
+		return m, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return m, fmt.Errorf("%s: status %d (is the server run with -mem-endpoint?)", memPath, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || m.HeapAlloc == 0 {
+		return m, fmt.Errorf("%s: bad answer (%v)", memPath, err)
+	}
+	c.CloseIdleConnections()
+	return m, nil
+}
+
+// runSessions is W9: n idle legacy sessions, the server's memory before
+// and after.
+func runSessions(w workload.Workload, addr string, n, conns, pid int, timeout, settle time.Duration) Result {
+	res := Result{Workload: w.Name, Description: w.Desc, Mode: "sessions", Conns: conns, Sessions: n}
+	fail := func(err error) Result {
+		res.Errors++
+		if res.FirstError == "" {
+			res.FirstError = workload.Trim(err.Error())
+		}
+		return res
+	}
+	// Warm up whatever is built lazily, with one session per connection.
+	if _, err := workload.OpenSessions(addr, w.Path, conns, conns, timeout); err != nil {
+		return fail(fmt.Errorf("warm-up: %w", err))
+	}
+	time.Sleep(settle)
+	before, err := readServerMem(addr, timeout)
+	if err != nil {
+		return fail(err)
+	}
+	res.RSSBeforekB, res.HWMBeforekB = memory(pid)
+	res.HeapBefore, res.GoroutinesPre = before.HeapAlloc+before.StackInuse, before.Goroutines
+
+	cpu0, self0 := cpuSeconds(pid), cpuSeconds(os.Getpid())
+	t0 := time.Now()
+	sids, err := workload.OpenSessions(addr, w.Path, n, conns, timeout)
+	elapsed := time.Since(t0)
+	cpu1, self1 := cpuSeconds(pid), cpuSeconds(os.Getpid())
+	if err != nil {
+		return fail(err)
+	}
+	res.Seconds, res.Requests = elapsed.Seconds(), n
+	res.RPS = float64(n) / elapsed.Seconds()
+	res.CPUPer1k = (cpu1 - cpu0) / float64(n) * 1000
+	res.CPUUtil = (cpu1 - cpu0) / elapsed.Seconds()
+	res.LoadUtil = (self1 - self0) / elapsed.Seconds()
+
+	time.Sleep(settle) // the server sees the connections close
+	res.RSSNoGCkB, _ = memory(pid)
+	after, err := readServerMem(addr, timeout)
+	if err != nil {
+		return fail(err)
+	}
+	res.RSSkB, res.HWMkB = memory(pid)
+	res.HeapAfter, res.GoroutinesPost = after.HeapAlloc+after.StackInuse, after.Goroutines
+	res.RSSPerSession = float64(res.RSSkB-res.RSSBeforekB) * 1024 / float64(n)
+	res.NoGCPerSession = float64(res.RSSNoGCkB-res.RSSBeforekB) * 1024 / float64(n)
+	res.HeapPerSession = float64(res.HeapAfter-res.HeapBefore) / float64(n)
+	res.GoroutinesPerSn = float64(res.GoroutinesPost-res.GoroutinesPre) / float64(n)
+
+	// Every session must still be there: one call each, every answer checked.
+	if err := workload.CallSessions(addr, w.Path, sids, conns, timeout); err != nil {
+		return fail(fmt.Errorf("calling the idle sessions: %w", err))
+	}
+	return res
 }

@@ -30,6 +30,16 @@ type row struct {
 	Util     float64 `json:"cpu_util"`
 	LoadUtil float64 `json:"load_cpu_util"`
 	RSS      int64   `json:"rss_kb"`
+	HWM      int64   `json:"hwm_kb"`
+
+	// W9 (mode "sessions")
+	Sessions      int     `json:"sessions"`
+	RSSBefore     int64   `json:"rss_before_kb"`
+	RSSNoGC       int64   `json:"rss_nogc_kb"`
+	RSSPerSession float64 `json:"rss_b_per_session"`
+	NoGCPerSess   float64 `json:"rss_nogc_b_per_session"`
+	HeapPerSess   float64 `json:"heap_b_per_session"`
+	GPerSess      float64 `json:"goroutines_per_session"`
 }
 
 var order = []string{"mcpkit", "gosdk", "mcpgo", "raw"}
@@ -86,11 +96,16 @@ func main() {
 	defer f.Close()
 	closed := map[[2]string]*agg{}
 	open := map[[3]string]*agg{}
+	idle := map[string][]row{}
 	var workloads, loads []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var r row
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.Server == "" {
+			continue
+		}
+		if r.Mode == "sessions" {
+			idle[r.Server] = append(idle[r.Server], r)
 			continue
 		}
 		if r.Mode == "open" {
@@ -146,6 +161,7 @@ func main() {
 	fmt.Println("CPU-s/1k req is the server's own CPU time per 1,000 requests: the least noisy figure on a shared machine.")
 	fmt.Println("Its inverse ratio to a peer is the per-core throughput ratio. Server CPU use well under 100%, or")
 	fmt.Println("load-gen CPU use near 100%, means the server was not the bottleneck (contention or the generator).")
+	printIdle(idle)
 	if len(open) == 0 {
 		return
 	}
@@ -175,4 +191,65 @@ func main() {
 	}
 	fmt.Println()
 	fmt.Println("p99 ratios below 1× mean lower latency than the peer.")
+}
+
+// printIdle prints the W9 table: per server, the medians over
+// repetitions of the memory each idle session holds.
+func printIdle(idle map[string][]row) {
+	if len(idle) == 0 {
+		return
+	}
+	per := map[string]float64{}
+	for s, rs := range idle {
+		var xs []float64
+		for _, r := range rs {
+			if r.Errors == 0 {
+				xs = append(xs, r.RSSPerSession)
+			}
+		}
+		per[s] = median(xs)
+	}
+	fmt.Println()
+	fmt.Println("W9: idle legacy sessions over loopback, medians over repetitions (runs with errors left out)")
+	fmt.Println()
+	fmt.Println("| server | sessions | RSS B/session (min–max) | vs go-sdk | vs mcp-go | RSS B/session before GC | heap+stacks B/session | goroutines/session | VmRSS MB before → after GC (no GC) | VmHWM MB | opened/s | CPU-s/1k opened | runs | errors |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, s := range order {
+		rs := idle[s]
+		if len(rs) == 0 {
+			continue
+		}
+		var rss, nogc, heap, g, before, after, afterNoGC, hwm, rate, cpu []float64
+		var errs int64
+		n := 0
+		for _, r := range rs {
+			errs += r.Errors
+			if r.Errors != 0 {
+				continue
+			}
+			n = r.Sessions
+			rss = append(rss, r.RSSPerSession)
+			nogc = append(nogc, r.NoGCPerSess)
+			heap = append(heap, r.HeapPerSess)
+			g = append(g, r.GPerSess)
+			before = append(before, float64(r.RSSBefore)/1024)
+			after = append(after, float64(r.RSS)/1024)
+			afterNoGC = append(afterNoGC, float64(r.RSSNoGC)/1024)
+			hwm = append(hwm, float64(r.HWM)/1024)
+			rate = append(rate, r.RPS)
+			cpu = append(cpu, r.CPU)
+		}
+		if len(rss) == 0 {
+			fmt.Printf("| %s | – | – | – | – | – | – | – | – | – | – | – | 0 | %d |\n", s, errs)
+			continue
+		}
+		fmt.Printf("| %s | %d | %.0f (%.0f–%.0f) | %s | %s | %.0f | %.0f | %.2f | %.1f → %.1f (%.1f) | %.1f | %.0f | %.3f | %d | %d |\n",
+			s, n, per[s], slices.Min(rss), slices.Max(rss), ratio(per[s], per["gosdk"]), ratio(per[s], per["mcpgo"]),
+			median(nogc), median(heap), median(g), median(before), median(after), median(afterNoGC), median(hwm),
+			median(rate), median(cpu), len(rss), errs)
+	}
+	fmt.Println()
+	fmt.Println("RSS B/session is (VmRSS after − VmRSS before) / sessions, both read right after the server's own GC and")
+	fmt.Println("debug.FreeOSMemory; \"before GC\" is VmRSS as the sessions were left, 1 s after the connections closed.")
+	fmt.Println("Ratios below 1× mean less memory than the peer.")
 }
