@@ -164,6 +164,12 @@ type Options struct {
 	OnElicitationComplete  func(ctx context.Context, elicitationID string)
 	// OnNotification receives every other notification.
 	OnNotification func(ctx context.Context, method string, params jsontext.Value)
+	// Listen starts the legacy Streamable HTTP transport's GET listening
+	// stream even when no server-request handler is set, so that the
+	// notifications a server sends outside any request (list changes,
+	// resource updates) reach the handlers above. With Elicitation,
+	// Sampling or Roots set it starts anyway.
+	Listen bool
 }
 
 // notificationQueue bounds notifications waiting for their handler; when
@@ -220,7 +226,8 @@ var ErrUnsupportedVersion = errors.New("mcp: the server chose a protocol version
 // server messages that belong to no request (it implements interface{
 // Listen() }, as the Streamable HTTP transport does with its GET stream)
 // and the client can answer server requests (Elicitation, Sampling or
-// Roots is set), Connect calls Listen once the session is up. Listen must
+// Roots is set) or Options.Listen asks for it, Connect calls Listen once
+// the session is up. Listen must
 // not block: Connect does not wait for the stream.
 //
 // Modern (2026-07-28): there is no handshake and no session; every
@@ -284,11 +291,18 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 		return nil, err
 	}
 	if c.era == EraLegacy {
-		if l, ok := t.(interface{ Listen() }); ok && (c.opts.Elicitation != nil || c.opts.Sampling != nil || c.opts.Roots != nil) {
+		if l, ok := t.(interface{ Listen() }); ok && c.opts.hearsServer() {
 			l.Listen()
 		}
 	}
 	return c, nil
+}
+
+// hearsServer reports whether Connect starts the transport's listener:
+// the options answer server requests (reference-sdks B4), or ask for the
+// listener to hear notifications.
+func (o *Options) hearsServer() bool {
+	return o.Elicitation != nil || o.Sampling != nil || o.Roots != nil || o.Listen
 }
 
 func (c *Client) capabilities() mcp.ClientCapabilities {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +60,11 @@ type ConnOptions struct {
 	// (in=false), before decoding and after encoding. Tests use it to
 	// validate the wire; it must not retain msg.
 	Observe func(in bool, msg []byte)
+	// IDPrefix, when set, makes the ids of outgoing requests strings:
+	// IDPrefix followed by a decimal counter. Several processes that serve
+	// one peer (server instances sharing a session) tell whose request an
+	// answer belongs to by it. Empty: the ids are integers.
+	IDPrefix string
 }
 
 const (
@@ -165,7 +171,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 			defer cancel()
 		}
 	}
-	id := mcp.IntID(c.nextID.Add(1))
+	id := c.newID()
 	msg, err := EncodeRequest(id, method, params)
 	if err != nil {
 		return fmt.Errorf("jsonrpc: encoding %s params: %w", method, err)
@@ -204,6 +210,15 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		}
 		return c.closedErr()
 	}
+}
+
+// newID returns the id of a new outgoing request.
+func (c *Conn) newID() mcp.ID {
+	n := c.nextID.Add(1)
+	if c.opts.IDPrefix == "" {
+		return mcp.IntID(n)
+	}
+	return mcp.StringID(c.opts.IDPrefix + strconv.FormatInt(n, 10))
 }
 
 // answer returns what Call returns for resp.

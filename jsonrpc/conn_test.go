@@ -1081,3 +1081,36 @@ func TestConnOversizedTransportMessage(t *testing.T) {
 		t.Fatalf("after the oversized message: %v %s", m, m.Result)
 	}
 }
+
+// TestIDPrefix: with ConnOptions.IDPrefix the ids of outgoing requests
+// are strings that start with it, distinct per call, and their responses
+// complete the calls.
+func TestIDPrefix(t *testing.T) {
+	leakCheck(t)
+	var mu sync.Mutex
+	var seen []mcp.ID
+	a, _ := pair(t, ConnOptions{IDPrefix: "inst1-"}, ConnOptions{Handler: funcs{req: func(ctx context.Context, m *Message) (any, error) {
+		mu.Lock()
+		seen = append(seen, m.ID)
+		mu.Unlock()
+		return "ok", nil
+	}}})
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	for range 2 {
+		var got string
+		if err := a.Call(ctx, "m", nil, &got); err != nil || got != "ok" {
+			t.Fatalf("Call = %q, %v", got, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 || seen[0] == seen[1] {
+		t.Fatalf("ids %v", seen)
+	}
+	for _, id := range seen {
+		if !id.IsString() || !strings.HasPrefix(id.Str(), "inst1-") {
+			t.Errorf("id %s: want a string starting with inst1-", id)
+		}
+	}
+}

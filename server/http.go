@@ -71,6 +71,16 @@ type HTTPOptions struct {
 	// instance's copy; DELETE deletes the session everywhere. The store
 	// is expected to expire abandoned sessions itself.
 	SessionStore SessionStore
+	// Broker connects this handler to the other instances of a
+	// deployment that share its SessionStore and EventStore, so that a
+	// session's requests, answers and resumptions can land on any of
+	// them (see Broker). Give each handler its own Broker; Close does not
+	// close it.
+	Broker Broker
+	// StoreTimeout bounds each SessionStore, EventStore and Broker call
+	// made while serving a request; past it the request fails with 503.
+	// Default DefaultStoreTimeout.
+	StoreTimeout time.Duration
 	// SessionTTL closes sessions idle this long and frees all they
 	// hold. Default DefaultSessionTTL; negative never.
 	SessionTTL time.Duration
@@ -93,10 +103,11 @@ type HTTPOptions struct {
 
 // HTTPHandler serves an MCP server over Streamable HTTP at one endpoint.
 type HTTPHandler struct {
-	srv   *Server
-	opts  HTTPOptions
-	store EventStore
-	log   *slog.Logger
+	srv     *Server
+	opts    HTTPOptions
+	store   EventStore
+	log     *slog.Logger
+	cluster *cluster // nil without a Broker
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -134,9 +145,15 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) *HTTPHandler {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if o.StoreTimeout <= 0 {
+		o.StoreTimeout = DefaultStoreTimeout
+	}
 	h.store = o.EventStore
 	if h.store == nil && !o.Stateless {
 		h.store = NewMemoryEventStore(nil)
+	}
+	if o.Broker != nil && !o.Stateless {
+		h.cluster = newCluster(h, o.Broker)
 	}
 	return h
 }
@@ -157,6 +174,9 @@ func (h *HTTPHandler) Close() error {
 	}
 	sweeping := h.sweeping
 	h.mu.Unlock()
+	if h.cluster != nil {
+		h.cluster.close()
+	}
 	for _, hs := range sessions {
 		h.endSession(hs)
 	}
@@ -338,6 +358,16 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	defer hs.busy.Add(-1)
 	if !msg.IsRequest() {
+		if c := h.cluster; c != nil {
+			if msg.IsResponse() && c.forwardResponse(r.Context(), hs, msg, body) {
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+			if msg.Method == jsonrpc.MethodCancelled {
+				// The request may run on another instance.
+				c.broadcast(r.Context(), &clusterMsg{Kind: kindCancel, Session: hs.ss.id, Msg: body})
+			}
+		}
 		hs.ss.conn.ProcessContext(r.Context(), msg)
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -366,8 +396,12 @@ func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) (*httpSess
 		hs.busy.Add(1)
 	}
 	h.mu.Unlock()
-	if hs == nil && h.opts.SessionStore != nil {
-		hs = h.loadSession(r.Context(), id)
+	if h.opts.SessionStore != nil {
+		var status int
+		if hs, status = h.sharedSession(r.Context(), id, hs); status != 0 {
+			writeError(w, status, mcp.ID{}, mcp.CodeInternalError, "Service Unavailable: the session store is unreachable")
+			return nil, false
+		}
 	}
 	if hs == nil {
 		writeError(w, http.StatusNotFound, mcp.ID{}, mcp.CodeInvalidRequest, "Not Found: unknown or ended session")
@@ -441,6 +475,11 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, mcp.ID{}, mcp.CodeInvalidRequest, "Method Not Allowed: no standalone stream")
 		return
 	}
+	h.serveStandalone(w, r, hs)
+}
+
+// serveStandalone serves the session's standalone GET stream.
+func (h *HTTPHandler) serveStandalone(w http.ResponseWriter, r *http.Request, hs *httpSession) {
 	st := hs.getStream()
 	if st == nil {
 		writeError(w, http.StatusNotFound, mcp.ID{}, mcp.CodeInvalidRequest, "Not Found: unknown or ended session")
@@ -464,22 +503,67 @@ func (h *HTTPHandler) resume(w http.ResponseWriter, r *http.Request, hs *httpSes
 		st.serve(w, r, int64(seq))
 		return
 	}
-	// The stream finished: replay what the store still has, then end.
-	out := &sseWriter{w: w, rc: http.NewResponseController(w)}
-	st := &stream{h: h, hs: hs, id: streamID}
+	if c := h.cluster; c != nil {
+		if owner, post := ownerOfStream(streamID); owner != "" && owner != c.id {
+			c.resumeRemote(w, r, hs, streamID, seq, owner, post)
+			return
+		}
+	}
+	h.replayStored(w, r, hs, streamID, seq)
+}
+
+// replayStored answers a resumption of a stream that is not live: the
+// events the store still has after seq, then the end of the response.
+func (h *HTTPHandler) replayStored(w http.ResponseWriter, r *http.Request, hs *httpSession, streamID string, seq uint64) {
+	if events, ok := h.storedEvents(w, r, hs, streamID, seq); ok {
+		h.writeReplay(w, hs, streamID, events)
+	}
+}
+
+// resumeOrphan answers a resumption of a stream whose instance is gone
+// (docs/design/multi-instance.md): the events stored after seq if there
+// are any — the client resumes again after them. With none left, the
+// standalone stream continues here as this instance's own; a POST's
+// stream fails for good with 410, so that the client's call ends with an
+// error instead of resuming in vain: its outcome is unknown.
+func (h *HTTPHandler) resumeOrphan(w http.ResponseWriter, r *http.Request, hs *httpSession, streamID string, seq uint64, post bool) {
+	events, ok := h.storedEvents(w, r, hs, streamID, seq)
+	switch {
+	case !ok:
+	case len(events) > 0:
+		h.writeReplay(w, hs, streamID, events)
+	case !post:
+		h.serveStandalone(w, r, hs)
+	default:
+		writeError(w, http.StatusGone, mcp.ID{}, mcp.CodeInternalError, "Gone: the server instance answering this request stopped before it finished; its outcome is unknown")
+	}
+}
+
+// storedEvents reads the events stored after seq, answering 409 or 503
+// itself when it cannot.
+func (h *HTTPHandler) storedEvents(w http.ResponseWriter, r *http.Request, hs *httpSession, streamID string, seq uint64) ([]event, bool) {
+	ctx, cancel := context.WithTimeout(r.Context(), h.opts.StoreTimeout)
+	defer cancel()
 	var events []event
-	err := h.store.Replay(r.Context(), hs.ss.id, streamID, seq, func(s uint64, data []byte) error {
+	err := h.store.Replay(ctx, hs.ss.id, streamID, seq, func(s uint64, data []byte) error {
 		events = append(events, event{seq: s, data: data})
 		return nil
 	})
 	if errors.Is(err, ErrEventsPurged) {
 		writeError(w, http.StatusConflict, mcp.ID{}, mcp.CodeInvalidRequest, "Conflict: the events after Last-Event-ID are no longer stored")
-		return
+		return nil, false
 	}
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, mcp.ID{}, mcp.CodeInternalError, "Internal error: replay failed")
-		return
+		h.log.Warn("mcp: event store replay failed", "session", hs.ss.id, "err", err)
+		writeError(w, http.StatusServiceUnavailable, mcp.ID{}, mcp.CodeInternalError, "Service Unavailable: replay failed")
+		return nil, false
 	}
+	return events, true
+}
+
+func (h *HTTPHandler) writeReplay(w http.ResponseWriter, hs *httpSession, streamID string, events []event) {
+	out := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	st := &stream{h: h, hs: hs, id: streamID}
 	out.start(st, false, 0)
 	for _, ev := range events {
 		if out.event(st.eventID(ev.seq), ev.data) != nil {
@@ -517,11 +601,18 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 	hs.busy.Add(-1)
 	h.endSession(hs)
 	if h.opts.SessionStore != nil {
-		if err := h.opts.SessionStore.Delete(r.Context(), hs.ss.id); err != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), h.opts.StoreTimeout)
+		defer cancel()
+		if err := h.opts.SessionStore.Delete(ctx, hs.ss.id); err != nil {
 			h.log.Warn("mcp: session store delete failed", "err", err)
+			writeError(w, http.StatusServiceUnavailable, mcp.ID{}, mcp.CodeInternalError, "Service Unavailable: the session store is unreachable")
+			return
 		}
 		if h.store != nil {
-			_ = h.store.Purge(r.Context(), hs.ss.id)
+			_ = h.store.Purge(ctx, hs.ss.id)
+		}
+		if h.cluster != nil {
+			h.cluster.broadcast(ctx, &clusterMsg{Kind: kindEnded, Session: hs.ss.id})
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -564,23 +655,52 @@ func (h *HTTPHandler) track(hs *httpSession) {
 	}
 	ss := hs.ss
 	ss.onChange = func() {
-		if err := st.Put(context.Background(), ss.id, ss.snapshot()); err != nil {
+		state := ss.snapshot()
+		ctx, cancel := context.WithTimeout(context.Background(), h.opts.StoreTimeout)
+		defer cancel()
+		if err := st.Put(ctx, ss.id, state); err != nil {
 			h.log.Warn("mcp: session store put failed", "session", ss.id, "err", err)
+		}
+		if h.cluster != nil {
+			h.cluster.broadcast(ctx, &clusterMsg{Kind: kindState, Session: ss.id, State: state})
 		}
 	}
 }
 
-// loadSession serves here a session another instance created, from the
-// SessionStore; nil when the store does not know it. The session is
-// returned marked busy, as session does.
-func (h *HTTPHandler) loadSession(ctx context.Context, id string) *httpSession {
+// sharedSession checks a session against the SessionStore on each of its
+// requests: the store knows whether it still exists (DELETE or the
+// store's TTL may have ended it on another instance), and has its latest
+// state, which other instances may have changed. hs is this instance's
+// copy (nil if none, or busy). It returns the session marked busy (nil
+// when unknown), or a status when the store failed.
+func (h *HTTPHandler) sharedSession(ctx context.Context, id string, hs *httpSession) (*httpSession, int) {
+	ctx, cancel := context.WithTimeout(ctx, h.opts.StoreTimeout)
+	defer cancel()
 	st, err := h.opts.SessionStore.Get(ctx, id)
-	if err != nil {
-		if !errors.Is(err, ErrUnknownSession) {
-			h.log.Warn("mcp: session store get failed", "session", id, "err", err)
+	switch {
+	case errors.Is(err, ErrUnknownSession):
+		if hs != nil {
+			hs.busy.Add(-1)
+			h.endSession(hs)
 		}
-		return nil
+		return nil, 0
+	case err != nil:
+		h.log.Warn("mcp: session store get failed", "session", id, "err", err)
+		if hs != nil {
+			hs.busy.Add(-1)
+		}
+		return nil, http.StatusServiceUnavailable
+	case hs != nil:
+		hs.ss.restore(st)
+		return hs, 0
 	}
+	return h.loadSession(id, st), 0
+}
+
+// loadSession serves here a session another instance created, from its
+// stored state. The session is returned marked busy, as session does;
+// nil once the handler is closed.
+func (h *HTTPHandler) loadSession(id string, st *SessionState) *httpSession {
 	hs := &httpSession{h: h}
 	hs.ss = h.srv.newHTTPSession(hs)
 	hs.ss.id = id
@@ -603,6 +723,15 @@ func (h *HTTPHandler) loadSession(ctx context.Context, id string) *httpSession {
 	}
 	hs.busy.Add(1)
 	return hs
+}
+
+// idPrefix is the prefix of the ids of server→client requests: the
+// instance's, in a cluster.
+func (h *HTTPHandler) idPrefix() string {
+	if h.cluster == nil {
+		return ""
+	}
+	return h.cluster.idPrefix()
 }
 
 // startSweeper starts the idle-session sweeper once. Called with mu held.

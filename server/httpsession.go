@@ -33,7 +33,13 @@ type httpSession struct {
 
 var _ transport.Conn = (*httpSession)(nil)
 
-func newStreamID() string { return rand.Text()[:12] }
+// newStreamID names a new resumable stream (post: a POST's answer).
+func (h *HTTPHandler) newStreamID(post bool) string {
+	if h.cluster != nil {
+		return h.cluster.newStreamID(post)
+	}
+	return rand.Text()[:12]
+}
 
 func (hs *httpSession) touch() { hs.lastSeen.Store(time.Now().UnixNano()) }
 
@@ -61,6 +67,11 @@ func (hs *httpSession) Write(ctx context.Context, msg []byte) error {
 		st = hs.get
 	}
 	hs.mu.Unlock()
+	if st == nil && !route.Related.IsValid() && hs.h.cluster != nil && !isLocalOnly(ctx) {
+		// Another instance may hold the session's GET stream.
+		hs.h.cluster.broadcast(ctx, &clusterMsg{Kind: kindNotify, Session: hs.ss.id, Msg: msg})
+		return nil
+	}
 	if st == nil {
 		// A message for a request that has ended, or an unrelated
 		// notification while no standalone stream was ever opened: the
@@ -139,6 +150,13 @@ func (hs *httpSession) getStream() *stream {
 			hs.byID[hs.get.id] = hs.get
 		}
 	}
+	return hs.get
+}
+
+// standalone returns the GET stream if one was opened here.
+func (hs *httpSession) standalone() *stream {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
 	return hs.get
 }
 

@@ -54,7 +54,7 @@ type event struct {
 func newStream(h *HTTPHandler, hs *httpSession, reqID mcp.ID) *stream {
 	st := &stream{h: h, hs: hs, reqID: reqID, wake: make(chan struct{}, 1)}
 	if hs != nil && h.store != nil {
-		st.id = newStreamID()
+		st.id = h.newStreamID(reqID.IsValid())
 		st.resumes = true
 	}
 	return st

@@ -42,13 +42,13 @@ func (s *Server) AddPrompt(p *mcp.Prompt, h PromptHandler) {
 		}
 	}
 	s.prompts.put(map[string]*promptEntry{p.Name: e})
-	s.broadcast(mcp.NotificationPromptsListChanged, nil, nil)
+	s.announce(mcp.NotificationPromptsListChanged, "")
 }
 
 // RemovePrompts unregisters prompts by name.
 func (s *Server) RemovePrompts(names ...string) {
 	if s.prompts.remove(names...) {
-		s.broadcast(mcp.NotificationPromptsListChanged, nil, nil)
+		s.announce(mcp.NotificationPromptsListChanged, "")
 	}
 }
 

@@ -46,7 +46,7 @@ func (s *Server) AddResource(r *mcp.Resource, h ResourceHandler) {
 		panic("mcp: AddResource: a resource needs a URI and a handler")
 	}
 	s.resources.put(map[string]*resourceEntry{r.URI: {resource: *r, handler: h}})
-	s.broadcast(mcp.NotificationResourcesListChanged, nil, nil)
+	s.announce(mcp.NotificationResourcesListChanged, "")
 }
 
 // AddResourceTemplate registers an RFC 6570 resource template. A
@@ -62,28 +62,27 @@ func (s *Server) AddResourceTemplate(t *mcp.ResourceTemplate, h ResourceHandler)
 		panic(fmt.Sprintf("mcp: AddResourceTemplate: %q: %v", t.URITemplate, err))
 	}
 	s.templates.put(map[string]*templateEntry{t.URITemplate: {template: *t, compiled: compiled, handler: h}})
-	s.broadcast(mcp.NotificationResourcesListChanged, nil, nil)
+	s.announce(mcp.NotificationResourcesListChanged, "")
 }
 
 // RemoveResources unregisters resources by URI.
 func (s *Server) RemoveResources(uris ...string) {
 	if s.resources.remove(uris...) {
-		s.broadcast(mcp.NotificationResourcesListChanged, nil, nil)
+		s.announce(mcp.NotificationResourcesListChanged, "")
 	}
 }
 
 // RemoveResourceTemplates unregisters resource templates.
 func (s *Server) RemoveResourceTemplates(templates ...string) {
 	if s.templates.remove(templates...) {
-		s.broadcast(mcp.NotificationResourcesListChanged, nil, nil)
+		s.announce(mcp.NotificationResourcesListChanged, "")
 	}
 }
 
 // ResourceUpdated tells every session subscribed to uri that the
 // resource changed (notifications/resources/updated).
 func (s *Server) ResourceUpdated(uri string) {
-	s.broadcast(mcp.NotificationResourcesUpdated, &mcp.ResourceUpdatedNotificationParams{URI: uri},
-		func(ss *Session) bool { return ss.isSubscribed(uri) })
+	s.announce(mcp.NotificationResourcesUpdated, uri)
 }
 
 func listResources(_ context.Context, s *Server, _ *Request, wp *wireParams) (any, error) {

@@ -103,6 +103,8 @@ type Server struct {
 	completion CompletionHandler
 	sessions   map[*Session]struct{}
 	listeners  map[*listener]struct{}
+	relays     map[int]func(method, uri string) // see addRelay
+	relayN     int
 
 	tasks tasks
 }
@@ -235,6 +237,7 @@ func (s *Server) newHTTPSession(hs *httpSession) *Session {
 		CallTimeout: s.opts.CallTimeout,
 		Logger:      s.log,
 		Observe:     s.opts.Observe,
+		IDPrefix:    hs.h.idPrefix(),
 	})
 	ss.closeStream = hs.closeStream
 	s.addSession(ss)
@@ -264,24 +267,73 @@ func (s *Server) Sessions() []*Session {
 	return out
 }
 
-// broadcast sends a notification to every initialized session for which
-// want returns true.
-func (s *Server) broadcast(method string, params any, want func(*Session) bool) {
-	uri := ""
-	if p, ok := params.(*mcp.ResourceUpdatedNotificationParams); ok {
-		uri = p.URI
+// announce delivers a list change (uri "") or a resource update to this
+// server's sessions and listen streams, and hands it to the relays that
+// carry it to other instances of the deployment.
+func (s *Server) announce(method, uri string) {
+	s.deliverChange(method, uri)
+	s.mu.Lock()
+	relays := make([]func(string, string), 0, len(s.relays))
+	for _, fn := range s.relays {
+		relays = append(relays, fn)
 	}
+	s.mu.Unlock()
+	for _, fn := range relays {
+		fn(method, uri)
+	}
+}
+
+// deliverChange sends a list change or resource update to every open
+// listen stream and every initialized session that can hear it.
+func (s *Server) deliverChange(method, uri string) {
 	s.notifyListeners(method, uri)
+	var params any
+	if method == mcp.NotificationResourcesUpdated {
+		params = &mcp.ResourceUpdatedNotificationParams{URI: uri}
+	}
 	for _, ss := range s.Sessions() {
-		if !ss.ready() || (want != nil && !want(ss)) {
+		if !ss.ready() || (method == mcp.NotificationResourcesUpdated && !ss.isSubscribed(uri)) {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+		// Every instance of a deployment delivers the change to its own
+		// copy of the session: none forwards it (see httpSession.Write).
+		ctx, cancel := context.WithTimeout(withLocalOnly(context.Background()), notifyTimeout)
 		if err := ss.notify(ctx, method, params); err != nil {
 			s.log.Debug("mcp: notification not delivered", "method", method, "err", err)
 		}
 		cancel()
 	}
+}
+
+// addRelay registers fn to be told of every change announced here; the
+// returned function removes it.
+func (s *Server) addRelay(fn func(method, uri string)) (remove func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.relays == nil {
+		s.relays = make(map[int]func(string, string))
+	}
+	s.relayN++
+	n := s.relayN
+	s.relays[n] = fn
+	return func() {
+		s.mu.Lock()
+		delete(s.relays, n)
+		s.mu.Unlock()
+	}
+}
+
+type localOnlyKey struct{}
+
+// withLocalOnly marks the writes of ctx as copies of a change every
+// instance delivers itself.
+func withLocalOnly(ctx context.Context) context.Context {
+	return context.WithValue(ctx, localOnlyKey{}, true)
+}
+
+func isLocalOnly(ctx context.Context) bool {
+	v, _ := ctx.Value(localOnlyKey{}).(bool)
+	return v
 }
 
 // pageSize returns the configured page size.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -26,14 +27,15 @@ type SessionState struct {
 
 // SessionStore keeps the state of legacy HTTP sessions outside one
 // process, so that several instances behind a load balancer can serve the
-// same session: an instance that receives a request for a session it has
-// not seen loads the session's state and serves it. Pair it with a shared
-// EventStore for resumption across instances. Answers to server→client
-// requests must still reach the instance that sent them; routing those
-// between instances is beyond this interface.
+// same session. The handler calls Get on every request of a session —
+// whether the session still exists and its latest state are the store's
+// to say — and Put whenever the state changes. Pair it with a shared
+// EventStore for resumption across instances, and a Broker for answers,
+// notifications and live streams that cross instances.
 //
 // Implementations must be safe for concurrent use. Get returns
-// ErrUnknownSession for an id it does not hold.
+// ErrUnknownSession for an id it does not hold; a store that expires idle
+// sessions restarts the session's idle time on Get as on Put.
 type SessionStore interface {
 	Put(ctx context.Context, id string, st *SessionState) error
 	Get(ctx context.Context, id string) (*SessionState, error)
@@ -59,7 +61,8 @@ func (ss *Session) snapshot() *SessionState {
 	return st
 }
 
-// restore sets an initialized session from stored state.
+// restore sets an initialized session from stored state, replacing what
+// it had.
 func (ss *Session) restore(st *SessionState) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -68,6 +71,7 @@ func (ss *Session) restore(st *SessionState) {
 	if st.Ready {
 		ss.state = stateReady
 	}
+	clear(ss.subscribed)
 	for _, uri := range st.Subscriptions {
 		ss.subscribed[uri] = struct{}{}
 	}
@@ -78,4 +82,57 @@ func (ss *Session) changed() {
 	if ss.onChange != nil {
 		ss.onChange()
 	}
+}
+
+// MemorySessionStore is a SessionStore in this process's memory: several
+// HTTPHandlers in one process (with a MemoryBus) serve the same sessions
+// through it. It keeps sessions until they are deleted; a deployment of
+// several processes needs a shared store (such as the store/redis module).
+type MemorySessionStore struct {
+	mu sync.Mutex
+	m  map[string]SessionState
+}
+
+// NewMemorySessionStore returns an empty store.
+func NewMemorySessionStore() *MemorySessionStore {
+	return &MemorySessionStore{m: make(map[string]SessionState)}
+}
+
+var _ SessionStore = (*MemorySessionStore)(nil)
+
+// Put implements SessionStore.
+func (s *MemorySessionStore) Put(_ context.Context, id string, st *SessionState) error {
+	c := *st
+	c.Subscriptions = slices.Clone(st.Subscriptions)
+	s.mu.Lock()
+	s.m[id] = c
+	s.mu.Unlock()
+	return nil
+}
+
+// Get implements SessionStore.
+func (s *MemorySessionStore) Get(_ context.Context, id string) (*SessionState, error) {
+	s.mu.Lock()
+	st, ok := s.m[id]
+	s.mu.Unlock()
+	if !ok {
+		return nil, ErrUnknownSession
+	}
+	st.Subscriptions = slices.Clone(st.Subscriptions)
+	return &st, nil
+}
+
+// Delete implements SessionStore.
+func (s *MemorySessionStore) Delete(_ context.Context, id string) error {
+	s.mu.Lock()
+	delete(s.m, id)
+	s.mu.Unlock()
+	return nil
+}
+
+// Len reports how many sessions the store holds.
+func (s *MemorySessionStore) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
 }

@@ -88,7 +88,7 @@ func (s *Server) AddRawTool(t *mcp.Tool, h ToolHandler, opts ...ToolOption) {
 		panic(fmt.Sprintf("mcp: AddRawTool: tool %s: unknown execution.taskSupport %q", tool.Name, e.taskSupport()))
 	}
 	s.tools.put(map[string]*toolEntry{tool.Name: e})
-	s.broadcast(mcp.NotificationToolsListChanged, nil, nil)
+	s.announce(mcp.NotificationToolsListChanged, "")
 }
 
 // AddTool registers a typed tool. Unless t.InputSchema is set, the input
@@ -187,7 +187,7 @@ func errorResult(text string) *mcp.CallToolResult {
 // registered.
 func (s *Server) RemoveTools(names ...string) {
 	if s.tools.remove(names...) {
-		s.broadcast(mcp.NotificationToolsListChanged, nil, nil)
+		s.announce(mcp.NotificationToolsListChanged, "")
 	}
 }
 

@@ -20,8 +20,9 @@ const DefaultPrefix = "mcpkit:"
 type SessionStoreOptions struct {
 	// Prefix is put before every key. Default DefaultPrefix.
 	Prefix string
-	// TTL is how long a session is kept after its last Put. Default 1h.
-	// Keep it at least as long as the handler's idle timeout.
+	// TTL is how long a session is kept after its last use (each of its
+	// requests reads it with Get, which restarts the TTL, as Put does).
+	// Default 1h. Keep it at least as long as the handler's idle timeout.
 	TTL time.Duration
 }
 
@@ -65,10 +66,12 @@ func (s *SessionStore) Put(ctx context.Context, id string, st *server.SessionSta
 	return nil
 }
 
-// Get implements server.SessionStore; it returns server.ErrUnknownSession
-// for an id that was never stored, was deleted or expired.
+// Get implements server.SessionStore: it reads the state and restarts
+// the session's TTL in one command (GETEX). It returns
+// server.ErrUnknownSession for an id that was never stored, was deleted
+// or expired.
 func (s *SessionStore) Get(ctx context.Context, id string) (*server.SessionState, error) {
-	b, err := s.rdb.Get(ctx, s.key(id)).Bytes()
+	b, err := s.rdb.GetEx(ctx, s.key(id), s.opts.TTL).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, server.ErrUnknownSession
 	}

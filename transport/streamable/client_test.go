@@ -255,8 +255,8 @@ func TestServerRequestsOnGETStream(t *testing.T) {
 }
 
 // TestListenerStartsAfterConnect: Connect starts the listener when the
-// client has a server-request handler, without waiting for the GET to be
-// answered; without a handler it starts none.
+// client has a server-request handler or asks for it (Options.Listen),
+// without waiting for the GET to be answered; otherwise it starts none.
 func TestListenerStartsAfterConnect(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -267,6 +267,7 @@ func TestListenerStartsAfterConnect(t *testing.T) {
 		{"sampling", client.Options{Sampling: samplingHandler}, true},
 		{"roots", client.Options{Roots: func(context.Context) (*mcp.ListRootsResult, error) { return nil, nil }}, true},
 		{"no handler", client.Options{OnToolsListChanged: func(context.Context) {}}, false},
+		{"asked", client.Options{OnToolsListChanged: func(context.Context) {}, Listen: true}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, fakeMCP(nil, nil, func(w http.ResponseWriter, r *http.Request, in rec) {

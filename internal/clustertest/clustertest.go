@@ -1,0 +1,227 @@
+// Package clustertest runs one MCP server as several instances behind a
+// round-robin reverse proxy, and checks that legacy sessions, stream
+// resumption, server→client requests, MRTR retries and subscriptions work
+// whichever instance each HTTP request lands on. The shared stores and
+// the broker come from the caller: in-memory ones (internal/e2e) or Redis
+// (the store/redis module).
+//
+// It is test support: it imports testing and must not be imported by
+// non-test code.
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
+)
+
+// Backend is what one instance shares with the others.
+type Backend struct {
+	Sessions server.SessionStore
+	Events   server.EventStore
+	Broker   server.Broker
+	// Close releases the instance's own parts (its broker); may be nil.
+	Close func()
+}
+
+// Node is one instance.
+type Node struct {
+	Index   int
+	Server  *server.Server
+	Handler *server.HTTPHandler
+	ts      *httptest.Server
+	backend Backend
+	down    atomic.Bool
+	once    sync.Once
+}
+
+// Hit is one HTTP request the proxy passed on.
+type Hit struct {
+	Node   int
+	Method string // HTTP method
+	// What the POST body was: a JSON-RPC method, "response", or "".
+	What string
+}
+
+// Cluster is N instances behind a round-robin proxy.
+type Cluster struct {
+	Nodes []*Node
+	URL   string // the proxy's endpoint
+
+	proxy *httptest.Server
+	next  atomic.Int64
+	mu    sync.Mutex
+	hits  []Hit
+	// Release unblocks the "hold" tool.
+	Release chan struct{}
+}
+
+// StateKey is the requestState key every instance shares.
+var StateKey = []byte("clustertest-shared-state-key-32b")
+
+// New starts n instances, each with the backend backend(i), and the proxy.
+// Everything is closed when the test ends.
+func New(t *testing.T, n int, backend func(i int) Backend) *Cluster {
+	t.Helper()
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() { // registered first: runs after everything is closed
+		http.DefaultClient.CloseIdleConnections()
+		goleak.VerifyNone(t, before)
+	})
+	c := &Cluster{Release: make(chan struct{})}
+	for i := range n {
+		b := backend(i)
+		s := NewServer(c.Release)
+		h := server.NewHTTPHandler(s, &server.HTTPOptions{
+			SessionStore:  b.Sessions,
+			EventStore:    b.Events,
+			Broker:        b.Broker,
+			RetryInterval: 50 * time.Millisecond,
+			KeepAlive:     200 * time.Millisecond,
+		})
+		node := &Node{Index: i, Server: s, Handler: h, ts: httptest.NewServer(h), backend: b}
+		c.Nodes = append(c.Nodes, node)
+	}
+	c.proxy = httptest.NewServer(http.HandlerFunc(c.serve))
+	c.URL = c.proxy.URL
+	t.Cleanup(func() {
+		c.proxy.CloseClientConnections()
+		c.proxy.Close()
+		for _, node := range c.Nodes {
+			c.stop(node)
+		}
+	})
+	return c
+}
+
+// NewServer returns the server every instance runs:
+//   - "ask" asks for a name (elicitation) and greets it;
+//   - "poll" logs, closes its SSE connection (SEP-1699), logs again and
+//     answers — the client must resume the stream to get the answer;
+//   - "hold" logs and waits for release (or its cancellation);
+//   - the resource "test://r", which can be subscribed to.
+func NewServer(release <-chan struct{}) *server.Server {
+	s := server.New(&server.Options{Logging: true, RequestStateKeys: [][]byte{StateKey}})
+	server.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
+		res, ok, err := req.Elicitation("who")
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", server.NeedInput().Elicit("who", &mcp.ElicitParams{
+				Message:         "Who is there?",
+				RequestedSchema: []byte(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+			})
+		}
+		return fmt.Sprintf("hello %v", res.Content["name"]), nil
+	})
+	server.AddTool(s, &mcp.Tool{Name: "poll"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
+		_ = req.Log(ctx, mcp.LevelInfo, "poll", "first")
+		req.CloseStream()
+		select {
+		case <-time.After(150 * time.Millisecond):
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		_ = req.Log(ctx, mcp.LevelInfo, "poll", "second")
+		return "polled", nil
+	})
+	server.AddTool(s, &mcp.Tool{Name: "hold"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
+		_ = req.Log(ctx, mcp.LevelInfo, "hold", "holding")
+		select {
+		case <-release:
+			return "released", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	s.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: mcp.ResourceContentsList{&mcp.TextResourceContents{URI: "test://r", Text: "r"}}}, nil
+	})
+	return s
+}
+
+func (c *Cluster) serve(w http.ResponseWriter, r *http.Request) {
+	var node *Node
+	for range len(c.Nodes) {
+		n := c.Nodes[int(c.next.Add(1)-1)%len(c.Nodes)]
+		if !n.down.Load() {
+			node = n
+			break
+		}
+	}
+	if node == nil {
+		http.Error(w, "no instance up", http.StatusBadGateway)
+		return
+	}
+	hit := Hit{Node: node.Index, Method: r.Method}
+	if r.Method == http.MethodPost {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		hit.What = what(body)
+	}
+	c.mu.Lock()
+	c.hits = append(c.hits, hit)
+	c.mu.Unlock()
+	target, _ := url.Parse(node.ts.URL)
+	p := httputil.NewSingleHostReverseProxy(target)
+	p.FlushInterval = -1
+	p.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		http.Error(w, "instance unreachable", http.StatusBadGateway)
+	}
+	p.ServeHTTP(w, r)
+}
+
+// what names a JSON-RPC body: its method, or "response".
+func what(body []byte) string {
+	s := string(body)
+	if i := strings.Index(s, `"method":"`); i >= 0 {
+		rest := s[i+len(`"method":"`):]
+		if j := strings.IndexByte(rest, '"'); j >= 0 {
+			return rest[:j]
+		}
+	}
+	if strings.Contains(s, `"result"`) || strings.Contains(s, `"error"`) {
+		return "response"
+	}
+	return ""
+}
+
+// Hits returns the requests passed on so far.
+func (c *Cluster) Hits() []Hit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Hit(nil), c.hits...)
+}
+
+// Kill stops instance i abruptly: its connections are cut, it leaves the
+// broker, and the proxy stops sending it requests.
+func (c *Cluster) Kill(i int) {
+	c.stop(c.Nodes[i])
+}
+
+func (c *Cluster) stop(n *Node) {
+	n.once.Do(func() {
+		n.down.Store(true)
+		n.ts.CloseClientConnections()
+		if n.backend.Close != nil {
+			n.backend.Close()
+		}
+		n.Handler.Close()
+		n.ts.Close()
+	})
+}

@@ -1,0 +1,23 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/mcpkit/mcpkit/internal/clustertest"
+	"github.com/mcpkit/mcpkit/server"
+)
+
+// TestCluster runs three instances in this process, sharing in-memory
+// stores and a MemoryBus, behind a round-robin proxy (the store/redis
+// module runs the same scenarios on Redis).
+func TestCluster(t *testing.T) {
+	clustertest.Run(t, func(t *testing.T) *clustertest.Cluster {
+		sessions := server.NewMemorySessionStore()
+		events := server.NewMemoryEventStore(nil)
+		bus := server.NewMemoryBus()
+		return clustertest.New(t, 3, func(int) clustertest.Backend {
+			b := bus.Broker()
+			return clustertest.Backend{Sessions: sessions, Events: events, Broker: b, Close: func() { _ = b.Close() }}
+		})
+	})
+}

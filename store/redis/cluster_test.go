@@ -1,0 +1,28 @@
+package redisstore
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/internal/clustertest"
+)
+
+// TestCluster: three instances sharing Redis (sessions, events, pub/sub)
+// behind a round-robin proxy: a legacy session's elicitation answered on
+// another instance, a stream resumed on another instance, DELETE, a
+// modern MRTR retry on another instance, listen fan-out, GET-stream
+// notifications from another instance, and an instance killed mid-call.
+func TestCluster(t *testing.T) {
+	clustertest.Run(t, func(t *testing.T) *clustertest.Cluster {
+		p := prefix(t)
+		sessions := NewSessionStore(rdb, &SessionStoreOptions{Prefix: p})
+		events := NewEventStore(rdb, &EventStoreOptions{Prefix: p})
+		return clustertest.New(t, 3, func(int) clustertest.Backend {
+			b, err := NewBroker(context.Background(), rdb, &BrokerOptions{Prefix: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return clustertest.Backend{Sessions: sessions, Events: events, Broker: b, Close: func() { _ = b.Close() }}
+		})
+	})
+}
