@@ -279,17 +279,21 @@ func ownerOfStream(streamID string) (owner string, post bool) {
 }
 
 // forwardResponse sends a client's answer to the instance whose request
-// it answers, when that is another one; false when it is this one's.
-func (c *cluster) forwardResponse(ctx context.Context, hs *httpSession, msg *jsonrpc.Message, raw []byte) bool {
+// it answers, when that is another one. handled is false when the answer
+// is this instance's; ok is false when it could not be delivered (the
+// instance is gone or the broker unreachable): the POST then fails with
+// 503, so that the client knows, and may send it again.
+func (c *cluster) forwardResponse(ctx context.Context, hs *httpSession, msg *jsonrpc.Message, raw []byte) (handled, ok bool) {
 	owner := ownerOfID(msg.ID)
 	if owner == "" || owner == c.id {
-		return false
+		return false, false
 	}
-	ok, err := c.send(ctx, owner, &clusterMsg{Kind: kindResponse, Session: hs.ss.id, Msg: raw})
-	if err != nil || !ok {
+	delivered, err := c.send(ctx, owner, &clusterMsg{Kind: kindResponse, Session: hs.ss.id, Msg: raw})
+	if err != nil || !delivered {
 		c.h.log.Warn("mcp: answer for another instance not delivered", "session", hs.ss.id, "instance", owner, "id", msg.ID.String(), "err", err)
+		return true, false
 	}
-	return true
+	return true, true
 }
 
 // relayIn is the resumer's end of a relayed stream.

@@ -359,9 +359,15 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	defer hs.busy.Add(-1)
 	if !msg.IsRequest() {
 		if c := h.cluster; c != nil {
-			if msg.IsResponse() && c.forwardResponse(r.Context(), hs, msg, body) {
-				w.WriteHeader(http.StatusAccepted)
-				return
+			if msg.IsResponse() {
+				if handled, ok := c.forwardResponse(r.Context(), hs, msg, body); handled {
+					if !ok {
+						writeError(w, http.StatusServiceUnavailable, mcp.ID{}, mcp.CodeInternalError, "Service Unavailable: the server instance that sent this request cannot be reached")
+						return
+					}
+					w.WriteHeader(http.StatusAccepted)
+					return
+				}
 			}
 			if msg.Method == jsonrpc.MethodCancelled {
 				// The request may run on another instance.

@@ -74,6 +74,17 @@ func TestSessionStoreTTL(t *testing.T) {
 	if ttl := rdb.PTTL(ctx, key).Val(); ttl < 50*time.Second || ttl > time.Minute {
 		t.Errorf("TTL after Put = %v, want about 1m", ttl)
 	}
+	// So does Get: the handler reads the session on each of its requests,
+	// and a session in use must not expire.
+	if err := rdb.PExpire(ctx, key, time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := rdb.PTTL(ctx, key).Val(); ttl < 50*time.Second || ttl > time.Minute {
+		t.Errorf("TTL after Get = %v, want about 1m", ttl)
+	}
 	// And the session ends when it runs out.
 	short := NewSessionStore(rdb, &SessionStoreOptions{Prefix: p, TTL: 50 * time.Millisecond})
 	if err := short.Put(ctx, "s2", st); err != nil {
@@ -83,15 +94,14 @@ func TestSessionStoreTTL(t *testing.T) {
 		t.Fatalf("Get before expiry: %v", err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, err := short.Get(ctx, "s2")
-		if errors.Is(err, server.ErrUnknownSession) {
-			break
-		}
+	for rdb.Exists(ctx, short.key("s2")).Val() != 0 { // unused: it expires
 		if time.Now().After(deadline) {
-			t.Fatalf("session still there after its TTL: %v", err)
+			t.Fatal("session still there after its TTL")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := short.Get(ctx, "s2"); !errors.Is(err, server.ErrUnknownSession) {
+		t.Fatalf("Get after expiry: %v, want ErrUnknownSession", err)
 	}
 }
 
@@ -243,6 +253,9 @@ func TestRedisUnavailable(t *testing.T) {
 		if err == nil || errors.Is(err, server.ErrUnknownSession) || errors.Is(err, server.ErrEventsPurged) || !strings.Contains(err.Error(), "redisstore:") {
 			t.Errorf("%s with Redis down: %v", op, err)
 		}
+	}
+	if _, err := NewBroker(ctx, dead, nil); err == nil || !strings.Contains(err.Error(), "redisstore: subscribing the broker") {
+		t.Errorf("NewBroker with Redis down: %v", err)
 	}
 	if ctx.Err() != nil {
 		t.Error("operations hung until the deadline")

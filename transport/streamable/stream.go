@@ -87,12 +87,16 @@ func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id
 		defer c.untrackModern(id)
 		defer ms.stop()
 	}
+	defer c.dropOrigins(id)
 	var cur cursor
 	misses := 0 // consecutive resume attempts without a message
 	for {
 		gotResponse := false
 		var grace *time.Timer
 		res := c.consume(body, &cur, func(data []byte, m *jsonrpc.Message) bool {
+			if m.IsRequest() && ms == nil {
+				c.noteOrigin(m.ID, id)
+			}
 			if !gotResponse && m.IsResponse() && m.ID == id {
 				if isInit {
 					c.noteInitResult(m)

@@ -190,6 +190,10 @@ type Conn struct {
 	// modern holds the 2026-07-28 requests in flight, by id, with what
 	// cancels their POST (closing its stream is their cancellation).
 	modern map[mcp.ID]context.CancelCauseFunc
+	// origins maps the id of a server request that arrived on the
+	// stream of one of our requests to that request's id, until we
+	// answer it: an answer that cannot be delivered fails that request.
+	origins map[mcp.ID]mcp.ID
 
 	closeOnce sync.Once
 	closeErr  error
@@ -346,6 +350,9 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 		c.mu.Unlock()
 	}
 	err := c.post(ctx, body, m, isInit, mr)
+	if m.IsResponse() {
+		err = c.deliverAnswer(ctx, body, m, err)
+	}
 	var nf *notFoundError
 	if !errors.As(err, &nf) {
 		return err
@@ -363,6 +370,75 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 		return c.loseSession(errors.New("the retried message was refused with 404 again"))
 	}
 	return err
+}
+
+// answerRetries bounds the extra attempts to deliver our answer to a
+// server request after a transient failure (5xx, 408, 425, 429, or a
+// broken connection); they wait 100 ms, 200 ms, 400 ms.
+const answerRetries = 3
+
+// deliverAnswer retries the POST of an answer to a server request that
+// failed for a transient reason: behind a load balancer another server
+// instance may take it (a server instance answers 503 when the one that
+// asked is unreachable). If it cannot be delivered, the request on whose
+// stream the server asked fails with the reason — its handler on the
+// server waits for an answer that will not come.
+func (c *Conn) deliverAnswer(ctx context.Context, body []byte, m *jsonrpc.Message, err error) error {
+	for i := 0; i < answerRetries && transient(err) && ctx.Err() == nil && c.ctx.Err() == nil; i++ {
+		if !c.sleep(100 * time.Millisecond << i) {
+			break
+		}
+		err = c.post(ctx, body, m, false, nil)
+	}
+	c.mu.Lock()
+	origin, ok := c.origins[m.ID]
+	delete(c.origins, m.ID)
+	c.mu.Unlock()
+	var nf *notFoundError
+	if err != nil && ok && !errors.As(err, &nf) && c.ctx.Err() == nil {
+		c.failRequest(origin, fmt.Errorf("the answer to the server's request %s could not be delivered: %w", m.ID, err))
+	}
+	return err
+}
+
+// transient reports whether a failed POST may succeed if sent again.
+func transient(err error) bool {
+	if err == nil || errors.Is(err, transport.ErrClosed) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var se *StatusError
+	if errors.As(err, &se) {
+		switch se.StatusCode {
+		case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
+			return true
+		}
+		return se.StatusCode/100 == 5
+	}
+	var nf *notFoundError
+	return !errors.As(err, &nf)
+}
+
+// noteOrigin records that server request id arrived on the stream of our
+// request origin.
+func (c *Conn) noteOrigin(id, origin mcp.ID) {
+	c.mu.Lock()
+	if c.origins == nil {
+		c.origins = make(map[mcp.ID]mcp.ID)
+	}
+	c.origins[id] = origin
+	c.mu.Unlock()
+}
+
+// dropOrigins forgets the server requests that arrived on the stream of
+// our request origin, once that stream is over.
+func (c *Conn) dropOrigins(origin mcp.ID) {
+	c.mu.Lock()
+	for id, o := range c.origins {
+		if o == origin {
+			delete(c.origins, id)
+		}
+	}
+	c.mu.Unlock()
 }
 
 // notFoundError is a 404 to a request that carried session id session.
