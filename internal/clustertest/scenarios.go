@@ -33,11 +33,14 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func greet(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+// Greet answers the "ask" tool's elicitation with the name Ada.
+func Greet(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
 }
 
-func connect(t *testing.T, c *Cluster, opts *client.Options) *client.Client {
+// Connect connects a client to the cluster through the proxy; it is closed
+// when the test ends.
+func Connect(t *testing.T, c *Cluster, opts *client.Options) *client.Client {
 	t.Helper()
 	cl, err := client.Connect(testCtx(t), streamable.New(c.URL, nil), opts)
 	if err != nil {
@@ -47,7 +50,8 @@ func connect(t *testing.T, c *Cluster, opts *client.Options) *client.Client {
 	return cl
 }
 
-func text(t *testing.T, res *mcp.CallToolResult) string {
+// Text returns the text of a successful tool result.
+func Text(t *testing.T, res *mcp.CallToolResult) string {
 	t.Helper()
 	if res.IsError || len(res.Content) == 0 {
 		t.Fatalf("result: %+v", res)
@@ -63,12 +67,12 @@ func text(t *testing.T, res *mcp.CallToolResult) string {
 // on one instance, whose elicitation/create the client answers with a
 // POST that the proxy hands to another instance.
 func LegacyElicitation(t *testing.T, c *Cluster) {
-	cl := connect(t, c, &client.Options{ProtocolVersion: mcp.LatestLegacy, Elicitation: greet})
+	cl := Connect(t, c, &client.Options{ProtocolVersion: mcp.LatestLegacy, Elicitation: Greet})
 	res, err := cl.CallTool(testCtx(t), &mcp.CallToolParams{Name: "ask"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := text(t, res); got != "hello Ada" {
+	if got := Text(t, res); got != "hello Ada" {
 		t.Fatalf("got %q", got)
 	}
 	call, answer := -1, -1
@@ -91,7 +95,7 @@ func LegacyElicitation(t *testing.T, c *Cluster) {
 func ResumeElsewhere(t *testing.T, c *Cluster) {
 	var mu sync.Mutex
 	var logs []string
-	cl := connect(t, c, &client.Options{ProtocolVersion: mcp.LatestLegacy, OnLog: func(_ context.Context, p *mcp.LoggingMessageParams) {
+	cl := Connect(t, c, &client.Options{ProtocolVersion: mcp.LatestLegacy, OnLog: func(_ context.Context, p *mcp.LoggingMessageParams) {
 		mu.Lock()
 		logs = append(logs, fmt.Sprint(p.Data))
 		mu.Unlock()
@@ -100,7 +104,7 @@ func ResumeElsewhere(t *testing.T, c *Cluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := text(t, res); got != "polled" {
+	if got := Text(t, res); got != "polled" {
 		t.Fatalf("got %q", got)
 	}
 	// Notification handlers run on their own: wait for the second log.
@@ -165,12 +169,12 @@ func Delete(t *testing.T, c *Cluster) {
 // ModernRetry: a 2026-07-28 call answered input-required on one instance
 // is retried, with the sealed requestState, on another.
 func ModernRetry(t *testing.T, c *Cluster) {
-	cl := connect(t, c, &client.Options{ProtocolVersion: mcp.Version20260728, Elicitation: greet})
+	cl := Connect(t, c, &client.Options{ProtocolVersion: mcp.Version20260728, Elicitation: Greet})
 	res, err := cl.CallTool(testCtx(t), &mcp.CallToolParams{Name: "ask"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := text(t, res); got != "hello Ada" {
+	if got := Text(t, res); got != "hello Ada" {
 		t.Fatalf("got %q", got)
 	}
 	var calls []int
@@ -189,7 +193,7 @@ func ModernRetry(t *testing.T, c *Cluster) {
 func ListenFanOut(t *testing.T, c *Cluster) {
 	var subs []*client.Subscription
 	for range len(c.Nodes) { // round robin: one listen stream per instance
-		cl := connect(t, c, &client.Options{ProtocolVersion: mcp.Version20260728})
+		cl := Connect(t, c, &client.Options{ProtocolVersion: mcp.Version20260728})
 		s, err := cl.Listen(testCtx(t), mcp.SubscriptionFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"test://r"}})
 		if err != nil {
 			t.Fatal(err)
@@ -284,7 +288,7 @@ func LegacyNotifications(t *testing.T, c *Cluster) {
 // The session goes on on the other instances.
 func KilledMidCall(t *testing.T, c *Cluster) {
 	logged := make(chan struct{}, 1)
-	cl := connect(t, c, &client.Options{ProtocolVersion: mcp.LatestLegacy, OnLog: func(context.Context, *mcp.LoggingMessageParams) {
+	cl := Connect(t, c, &client.Options{ProtocolVersion: mcp.LatestLegacy, OnLog: func(context.Context, *mcp.LoggingMessageParams) {
 		select {
 		case logged <- struct{}{}:
 		default:
