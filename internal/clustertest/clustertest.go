@@ -11,6 +11,7 @@ package clustertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -113,6 +114,8 @@ func New(t *testing.T, n int, backend func(i int) Backend) *Cluster {
 //   - "poll" logs, closes its SSE connection (SEP-1699), logs again and
 //     answers — the client must resume the stream to get the answer;
 //   - "hold" logs and waits for release (or its cancellation);
+//   - "later" answers, then sends notifications/elicitation/complete
+//     outside any request;
 //   - the resource "test://r", which can be subscribed to.
 func NewServer(release <-chan struct{}) *server.Server {
 	s := server.New(&server.Options{Logging: true, RequestStateKeys: [][]byte{StateKey}})
@@ -148,6 +151,19 @@ func NewServer(release <-chan struct{}) *server.Server {
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
+	})
+	server.AddTool(s, &mcp.Tool{Name: "later"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
+		ss := req.Session()
+		if ss == nil {
+			return "", errors.New("no session")
+		}
+		// After the answer, outside any request: the message goes to the
+		// session's GET stream, wherever it is held.
+		go func() { // ends after one notification
+			time.Sleep(50 * time.Millisecond)
+			_ = ss.ElicitationComplete(context.Background(), "e1")
+		}()
+		return "later", nil
 	})
 	s.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: mcp.ResourceContentsList{&mcp.TextResourceContents{URI: "test://r", Text: "r"}}}, nil

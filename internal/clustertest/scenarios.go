@@ -24,6 +24,7 @@ func Run(t *testing.T, newCluster func(t *testing.T) *Cluster) {
 	t.Run("ModernRetryElsewhere", func(t *testing.T) { ModernRetry(t, newCluster(t)) })
 	t.Run("ListenFanOut", func(t *testing.T) { ListenFanOut(t, newCluster(t)) })
 	t.Run("LegacyNotificationsElsewhere", func(t *testing.T) { LegacyNotifications(t, newCluster(t)) })
+	t.Run("SessionMessageElsewhere", func(t *testing.T) { SessionMessage(t, newCluster(t)) })
 	t.Run("InstanceKilledMidCall", func(t *testing.T) { KilledMidCall(t, newCluster(t)) })
 }
 
@@ -278,6 +279,53 @@ func LegacyNotifications(t *testing.T, c *Cluster) {
 	select {
 	case uri := <-updated:
 		t.Fatalf("a second notification for %q: each instance must deliver only to the streams it holds", uri)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// SessionMessage: a message of no request that one instance sends to a
+// session (notifications/elicitation/complete after the call that started
+// it) reaches the session's GET stream held by another instance, once.
+func SessionMessage(t *testing.T, c *Cluster) {
+	done := make(chan string, 4)
+	conn := streamable.New(c.URL, nil)
+	cl, err := client.Connect(testCtx(t), conn, &client.Options{ProtocolVersion: mcp.LatestLegacy, Elicitation: Greet, ElicitationURL: true,
+		OnElicitationComplete: func(_ context.Context, id string) { done <- id }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	select {
+	case <-conn.Listening():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the GET stream did not connect")
+	}
+	if _, err := cl.CallTool(testCtx(t), &mcp.CallToolParams{Name: "later"}); err != nil {
+		t.Fatal(err)
+	}
+	get, call := -1, -1
+	for _, h := range c.Hits() {
+		switch {
+		case h.Method == http.MethodGet:
+			get = h.Node
+		case h.What == mcp.MethodToolsCall:
+			call = h.Node
+		}
+	}
+	if get == call {
+		t.Fatalf("the GET stream and the call on the same instance %d: the scenario needs two", get)
+	}
+	select {
+	case id := <-done:
+		if id != "e1" {
+			t.Fatalf("elicitation id %q", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("notifications/elicitation/complete did not reach the GET stream")
+	}
+	select {
+	case id := <-done:
+		t.Fatalf("a second notifications/elicitation/complete for %q", id)
 	case <-time.After(200 * time.Millisecond):
 	}
 }
