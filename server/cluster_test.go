@@ -1,0 +1,144 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// clusterPair serves two instances sharing in-memory stores and a
+// MemoryBus; their brokers are returned so that a test can take one
+// away (a dead instance, as the others see it).
+func clusterPair(t *testing.T, setup func(*Server)) (a, b *httpEnv, brokerA, brokerB *MemoryBroker) {
+	t.Helper()
+	sessions, events, bus := NewMemorySessionStore(), NewMemoryEventStore(nil), NewMemoryBus()
+	brokerA, brokerB = bus.Broker(), bus.Broker()
+	t.Cleanup(func() { brokerA.Close(); brokerB.Close() })
+	for _, x := range []struct {
+		env **httpEnv
+		br  *MemoryBroker
+	}{{&a, brokerA}, {&b, brokerB}} {
+		srv := New(&Options{Logging: true})
+		if setup != nil {
+			setup(srv)
+		}
+		*x.env = newHTTPEnv(t, srv, &HTTPOptions{SessionStore: sessions, EventStore: events, Broker: x.br, KeepAlive: -1})
+	}
+	t.Cleanup(a.shutdown) // before b's leak check, which would see a's goroutines
+	return a, b, brokerA, brokerB
+}
+
+// TestClusterOrphanStreams: the instance that owns a stream is gone.
+// Resuming its POST stream on another instance replays the events stored
+// after Last-Event-ID; once none is left, the resumption fails with 410
+// and a JSON-RPC error (the request's outcome is unknown), so that the
+// client stops resuming. Resuming its standalone GET stream continues
+// with the other instance's own standalone stream.
+func TestClusterOrphanStreams(t *testing.T) {
+	logged := make(chan struct{})
+	a, b, brokerA, _ := clusterPair(t, func(s *Server) {
+		AddTool(s, &mcp.Tool{Name: "two"}, func(ctx context.Context, req *CallToolRequest, _ struct{}) (string, error) {
+			_ = req.Log(ctx, mcp.LevelInfo, "t", "one")
+			_ = req.Log(ctx, mcp.LevelInfo, "t", "two")
+			close(logged)
+			<-ctx.Done()
+			return "", ctx.Err()
+		})
+	})
+	sid := a.initialize("{}")
+
+	get := a.openSSE(a.do(http.MethodGet, sid, ""))
+	standalone := get.prime(0)
+	get.close()
+	if owner, post := ownerOfStream(standalone); owner != brokerA.ID() || post {
+		t.Fatalf("standalone stream id %q: want one of instance %s, not a POST's", standalone, brokerA.ID())
+	}
+
+	call := a.openSSE(a.post(sid, toolCall(a.id(), "two", `{}`, "")))
+	stream := call.prime(0)
+	recvT(t, logged, "the tool's logs")
+	call.close()
+
+	brokerA.Close() // instance A is gone, as B sees it
+
+	replay := b.openSSE(b.do(http.MethodGet, sid, "", withHeader("Last-Event-ID", stream+"_0")))
+	replay.plain = true
+	for i, want := range []string{"one", "two"} {
+		f, m := replay.message()
+		if f.id != stream+"_"+string(rune('1'+i)) || m.Method != mcp.NotificationMessage || !strings.Contains(string(m.Params), want) {
+			t.Fatalf("replayed event %d: %v", i+1, f)
+		}
+	}
+	replay.end()
+
+	m := b.expectStatus(b.do(http.MethodGet, sid, "", withHeader("Last-Event-ID", stream+"_2")), http.StatusGone)
+	if m.Error.Code != mcp.CodeInternalError || !strings.Contains(m.Error.Message, "stopped before it finished") {
+		t.Errorf("410 body: %+v", m.Error)
+	}
+
+	cont := b.openSSE(b.do(http.MethodGet, sid, "", withHeader("Last-Event-ID", standalone+"_0")))
+	if own := cont.prime(0); own == standalone {
+		t.Errorf("the standalone stream continued under the dead instance's id %q", own)
+	}
+	AddTool(b.srv, &mcp.Tool{Name: "late"}, func(context.Context, *CallToolRequest, struct{}) (string, error) { return "", nil })
+	if _, n := cont.message(); n.Method != mcp.NotificationToolsListChanged {
+		t.Errorf("standalone stream on B: %s, want tools/list_changed", n.Method)
+	}
+	cont.close()
+}
+
+// TestClusterRelayEnds: a stream resumed on another instance is relayed
+// live from its owner; when the resuming client goes away, the owner
+// stops relaying (and can serve the stream again).
+func TestClusterRelayEnds(t *testing.T) {
+	logged, release := make(chan struct{}, 4), make(chan struct{})
+	a, b, _, _ := clusterPair(t, func(s *Server) {
+		AddTool(s, &mcp.Tool{Name: "slow"}, func(ctx context.Context, req *CallToolRequest, _ struct{}) (string, error) {
+			_ = req.Log(ctx, mcp.LevelInfo, "t", "before")
+			logged <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+			_ = req.Log(ctx, mcp.LevelInfo, "t", "after")
+			return "done", nil
+		})
+	})
+	sid := a.initialize("{}")
+	call := a.openSSE(a.post(sid, toolCall(a.id(), "slow", `{}`, "")))
+	stream := call.prime(0)
+	recvT(t, logged, "the first log")
+	f, _ := call.message()
+	call.close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	relayed := b.openSSE(b.do(http.MethodGet, sid, "", withHeader("Last-Event-ID", f.id), withCtx(ctx)))
+	relayed.plain = true
+	waitFor(t, "the relay to start", func() bool { return servingRelays(a.h) == 1 })
+	cancel()
+	relayed.close()
+	waitFor(t, "the owner to stop relaying", func() bool { return servingRelays(a.h) == 0 })
+
+	// Resumed again, on B, the stream goes on to its end.
+	again := b.openSSE(b.do(http.MethodGet, sid, "", withHeader("Last-Event-ID", f.id)))
+	again.plain = true
+	close(release)
+	if _, m := again.message(); m.Method != mcp.NotificationMessage || !strings.Contains(string(m.Params), "after") {
+		t.Fatalf("relayed: %s %s", m.Method, m.Params)
+	}
+	if _, m := again.message(); m.Error != nil || !strings.Contains(string(m.Result), "done") {
+		t.Fatalf("relayed final message: %s", m.raw)
+	}
+	again.end()
+	_ = stream
+}
+
+func servingRelays(h *HTTPHandler) int {
+	h.cluster.mu.Lock()
+	defer h.cluster.mu.Unlock()
+	return len(h.cluster.serving)
+}
