@@ -34,18 +34,19 @@ const (
 
 // Kinds of cluster messages.
 const (
-	kindResponse = "response" // a client's answer to one of the receiver's requests
-	kindCancel   = "cancel"   // a client's notifications/cancelled, for whoever runs the request
-	kindNotify   = "notify"   // a message of no request, for the holder of the GET stream
-	kindState    = "state"    // a session's new state
-	kindEnded    = "ended"    // a session was deleted
-	kindChange   = "change"   // a list change or resource update
-	kindAttach   = "attach"   // resumer → owner: relay this stream to me
-	kindDetach   = "detach"   // resumer → owner: stop relaying
-	kindProbe    = "probe"    // resumer → owner: still there? (only delivery counts)
-	kindChunk    = "chunk"    // owner → resumer: bytes of the stream
-	kindEnd      = "end"      // owner → resumer: the relay is over
-	kindGone     = "gone"     // owner → resumer: the stream is not live here
+	kindResponse   = "response"   // a client's answer to one of the receiver's requests
+	kindCancel     = "cancel"     // a client's notifications/cancelled, for whoever runs the request
+	kindNotify     = "notify"     // a message of no request, for the holder of the GET stream
+	kindStandalone = "standalone" // the sender now holds the session's GET stream
+	kindState      = "state"      // a session's new state
+	kindEnded      = "ended"      // a session was deleted
+	kindChange     = "change"     // a list change or resource update
+	kindAttach     = "attach"     // resumer → owner: relay this stream to me
+	kindDetach     = "detach"     // resumer → owner: stop relaying
+	kindProbe      = "probe"      // resumer → owner: still there? (only delivery counts)
+	kindChunk      = "chunk"      // owner → resumer: bytes of the stream
+	kindEnd        = "end"        // owner → resumer: the relay is over
+	kindGone       = "gone"       // owner → resumer: the stream is not live here
 )
 
 // clusterMsg is what instances send each other, as JSON.
@@ -202,6 +203,10 @@ func (c *cluster) receive(raw []byte) {
 			if st := hs.standalone(); st != nil {
 				st.push(m.Msg, false)
 			}
+		}
+	case kindStandalone:
+		if hs := h.local(m.Session); hs != nil {
+			hs.dropStandalone(int64(m.Seq))
 		}
 	case kindState:
 		if hs := h.local(m.Session); hs != nil && m.State != nil {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -116,7 +117,7 @@ func TestClusterRelayEnds(t *testing.T) {
 	call.close()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	relayed := b.openSSE(b.do(http.MethodGet, sid, "", withHeader("Last-Event-ID", f.id), withCtx(ctx)))
+	relayed := b.openSSE(resume(b, sid, f.id, withCtx(ctx)))
 	relayed.plain = true
 	waitFor(t, "the relay to start", func() bool { return servingRelays(a.h) == 1 })
 	cancel()
@@ -124,7 +125,7 @@ func TestClusterRelayEnds(t *testing.T) {
 	waitFor(t, "the owner to stop relaying", func() bool { return servingRelays(a.h) == 0 })
 
 	// Resumed again, on B, the stream goes on to its end.
-	again := b.openSSE(b.do(http.MethodGet, sid, "", withHeader("Last-Event-ID", f.id)))
+	again := b.openSSE(resume(b, sid, f.id))
 	again.plain = true
 	close(release)
 	if _, m := again.message(); m.Method != mcp.NotificationMessage || !strings.Contains(string(m.Params), "after") {
@@ -137,8 +138,46 @@ func TestClusterRelayEnds(t *testing.T) {
 	_ = stream
 }
 
+// resume sends GET with Last-Event-ID, again while the answer is 409:
+// the server may not have seen the end of the previous connection yet
+// (a client does the same).
+func resume(e *httpEnv, sid, last string, opts ...reqOpt) *http.Response {
+	e.t.Helper()
+	for i := 0; ; i++ {
+		resp := e.do(http.MethodGet, sid, "", append(opts, withHeader("Last-Event-ID", last))...)
+		if resp.StatusCode != http.StatusConflict || i == 100 {
+			return resp
+		}
+		resp.Body.Close()
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func servingRelays(h *HTTPHandler) int {
 	h.cluster.mu.Lock()
 	defer h.cluster.mu.Unlock()
 	return len(h.cluster.serving)
+}
+
+// TestClusterOneStandalone: the server sends a message on one stream
+// only. A session's standalone stream opened on another instance ends
+// the one the first instance held, and a change reaches the new one,
+// once.
+func TestClusterOneStandalone(t *testing.T) {
+	a, b, _, _ := clusterPair(t, nil)
+	sid := a.initialize("{}")
+	first := a.openSSE(a.do(http.MethodGet, sid, ""))
+	first.prime(0)
+	second := b.openSSE(b.do(http.MethodGet, sid, ""))
+	second.prime(0)
+	first.end() // A dropped its stream when B opened one
+	waitFor(t, "A to drop its standalone stream", func() bool {
+		hs := a.h.local(sid)
+		return hs != nil && hs.standalone() == nil
+	})
+	AddTool(a.srv, &mcp.Tool{Name: "late"}, func(context.Context, *CallToolRequest, struct{}) (string, error) { return "", nil })
+	if _, n := second.message(); n.Method != mcp.NotificationToolsListChanged {
+		t.Fatalf("B's stream: %s", n.Method)
+	}
+	second.close()
 }

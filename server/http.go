@@ -486,7 +486,12 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 
 // serveStandalone serves the session's standalone GET stream.
 func (h *HTTPHandler) serveStandalone(w http.ResponseWriter, r *http.Request, hs *httpSession) {
-	st := hs.getStream()
+	st, created := hs.getStream()
+	if created && st != nil && h.cluster != nil {
+		// The server sends each message on one stream: the instances
+		// that held this session's standalone stream drop theirs.
+		h.cluster.broadcast(r.Context(), &clusterMsg{Kind: kindStandalone, Session: hs.ss.id, Seq: uint64(st.born)})
+	}
 	if st == nil {
 		writeError(w, http.StatusNotFound, mcp.ID{}, mcp.CodeInvalidRequest, "Not Found: unknown or ended session")
 		return

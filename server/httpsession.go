@@ -134,14 +134,16 @@ func (hs *httpSession) openStream(id mcp.ID) (*stream, bool) {
 	return st, true
 }
 
-// getStream returns the standalone stream, creating it on first use.
-func (hs *httpSession) getStream() *stream {
+// getStream returns the standalone stream, creating it on first use
+// (created reports that).
+func (hs *httpSession) getStream() (st *stream, created bool) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.closed {
-		return nil
+		return nil, false
 	}
 	if hs.get == nil {
+		created = true
 		hs.get = newStream(hs.h, hs, mcp.ID{})
 		if hs.get.id != "" {
 			if hs.byID == nil {
@@ -150,7 +152,28 @@ func (hs *httpSession) getStream() *stream {
 			hs.byID[hs.get.id] = hs.get
 		}
 	}
-	return hs.get
+	return hs.get, created
+}
+
+// dropStandalone ends the standalone stream if it was made before born:
+// another instance opened the session's standalone stream then, and a
+// message goes on one stream only. (Announcements from two instances are
+// not ordered; the creation times, from the instances' clocks, are.)
+func (hs *httpSession) dropStandalone(born int64) {
+	hs.mu.Lock()
+	st := hs.get
+	if st == nil || st.born >= born {
+		hs.mu.Unlock()
+		return
+	}
+	hs.get = nil
+	if st != nil && hs.byID[st.id] == st {
+		delete(hs.byID, st.id)
+	}
+	hs.mu.Unlock()
+	if st != nil {
+		st.abandon()
+	}
 }
 
 // standalone returns the GET stream if one was opened here.

@@ -27,6 +27,7 @@ type stream struct {
 	id      string       // "" when the stream cannot be resumed
 	reqID   mcp.ID       // the POST's request; zero for the GET stream
 	resumes bool         // events go to the event store
+	born    int64        // unix nanoseconds of creation
 
 	mu        sync.Mutex
 	sse       bool
@@ -52,7 +53,7 @@ type event struct {
 }
 
 func newStream(h *HTTPHandler, hs *httpSession, reqID mcp.ID) *stream {
-	st := &stream{h: h, hs: hs, reqID: reqID, wake: make(chan struct{}, 1)}
+	st := &stream{h: h, hs: hs, reqID: reqID, wake: make(chan struct{}, 1), born: time.Now().UnixNano()}
 	if hs != nil && h.store != nil {
 		st.id = h.newStreamID(reqID.IsValid())
 		st.resumes = true
