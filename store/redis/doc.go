@@ -1,31 +1,45 @@
-// Package redisstore keeps the state of mcpkit's legacy HTTP sessions in
-// Redis, so that several server instances behind a load balancer (without
-// sticky sessions) can serve the same session:
+// Package redisstore lets several instances of an mcpkit server, behind a
+// load balancer without sticky sessions, serve the same legacy sessions
+// (2025-11-25 and older) through Redis:
 //
 //   - SessionStore implements server.SessionStore: each session's
 //     negotiated state as JSON under one key, with an idle TTL that every
-//     Put refreshes; Delete ends the session on every instance.
+//     Put and every Get (one per request of the session) restarts;
+//     Delete ends the session on every instance.
 //   - EventStore implements server.EventStore: the SSE events of each
 //     stream in a capped Redis list, with a per-stream "purged up to"
 //     marker so that a replay the store can no longer serve in full fails
 //     with server.ErrEventsPurged instead of silently skipping events.
+//   - Broker implements server.Broker on pub/sub: a client's answer to a
+//     server→client request reaches the instance whose handler asked, a
+//     stream resumed on another instance is relayed live from its owner,
+//     and list changes, resource updates, session state and DELETE reach
+//     every instance.
 //
-// Pass both to server.NewHTTPHandler through server.HTTPOptions:
+// Pass all three to server.NewHTTPHandler, and give every instance the
+// same server.Options.RequestStateKeys:
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	broker, err := redisstore.NewBroker(ctx, rdb, nil) // fails when Redis is unreachable
+//	if err != nil { ... }
+//	defer broker.Close()
 //	h := server.NewHTTPHandler(srv, &server.HTTPOptions{
 //		SessionStore: redisstore.NewSessionStore(rdb, nil),
 //		EventStore:   redisstore.NewEventStore(rdb, nil),
+//		Broker:       broker,
 //	})
 //
-// Every key lives under a configurable prefix (default "mcpkit:") and
-// carries a TTL, so the data of abandoned sessions expires. The keys of
-// one session share a Redis Cluster hash tag ({session id}), so the
-// multi-key scripts work on a cluster too.
+// Every key and channel lives under a configurable prefix (default
+// "mcpkit:"); every key carries a TTL, so the data of abandoned sessions
+// expires. The keys of one session share a Redis Cluster hash tag
+// ({session id}), so the multi-key scripts work on a cluster too.
+//
+// example/cluster runs three instances and a round-robin proxy; the
+// design, the failure behaviour and the alternatives rejected are in
+// docs/design/multi-instance.md. Redis must be private to the instances:
+// whatever can publish on their channels can answer their sessions'
+// server→client requests.
 //
 // The package is its own Go module so that the core SDK does not depend
 // on a Redis client.
-//
-// Routing of server→client requests and notifications between instances
-// (pub/sub) is not part of this package yet.
 package redisstore
