@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -180,4 +181,57 @@ func TestClusterOneStandalone(t *testing.T) {
 		t.Fatalf("B's stream: %s", n.Method)
 	}
 	second.close()
+}
+
+// TestSessionBoundToPrincipal: a session opened by one principal is not
+// found when another presents its id (MCP security best practices:
+// session ids are not authentication), on the instance that opened it
+// and on any other, which learns the principal from the SessionStore.
+func TestSessionBoundToPrincipal(t *testing.T) {
+	sessions, events, bus := NewMemorySessionStore(), NewMemoryEventStore(nil), NewMemoryBus()
+	var urls []string
+	for range 2 {
+		br := bus.Broker()
+		h := NewHTTPHandler(New(nil), &HTTPOptions{SessionStore: sessions, EventStore: events, Broker: br})
+		ts := httptest.NewServer(principalMiddleware(h))
+		t.Cleanup(func() { ts.Close(); h.Close(); br.Close() })
+		urls = append(urls, ts.URL)
+	}
+	post := func(url, sid, principal, body string) (int, http.Header) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", acceptBoth)
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		if principal != "" {
+			req.Header.Set("X-Test-Principal", principal)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header
+	}
+	status, hdr := post(urls[0], "", "alice", initBody(1, "{}"))
+	sid := hdr.Get("Mcp-Session-Id")
+	if status != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d", status)
+	}
+	if status, _ := post(urls[0], sid, "alice", `{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != http.StatusAccepted {
+		t.Fatalf("initialized: %d", status)
+	}
+	ping := `{"jsonrpc":"2.0","id":5,"method":"ping"}`
+	for i, url := range urls {
+		for _, who := range []string{"mallory", ""} {
+			if status, _ := post(url, sid, who, ping); status != http.StatusNotFound {
+				t.Errorf("instance %d, principal %q: %d, want 404", i, who, status)
+			}
+		}
+		if status, _ := post(url, sid, "alice", ping); status != http.StatusOK {
+			t.Errorf("instance %d, alice's own session: %d", i, status)
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
 }

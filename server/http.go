@@ -413,6 +413,14 @@ func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) (*httpSess
 		writeError(w, http.StatusNotFound, mcp.ID{}, mcp.CodeInvalidRequest, "Not Found: unknown or ended session")
 		return nil, false
 	}
+	if hs.ss.principalOf() != principalFrom(r.Context()) {
+		// A session belongs to the principal that opened it: presented
+		// with another's credentials, its id names no session (MCP
+		// security best practices: session ids are not authentication).
+		hs.busy.Add(-1)
+		writeError(w, http.StatusNotFound, mcp.ID{}, mcp.CodeInvalidRequest, "Not Found: unknown or ended session")
+		return nil, false
+	}
 	hs.touch()
 	if v := r.Header.Get(headerProtocolVersion); v != "" && !isLegacyVersion(v) {
 		hs.busy.Add(-1)
@@ -431,7 +439,7 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *js
 	}
 	hs := &httpSession{h: h}
 	hs.ss = h.srv.newHTTPSession(hs)
-	hs.ss.principal = principalFrom(r.Context())
+	hs.ss.principal = principalFrom(r.Context()) // before anyone else sees the session
 	h.track(hs)
 	hs.touch()
 	h.sessions[hs.ss.id] = hs

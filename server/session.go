@@ -62,6 +62,13 @@ func newSession(s *Server) *Session {
 // requests to answer with their result before the connection closes.
 const listenGrace = time.Second
 
+// principalOf returns the principal that opened the session.
+func (ss *Session) principalOf() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.principal
+}
+
 // ID returns the session's identifier: random, unguessable.
 func (ss *Session) ID() string { return ss.id }
 
@@ -169,8 +176,8 @@ func (ss *Session) HandleNotification(_ context.Context, n *jsonrpc.Message) {
 // HandleRequest implements jsonrpc.Handler: the legacy lifecycle first,
 // then the method table.
 func (ss *Session) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error) {
-	if ss.principal != "" && principalFrom(ctx) == "" {
-		ctx = WithPrincipal(ctx, ss.principal)
+	if p := ss.principalOf(); p != "" && principalFrom(ctx) == "" {
+		ctx = WithPrincipal(ctx, p)
 	}
 	wp, err := decodeWire(msg.Params) // the one decode of params
 	if err != nil {

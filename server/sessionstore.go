@@ -23,6 +23,9 @@ type SessionState struct {
 	LogLevel mcp.LoggingLevel `json:"logLevel,omitzero"`
 	// Subscriptions are the resource URIs the client subscribed to.
 	Subscriptions []string `json:"subscriptions,omitempty"`
+	// Principal is the authenticated principal that opened the session
+	// (see WithPrincipal); "" without authentication.
+	Principal string `json:"principal,omitzero"`
 }
 
 // SessionStore keeps the state of legacy HTTP sessions outside one
@@ -56,6 +59,7 @@ func (ss *Session) snapshot() *SessionState {
 		ClientInfo:         ss.info,
 		Ready:              ss.state == stateReady,
 		LogLevel:           ss.level,
+		Principal:          ss.principal,
 	}
 	st.Subscriptions = slices.Sorted(maps.Keys(ss.subscribed))
 	return st
@@ -67,6 +71,7 @@ func (ss *Session) restore(st *SessionState) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.version, ss.caps, ss.info, ss.level = st.ProtocolVersion, st.ClientCapabilities, st.ClientInfo, st.LogLevel
+	ss.principal = st.Principal
 	ss.state = stateInitialized
 	if st.Ready {
 		ss.state = stateReady
