@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -151,27 +152,35 @@ func (c *cluster) goTracked(fn func()) bool {
 	return true
 }
 
-func (c *cluster) encode(m *clusterMsg) []byte {
+func (c *cluster) encode(m *clusterMsg) ([]byte, error) {
 	m.From = c.id
 	b, err := json.Marshal(m)
-	if err != nil { // every field is a plain value
-		panic("mcp: encoding a cluster message: " + err.Error())
+	if err != nil { // only text that is not UTF-8 can fail
+		return nil, fmt.Errorf("mcp: encoding a %s cluster message: %w", m.Kind, err)
 	}
-	return b
+	return b, nil
 }
 
 // send delivers m to instance to within the store timeout.
 func (c *cluster) send(ctx context.Context, to string, m *clusterMsg) (bool, error) {
+	b, err := c.encode(m)
+	if err != nil {
+		return false, err
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.h.opts.StoreTimeout)
 	defer cancel()
-	return c.b.Send(ctx, to, c.encode(m))
+	return c.b.Send(ctx, to, b)
 }
 
 // broadcast delivers m to every other instance, logging a failure.
 func (c *cluster) broadcast(ctx context.Context, m *clusterMsg) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.h.opts.StoreTimeout)
-	defer cancel()
-	if err := c.b.Broadcast(ctx, c.encode(m)); err != nil {
+	b, err := c.encode(m)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.h.opts.StoreTimeout)
+		defer cancel()
+		err = c.b.Broadcast(ctx, b)
+	}
+	if err != nil {
 		c.h.log.Warn("mcp: cluster broadcast failed", "kind", m.Kind, "err", err)
 	}
 }
