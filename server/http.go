@@ -74,8 +74,10 @@ type HTTPOptions struct {
 	// Broker connects this handler to the other instances of a
 	// deployment that share its SessionStore and EventStore, so that a
 	// session's requests, answers and resumptions can land on any of
-	// them (see Broker). Give each handler its own Broker; Close does not
-	// close it.
+	// them (see Broker and docs/design/multi-instance.md). It is meant
+	// with a shared SessionStore and EventStore: without them a session
+	// is still known only where it began. Give each handler its own
+	// Broker; Close does not close it.
 	Broker Broker
 	// StoreTimeout bounds each SessionStore, EventStore and Broker call
 	// made while serving a request; past it the request fails with 503.
