@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"net/http"
 	"slices"
 	"sync"
 
@@ -140,4 +141,91 @@ func (s *MemorySessionStore) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.m)
+}
+
+// track makes a session save its state to the SessionStore on change.
+func (h *HTTPHandler) track(hs *httpSession) {
+	st := h.opts.SessionStore
+	if st == nil {
+		return
+	}
+	ss := hs.ss
+	ss.onChange = func() {
+		state := ss.snapshot()
+		ctx, cancel := context.WithTimeout(context.Background(), h.opts.StoreTimeout)
+		defer cancel()
+		if err := st.Put(ctx, ss.id, state); err != nil {
+			h.log.Warn("mcp: session store put failed", "session", ss.id, "err", err)
+		}
+		if h.cluster != nil {
+			h.cluster.broadcast(ctx, &clusterMsg{Kind: kindState, Session: ss.id, State: state})
+		}
+	}
+}
+
+// sharedSession checks a session against the SessionStore on each of its
+// requests: the store knows whether it still exists (DELETE or the
+// store's TTL may have ended it on another instance), and has its latest
+// state, which other instances may have changed. hs is this instance's
+// copy (nil if none, or busy). It returns the session marked busy (nil
+// when unknown), or a status when the store failed.
+func (h *HTTPHandler) sharedSession(ctx context.Context, id string, hs *httpSession) (*httpSession, int) {
+	ctx, cancel := context.WithTimeout(ctx, h.opts.StoreTimeout)
+	defer cancel()
+	st, err := h.opts.SessionStore.Get(ctx, id)
+	switch {
+	case errors.Is(err, ErrUnknownSession):
+		if hs != nil {
+			hs.busy.Add(-1)
+			h.endSession(hs)
+		}
+		return nil, 0
+	case err != nil:
+		h.log.Warn("mcp: session store get failed", "session", id, "err", err)
+		if hs != nil {
+			hs.busy.Add(-1)
+		}
+		return nil, http.StatusServiceUnavailable
+	case hs != nil:
+		hs.ss.restore(st)
+		return hs, 0
+	}
+	return h.loadSession(id, st), 0
+}
+
+// loadSession serves here a session another instance created, from its
+// stored state. The session is returned marked busy, as session does;
+// nil once the handler is closed.
+func (h *HTTPHandler) loadSession(id string, st *SessionState) *httpSession {
+	hs := &httpSession{h: h}
+	hs.ss = h.srv.newHTTPSession(hs)
+	hs.ss.id = id
+	hs.ss.restore(st)
+	h.track(hs)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		hs.ss.Close()
+		h.srv.removeSession(hs.ss)
+		return nil
+	}
+	if existing := h.sessions[id]; existing != nil { // loaded concurrently
+		hs.ss.Close()
+		h.srv.removeSession(hs.ss)
+		hs = existing
+	} else {
+		h.sessions[id] = hs
+		h.startSweeper()
+	}
+	hs.busy.Add(1)
+	return hs
+}
+
+// idPrefix is the prefix of the ids of server→client requests: the
+// instance's, in a cluster.
+func (h *HTTPHandler) idPrefix() string {
+	if h.cluster == nil {
+		return ""
+	}
+	return h.cluster.idPrefix()
 }
