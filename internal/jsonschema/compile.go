@@ -35,15 +35,17 @@ var dialects = map[string]bool{
 // Schema is a compiled JSON Schema. It is safe for concurrent use.
 type Schema struct {
 	s    *jsv.Schema
-	flat *flatSchema // non-nil when the schema is type-only
+	scan *scanSchema // non-nil when one token scan decides valid instances
 }
 
-// TypeOnly reports whether the schema constrains nothing beyond JSON types
-// of scalar members, required members and additionalProperties:false (its
-// other keywords being annotations). Validate then decides valid instances
-// with one token scan and runs the full validator only for the others, so
-// that error messages are unchanged.
-func (s *Schema) TypeOnly() bool { return s.flat != nil }
+// Scannable reports whether the schema uses only keywords that one token
+// scan of an instance decides (types, properties, required,
+// additionalProperties true or false, items and their count, string
+// lengths, patterns and enums, numeric bounds; annotations). Validate
+// then accepts the instances the scan finds valid without building a
+// generic value, and runs the full validator for the others, so that
+// results and error messages never change.
+func (s *Schema) Scannable() bool { return s.scan != nil }
 
 // Compile compiles a schema document. The default dialect is 2020-12;
 // "$schema" may declare 2020-12, 2019-09 or draft-07. References must stay
@@ -57,7 +59,7 @@ func Compile(schema jsontext.Value) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(err)
 	}
-	return &Schema{s: s, flat: flatten(c.doc)}, nil
+	return &Schema{s: s, scan: scannable(c.doc)}, nil
 }
 
 // CompileDefinitions compiles a document once and returns a Schema for each
@@ -189,7 +191,7 @@ func jsontextString(v any) string {
 // validation failure is a *ValidationError; malformed JSON or an instance
 // over the limits is reported as a plain error.
 func (s *Schema) Validate(instance jsontext.Value) error {
-	if s.flat != nil && s.flat.valid(instance) {
+	if s.scan != nil && s.scan.valid(instance) {
 		return nil
 	}
 	v, err := decodeInstance(instance)

@@ -83,12 +83,15 @@
 // # Validation
 //
 // [Compile] turns a schema into a [Schema] once (at tool registration);
-// [Schema.Validate] is the hot path. A schema that constrains nothing but
-// the JSON types of scalar members, required members and
-// additionalProperties:false ([Schema.TypeOnly], what inference gives a
-// struct of plain strings, booleans and numbers) is checked by one token
+// [Schema.Validate] is the hot path. A schema that uses only types,
+// properties, required, additionalProperties true or false, items with
+// minItems/maxItems, minLength/maxLength, pattern, string enums and numeric
+// bounds, besides annotations ([Schema.Scannable]: what inference gives
+// for structs of scalars, nested structs and slices, and what most
+// hand-written tool schemas use) is checked by one allocation-free token
 // scan; only an instance the scan cannot prove valid goes through the full
-// validator, which also writes the error, so results never differ. The default dialect is 2020-12 when
+// validator, which also writes the error, so results never differ (a fuzz
+// test holds the scan to the validator). The default dialect is 2020-12 when
 // "$schema" is absent; "$schema" may also declare 2019-09 or draft-07; any
 // other dialect is an error. Formats and content keywords are annotations
 // only (never asserted), whatever the dialect. Nothing is ever loaded from

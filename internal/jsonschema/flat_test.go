@@ -2,12 +2,13 @@ package jsonschema
 
 import (
 	"fmt"
+
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-func TestTypeOnly(t *testing.T) {
+func TestScannable(t *testing.T) {
 	type echo struct {
 		Text string `json:"text"`
 	}
@@ -31,7 +32,8 @@ func TestTypeOnly(t *testing.T) {
 		U uint `json:"u"`
 	}
 	type nested struct {
-		E echo `json:"e"`
+		E    echo     `json:"e"`
+		Tags []string `json:"tags"`
 	}
 	infer := func(f func() (jsontext.Value, error)) string {
 		v, err := f()
@@ -40,94 +42,168 @@ func TestTypeOnly(t *testing.T) {
 		}
 		return string(v)
 	}
+	const obj = `{"type":"object","additionalProperties":false,"properties":{"a":%s}}`
 	for _, c := range []struct {
 		schema string
 		want   bool
 	}{
 		{infer(For[echo]), true},
 		{infer(For[scalars]), true},
-		{infer(For[tagged]), false},
-		{infer(For[enum]), false},
-		{infer(For[pattern]), false},
-		{infer(For[unsigned]), false}, // minimum 0
-		{infer(For[nested]), false},
-		{infer(For[map[string]string]), false},
+		{infer(For[tagged]), true},
+		{infer(For[enum]), true},
+		{infer(For[pattern]), true},
+		{infer(For[unsigned]), true},
+		{infer(For[nested]), true},
+		{infer(For[map[string]string]), false}, // additionalProperties is a schema
 		{`{"type":"object","additionalProperties":false}`, true},
-		{`{"type":"object"}`, false},
-		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":["string","null"]}}}`, false},
-		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string","const":"x"}}}`, false},
-		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string","maxLength":3}}}`, false},
-		{`{"type":"object","additionalProperties":false,"properties":{"a":true}}`, false},
+		{`{"type":"object"}`, true},
+		{fmt.Sprintf(obj, `{"type":["string","null"]}`), true},
+		{fmt.Sprintf(obj, `{"type":"string","maxLength":3,"minLength":1}`), true},
+		{fmt.Sprintf(obj, `{"type":"array","items":{"type":"integer","minimum":0,"exclusiveMaximum":10},"minItems":1,"maxItems":3}`), true},
+		{fmt.Sprintf(obj, `{"type":"string","const":"x"}`), false},
+		{fmt.Sprintf(obj, `{"type":"integer","minimum":0,"exclusiveMinimum":0}`), false},
+		{fmt.Sprintf(obj, `{"type":"number","minimum":0.1234567890123456}`), false}, // 16 digits
+		{fmt.Sprintf(obj, `{"type":"number","multipleOf":2}`), false},
+		{fmt.Sprintf(obj, `{"enum":["a",1]}`), false},
+		{fmt.Sprintf(obj, `{"type":"array","uniqueItems":true}`), false},
+		{fmt.Sprintf(obj, `{"type":"array","items":true}`), false},
+		{fmt.Sprintf(obj, `{"anyOf":[{"type":"string"}]}`), false},
+		{`{"$defs":{"x":{"type":"string"}},"type":"object","properties":{"a":{"$ref":"#/$defs/x"}}}`, false},
+		{fmt.Sprintf(obj, `true`), false},
 		{`{"type":"object","additionalProperties":false,"required":["zz"]}`, false},
 		{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false}`, false},
+		{`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}`, true},
 		{`{"type":"object","additionalProperties":false,"minProperties":1}`, false},
+		{`{"type":"object","patternProperties":{"^x":{"type":"string"}}}`, false},
 	} {
 		s, err := Compile(jsontext.Value(c.schema))
 		if err != nil {
 			t.Fatalf("%s: %v", c.schema, err)
 		}
-		if got := s.TypeOnly(); got != c.want {
-			t.Errorf("TypeOnly(%s) = %v, want %v", c.schema, got, c.want)
+		if got := s.Scannable(); got != c.want {
+			t.Errorf("Scannable(%s) = %v, want %v", c.schema, got, c.want)
 		}
 	}
 }
 
-// TestTypeOnlySameResults checks that the shortcut never changes a result:
-// every instance gets the same answer and error text with and without it.
-func TestTypeOnlySameResults(t *testing.T) {
-	schemas := []string{
-		`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`,
-		`{"type":"object","properties":{"s":{"type":"string","description":"d"},"b":{"type":"boolean"},"f":{"type":"number"},"i":{"type":"integer","title":"t"}},"required":["s","f"],"additionalProperties":false}`,
-		`{"type":"object","additionalProperties":false}`,
-	}
-	instances := []string{
-		`{}`, ` { } `, `{"text":"hi"}`, `{"text":"hi","x":1}`, `{"text":1}`, `{"text":null}`,
-		`{"text":true}`, `{"text":["a"]}`, `{"text":{}}`, `{"te\u0078t":"hi"}`, `{"text":"a","text":"b"}`,
-		`{"text":"\u00e9\ud83d\ude00"}`, "{\"text\":\"\xff\"}", `{"text":"hi"} x`, `{"text":"hi"}{}`, `[]`, `"s"`, `null`, ``,
-		`{"text":"hi"`, `{"s":"a","f":1}`, `{"s":"a","f":1.5,"b":false,"i":3}`, `{"s":"a","f":1,"i":3.0}`,
-		`{"s":"a","f":1,"i":1e2}`, `{"s":"a","f":1,"i":-0}`, `{"s":"a","f":1e400}`, `{"s":"a","f":"1"}`,
-		`{"s":"a","b":"true","f":1}`, `{"s":"a","f":1,"i":null}`, `{"f":1}`, `{"s":"a"}`, `{"s":"a","f":1,"z":0}`,
-		`{"s":"a","f":01}`, `{"s":"a","f":NaN}`,
-	}
-	for _, sc := range schemas {
+// scanSchemas are scannable schemas used by the tests below.
+var scanSchemas = []string{
+	`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`,
+	`{"type":"object","properties":{"s":{"type":"string","description":"d"},"b":{"type":"boolean"},"f":{"type":"number"},"i":{"type":"integer","title":"t"}},"required":["s","f"],"additionalProperties":false}`,
+	`{"type":"object","additionalProperties":false}`,
+	`{"type":"object","properties":{"text":{"type":"string"}}}`,
+	`{"type":"object","properties":{
+		"id":{"type":"string","pattern":"^[a-z0-9-]{1,8}$"},
+		"t":{"type":"string","minLength":2,"maxLength":4},
+		"n":{"type":"integer","minimum":-3,"maximum":1000},
+		"r":{"type":"number","exclusiveMinimum":0,"exclusiveMaximum":1},
+		"m":{"type":"string","enum":["fast","safe","é"]},
+		"e":{"enum":["x","y"]},
+		"o":{"type":["object","null"],"properties":{"name":{"type":"string"},"age":{"type":"integer","minimum":0}},"required":["name"],"additionalProperties":false},
+		"tags":{"type":"array","items":{"type":"string","maxLength":3},"minItems":1,"maxItems":3},
+		"any":{},
+		"free":{"type":"array"},
+		"big":{"type":"number","maximum":1e300,"minimum":-1e-5}
+	},"required":["id"],"additionalProperties":false}`,
+}
+
+// scanInstances exercise every branch of the scan, valid and invalid.
+var scanInstances = []string{
+	`{}`, ` { } `, `{"text":"hi"}`, `{"text":"hi","x":1}`, `{"text":1}`, `{"text":null}`,
+	`{"text":true}`, `{"text":["a"]}`, `{"text":{}}`, `{"te\u0078t":"hi"}`, `{"text":"a","text":"b"}`,
+	`{"text":"\u00e9\ud83d\ude00"}`, "{\"text\":\"\xff\"}", `{"text":"hi"} x`, `{"text":"hi"}{}`, `[]`, `"s"`, `null`, ``,
+	`{"text":"hi"`, `{"s":"a","f":1}`, `{"s":"a","f":1.5,"b":false,"i":3}`, `{"s":"a","f":1,"i":3.0}`,
+	`{"s":"a","f":1,"i":1e2}`, `{"s":"a","f":1,"i":-0}`, `{"s":"a","f":1e400}`, `{"s":"a","f":"1"}`,
+	`{"s":"a","b":"true","f":1}`, `{"s":"a","f":1,"i":null}`, `{"f":1}`, `{"s":"a"}`, `{"s":"a","f":1,"z":0}`,
+	`{"s":"a","f":01}`, `{"s":"a","f":NaN}`, `{"text":"hi","x":{"y":1}}`, `{"text":"hi","x":[1]}`,
+	`{"id":"ab-1"}`, `{"id":"AB"}`, `{"id":"abcdefghi"}`, `{"id":"a\u0062"}`, `{"id":1}`,
+	`{"id":"a","t":"ab"}`, `{"id":"a","t":"a"}`, `{"id":"a","t":"abcde"}`, `{"id":"a","t":"éé"}`, `{"id":"a","t":"😀😀😀😀😀"}`,
+	`{"id":"a","n":-3}`, `{"id":"a","n":-4}`, `{"id":"a","n":1000}`, `{"id":"a","n":1001}`, `{"id":"a","n":5.0}`, `{"id":"a","n":1e3}`,
+	`{"id":"a","n":99999999999999999999}`, `{"id":"a","r":0}`, `{"id":"a","r":0.5}`, `{"id":"a","r":1}`, `{"id":"a","r":1e-400}`,
+	`{"id":"a","r":0.9999999999999999999}`, `{"id":"a","m":"fast"}`, `{"id":"a","m":"slow"}`, `{"id":"a","m":"é"}`, `{"id":"a","m":"\u00e9"}`,
+	`{"id":"a","m":null}`, `{"id":"a","e":"x"}`, `{"id":"a","e":1}`, `{"id":"a","e":"z"}`,
+	`{"id":"a","o":null}`, `{"id":"a","o":{"name":"n"}}`, `{"id":"a","o":{"name":"n","age":-1}}`, `{"id":"a","o":{"age":1}}`,
+	`{"id":"a","o":{"name":"n","x":1}}`, `{"id":"a","o":[]}`, `{"id":"a","tags":[]}`, `{"id":"a","tags":["a"]}`,
+	`{"id":"a","tags":["a","b","c","d"]}`, `{"id":"a","tags":["abcd"]}`, `{"id":"a","tags":[1]}`, `{"id":"a","tags":"a"}`,
+	`{"id":"a","any":{"x":[1,{"y":null}]}}`, `{"id":"a","any":3}`, `{"id":"a","free":[1,"a",null]}`, `{"id":"a","free":[[1]]}`,
+	`{"id":"a","big":1e300}`, `{"id":"a","big":1.0000000000001e300}`, `{"id":"a","big":-0.00001}`, `{"id":"a","big":-0.000011}`,
+	`{"id":"a","zz":1}`,
+}
+
+// TestScanSameResults checks that the scan never changes a result: every
+// instance gets the same answer and error text with and without it.
+func TestScanSameResults(t *testing.T) {
+	for _, sc := range scanSchemas {
 		fast, err := Compile(jsontext.Value(sc))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !fast.TypeOnly() {
-			t.Fatalf("%s: not type-only", sc)
+		if !fast.Scannable() {
+			t.Fatalf("%s: not scannable", sc)
 		}
 		slow := &Schema{s: fast.s}
-		for _, in := range instances {
+		for _, in := range scanInstances {
 			got, want := fmt.Sprint(fast.Validate(jsontext.Value(in))), fmt.Sprint(slow.Validate(jsontext.Value(in)))
 			if got != want {
-				t.Errorf("schema %s, instance %q: shortcut %q, validator %q", sc, in, got, want)
+				t.Errorf("schema %s, instance %q: scan %q, validator %q", sc, in, got, want)
 			}
 		}
 	}
 }
 
-func BenchmarkValidateTypeOnly(b *testing.B) {
-	s, err := Compile(jsontext.Value(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`))
-	if err != nil {
-		b.Fatal(err)
+// FuzzScan: for any instance, the scan's "valid" is the validator's.
+func FuzzScan(f *testing.F) {
+	for _, in := range scanInstances {
+		f.Add(in)
 	}
-	in := jsontext.Value(`{"text":"hello, world"}`)
-	b.Run("shortcut", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := s.Validate(in); err != nil {
-				b.Fatal(err)
+	var schemas []*Schema
+	for _, sc := range scanSchemas {
+		s, err := Compile(jsontext.Value(sc))
+		if err != nil {
+			f.Fatal(err)
+		}
+		schemas = append(schemas, s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		for i, s := range schemas {
+			if s.scan.valid([]byte(in)) {
+				if err := (&Schema{s: s.s}).Validate(jsontext.Value(in)); err != nil {
+					t.Fatalf("schema %d: the scan accepts %q, the validator says %v", i, in, err)
+				}
 			}
 		}
 	})
-	slow := &Schema{s: s.s}
-	b.Run("validator", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := slow.Validate(in); err != nil {
-				b.Fatal(err)
-			}
+}
+
+func BenchmarkValidateScan(b *testing.B) {
+	for _, c := range []struct{ name, schema, in string }{
+		{"flat", scanSchemas[0], `{"text":"hello, world"}`},
+		{"nested", scanSchemas[4], `{"id":"ab-1","t":"abc","n":7,"r":0.25,"m":"safe","o":{"name":"n","age":30},"tags":["a","bc"],"big":12.5}`},
+	} {
+		s, err := Compile(jsontext.Value(c.schema))
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
+		in := jsontext.Value(c.in)
+		if err := s.Validate(in); err != nil || !s.scan.valid(in) {
+			b.Fatalf("%s: %v (scan %v)", c.name, err, s.scan.valid(in))
+		}
+		b.Run(c.name+"/scan", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := s.Validate(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		slow := &Schema{s: s.s}
+		b.Run(c.name+"/validator", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := slow.Validate(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

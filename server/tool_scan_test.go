@@ -13,33 +13,33 @@ import (
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
-type typeOnlyIn struct {
+type scanIn struct {
 	S string  `json:"s" jsonschema:"description=a string"`
 	B bool    `json:"b,omitzero"`
 	F float64 `json:"f"`
 	I int     `json:"i,omitzero"`
 }
 
-// TestTypedToolTypeOnlyShortcut checks that a typed tool whose inferred
-// schema is type-only (validated by a token scan) answers every input
+// TestTypedToolScanShortcut checks that a typed tool whose inferred
+// schema is scannable (validated by a token scan) answers every input
 // exactly as the same tool validated by the full validator.
-func TestTypedToolTypeOnlyShortcut(t *testing.T) {
-	inferred, err := jsonschema.For[typeOnlyIn]()
+func TestTypedToolScanShortcut(t *testing.T) {
+	inferred, err := jsonschema.For[scanIn]()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The same constraints plus a keyword that asserts nothing, so that the
-	// schema is not type-only and the full validator runs.
+	// schema is not scannable and the full validator runs.
 	full := jsontext.Value(strings.Replace(string(inferred), `{`, `{"minProperties":0,`, 1))
-	h := func(_ context.Context, _ *CallToolRequest, in typeOnlyIn) (typeOnlyIn, error) { return in, nil }
+	h := func(_ context.Context, _ *CallToolRequest, in scanIn) (scanIn, error) { return in, nil }
 	s := New(&Options{Info: mcp.Implementation{Name: "t", Version: "1"}})
 	AddTool(s, &mcp.Tool{Name: "fast"}, h)
 	AddTool(s, &mcp.Tool{Name: "full", InputSchema: full}, h)
-	if e, _ := s.tools.get("fast"); !e.input.TypeOnly() {
-		t.Fatalf("inferred schema %s is not type-only", inferred)
+	if e, _ := s.tools.get("fast"); !e.input.Scannable() {
+		t.Fatalf("inferred schema %s is not scannable", inferred)
 	}
-	if e, _ := s.tools.get("full"); e.input.TypeOnly() {
-		t.Fatal("the control schema is type-only")
+	if e, _ := s.tools.get("full"); e.input.Scannable() {
+		t.Fatal("the control schema is scannable")
 	}
 	p := newModernPeer(t, s, false)
 	meta := envelopeMeta(nil)
