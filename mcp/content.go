@@ -169,9 +169,18 @@ func unmarshalTyped[T any](dec *jsontext.Decoder, typ string, v *T) error {
 	return nil
 }
 
-// MarshalJSONTo writes the block with "type":"text".
+// MarshalJSONTo writes the block with "type":"text". A block with no
+// annotations and no _meta, the common case, is written token by token.
 func (c TextContent) MarshalJSONTo(enc *jsontext.Encoder) error {
-	return marshalTyped(enc, ContentTypeText, (*wireText)(&c))
+	if c.Annotations != nil || c.Meta != nil {
+		return marshalTyped(enc, ContentTypeText, (*wireText)(&c))
+	}
+	for _, tok := range [...]jsontext.Token{jsontext.BeginObject, jsontext.String("type"), jsontext.String(ContentTypeText), jsontext.String("text"), jsontext.String(c.Text), jsontext.EndObject} {
+		if err := enc.WriteToken(tok); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // UnmarshalJSONFrom reads a block and checks "type":"text".
@@ -307,8 +316,14 @@ func DecodeContent(raw jsontext.Value) (Content, error) {
 }
 
 func marshalContent(enc *jsontext.Encoder, c Content) error {
-	if c == nil {
+	switch b := c.(type) {
+	case nil:
 		return errors.New("mcp: nil content block")
+	case *TextContent:
+		if b == nil {
+			return errors.New("mcp: nil content block")
+		}
+		return b.MarshalJSONTo(enc)
 	}
 	return json.MarshalEncode(enc, c)
 }

@@ -44,6 +44,30 @@ const (
 // typed accessors rather than by type assertion.
 type Meta map[string]any
 
+// MarshalJSONTo writes the object: raw values as they are, others with
+// the json package (as the reflective encoding of the map would; the
+// order of members is unspecified either way). A nil Meta is {}.
+func (m Meta) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return err
+	}
+	for k, v := range m {
+		if err := enc.WriteToken(jsontext.String(k)); err != nil {
+			return err
+		}
+		var err error
+		if raw, ok := v.(jsontext.Value); ok {
+			err = enc.WriteValue(raw)
+		} else {
+			err = json.MarshalEncode(enc, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return enc.WriteToken(jsontext.EndObject)
+}
+
 // UnmarshalJSONFrom decodes a JSON object, keeping every value as raw JSON.
 func (m *Meta) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if dec.PeekKind() == 'n' {

@@ -1,6 +1,9 @@
 package mcp
 
-import "github.com/go-json-experiment/json/jsontext"
+import (
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
 
 // Tool describes a tool a server offers.
 type Tool struct {
@@ -117,4 +120,53 @@ type CallToolResult struct {
 	// IsError reports a tool-level failure, visible to the model.
 	IsError bool `json:"isError,omitzero"`
 	Meta    Meta `json:"_meta,omitzero"`
+}
+
+// MarshalJSONTo writes the result field by field, as the reflective
+// encoding of its struct tags would (it is the hottest result of all).
+func (r CallToolResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return err
+	}
+	if r.ResultType != "" {
+		if err := writeMember(enc, "resultType", jsontext.String(string(r.ResultType))); err != nil {
+			return err
+		}
+	}
+	if err := enc.WriteToken(jsontext.String("content")); err != nil {
+		return err
+	}
+	if err := r.Content.MarshalJSONTo(enc); err != nil {
+		return err
+	}
+	if r.StructuredContent != nil {
+		if err := enc.WriteToken(jsontext.String("structuredContent")); err != nil {
+			return err
+		}
+		if err := enc.WriteValue(r.StructuredContent); err != nil {
+			return err
+		}
+	}
+	if r.IsError {
+		if err := writeMember(enc, "isError", jsontext.True); err != nil {
+			return err
+		}
+	}
+	if r.Meta != nil {
+		if err := enc.WriteToken(jsontext.String("_meta")); err != nil {
+			return err
+		}
+		if err := json.MarshalEncode(enc, r.Meta); err != nil {
+			return err
+		}
+	}
+	return enc.WriteToken(jsontext.EndObject)
+}
+
+// writeMember writes one object member whose value is a single token.
+func writeMember(enc *jsontext.Encoder, name string, value jsontext.Token) error {
+	if err := enc.WriteToken(jsontext.String(name)); err != nil {
+		return err
+	}
+	return enc.WriteToken(value)
 }
