@@ -86,3 +86,16 @@ func TestMetaEncoding(t *testing.T) {
 		}
 	}
 }
+
+func TestMetaDecodingNames(t *testing.T) {
+	var m Meta
+	if err := json.Unmarshal([]byte(`{"progress\u0054oken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28","x\"y":true}`), &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 3 || m["progressToken"] == nil || m[MetaKeyProtocolVersion] == nil || m[`x"y`] == nil {
+		t.Fatalf("decoded %v", m)
+	}
+	if err := json.Unmarshal([]byte(`{"a":1,"\u0061":2}`), &m); err == nil {
+		t.Fatal("duplicate names (one escaped) accepted")
+	}
+}

@@ -82,13 +82,20 @@ func (m *Meta) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if tok.Kind() != '{' {
 		return fmt.Errorf("mcp: _meta must be a JSON object, got %v", tok.Kind())
 	}
-	out := make(Meta)
+	out := make(Meta, 4)
 	for dec.PeekKind() != '}' {
-		tok, err := dec.ReadToken()
+		raw, err := dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		name := tok.String()
+		name, ok := knownMetaKey(raw)
+		if !ok {
+			var u []byte
+			if u, err = jsontext.AppendUnquote(nil, raw); err != nil {
+				return err
+			}
+			name = string(u)
+		}
 		val, err := dec.ReadValue()
 		if err != nil {
 			return err
@@ -100,6 +107,29 @@ func (m *Meta) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	}
 	*m = out
 	return nil
+}
+
+// metaKeys are the reserved keys, kept as strings so that decoding one
+// allocates nothing for its name.
+var metaKeys = []string{
+	MetaKeyProgressToken, MetaKeyProtocolVersion, MetaKeyClientCapabilities, MetaKeyClientInfo,
+	MetaKeyLogLevel, MetaKeyServerInfo, MetaKeySubscriptionID, MetaKeyRelatedTask,
+	MetaKeyModelImmediateResponse, MetaKeyTraceParent, MetaKeyTraceState, MetaKeyBaggage,
+}
+
+// knownMetaKey returns the reserved key a quoted member name (without
+// escapes) spells.
+func knownMetaKey(quoted []byte) (string, bool) {
+	if len(quoted) < 2 {
+		return "", false
+	}
+	b := quoted[1 : len(quoted)-1]
+	for _, k := range metaKeys {
+		if string(b) == k { // no allocation: a comparison
+			return k, true
+		}
+	}
+	return "", false
 }
 
 // Get decodes the value at key into v. It reports false if the key is absent.
