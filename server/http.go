@@ -279,14 +279,38 @@ func isLoopbackName(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// mediaType returns the lower-case media type of a Content-Type value or
+// an Accept element, "" when malformed. The plain forms clients send
+// ("application/json", "text/event-stream") are returned as they are,
+// without a parse.
+func mediaType(s string) string {
+	plain, slashes := true, 0
+	for i := 0; i < len(s) && plain; i++ {
+		switch c := s[i]; {
+		case c == '/':
+			slashes++
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '.', c == '+', c == '*', c == '_':
+		default:
+			plain = false
+		}
+	}
+	if plain && slashes == 1 && s[0] != '/' && s[len(s)-1] != '/' {
+		return s
+	}
+	mt, _, err := mime.ParseMediaType(s)
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
 // acceptsBoth reports whether the Accept header lists both JSON and SSE
 // (wildcards count).
 func acceptsBoth(r *http.Request) bool {
 	var json, events bool
 	for _, v := range r.Header.Values("Accept") {
 		for part := range strings.SplitSeq(v, ",") {
-			mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
-			switch mt {
+			switch mediaType(strings.TrimSpace(part)) {
 			case "*/*":
 				json, events = true, true
 			case "application/json", "application/*":
@@ -300,7 +324,7 @@ func acceptsBoth(r *http.Request) bool {
 }
 
 func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if mediaType(r.Header.Get("Content-Type")) != "application/json" {
 		writeError(w, http.StatusUnsupportedMediaType, mcp.ID{}, mcp.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
 		return
 	}
@@ -597,8 +621,7 @@ func (h *HTTPHandler) writeReplay(w http.ResponseWriter, hs *httpSession, stream
 func acceptsEvents(r *http.Request) bool {
 	for _, v := range r.Header.Values("Accept") {
 		for part := range strings.SplitSeq(v, ",") {
-			mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
-			if mt == "text/event-stream" || mt == "text/*" || mt == "*/*" {
+			if mt := mediaType(strings.TrimSpace(part)); mt == "text/event-stream" || mt == "text/*" || mt == "*/*" {
 				return true
 			}
 		}
