@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -153,4 +154,36 @@ func equalMessages(a, b *Message) bool {
 		return a.Error.Code == b.Error.Code && a.Error.Message == b.Error.Message && bytes.Equal(a.Error.Data, b.Error.Data)
 	}
 	return true
+}
+
+// FuzzEnvelope holds the hand-written envelope parser to the reflective
+// decoding it replaced: for every object, both succeed or both fail, with
+// the same raw members.
+func FuzzEnvelope(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"jsonr\u0070c":"2.0","id":1,"method":"m","params":{"a":[1,{"b":null}]},"x":1}`))
+	f.Add([]byte(`{"id":1,"id":2}`))
+	f.Add([]byte(`{"JSONRPC":"2.0"} `))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if firstByte(data) != '{' {
+			return
+		}
+		var fast, slow wireMessage
+		ferr := fast.parse(data)
+		serr := json.Unmarshal(data, &slow, decodeOpts)
+		if (ferr == nil) != (serr == nil) {
+			t.Fatalf("%q: parse error %v, json.Unmarshal error %v", data, ferr, serr)
+		}
+		if ferr != nil {
+			return
+		}
+		for i, pair := range [][2]jsontext.Value{{fast.JSONRPC, slow.JSONRPC}, {fast.ID, slow.ID}, {fast.Method, slow.Method},
+			{fast.Params, slow.Params}, {fast.Result, slow.Result}, {fast.Error, slow.Error}} {
+			if !bytes.Equal(pair[0], pair[1]) || (pair[0] == nil) != (pair[1] == nil) {
+				t.Fatalf("%q: member %d: parse %q, json.Unmarshal %q", data, i, pair[0], pair[1])
+			}
+		}
+	})
 }

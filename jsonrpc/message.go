@@ -1,7 +1,11 @@
 package jsonrpc
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -76,6 +80,85 @@ type wireMessage struct {
 	Error   jsontext.Value `json:"error"`
 }
 
+// errNotObject: the message is JSON but not an object.
+var errNotObject = errors.New("not a JSON object")
+
+// envelopeDecoder is a pooled decoder of message envelopes.
+type envelopeDecoder struct {
+	buf bytes.Buffer
+	dec jsontext.Decoder
+}
+
+var envelopePool = sync.Pool{New: func() any { return new(envelopeDecoder) }}
+
+// parse reads the members of a message envelope, each kept raw, in one
+// pass and without reflection: the strictness of decodeOpts (duplicate
+// names, invalid UTF-8), names matched exactly after unescaping, unknown
+// members ignored, nothing after the object. The raw members share one
+// copy of data, so that the message does not hold on to the caller's
+// buffer.
+func (w *wireMessage) parse(data []byte) error {
+	own := bytes.Clone(data)
+	st := envelopePool.Get().(*envelopeDecoder)
+	defer func() {
+		st.buf = bytes.Buffer{}
+		st.dec.Reset(&st.buf)
+		envelopePool.Put(st)
+	}()
+	st.buf = *bytes.NewBuffer(own)
+	st.dec.Reset(&st.buf, decodeOpts)
+	d := &st.dec
+	tok, err := d.ReadToken()
+	if err != nil {
+		return err
+	}
+	if tok.Kind() != '{' {
+		return errNotObject
+	}
+	for d.PeekKind() != '}' {
+		name, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		key := name[1 : len(name)-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			if key, err = jsontext.AppendUnquote(nil, name); err != nil {
+				return err
+			}
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		end := int(d.InputOffset())
+		raw := jsontext.Value(own[end-len(v) : end : end])
+		switch string(key) {
+		case "jsonrpc":
+			w.JSONRPC = raw
+		case "id":
+			w.ID = raw
+		case "method":
+			w.Method = raw
+		case "params":
+			w.Params = raw
+		case "result":
+			w.Result = raw
+		case "error":
+			w.Error = raw
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return err
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		if err == nil {
+			err = errors.New("unexpected data after the message")
+		}
+		return err
+	}
+	return nil
+}
+
 // decodeOpts: member names match case-sensitively and duplicates are
 // rejected (both are the JSON v2 defaults, stated here so that a change of
 // defaults cannot loosen them).
@@ -111,7 +194,7 @@ func Decode(data []byte, lim Limits) (*Message, *Error) {
 		return nil, NewError(mcp.CodeInvalidRequest, "Invalid Request: batches are not supported")
 	}
 	var w wireMessage
-	if err := json.Unmarshal(data, &w, decodeOpts); err != nil {
+	if err := w.parse(data); err != nil {
 		if first != '{' && jsontext.Value(data).IsValid() {
 			return nil, NewError(mcp.CodeInvalidRequest, "Invalid Request: message must be a JSON object")
 		}
