@@ -187,3 +187,47 @@ func FuzzEnvelope(f *testing.F) {
 		}
 	})
 }
+
+// depthSlow is the byte-at-a-time scan depth replaced.
+func depthSlow(data []byte) int {
+	d, maxD := 0, 0
+	inStr, esc := false, false
+	for _, c := range data {
+		if inStr {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '{', '[':
+			d++
+			if d > maxD {
+				maxD = d
+			}
+		case '}', ']':
+			d--
+		}
+	}
+	return maxD
+}
+
+func FuzzDepth(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"a\\":"[[[","b\\\"{":[{}],"c":"\\\\"}`))
+	f.Add([]byte(`"unterminated [[`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := depth(data), depthSlow(data); got != want {
+			t.Fatalf("depth(%q) = %d, want %d", data, got, want)
+		}
+	})
+}

@@ -293,24 +293,28 @@ func firstByte(data []byte) byte {
 
 // depth returns the deepest nesting of arrays and objects in data, which
 // need not be valid JSON: it is a cheap guard run before the real parse.
+// String bodies, most of a message, are skipped with bytes.IndexByte.
 func depth(data []byte) int {
 	d, maxD := 0, 0
-	inStr, esc := false, false
-	for _, c := range data {
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-			continue
-		}
-		switch c {
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
 		case '"':
-			inStr = true
+			// Find the closing quote: one not escaped by an odd run of
+			// backslashes.
+			for {
+				k := bytes.IndexByte(data[i+1:], '"')
+				if k < 0 {
+					return maxD
+				}
+				i += k + 1
+				n := 0
+				for j := i - 1; j >= 0 && data[j] == '\\'; j-- {
+					n++
+				}
+				if n%2 == 0 {
+					break
+				}
+			}
 		case '{', '[':
 			d++
 			if d > maxD {

@@ -88,13 +88,9 @@ func (m *Meta) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err != nil {
 			return err
 		}
-		name, ok := knownMetaKey(raw)
-		if !ok {
-			var u []byte
-			if u, err = jsontext.AppendUnquote(nil, raw); err != nil {
-				return err
-			}
-			name = string(u)
+		name, err := MetaName(raw)
+		if err != nil {
+			return err
 		}
 		val, err := dec.ReadValue()
 		if err != nil {
@@ -115,6 +111,17 @@ var metaKeys = []string{
 	MetaKeyProgressToken, MetaKeyProtocolVersion, MetaKeyClientCapabilities, MetaKeyClientInfo,
 	MetaKeyLogLevel, MetaKeyServerInfo, MetaKeySubscriptionID, MetaKeyRelatedTask,
 	MetaKeyModelImmediateResponse, MetaKeyTraceParent, MetaKeyTraceState, MetaKeyBaggage,
+}
+
+// MetaName decodes a quoted _meta member name, as read with
+// jsontext.Decoder.ReadValue. The reserved keys come back without an
+// allocation.
+func MetaName(quoted jsontext.Value) (string, error) {
+	if name, ok := knownMetaKey(quoted); ok {
+		return name, nil
+	}
+	u, err := jsontext.AppendUnquote(nil, quoted)
+	return string(u), err
 }
 
 // knownMetaKey returns the reserved key a quoted member name (without

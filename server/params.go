@@ -1,6 +1,12 @@
 package server
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -31,7 +37,12 @@ type wireParams struct {
 	Notifications  jsontext.Value     `json:"notifications"`
 }
 
-// decodeWire decodes params (absent: the empty object) once.
+// decodeWire decodes params (absent: the empty object) once, by hand:
+// one pass of the token decoder, no reflection, the raw members sharing
+// the bytes of params (which the message owns). It accepts and rejects
+// what json.Unmarshal into wireParams would (a fuzz test holds it to
+// that): duplicate names and invalid UTF-8 are errors, names match
+// exactly, unknown members are ignored, null leaves a member zero.
 func decodeWire(raw jsontext.Value) (*wireParams, error) {
 	wp := &wireParams{}
 	if raw == nil {
@@ -40,10 +51,156 @@ func decodeWire(raw jsontext.Value) (*wireParams, error) {
 	if raw.Kind() != '{' {
 		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: params must be an object")
 	}
-	if err := json.Unmarshal(raw, wp); err != nil {
+	if err := wp.parse(raw); err != nil {
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: %s", shortErr(err))
 	}
 	return wp, nil
+}
+
+type paramsDecoder struct {
+	buf bytes.Buffer
+	dec jsontext.Decoder
+}
+
+var paramsPool = sync.Pool{New: func() any { return new(paramsDecoder) }}
+
+func (wp *wireParams) parse(raw jsontext.Value) error {
+	st := paramsPool.Get().(*paramsDecoder)
+	defer func() {
+		st.buf = bytes.Buffer{}
+		st.dec.Reset(&st.buf)
+		paramsPool.Put(st)
+	}()
+	st.buf = *bytes.NewBuffer(raw)
+	st.dec.Reset(&st.buf)
+	d := &st.dec
+	if _, err := d.ReadToken(); err != nil {
+		return err
+	}
+	for d.PeekKind() != '}' {
+		name, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		key := name[1 : len(name)-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			if key, err = jsontext.AppendUnquote(nil, name); err != nil {
+				return err
+			}
+		}
+		var dst *jsontext.Value
+		switch string(key) {
+		case "_meta":
+			wp.Meta, err = parseMeta(d, raw)
+		case "name":
+			err = readString(d, "name", &wp.Name)
+		case "uri":
+			err = readString(d, "uri", &wp.URI)
+		case "requestState":
+			err = readString(d, "requestState", &wp.RequestState)
+		case "taskId":
+			err = readString(d, "taskId", &wp.TaskID)
+		case "cursor":
+			if d.PeekKind() == 'n' {
+				_, err = d.ReadToken()
+				wp.Cursor = nil
+				break
+			}
+			var c string
+			if err = readString(d, "cursor", &c); err == nil {
+				wp.Cursor = &c
+			}
+		case "inputResponses":
+			err = json.UnmarshalDecode(d, &wp.InputResponses)
+		case "arguments":
+			dst = &wp.Arguments
+		case "task":
+			dst = &wp.Task
+		case "ref":
+			dst = &wp.Ref
+		case "argument":
+			dst = &wp.Argument
+		case "context":
+			dst = &wp.Context
+		case "level":
+			dst = &wp.Level
+		case "notifications":
+			dst = &wp.Notifications
+		default:
+			err = d.SkipValue()
+		}
+		if err != nil {
+			return err
+		}
+		if dst != nil {
+			v, err := d.ReadValue()
+			if err != nil {
+				return err
+			}
+			end := int(d.InputOffset())
+			*dst = raw[end-len(v) : end : end]
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return err
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		if err == nil {
+			err = errors.New("unexpected data after params")
+		}
+		return err
+	}
+	return nil
+}
+
+// parseMeta reads a _meta object as mcp.Meta's UnmarshalJSONFrom does
+// (null is nil; every value kept raw), its values sharing the bytes of
+// params instead of each a copy.
+func parseMeta(d *jsontext.Decoder, params jsontext.Value) (mcp.Meta, error) {
+	if d.PeekKind() != '{' {
+		var m mcp.Meta
+		err := m.UnmarshalJSONFrom(d) // null, or the error for anything else
+		return m, err
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return nil, err
+	}
+	m := make(mcp.Meta, 4)
+	for d.PeekKind() != '}' {
+		quoted, err := d.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		name, err := mcp.MetaName(quoted)
+		if err != nil {
+			return nil, err
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		end := int(d.InputOffset())
+		m[name] = params[end-len(v) : end : end]
+	}
+	_, err := d.ReadToken()
+	return m, err
+}
+
+// readString reads a string member; null leaves it as it is (zero).
+func readString(d *jsontext.Decoder, name string, dst *string) error {
+	tok, err := d.ReadToken()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind() {
+	case '"':
+		*dst = tok.String()
+	case 'n':
+		*dst = ""
+	default:
+		return fmt.Errorf("%s must be a string", name)
+	}
+	return nil
 }
 
 // decodeMember decodes one raw member into v; absent leaves v as it is.

@@ -1,0 +1,37 @@
+package server
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// FuzzWireParams holds the hand-written params decoder to json.Unmarshal
+// into wireParams: both accept or both reject, with the same members.
+func FuzzWireParams(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`,
+		`{"cursor":null}`, `{"cursor":"c"}`, `{"cursor":1}`, `{"name":null}`, `{"name":1}`, `{"n\u0061me":"x"}`, `{"Name":"x"}`,
+		`{"name":"a","name":"b"}`, `{"uri":"file:///x","requestState":"s","taskId":"t","inputResponses":{"k":{"action":"accept"}}}`,
+		`{"inputResponses":null,"_meta":null}`, `{"_meta":5}`, `{"task":{"ttl":1},"ref":{"type":"ref/prompt"},"argument":{"name":"a","value":"v"},"context":{},"level":"info","notifications":{"toolsListChanged":true}}`,
+		`{"x":[1,{"y":2}],"arguments":null}`, `{"name":"\ud800"}`, "{\"name\":\"\xff\"}", `{"a":1} x`, `{"a":1}{}`, `{"a"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 || data[0] != '{' {
+			return
+		}
+		fast, ferr := decodeWire(jsontext.Value(data))
+		slow := &wireParams{}
+		serr := json.Unmarshal(data, slow)
+		if (ferr == nil) != (serr == nil) {
+			t.Fatalf("%q: hand-written error %v, json.Unmarshal error %v", data, ferr, serr)
+		}
+		if ferr == nil && !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q:\nhand-written %+v\njson.Unmarshal %+v", data, fast, slow)
+		}
+	})
+}
