@@ -20,12 +20,14 @@ import (
 // this process over loopback:
 //
 //   - memory: one instance with the in-memory stores, called directly;
+//
 //   - memory-proxy: the same instance behind the reverse proxy;
+//
 //   - redis-proxy: three instances sharing Redis (sessions, events,
 //     broker) behind the round-robin proxy: each call lands on the next
 //     instance and reads the session from Redis (one GETEX).
 //
-//	cd store/redis && go test -run '^$' -bench SessionfulToolsCall -benchmem
+//     cd store/redis && go test -run '^$' -bench SessionfulToolsCall -benchmem
 func BenchmarkSessionfulToolsCall(b *testing.B) {
 	newServer := func() *server.Server {
 		s := server.New(nil)
