@@ -136,13 +136,6 @@ func (s *MemorySessionStore) Delete(_ context.Context, id string) error {
 	return nil
 }
 
-// Len reports how many sessions the store holds.
-func (s *MemorySessionStore) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.m)
-}
-
 // track makes a session save its state to the SessionStore on change.
 func (h *HTTPHandler) track(hs *httpSession) {
 	st := h.opts.SessionStore

@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -269,7 +270,7 @@ func count(v any) (int, bool) {
 // decimals stay distinct and in order), no overflow, no subnormal.
 func exactFloat(lit string) (float64, bool) {
 	mant := lit
-	if i := indexAny(lit, "eE"); i >= 0 {
+	if i := strings.IndexAny(lit, "eE"); i >= 0 {
 		mant = lit[:i]
 	}
 	digits := 0
@@ -299,17 +300,6 @@ func exactFloat(lit string) (float64, bool) {
 		return 0, false
 	}
 	return f, true
-}
-
-func indexAny(s, chars string) int {
-	for i := 0; i < len(s); i++ {
-		for j := 0; j < len(chars); j++ {
-			if s[i] == chars[j] {
-				return i
-			}
-		}
-	}
-	return -1
 }
 
 func (s *scanSchema) index(name []byte) int {

@@ -373,7 +373,7 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 }
 
 // answerRetries bounds the extra attempts to deliver our answer to a
-// server request after a transient failure (5xx, 408, 425, 429, or a
+// server request after a transient failure (what transient accepts: 5xx, 408, 409, 425, 429, a
 // broken connection); they wait 100 ms, 200 ms, 400 ms.
 const answerRetries = 3
 
@@ -401,21 +401,15 @@ func (c *Conn) deliverAnswer(ctx context.Context, body []byte, m *jsonrpc.Messag
 	return err
 }
 
-// transient reports whether a failed POST may succeed if sent again.
+// transient reports whether a failed POST may succeed if sent again:
+// whatever permanent does not rule out (5xx, 408, 409, 425, 429, a broken
+// connection), except a lost session and our own end.
 func transient(err error) bool {
 	if err == nil || errors.Is(err, transport.ErrClosed) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
-	var se *StatusError
-	if errors.As(err, &se) {
-		switch se.StatusCode {
-		case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
-			return true
-		}
-		return se.StatusCode/100 == 5
-	}
 	var nf *notFoundError
-	return !errors.As(err, &nf)
+	return !errors.As(err, &nf) && !permanent(err)
 }
 
 // noteOrigin records that server request id arrived on the stream of our
