@@ -7,7 +7,7 @@
 // routes for multi-stream transports, and an ordered shutdown that
 // unblocks every waiter.
 //
-// It imports transport (the byte seam) and mcp (for the one ID type and
-// the error codes). It must not import server, client or any concrete
+// It imports transport (the byte seam), mcp (for the one ID type and
+// the error codes) and internal/jsontok (the pooled token decoder). It must not import server, client or any concrete
 // transport.
 package jsonrpc

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/jsontok"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -83,14 +82,6 @@ type wireMessage struct {
 // errNotObject: the message is JSON but not an object.
 var errNotObject = errors.New("not a JSON object")
 
-// envelopeDecoder is a pooled decoder of message envelopes.
-type envelopeDecoder struct {
-	buf bytes.Buffer
-	dec jsontext.Decoder
-}
-
-var envelopePool = sync.Pool{New: func() any { return new(envelopeDecoder) }}
-
 // parse reads the members of a message envelope, each kept raw, in one
 // pass and without reflection: the strictness of decodeOpts (duplicate
 // names, invalid UTF-8), names matched exactly after unescaping, unknown
@@ -98,16 +89,8 @@ var envelopePool = sync.Pool{New: func() any { return new(envelopeDecoder) }}
 // copy of data, so that the message does not hold on to the caller's
 // buffer.
 func (w *wireMessage) parse(data []byte) error {
-	own := bytes.Clone(data)
-	st := envelopePool.Get().(*envelopeDecoder)
-	defer func() {
-		st.buf = bytes.Buffer{}
-		st.dec.Reset(&st.buf)
-		envelopePool.Put(st)
-	}()
-	st.buf = *bytes.NewBuffer(own)
-	st.dec.Reset(&st.buf, decodeOpts)
-	d := &st.dec
+	d := jsontok.New(bytes.Clone(data), decodeOpts)
+	defer d.Release()
 	tok, err := d.ReadToken()
 	if err != nil {
 		return err
@@ -116,22 +99,14 @@ func (w *wireMessage) parse(data []byte) error {
 		return errNotObject
 	}
 	for d.PeekKind() != '}' {
-		name, err := d.ReadValue()
+		key, err := d.Name()
 		if err != nil {
 			return err
 		}
-		key := name[1 : len(name)-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			if key, err = jsontext.AppendUnquote(nil, name); err != nil {
-				return err
-			}
-		}
-		v, err := d.ReadValue()
+		raw, err := d.Raw()
 		if err != nil {
 			return err
 		}
-		end := int(d.InputOffset())
-		raw := jsontext.Value(own[end-len(v) : end : end])
 		switch string(key) {
 		case "jsonrpc":
 			w.JSONRPC = raw
@@ -147,16 +122,7 @@ func (w *wireMessage) parse(data []byte) error {
 			w.Error = raw
 		}
 	}
-	if _, err := d.ReadToken(); err != nil {
-		return err
-	}
-	if _, err := d.ReadToken(); err != io.EOF {
-		if err == nil {
-			err = errors.New("unexpected data after the message")
-		}
-		return err
-	}
-	return nil
+	return d.End()
 }
 
 // decodeOpts: member names match case-sensitively and duplicates are

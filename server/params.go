@@ -1,15 +1,12 @@
 package server
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/jsontok"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -57,41 +54,21 @@ func decodeWire(raw jsontext.Value) (*wireParams, error) {
 	return wp, nil
 }
 
-type paramsDecoder struct {
-	buf bytes.Buffer
-	dec jsontext.Decoder
-}
-
-var paramsPool = sync.Pool{New: func() any { return new(paramsDecoder) }}
-
 func (wp *wireParams) parse(raw jsontext.Value) error {
-	st := paramsPool.Get().(*paramsDecoder)
-	defer func() {
-		st.buf = bytes.Buffer{}
-		st.dec.Reset(&st.buf)
-		paramsPool.Put(st)
-	}()
-	st.buf = *bytes.NewBuffer(raw)
-	st.dec.Reset(&st.buf)
-	d := &st.dec
+	d := jsontok.New(raw)
+	defer d.Release()
 	if _, err := d.ReadToken(); err != nil {
 		return err
 	}
 	for d.PeekKind() != '}' {
-		name, err := d.ReadValue()
+		key, err := d.Name()
 		if err != nil {
 			return err
-		}
-		key := name[1 : len(name)-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			if key, err = jsontext.AppendUnquote(nil, name); err != nil {
-				return err
-			}
 		}
 		var dst *jsontext.Value
 		switch string(key) {
 		case "_meta":
-			wp.Meta, err = parseMeta(d, raw)
+			wp.Meta, err = parseMeta(d)
 		case "name":
 			err = readString(d, "name", &wp.Name)
 		case "uri":
@@ -111,7 +88,7 @@ func (wp *wireParams) parse(raw jsontext.Value) error {
 				wp.Cursor = &c
 			}
 		case "inputResponses":
-			err = json.UnmarshalDecode(d, &wp.InputResponses)
+			err = json.UnmarshalDecode(&d.Decoder, &wp.InputResponses)
 		case "arguments":
 			dst = &wp.Arguments
 		case "task":
@@ -133,33 +110,21 @@ func (wp *wireParams) parse(raw jsontext.Value) error {
 			return err
 		}
 		if dst != nil {
-			v, err := d.ReadValue()
-			if err != nil {
+			if *dst, err = d.Raw(); err != nil {
 				return err
 			}
-			end := int(d.InputOffset())
-			*dst = raw[end-len(v) : end : end]
 		}
 	}
-	if _, err := d.ReadToken(); err != nil {
-		return err
-	}
-	if _, err := d.ReadToken(); err != io.EOF {
-		if err == nil {
-			err = errors.New("unexpected data after params")
-		}
-		return err
-	}
-	return nil
+	return d.End()
 }
 
 // parseMeta reads a _meta object as mcp.Meta's UnmarshalJSONFrom does
 // (null is nil; every value kept raw), its values sharing the bytes of
 // params instead of each a copy.
-func parseMeta(d *jsontext.Decoder, params jsontext.Value) (mcp.Meta, error) {
+func parseMeta(d *jsontok.Decoder) (mcp.Meta, error) {
 	if d.PeekKind() != '{' {
 		var m mcp.Meta
-		err := m.UnmarshalJSONFrom(d) // null, or the error for anything else
+		err := m.UnmarshalJSONFrom(&d.Decoder) // null, or the error for anything else
 		return m, err
 	}
 	if _, err := d.ReadToken(); err != nil {
@@ -175,19 +140,16 @@ func parseMeta(d *jsontext.Decoder, params jsontext.Value) (mcp.Meta, error) {
 		if err != nil {
 			return nil, err
 		}
-		v, err := d.ReadValue()
-		if err != nil {
+		if m[name], err = d.Raw(); err != nil {
 			return nil, err
 		}
-		end := int(d.InputOffset())
-		m[name] = params[end-len(v) : end : end]
 	}
 	_, err := d.ReadToken()
 	return m, err
 }
 
 // readString reads a string member; null leaves it as it is (zero).
-func readString(d *jsontext.Decoder, name string, dst *string) error {
+func readString(d *jsontok.Decoder, name string, dst *string) error {
 	tok, err := d.ReadToken()
 	if err != nil {
 		return err

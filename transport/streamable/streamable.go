@@ -373,8 +373,8 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 }
 
 // answerRetries bounds the extra attempts to deliver our answer to a
-// server request after a transient failure (what transient accepts: 5xx, 408, 409, 425, 429, a
-// broken connection); they wait 100 ms, 200 ms, 400 ms.
+// server request after a transient failure (see transient); they wait
+// 100 ms, 200 ms, 400 ms.
 const answerRetries = 3
 
 // deliverAnswer retries the POST of an answer to a server request that

@@ -1,0 +1,84 @@
+// Package jsontok holds the pieces shared by mcpkit's hand-written JSON
+// object decoders (the JSON-RPC envelope, request params): a pooled
+// jsontext.Decoder over an in-memory message, member names unescaped only
+// when they carry escapes, raw values returned as slices of the message
+// itself, and the check that nothing follows the top-level value.
+//
+// It owns no protocol knowledge and imports nothing of mcpkit.
+package jsontok
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Decoder reads one in-memory JSON text. Get one with New, give it back
+// with Release.
+type Decoder struct {
+	jsontext.Decoder
+	buf  bytes.Buffer
+	data []byte
+}
+
+var pool = sync.Pool{New: func() any { return new(Decoder) }}
+
+// New returns a pooled decoder reading data with opts.
+func New(data []byte, opts ...jsontext.Options) *Decoder {
+	d := pool.Get().(*Decoder)
+	d.data = data
+	d.buf = *bytes.NewBuffer(data)
+	d.Reset(&d.buf, opts...)
+	return d
+}
+
+// Release returns d to the pool; it must not be used after.
+func (d *Decoder) Release() {
+	d.data = nil
+	d.buf = bytes.Buffer{} // do not pin data
+	d.Reset(&d.buf)
+	pool.Put(d)
+}
+
+// Name reads an object member name and returns it unescaped. A name
+// without escapes is a slice of the input: no allocation.
+func (d *Decoder) Name() ([]byte, error) {
+	quoted, err := d.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	name := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(name, '\\') >= 0 {
+		return jsontext.AppendUnquote(nil, quoted)
+	}
+	return name, nil
+}
+
+// Raw reads the next value and returns it as a slice of the input (its
+// capacity clipped), valid as long as the input is.
+func (d *Decoder) Raw() (jsontext.Value, error) {
+	v, err := d.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	end := int(d.InputOffset())
+	return jsontext.Value(d.data[end-len(v) : end : end]), nil
+}
+
+// End reads the closing token of the top-level object or array and
+// checks that nothing but whitespace follows it.
+func (d *Decoder) End() error {
+	if _, err := d.ReadToken(); err != nil {
+		return err
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		if err == nil {
+			err = errors.New("unexpected data after the top-level value")
+		}
+		return err
+	}
+	return nil
+}
