@@ -3,6 +3,7 @@ package auth
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -52,7 +53,8 @@ type Options struct {
 	// (issuer and subject).
 	Principal func(*TokenInfo) string
 	// MaxBodyBytes caps the body read to find the method and tool when
-	// MethodScopes or ToolScopes are set (413 beyond). Keep it equal to
+	// MethodScopes or ToolScopes are set (413 beyond). Only the body of
+	// a request whose token was verified is read. Keep it equal to
 	// the wrapped server's server.HTTPOptions.MaxBodyBytes. Default
 	// server.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -82,12 +84,13 @@ type middleware struct {
 //
 //   - no bearer credentials → 401 with
 //     WWW-Authenticate: Bearer resource_metadata="…", scope="…", the
-//     scope being every scope the request needs (Scopes, plus those of
-//     its method and tool when rules exist), so that a client asks for
-//     the right token at once;
+//     scope being Scopes plus, when rules exist, those of the method and
+//     tool named by the SEP-2243 Mcp-Method and Mcp-Name headers (the
+//     body of an unauthenticated request is never read);
 //   - a token the Verifier rejects → the same with error="invalid_token";
 //   - a valid token lacking scopes → 403 with error="insufficient_scope"
-//     and the full set of scopes the request needs (2026 rule);
+//     and the full set of scopes the request needs (2026 rule), found in
+//     the body when MethodScopes or ToolScopes are set;
 //   - a malformed Authorization header, more than one, or a token in the
 //     query string → 400 invalid_request;
 //   - a Verifier error wrapping ErrUnavailable → 503.
@@ -154,13 +157,12 @@ func (m *middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		m.challenge(w, http.StatusBadRequest, "invalid_request", reason, nil)
 		return
 	}
-	needed, rpcStatus, rpcErr := m.needed(r)
-	if rpcErr != nil {
-		needed = m.base
-	}
+	// The token is checked before the body is read: an unauthenticated
+	// client must not make the server read (up to MaxBodyBytes) what it
+	// sends. Until then, only the headers hint at the scopes needed.
 	if !present {
 		m.debug(r, "no bearer token")
-		m.challenge(w, http.StatusUnauthorized, "", "", needed)
+		m.challenge(w, http.StatusUnauthorized, "", "", m.hinted(r))
 		return
 	}
 	ti, err := m.v.Verify(r.Context(), token)
@@ -180,9 +182,10 @@ func (m *middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			return
 		}
 		m.debug(r, "invalid token", "err", err)
-		m.challenge(w, http.StatusUnauthorized, "invalid_token", "the access token is invalid or expired", needed)
+		m.challenge(w, http.StatusUnauthorized, "invalid_token", "the access token is invalid or expired", m.hinted(r))
 		return
 	}
+	needed, rpcStatus, rpcErr := m.needed(r)
 	if rpcErr != nil {
 		// The body could not be read the way the server will read it: fail
 		// closed rather than guess which scopes it needs.
@@ -214,7 +217,53 @@ func (m *middleware) grants(ti *TokenInfo, needed []string) bool {
 	return true
 }
 
-// needed returns the scopes r needs: Scopes, plus those of its method
+// hinted returns the scopes an unauthenticated request is told it
+// needs in its 401 challenge, without reading the body: Scopes, plus
+// those of the method and tool its SEP-2243 Mcp-Method and Mcp-Name
+// headers name (2026 clients send them on every POST). The headers are
+// only a hint for the client's first token request: once the token is
+// verified, the scopes are enforced on what the body says (needed), so a
+// header that lies costs its sender one more round trip, nothing else.
+func (m *middleware) hinted(r *http.Request) []string {
+	if !m.peek || r.Method != http.MethodPost {
+		return m.base
+	}
+	method := r.Header.Get("Mcp-Method")
+	if method == "" {
+		return m.base
+	}
+	need := slices.Clone(m.base)
+	need = append(need, m.o.MethodScopes[method]...)
+	if method == mcp.MethodToolsCall {
+		if name, ok := headerValue(r.Header.Get("Mcp-Name")); ok {
+			need = append(need, m.o.ToolScopes[name]...)
+		}
+	}
+	return normScopes(need)
+}
+
+// headerValue decodes a SEP-2243 header value: as is, or the UTF-8 text
+// of a "=?base64?…?=" sentinel.
+func headerValue(v string) (string, bool) {
+	if v == "" {
+		return "", false
+	}
+	inner, ok := strings.CutPrefix(v, "=?base64?")
+	if !ok {
+		return v, true
+	}
+	inner, ok = strings.CutSuffix(inner, "?=")
+	if !ok {
+		return "", false
+	}
+	b, err := base64.StdEncoding.DecodeString(inner)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// needed returns the scopes an authenticated request needs: Scopes, plus those of its method
 // and tool when rules exist. The body is read (up to MaxBodyBytes) and
 // put back for the wrapped handler. A body the server's own strict
 // decoder would refuse yields a JSON-RPC error and its status.

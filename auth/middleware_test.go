@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,6 +67,7 @@ type reqSpec struct {
 	target string
 	authz  []string
 	body   string
+	hdr    map[string]string
 }
 
 func do(t *testing.T, h http.Handler, rs reqSpec) *httptest.ResponseRecorder {
@@ -83,6 +85,9 @@ func do(t *testing.T, h http.Handler, rs reqSpec) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(rs.method, rs.target, body)
 	for _, a := range rs.authz {
 		r.Header.Add("Authorization", a)
+	}
+	for k, v := range rs.hdr {
+		r.Header.Set(k, v)
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
@@ -140,10 +145,18 @@ func TestRequireChallenges(t *testing.T) {
 			`Bearer error="insufficient_scope", resource_metadata="` + testMetaURL + `", scope="mcp tools"`, "insufficient_scope"},
 		{"tool scope missing", reqSpec{authz: []string{"Bearer good"}, body: callBody("tools/call", "delete")}, 403,
 			`Bearer error="insufficient_scope", resource_metadata="` + testMetaURL + `", scope="mcp tools admin"`, "insufficient_scope"},
-		{"no token, tool scopes in the 401", reqSpec{body: callBody("tools/call", "delete")}, 401,
+		// Before the token is verified the body is not read: the 401
+		// names the base scopes, plus those the SEP-2243 headers hint at.
+		{"no token, body not read for the 401", reqSpec{body: callBody("tools/call", "delete")}, 401, plain, "invalid_token"},
+		{"invalid token, body not read for the 401", reqSpec{authz: []string{"Bearer nope"}, body: callBody("tools/call", "delete")}, 401, invalid, "invalid_token"},
+		{"no token, tool scopes from the headers", reqSpec{body: callBody("tools/call", "delete"), hdr: map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "delete"}}, 401,
 			`Bearer resource_metadata="` + testMetaURL + `", scope="mcp tools admin"`, "invalid_token"},
-		{"invalid token, tool scopes in the 401", reqSpec{authz: []string{"Bearer nope"}, body: callBody("tools/call", "delete")}, 401,
+		{"invalid token, base64 tool name header", reqSpec{authz: []string{"Bearer nope"}, hdr: map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "=?base64?ZGVsZXRl?="}}, 401,
 			`Bearer error="invalid_token", resource_metadata="` + testMetaURL + `", scope="mcp tools admin"`, "invalid_token"},
+		{"no token, method scopes from the header", reqSpec{hdr: map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "=?base64?!!?="}}, 401,
+			`Bearer resource_metadata="` + testMetaURL + `", scope="mcp tools"`, "invalid_token"},
+		{"headers do not grant", reqSpec{authz: []string{"Bearer good"}, body: callBody("tools/call", "delete"), hdr: map[string]string{"Mcp-Method": "tools/list"}}, 403,
+			`Bearer error="insufficient_scope", resource_metadata="` + testMetaURL + `", scope="mcp tools admin"`, "insufficient_scope"},
 		{"no token, unreadable body", reqSpec{body: `{"jsonrpc":`}, 401, plain, "invalid_token"},
 		{"granted", reqSpec{authz: []string{"Bearer good"}, body: callBody("tools/call", "echo")}, 200, "", ""},
 		{"scheme case-insensitive", reqSpec{authz: []string{"bEARER good"}, body: callBody("tools/list", "")}, 200, "", ""},
@@ -327,5 +340,82 @@ func TestRequirePanics(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// endlessBody is a request body that never ends and counts the bytes
+// read from it.
+type endlessBody struct {
+	mu   sync.Mutex
+	read int64
+}
+
+func (b *endlessBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range p {
+		p[i] = ' '
+	}
+	b.read += int64(len(p))
+	return len(p), nil
+}
+
+func (b *endlessBody) Close() error { return nil }
+
+func (b *endlessBody) n() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.read
+}
+
+// TestRequireVerifiesBeforeReading: the bearer token is checked before
+// the body is read, so an unauthenticated client cannot make the server
+// read its body (up to MaxBodyBytes) by sending one; an authenticated
+// request that needs per-method scopes is read, bounded as before.
+func TestRequireVerifiesBeforeReading(t *testing.T) {
+	sv := staticVerifier{"good": {Subject: "a", Scopes: []string{"mcp"}}}
+	s := &seen{}
+	h := Require(sv, &Options{
+		Resource:     testResource,
+		Scopes:       []string{"mcp"},
+		MethodScopes: map[string][]string{"tools/call": {"tools"}},
+		ToolScopes:   map[string][]string{"delete": {"admin"}},
+		MaxBodyBytes: 1024,
+	})(echoHandler(s))
+	for _, tc := range []struct {
+		name   string
+		authz  []string
+		status int
+		maxLen int64 // most bytes that may be read
+	}{
+		{"no token", nil, http.StatusUnauthorized, 0},
+		{"invalid token", []string{"Bearer nope"}, http.StatusUnauthorized, 0},
+		{"malformed header", []string{"Bearer a b"}, http.StatusBadRequest, 0},
+		{"unavailable", []string{"Bearer unavailable"}, http.StatusServiceUnavailable, 0},
+		{"authenticated", []string{"Bearer good"}, http.StatusRequestEntityTooLarge, 1025},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := &endlessBody{}
+			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+			r.Body = body
+			r.ContentLength = -1
+			for _, a := range tc.authz {
+				r.Header.Add("Authorization", a)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != tc.status {
+				t.Errorf("status %d, want %d", w.Code, tc.status)
+			}
+			if n := body.n(); n > tc.maxLen {
+				t.Errorf("%d bytes of the body read, want at most %d", n, tc.maxLen)
+			}
+			if tc.maxLen > 0 && body.n() == 0 {
+				t.Error("the authenticated request's body was not read")
+			}
+		})
+	}
+	if s.calls != 0 {
+		t.Errorf("the handler ran %d times", s.calls)
 	}
 }
