@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 )
 
 // AuthorizeFunc performs the user-facing step of the authorization code
@@ -89,7 +91,12 @@ func (l *Loopback) RedirectURL() string {
 }
 
 // Authorize implements AuthorizeFunc: it listens on Addr, shows authURL
-// and waits for the redirect (or ctx's end).
+// and waits for the redirect (or ctx's end). Only a GET of Path whose
+// state equals the state of authURL ends the wait, with whatever it
+// carries (a code, or an error); other requests are answered 400 (wrong
+// or missing state), 404 (another path) or 405 (not a GET) and ignored.
+// An authURL without a state (not one a Transport makes) is ended by the
+// first GET of Path.
 func (l *Loopback) Authorize(ctx context.Context, authURL string) (url.Values, error) {
 	host, _, err := net.SplitHostPort(l.addr())
 	if err != nil {
@@ -103,18 +110,38 @@ func (l *Loopback) Authorize(ctx context.Context, authURL string) (url.Values, e
 	if err != nil {
 		return nil, fmt.Errorf("oauth: loopback listener: %w", err)
 	}
+	// The redirect that ends the login carries the state of authURL
+	// (RFC 6749 §10.12). Anything else reaching the listener — another
+	// local process, a stale browser tab, a forged or replayed redirect —
+	// is answered with an error page and the login keeps waiting, so that
+	// it cannot be aborted (or fed a code) by whoever can reach loopback.
+	var want string
+	if u, err := url.Parse(authURL); err == nil {
+		want = u.Query().Get("state")
+	}
 	got := make(chan url.Values, 1)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Cache-Control", "no-store")
 		if r.URL.Path != l.path() {
 			http.NotFound(w, r)
 			return
 		}
+		if r.Method != http.MethodGet {
+			h.Set("Allow", http.MethodGet)
+			http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+			return
+		}
 		q := r.URL.Query()
+		if want != "" && subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(want)) != 1 {
+			http.Error(w, "This is not the authorization response this login is waiting for (wrong or missing state). It was ignored.", http.StatusBadRequest)
+			return
+		}
 		select {
 		case got <- q:
 		default:
 		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		h.Set("Content-Type", "text/plain; charset=utf-8")
 		if q.Get("error") != "" {
 			fmt.Fprintln(w, "Authorization failed. You can close this window.")
 			return
