@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -14,7 +13,6 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -404,6 +402,10 @@ func (v *JWTVerifier) discover(ctx context.Context) (string, error) {
 			JWKSURI string `json:"jwks_uri"`
 		}
 		if err := v.getJSON(ctx, u, &meta); err != nil {
+			if errors.Is(err, errRedirect) {
+				// Not "absent": the issuer's origin points elsewhere.
+				return "", err
+			}
 			errs = append(errs, err)
 			continue
 		}
@@ -416,33 +418,4 @@ func (v *JWTVerifier) discover(ctx context.Context) (string, error) {
 		return meta.JWKSURI, nil
 	}
 	return "", fmt.Errorf("no authorization server metadata for %s: %w", v.o.Issuer, errors.Join(errs...))
-}
-
-// getJSON GETs u and decodes its JSON body (at most 1 MiB) into dst.
-func (v *JWTVerifier) getJSON(ctx context.Context, u string, dst any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := v.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxMetadataBytes))
-		return fmt.Errorf("GET %s: %s", u, resp.Status)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
-	if err != nil {
-		return fmt.Errorf("GET %s: %w", u, err)
-	}
-	if len(body) > maxMetadataBytes {
-		return fmt.Errorf("GET %s: document exceeds %d bytes", u, maxMetadataBytes)
-	}
-	if err := json.Unmarshal(body, dst); err != nil {
-		return fmt.Errorf("GET %s: %w", u, err)
-	}
-	return nil
 }

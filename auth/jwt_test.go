@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -363,5 +364,54 @@ func TestJWTDiscoveryIssuerPath(t *testing.T) {
 	defer mu.Unlock()
 	if !slices.Equal(tried, want) {
 		t.Errorf("tried %q, want %q", tried, want)
+	}
+}
+
+// TestJWTRedirects: the metadata and JWK Set fetches follow redirects
+// within their origin only; a redirect to another origin (another port
+// on loopback) is refused before anything is sent there, and the
+// verifier reports the keys unavailable.
+func TestJWTRedirects(t *testing.T) {
+	k := newRSAKey(t, "k", 0)
+	as := newTestAS(t, k)
+	var other atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		other.Add(1)
+		http.Error(w, "should not be reached", http.StatusTeapot)
+	}))
+	defer elsewhere.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /same/jwks", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/jwks", http.StatusFound)
+	})
+	mux.HandleFunc("GET /cross/jwks", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/jwks", http.StatusFound)
+	})
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server/cross", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/.well-known/oauth-authorization-server", http.StatusFound)
+	})
+	mux.Handle("/", as.srv.Config.Handler)
+	front := httptest.NewServer(mux)
+	defer front.Close()
+	c := newClock()
+	ctx := context.Background()
+
+	v := as.verifier(t, c, func(o *JWTOptions) { o.JWKSURL = front.URL + "/same/jwks"; o.HTTPClient = nil })
+	if _, err := v.Verify(ctx, k.sign(t, as.claims(c, nil))); err != nil {
+		t.Errorf("same-origin redirect of the JWK Set: %v", err)
+	}
+	for name, mod := range map[string]func(*JWTOptions){
+		"jwks":     func(o *JWTOptions) { o.JWKSURL = front.URL + "/cross/jwks" },
+		"metadata": func(o *JWTOptions) { o.JWKSURL, o.Issuer = "", front.URL+"/cross" },
+	} {
+		v := as.verifier(t, c, func(o *JWTOptions) { mod(o); o.HTTPClient = nil })
+		iss := v.o.Issuer
+		_, err := v.Verify(ctx, k.sign(t, as.claims(c, map[string]any{"iss": iss})))
+		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), elsewhere.URL) || !strings.Contains(err.Error(), "redirect") {
+			t.Errorf("%s: cross-origin redirect: %v", name, err)
+		}
+	}
+	if n := other.Load(); n != 0 {
+		t.Errorf("the other origin received %d requests", n)
 	}
 }

@@ -120,3 +120,19 @@ type TooManyAuthorizationsError struct {
 func (e *TooManyAuthorizationsError) Error() string {
 	return fmt.Sprintf("oauth: request still refused (HTTP %d, scope %q) after %d authorizations", e.StatusCode, e.Scope, e.Attempts)
 }
+
+// RedirectError: a server answered a request of the OAuth client with a
+// redirect the client does not follow. Token, registration and token
+// exchange requests carry credentials and follow no redirect at all;
+// metadata requests follow redirects on their own origin (scheme, host
+// and port) only, a few at most. Nothing was sent to Location.
+type RedirectError struct {
+	Endpoint string // what was requested: "token endpoint", "protected resource metadata", …
+	URL      string // the URL requested
+	Location string // where the answer redirected to
+	Reason   string // why the redirect was refused
+}
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("oauth: the %s %s redirected to %s: %s", e.Endpoint, e.URL, e.Location, e.Reason)
+}

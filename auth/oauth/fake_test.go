@@ -39,6 +39,9 @@ type fakeAS struct {
 	grantCheck func(r *http.Request, form url.Values) string
 	dpop       bool   // advertise ES256 DPoP, bind tokens to valid proofs
 	asNonce    string // DPoP nonce the token endpoint requires ("" : none)
+	// redirects answers requests to a path with a redirect (307 for a
+	// POST, 302 for a GET) to the URL given.
+	redirects map[string]string
 
 	mu            sync.Mutex
 	log           []string // "GET /path" of every request
@@ -69,6 +72,10 @@ func (a *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	a.log = append(a.log, r.Method+" "+r.URL.Path)
 	a.mu.Unlock()
+	if to, ok := a.redirects[r.URL.Path]; ok {
+		redirect(w, r, to)
+		return
+	}
 	mdPath := a.metadataPath
 	if mdPath == "" {
 		mdPath = "/.well-known/oauth-authorization-server" + a.prefix
@@ -320,6 +327,7 @@ type fakeRS struct {
 	dpopErrors  []string                     // proof problems seen
 	jtis        []string                     // jti of every valid proof
 	schemes     []string                     // Authorization scheme of every request
+	redirects   map[string]string            // as fakeAS.redirects
 
 	mu     sync.Mutex
 	log    []string
@@ -349,6 +357,10 @@ func (s *fakeRS) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.log = append(s.log, r.Method+" "+r.URL.Path)
 	s.mu.Unlock()
+	if to, ok := s.redirects[r.URL.Path]; ok {
+		redirect(w, r, to)
+		return
+	}
 	if s.prmPath != "-" && r.Method == http.MethodGet && r.URL.Path == s.prm() {
 		res := s.resource
 		if res == "" {
@@ -523,4 +535,14 @@ func (s *fakeRS) checkProof(r *http.Request, tok, jkt string) (problem, nonce st
 	s.jtis = append(s.jtis, jti)
 	nonce, _ = claims["nonce"].(string)
 	return "", nonce
+}
+
+// redirect answers with a redirect to the URL to: 307 (the method and
+// body are to be sent again) for a POST, 302 for a GET.
+func redirect(w http.ResponseWriter, r *http.Request, to string) {
+	code := http.StatusFound
+	if r.Method == http.MethodPost {
+		code = http.StatusTemporaryRedirect
+	}
+	http.Redirect(w, r, to, code)
 }

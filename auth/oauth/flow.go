@@ -40,9 +40,15 @@ func (t *Transport) discover(ctx context.Context, server *url.URL, ch map[string
 	candidates = append(candidates, resourceMetadataURLs(server)...)
 	for _, u := range candidates {
 		var prm ResourceMetadata
-		found, err := getJSON(ctx, t.hc, u, &prm)
+		found, err := getJSON(ctx, t.hc, "protected resource metadata", u, &prm)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if re := (*RedirectError)(nil); errors.As(err, &re) {
+			// Not "absent": the server points elsewhere, which is refused;
+			// going on would silently fall back to another authorization
+			// server.
+			return nil, &DiscoveryError{Reason: "protected resource metadata", Err: err}
 		}
 		if err == nil && found {
 			d.prm = &prm
@@ -73,9 +79,12 @@ func (t *Transport) discover(ctx context.Context, server *url.URL, ch map[string
 	}
 	for _, u := range urls {
 		var m ServerMetadata
-		found, err := getJSON(ctx, t.hc, u, &m)
+		found, err := getJSON(ctx, t.hc, "authorization server metadata", u, &m)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if re := (*RedirectError)(nil); errors.As(err, &re) {
+			return nil, &DiscoveryError{Reason: "authorization server metadata", Err: err}
 		}
 		if err != nil || !found {
 			continue
@@ -213,7 +222,7 @@ func (t *Transport) dynamicRegistration(ctx context.Context, d *discovery) (*Cli
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	resp, err := t.hc.Do(req)
+	resp, err := send(t.hc, req, "registration endpoint", followNone)
 	if err != nil {
 		return nil, err
 	}
@@ -364,7 +373,7 @@ func (t *Transport) grantToken(ctx context.Context, d *discovery, c *ClientInfo,
 		Resource:   d.resource,
 		Scope:      scope,
 		Client:     c,
-		HTTPClient: t.hc,
+		HTTPClient: redirectClient(t.hc, "grant request", followNone),
 	})
 	if err != nil {
 		return nil, err
@@ -500,7 +509,7 @@ func (t *Transport) dpopFor(m *ServerMetadata) *DPoPKey {
 // true when the server asked for a DPoP nonce other than the one sent
 // (RFC 9449 §8).
 func (t *Transport) tokenResponse(req *http.Request, dpop *DPoPKey, sentNonce string) (tok *Token, retry bool, err error) {
-	resp, err := t.hc.Do(req)
+	resp, err := send(t.hc, req, "token endpoint", followNone)
 	if err != nil {
 		return nil, false, err
 	}

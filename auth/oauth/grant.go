@@ -41,7 +41,8 @@ type GrantRequest struct {
 	Scope    string          // the scope requested ("" : none)
 	Client   *ClientInfo     // the client registration used
 	// HTTPClient is the client the Transport sends its own OAuth
-	// requests with.
+	// requests with; it follows no redirect (a grant's requests carry
+	// credentials), refusing them with a *RedirectError.
 	HTTPClient *http.Client
 }
 
@@ -107,6 +108,8 @@ type IDJAGExchange struct {
 	IDToken      string
 	SubjectToken func(ctx context.Context) (string, error)
 	// HTTPClient sends the exchange. Default GrantRequest.HTTPClient.
+	// Whichever it is, the exchange follows no redirect (it carries the
+	// ID token and the client's secret): a redirect is a *RedirectError.
 	HTTPClient *http.Client
 }
 
@@ -153,10 +156,7 @@ func (x *IDJAGExchange) Assertion(ctx context.Context, r *GrantRequest) (string,
 	if hc == nil {
 		hc = r.HTTPClient
 	}
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := send(hc, req, "identity provider token endpoint", followNone)
 	if err != nil {
 		return "", err
 	}

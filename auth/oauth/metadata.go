@@ -41,15 +41,17 @@ type ServerMetadata struct {
 // maxMetadataBytes bounds a metadata, registration or token response.
 const maxMetadataBytes = 1 << 20
 
-// getJSON GETs u and decodes a 200 JSON answer into v. found is false
-// for answers that say "not here" (4xx, or a body that is not JSON).
-func getJSON(ctx context.Context, hc *http.Client, u string, v any) (found bool, err error) {
+// getJSON GETs u, the document named what, and decodes a 200 JSON
+// answer into v. found is false for answers that say "not here" (4xx, or
+// a body that is not JSON). Redirects are followed within u's origin
+// only (*RedirectError).
+func getJSON(ctx context.Context, hc *http.Client, what, u string, v any) (found bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return false, err
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
+	resp, err := send(hc, req, what, followSameOrigin)
 	if err != nil {
 		return false, err
 	}
