@@ -82,3 +82,33 @@ func originOf(u *url.URL) string {
 	}
 	return scheme + "://" + host
 }
+
+// checkFetchURL refuses a URL the verifier is to fetch keys or metadata
+// from unless it is absolute https, or http on a loopback host
+// (localhost, 127.0.0.0/8, ::1), where nothing crosses a network: keys
+// fetched in clear could be replaced on the way, and with them every
+// token's signature.
+func checkFetchURL(what, raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "":
+		return fmt.Errorf("auth: %s %q is not an absolute https URL", what, raw)
+	case u.User != nil:
+		return fmt.Errorf("auth: %s %q carries user information; an https URL without it is required", what, raw)
+	case strings.EqualFold(u.Scheme, "https"):
+		return nil
+	case strings.EqualFold(u.Scheme, "http") && isLoopbackHost(u.Hostname()):
+		return nil
+	}
+	return fmt.Errorf("auth: %s %q must be https (plain http only on loopback hosts)", what, raw)
+}
+
+// isLoopbackHost reports whether host (without port or brackets) names
+// the local machine.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

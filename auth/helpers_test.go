@@ -102,6 +102,7 @@ type testAS struct {
 	extra   []jsontext.Value // raw entries appended to the set
 	down    bool
 	issuer  string // the issuer its metadata names; default its URL
+	jwksURI string // the jwks_uri its metadata names; default its /jwks
 	fetches atomic.Int32
 	metas   atomic.Int32
 }
@@ -132,13 +133,16 @@ func newTestAS(t *testing.T, keys ...*testKey) *testAS {
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		as.metas.Add(1)
 		as.mu.Lock()
-		iss := as.issuer
+		iss, jwks := as.issuer, as.jwksURI
 		as.mu.Unlock()
 		if iss == "" {
 			iss = as.srv.URL
 		}
+		if jwks == "" {
+			jwks = as.srv.URL + "/jwks"
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.MarshalWrite(w, map[string]any{"issuer": iss, "jwks_uri": as.srv.URL + "/jwks"})
+		_ = json.MarshalWrite(w, map[string]any{"issuer": iss, "jwks_uri": jwks})
 	})
 	as.srv = httptest.NewServer(mux)
 	t.Cleanup(as.srv.Close)

@@ -50,7 +50,9 @@ type JWTOptions struct {
 	// JWKSURL is the JWK Set holding the issuer's signing keys. Empty:
 	// the jwks_uri of the issuer's authorization server metadata
 	// (RFC 8414, then OpenID Connect discovery), whose issuer must equal
-	// Issuer.
+	// Issuer. Whichever it is, and the Issuer when its metadata is
+	// fetched, must be https (http only on loopback hosts); fetches
+	// follow redirects within their origin only.
 	JWKSURL string
 	// Algorithms lists the accepted signature algorithms. Default
 	// DefaultAlgorithms. "none" is never accepted. HS256/HS384/HS512 are
@@ -135,9 +137,14 @@ func NewJWTVerifier(o JWTOptions) (*JWTVerifier, error) {
 	if !v.hmacOK && len(o.HMACKey) > 0 {
 		return nil, errors.New("auth: HMACKey is set but no HS* algorithm is listed in Algorithms")
 	}
-	if v.jwksOK && o.JWKSURL == "" {
-		if _, err := url.Parse(o.Issuer); err != nil {
-			return nil, fmt.Errorf("auth: issuer %q is not a URL, and no JWKSURL is set", o.Issuer)
+	if o.JWKSURL != "" {
+		if err := checkFetchURL("JWTOptions.JWKSURL", o.JWKSURL); err != nil {
+			return nil, err
+		}
+	} else if v.jwksOK {
+		// The issuer's metadata is fetched to find its jwks_uri.
+		if err := checkFetchURL("JWTOptions.Issuer (no JWKSURL is set, so its metadata is fetched)", o.Issuer); err != nil {
+			return nil, err
 		}
 	}
 	v.client = o.HTTPClient
@@ -414,6 +421,9 @@ func (v *JWTVerifier) discover(ctx context.Context) (string, error) {
 		}
 		if meta.JWKSURI == "" {
 			return "", fmt.Errorf("metadata at %s has no jwks_uri", u)
+		}
+		if err := checkFetchURL("jwks_uri of the metadata at "+u, meta.JWKSURI); err != nil {
+			return "", err
 		}
 		return meta.JWKSURI, nil
 	}

@@ -415,3 +415,58 @@ func TestJWTRedirects(t *testing.T) {
 		t.Errorf("the other origin received %d requests", n)
 	}
 }
+
+// TestJWTRequiresHTTPS: the JWK Set and the metadata it is found with are
+// fetched over https, or http on a loopback host only; anything else is
+// refused at construction (configured URLs) or at the fetch (a jwks_uri
+// of the metadata), before any request to it.
+func TestJWTRequiresHTTPS(t *testing.T) {
+	for _, tc := range []struct {
+		issuer, jwks string
+		ok           bool
+	}{
+		{"https://as.example.com", "", true},
+		{"https://as.example.com", "https://keys.example.com/jwks", true},
+		{"http://127.0.0.1:8080", "", true},
+		{"http://localhost:8080", "http://[::1]:9/jwks", true},
+		{"not a URL but a name", "https://keys.example.com/jwks", true}, // the issuer is only compared
+		{"http://as.example.com", "", false},
+		{"https://as.example.com", "http://keys.example.com/jwks", false},
+		{"https://as.example.com", "ftp://keys.example.com/jwks", false},
+		{"https://as.example.com", "/jwks", false},
+	} {
+		_, err := NewJWTVerifier(JWTOptions{Issuer: tc.issuer, Audience: testResource, JWKSURL: tc.jwks})
+		if (err == nil) != tc.ok {
+			t.Errorf("issuer %q, jwks %q: err = %v, want ok %v", tc.issuer, tc.jwks, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "https") {
+			t.Errorf("issuer %q, jwks %q: error %q does not say https", tc.issuer, tc.jwks, err)
+		}
+	}
+	k := newRSAKey(t, "k", 0)
+	as := newTestAS(t, k)
+	as.jwksURI = "http://keys.example.test/jwks"
+	var asked atomic.Int32
+	c := newClock()
+	v := as.verifier(t, c, func(o *JWTOptions) {
+		o.JWKSURL = ""
+		o.HTTPClient = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Hostname() != "127.0.0.1" {
+				asked.Add(1)
+				return nil, errors.New("left the machine")
+			}
+			return http.DefaultTransport.RoundTrip(r)
+		})}
+	})
+	_, err := v.Verify(context.Background(), k.sign(t, as.claims(c, nil)))
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "https") {
+		t.Errorf("an http jwks_uri: %v", err)
+	}
+	if asked.Load() != 0 {
+		t.Error("the http jwks_uri was fetched")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -136,3 +136,18 @@ type RedirectError struct {
 func (e *RedirectError) Error() string {
 	return fmt.Sprintf("oauth: the %s %s redirected to %s: %s", e.Endpoint, e.URL, e.Location, e.Reason)
 }
+
+// InsecureURLError: a URL the OAuth client was to use is not https (or
+// is not a usable absolute URL). MCP requires every authorization server
+// endpoint to be served over https; http is accepted for loopback hosts
+// only (localhost, 127.0.0.0/8, [::1]), where nothing crosses a network.
+// No request was made to it.
+type InsecureURLError struct {
+	Endpoint string // what the URL is: "token endpoint", "issuer", …
+	URL      string
+	Reason   string
+}
+
+func (e *InsecureURLError) Error() string {
+	return fmt.Sprintf("oauth: the %s %q is refused: %s", e.Endpoint, e.URL, e.Reason)
+}

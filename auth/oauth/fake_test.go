@@ -42,6 +42,8 @@ type fakeAS struct {
 	// redirects answers requests to a path with a redirect (307 for a
 	// POST, 302 for a GET) to the URL given.
 	redirects map[string]string
+	// endpoints overrides members of the metadata (token_endpoint, …).
+	endpoints map[string]string
 
 	mu            sync.Mutex
 	log           []string // "GET /path" of every request
@@ -130,6 +132,9 @@ func (a *fakeAS) metadata(w http.ResponseWriter) {
 	}
 	if a.dpop {
 		m["dpop_signing_alg_values_supported"] = []string{"ES256"}
+	}
+	for k, v := range a.endpoints {
+		m[k] = v
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(m)
@@ -328,6 +333,7 @@ type fakeRS struct {
 	jtis        []string                     // jti of every valid proof
 	schemes     []string                     // Authorization scheme of every request
 	redirects   map[string]string            // as fakeAS.redirects
+	authServers []string                     // authorization_servers override
 
 	mu     sync.Mutex
 	log    []string
@@ -370,6 +376,9 @@ func (s *fakeRS) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		m := map[string]any{"resource": res, "authorization_servers": []string{s.as().Issuer()}}
+		if s.authServers != nil {
+			m["authorization_servers"] = s.authServers
+		}
 		if s.prmScopes != nil {
 			m["scopes_supported"] = s.prmScopes
 		}

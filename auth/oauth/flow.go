@@ -31,11 +31,18 @@ type discovery struct {
 // server metadata of server.
 func (t *Transport) discover(ctx context.Context, server *url.URL, ch map[string]string) (*discovery, error) {
 	d := &discovery{}
+	// The tokens of an MCP server on plain http would cross the network
+	// in clear; its well-known metadata URLs would be plain http too.
+	if _, err := checkURL("MCP server URL", serverKey(server)); err != nil {
+		return nil, err
+	}
 	var candidates []string
 	if u := ch["resource_metadata"]; u != "" {
-		if ru, err := server.Parse(u); err == nil && (ru.Scheme == "https" || ru.Scheme == "http") {
-			candidates = append(candidates, ru.String())
+		abs, err := checkMetadataURL(server, u)
+		if err != nil {
+			return nil, err
 		}
+		candidates = append(candidates, abs)
 	}
 	candidates = append(candidates, resourceMetadataURLs(server)...)
 	for _, u := range candidates {
@@ -117,10 +124,19 @@ func (t *Transport) discover(ctx context.Context, server *url.URL, ch map[string
 		if d.meta.TokenEndpoint == "" {
 			return nil, &DiscoveryError{Reason: "authorization server metadata of " + d.issuer + " lacks the token endpoint"}
 		}
+		if _, err := checkURL("token endpoint", d.meta.TokenEndpoint); err != nil {
+			return nil, err
+		}
 		return d, nil
 	}
 	if d.meta.AuthorizationEndpoint == "" || d.meta.TokenEndpoint == "" {
 		return nil, &DiscoveryError{Reason: "authorization server metadata of " + d.issuer + " lacks the authorization or token endpoint"}
+	}
+	if _, err := checkURL("token endpoint", d.meta.TokenEndpoint); err != nil {
+		return nil, err
+	}
+	if _, err := checkURL("authorization endpoint", d.meta.AuthorizationEndpoint); err != nil {
+		return nil, err
 	}
 	if !d.meta.supportsS256() {
 		return nil, &DiscoveryError{Reason: "authorization server " + d.issuer + " does not advertise PKCE S256 (code_challenge_methods_supported)"}
@@ -163,10 +179,16 @@ func (t *Transport) register(ctx context.Context, d *discovery) (*ClientInfo, er
 		}
 	}
 	if t.ClientIDMetadataURL != "" && d.meta.ClientIDMetadataDocumentSupported {
+		if _, err := checkURL("client ID metadata document URL", t.ClientIDMetadataURL); err != nil {
+			return nil, &RegistrationError{Issuer: d.issuer, Err: err}
+		}
 		return save(&ClientInfo{ClientID: t.ClientIDMetadataURL, AuthMethod: "none"})
 	}
 	if d.meta.RegistrationEndpoint == "" {
 		return nil, &RegistrationError{Issuer: d.issuer}
+	}
+	if _, err := checkURL("registration endpoint", d.meta.RegistrationEndpoint); err != nil {
+		return nil, &RegistrationError{Issuer: d.issuer, Err: err}
 	}
 	c, err = t.dynamicRegistration(ctx, d)
 	if err != nil {

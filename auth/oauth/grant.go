@@ -129,6 +129,9 @@ func (x *IDJAGExchange) Assertion(ctx context.Context, r *GrantRequest) (string,
 	if x.TokenEndpoint == "" {
 		return "", errors.New("oauth: IDJAGExchange without the IdP token endpoint")
 	}
+	if _, err := checkURL("identity provider token endpoint", x.TokenEndpoint); err != nil {
+		return "", err
+	}
 	form := url.Values{
 		"grant_type":           {GrantTypeTokenExchange},
 		"requested_token_type": {TokenTypeIDJAG},

@@ -93,12 +93,13 @@ func resourceMetadataURLs(server *url.URL) []string {
 // whose issuer identifier is issuer, in the order the MCP specification
 // gives (RFC 8414 §3.1 and OpenID Connect Discovery, path-aware).
 func serverMetadataURLs(issuer string) ([]string, error) {
-	u, err := url.Parse(issuer)
+	u, err := checkURL("issuer", issuer)
 	if err != nil {
-		return nil, fmt.Errorf("oauth: issuer %q: %w", issuer, err)
+		return nil, err
 	}
-	if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return nil, fmt.Errorf("oauth: issuer %q is not an http(s) URL without query or fragment", issuer)
+	if u.RawQuery != "" || u.ForceQuery {
+		// RFC 8414 §2: an issuer has no query or fragment.
+		return nil, &InsecureURLError{Endpoint: "issuer", URL: issuer, Reason: "it carries a query"}
 	}
 	o := origin(u)
 	p := strings.TrimSuffix(u.EscapedPath(), "/")

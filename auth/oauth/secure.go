@@ -2,7 +2,10 @@ package oauth
 
 import (
 	"errors"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
 )
 
 // maxMetadataRedirects bounds the same-origin redirects one metadata
@@ -58,4 +61,69 @@ func send(hc *http.Client, req *http.Request, endpoint string, policy bool) (*ht
 		return nil, re
 	}
 	return resp, err
+}
+
+// checkURL parses raw, a URL the OAuth client is to use as endpoint,
+// and refuses it unless it is an absolute https URL, or an http URL of
+// a loopback host (RFC 8252 §8.3; the MCP specification requires https
+// for every authorization server endpoint and allows http only for
+// localhost redirect URIs, a loopback server being the same case: the
+// traffic never leaves the machine). A URL with user information or a
+// fragment is refused too (RFC 8414 §2, RFC 6749 §3.1).
+func checkURL(endpoint, raw string) (*url.URL, error) {
+	e := &InsecureURLError{Endpoint: endpoint, URL: raw}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		e.Reason = "not a URL"
+	case !u.IsAbs() || u.Host == "" || u.Opaque != "":
+		e.Reason = "not an absolute URL"
+	case u.User != nil:
+		e.Reason = "it carries user information"
+	case u.Fragment != "" || strings.HasSuffix(raw, "#"):
+		e.Reason = "it carries a fragment"
+	case strings.EqualFold(u.Scheme, "https"):
+		return u, nil
+	case !strings.EqualFold(u.Scheme, "http"):
+		e.Reason = "only https is accepted"
+	case !isLoopbackHost(u.Hostname()):
+		e.Reason = "https is required (plain http only for loopback hosts)"
+	default:
+		return u, nil
+	}
+	return nil, e
+}
+
+// isLoopbackHost reports whether host (without port or brackets) names
+// the local machine: localhost, 127.0.0.0/8 or ::1.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkMetadataURL checks the resource_metadata URL of a challenge of
+// the MCP server at server: the rules of checkURL, and a loopback URL
+// only for a server on loopback itself. RFC 9728 §5 and the MCP
+// specification let the document live on another origin than the
+// server (it is authenticated by its resource member, which must
+// designate the server); but a server elsewhere has no business making
+// the client send requests into the local machine.
+func checkMetadataURL(server *url.URL, raw string) (string, error) {
+	const endpoint = "protected resource metadata URL (resource_metadata)"
+	ref, err := url.Parse(raw)
+	if err != nil {
+		return "", &InsecureURLError{Endpoint: endpoint, URL: raw, Reason: "not a URL"}
+	}
+	abs := server.ResolveReference(ref).String()
+	u, err := checkURL(endpoint, abs)
+	if err != nil {
+		return "", err
+	}
+	if isLoopbackHost(u.Hostname()) && !isLoopbackHost(server.Hostname()) {
+		return "", &InsecureURLError{Endpoint: endpoint, URL: abs, Reason: "a loopback URL named by a server that is not on loopback"}
+	}
+	return abs, nil
 }
