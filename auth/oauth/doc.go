@@ -60,6 +60,22 @@
 //     token endpoint (400) and of the MCP server (401) are answered by one
 //     retry with the server's nonce, kept per origin for later proofs.
 //
+// What the client trusts:
+//
+//   - https only. The MCP server URL, a resource_metadata URL, the
+//     issuer, the authorization, token and registration endpoints, the
+//     Client ID Metadata Document URL and an IdP's token endpoint must be
+//     https; plain http is accepted for loopback hosts only (localhost,
+//     127.0.0.0/8, [::1]). A resource_metadata URL may name another
+//     origin than the server (RFC 9728), but a loopback one only for a
+//     server on loopback. A refused URL is an *InsecureURLError, and no
+//     request is made to it.
+//   - No redirect to elsewhere. Token, registration and token exchange
+//     requests carry credentials and follow no redirect; metadata GETs
+//     follow redirects within their own origin (at most 3). A refused
+//     redirect is a *RedirectError naming the endpoint and the target,
+//     which receives nothing.
+//
 // Client registrations and tokens live in a Store, keyed by the
 // authorization server's issuer: what one server issued is never presented
 // to another, and a resource that moves to a new authorization server gets
@@ -69,7 +85,8 @@
 // URL and receiving the redirect) is an AuthorizeFunc: Headless follows
 // the URL without a browser (for tests and conformance mocks that redirect
 // at once), and Loopback prints or opens the URL and receives the redirect
-// on a loopback listener.
+// on a loopback listener, where only the request carrying the flow's
+// state ends the wait (any other is answered with an error and ignored).
 //
 // The package imports only the standard library.
 package oauth

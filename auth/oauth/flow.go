@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -340,7 +341,7 @@ func (t *Transport) authorizationCode(ctx context.Context, d *discovery, c *Clie
 	} else if d.meta.AuthorizationResponseISSParameter {
 		return nil, &IssuerMismatchError{Where: "authorization response", Expected: d.meta.Issuer}
 	}
-	if resp.Get("state") != state {
+	if subtle.ConstantTimeCompare([]byte(resp.Get("state")), []byte(state)) != 1 {
 		return nil, &AuthorizationError{Description: "state mismatch in the authorization response"}
 	}
 	if e := resp.Get("error"); e != "" {

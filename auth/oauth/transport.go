@@ -31,7 +31,10 @@ type Transport struct {
 	// set, to authorization servers). Default http.DefaultTransport.
 	Base http.RoundTripper
 	// HTTPClient, when set, sends the discovery, registration and token
-	// requests instead of a client over Base.
+	// requests instead of a client over Base. Its CheckRedirect is not
+	// used: token, registration and grant requests follow no redirect,
+	// metadata requests only redirects within their origin
+	// (*RedirectError).
 	HTTPClient *http.Client
 
 	// Authorize performs the user-facing step of the flow (Headless,
