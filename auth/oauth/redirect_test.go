@@ -170,3 +170,25 @@ func TestIDJAGExchangeRedirect(t *testing.T) {
 		t.Errorf("the redirect target received %q", got)
 	}
 }
+
+// TestMetadataRedirectLoop: same-origin redirects are followed a few
+// times at most.
+func TestMetadataRedirectLoop(t *testing.T) {
+	e := newEnv(t, nil, nil, nil)
+	const p = "/.well-known/oauth-authorization-server"
+	e.as.redirects = map[string]string{p: p}
+	_, err := e.post("x")
+	var re *RedirectError
+	if !errors.As(err, &re) || !strings.Contains(re.Reason, "too many") {
+		t.Fatalf("err = %v, want a *RedirectError for too many redirects", err)
+	}
+	n := 0
+	for _, r := range e.as.requests() {
+		if r == "GET "+p {
+			n++
+		}
+	}
+	if n != maxMetadataRedirects+1 {
+		t.Errorf("%d metadata requests, want %d", n, maxMetadataRedirects+1)
+	}
+}

@@ -12,6 +12,10 @@ import (
 // request follows.
 const maxMetadataRedirects = 3
 
+// redirectPolicy says which redirects a request of the OAuth client
+// follows.
+type redirectPolicy int
+
 // Redirect policies of the OAuth client's own requests.
 const (
 	// followNone: requests that carry credentials (client secrets,
@@ -19,18 +23,18 @@ const (
 	// and token exchange requests. A 307/308 would have the client send
 	// them again to the redirect's target, a 301/302/303 turn them into
 	// a GET somewhere else; neither is what the client asked for.
-	followNone = false
+	followNone redirectPolicy = iota
 	// followSameOrigin: metadata GETs, whose answers are trusted. A
 	// document moved within its origin is followed; another origin never
 	// is, since the origin is what the client decided to trust.
-	followSameOrigin = true
+	followSameOrigin
 )
 
 // redirectClient returns a copy of hc (nil: http.DefaultClient) that
 // refuses the redirects policy forbids with a *RedirectError naming
 // endpoint. The copy keeps hc's transport, jar and timeout; hc's own
 // CheckRedirect is replaced, never consulted.
-func redirectClient(hc *http.Client, endpoint string, policy bool) *http.Client {
+func redirectClient(hc *http.Client, endpoint string, policy redirectPolicy) *http.Client {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
@@ -55,7 +59,7 @@ func redirectClient(hc *http.Client, endpoint string, policy bool) *http.Client 
 
 // send sends req with hc under the redirect policy; a refused redirect
 // is returned as the *RedirectError itself, not wrapped in a *url.Error.
-func send(hc *http.Client, req *http.Request, endpoint string, policy bool) (*http.Response, error) {
+func send(hc *http.Client, req *http.Request, endpoint string, policy redirectPolicy) (*http.Response, error) {
 	resp, err := redirectClient(hc, endpoint, policy).Do(req)
 	if re := (*RedirectError)(nil); errors.As(err, &re) {
 		return nil, re
