@@ -3,9 +3,12 @@
 // middleware (Require) that verifies bearer tokens through a pluggable
 // Verifier, answers 401/403/400 with the RFC 6750 and RFC 9728
 // WWW-Authenticate challenges MCP clients act on, enforces per-method
-// and per-tool scope requirements, and puts the verified TokenInfo in
+// and per-tool scope requirements (reading the body only of requests
+// whose token it has verified), and puts the verified TokenInfo in
 // the request context; a JWT verifier (JWTVerifier) on go-jose with a
-// cached, rotating JWKS and RFC 8707 audience binding; and the RFC 9728
+// cached, rotating JWKS fetched over https only (http on loopback
+// hosts), following no redirect to another origin, and RFC 8707
+// audience binding; and the RFC 9728
 // Protected Resource Metadata document (ProtectedResourceHandler,
 // MountProtectedResource).
 //
