@@ -35,8 +35,11 @@ type mrtrCall struct {
 // prepareInput runs before an MRTR method's handler: on the 2026 wire it
 // opens the sealed requestState (tampered, expired, foreign or for
 // another request → -32602, and the handler never runs) and checks the
-// answers; on legacy requests the client's own inputResponses and
-// requestState are ignored — only the in-process shim supplies them.
+// answers against what the state says was asked (checkAnswers: a
+// malformed answer, or content that does not match the form, is -32602
+// and the handler never runs); on legacy requests the client's own
+// inputResponses and requestState are ignored — only the in-process shim
+// supplies them.
 func (s *Server) prepareInput(ctx context.Context, req *Request, call mrtrCall, responses mcp.InputResponses, state string) error {
 	req.call = &call
 	if !req.modern {
@@ -44,15 +47,16 @@ func (s *Server) prepareInput(ctx context.Context, req *Request, call mrtrCall, 
 	}
 	req.retry = state != "" || len(responses) > 0
 	var asked map[string]string
+	var forms map[string]jsontext.Value
 	req.state = ""
 	if state != "" {
 		st, err := s.sealer.open(state, call.method, call.target, argsDigest(call.args), principalFrom(ctx))
 		if err != nil {
 			return jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: "+err.Error())
 		}
-		req.state, asked = st.State, st.Asked
+		req.state, asked, forms = st.State, st.Asked, st.Forms
 	}
-	inputs, err := checkResponses(responses, asked)
+	inputs, err := checkAnswers(responses, asked, forms)
 	if err != nil {
 		return err
 	}
@@ -63,7 +67,8 @@ func (s *Server) prepareInput(ctx context.Context, req *Request, call mrtrCall, 
 // inputRequired turns a handler's Input into the 2026 wire answer: the
 // capability gate against this request's clientCapabilities (-32021),
 // then an input-required result with a sealed requestState that carries
-// the handler's state and the kinds of the keys asked.
+// the handler's state, the kinds of the keys asked and the forms of the
+// elicitations, so that the retry's answers are checked against them.
 func (s *Server) inputRequired(ctx context.Context, req *Request, in *Input) (any, error) {
 	if err := req.Require(in.needed()); err != nil {
 		return nil, err
@@ -74,6 +79,7 @@ func (s *Server) inputRequired(ctx context.Context, req *Request, in *Input) (an
 		for k, r := range in.requests {
 			st.Asked[k] = r.Method
 		}
+		st.Forms = in.forms
 	}
 	token, err := s.sealer.seal(st)
 	if err != nil {
@@ -132,10 +138,18 @@ func (s *Server) shim(ctx context.Context, req *Request, m method, params *wireP
 	}
 }
 
-// leg sends one input request to the client and returns its raw answer.
+// leg sends one input request to the client and returns its raw answer,
+// checked as the 2026 wire checks inputResponses: a result of the wrong
+// shape, or content that does not match the form's requestedSchema,
+// fails the original request with -32602 and the handler does not run.
 func (s *Server) leg(ctx context.Context, req *Request, ir mcp.InputRequest) (jsontext.Value, error) {
 	params := ir.Params
+	var form jsontext.Value
 	if ir.Method == mcp.MethodElicitationCreate {
+		form = formOfParams(params)
+		if err := checkForm(form); err != nil { // Input.Elicit checked it already
+			return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: elicitation/create: %v", err)
+		}
 		params = withElicitationID(params)
 	}
 	legCtx := ctx
@@ -152,6 +166,9 @@ func (s *Server) leg(ctx context.Context, req *Request, ir mcp.InputRequest) (js
 	err := req.out.call(req.routed(legCtx), ir.Method, p, &raw)
 	switch {
 	case err == nil:
+		if bad := checkAnswer(ir.Method, form, raw); bad != nil {
+			return nil, legAnswerError(ir.Method, bad)
+		}
 		return raw, nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err() // the original request was cancelled: no answer
