@@ -128,9 +128,9 @@ func (b *badAnswer) at(prefix string) string {
 // must be a result of that key's method, any other must be a result of
 // one of the three methods (InputResponse in the schema); a malformed one
 // is -32602. Answers to keys that were not asked are then dropped
-// (SEP-2322: unknown keys are ignored). Without a state nothing was asked
-// that the server can vouch for, so no answer reaches the handler: it runs
-// as a first run and asks, with a sealed state.
+// (SEP-2322: unknown keys are ignored). Without a state (asked nil)
+// every answer is checked that way and none is returned: Server.upfront
+// checks them again against the handler's questions.
 func checkAnswers(got mcp.InputResponses, asked map[string]string, forms map[string]jsontext.Value) (mcp.InputResponses, error) {
 	var out mcp.InputResponses
 	var badKey string

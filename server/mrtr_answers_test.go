@@ -99,10 +99,9 @@ func wantAnswerError(t *testing.T, err error, where, msg string) {
 
 // TestModernAnswersWithoutState: on the 2026 wire every answer is
 // checked, with or without a requestState: a malformed one is -32602
-// naming its field and the handler does not run. Without a state the
-// server asked nothing it can vouch for: well-formed answers are
-// ignored and the handler runs as a first run (it asks, with a sealed
-// state).
+// naming its field and the handler does not run. Answers sent without a
+// state (up front) reach the handler only once it has asked for them,
+// checked against its questions as a sealed state would have them.
 func TestModernAnswersWithoutState(t *testing.T) {
 	leakCheck(t)
 	var runs atomic.Int32
@@ -142,19 +141,39 @@ func TestModernAnswersWithoutState(t *testing.T) {
 			}
 		})
 	}
-	t.Run("well-formed answers are ignored", func(t *testing.T) {
+	t.Run("answers up front are checked against the questions", func(t *testing.T) {
+		// The handler runs without them, asks; the answer to its
+		// question is checked against the form, then it runs with it.
 		before := runs.Load()
-		raw, err := call(t, "", map[string]any{"p": jsontext.Value(`{"action":"accept","content":{"name":"Mallory","age":-5}}`),
-			"s": answerSampling, "r": answerRoots})
+		answer := `{"action":"accept","content":{"name":"Ada","age":36}}`
+		raw, err := call(t, "", map[string]any{"p": jsontext.Value(answer), "s": answerSampling, "r": answerRoots})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ir := inputRequired(t, raw)
-		if _, ok := ir.InputRequests["p"]; !ok {
-			t.Errorf("want the question asked, got %s", raw)
+		if text, isErr := toolResultText(t, raw); isErr || !sameJSON(t, []byte(text), []byte(answer)) {
+			t.Errorf("the handler saw %s, want %s", text, answer)
 		}
-		if runs.Load() != before+1 {
-			t.Error("the handler did not run once")
+		if n := runs.Load() - before; n != 2 {
+			t.Errorf("the handler ran %d times, want 2 (asking, then with the answer)", n)
+		}
+
+		before = runs.Load()
+		_, err = call(t, "", map[string]any{"p": jsontext.Value(`{"action":"accept","content":{"name":"Mallory","age":-5}}`)})
+		wantAnswerError(t, err, `inputResponses["p"].content.age`, "must be >= 0")
+		if n := runs.Load() - before; n != 1 {
+			t.Errorf("the handler ran %d times, want 1 (asking, never with the answer)", n)
+		}
+
+		before = runs.Load()
+		raw, err = call(t, "", map[string]any{"other": answerElicit, "s": answerSampling})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := inputRequired(t, raw).InputRequests["p"]; !ok {
+			t.Errorf("answers to nothing asked: want the question, got %s", raw)
+		}
+		if n := runs.Load() - before; n != 1 {
+			t.Errorf("the handler ran %d times, want 1", n)
 		}
 	})
 	t.Run("malformed answer to a key not asked", func(t *testing.T) {

@@ -42,26 +42,68 @@ type mrtrCall struct {
 // supplies them.
 func (s *Server) prepareInput(ctx context.Context, req *Request, call mrtrCall, responses mcp.InputResponses, state string) error {
 	req.call = &call
-	if !req.modern {
+	if !req.modern || req.preset {
 		return nil
 	}
 	req.retry = state != "" || len(responses) > 0
-	var asked map[string]string
-	var forms map[string]jsontext.Value
-	req.state = ""
-	if state != "" {
-		st, err := s.sealer.open(state, call.method, call.target, argsDigest(call.args), principalFrom(ctx))
-		if err != nil {
-			return jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: "+err.Error())
+	req.state, req.inputs, req.upfront = "", nil, nil
+	if state == "" {
+		// Answers without a state answer nothing the server asked: each
+		// must be well formed now, and they wait until the handler asks
+		// (Server.upfront), to be checked against its questions.
+		if _, err := checkAnswers(responses, nil, nil); err != nil {
+			return err
 		}
-		req.state, asked, forms = st.State, st.Asked, st.Forms
+		if len(responses) > 0 {
+			req.upfront = responses
+		}
+		return nil
 	}
-	inputs, err := checkAnswers(responses, asked, forms)
+	st, err := s.sealer.open(state, call.method, call.target, argsDigest(call.args), principalFrom(ctx))
+	if err != nil {
+		return jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: "+err.Error())
+	}
+	inputs, err := checkAnswers(responses, st.Asked, st.Forms)
 	if err != nil {
 		return err
 	}
-	req.inputs = inputs
+	req.state, req.inputs = st.State, inputs
 	return nil
+}
+
+// upfront serves a 2026 request that carried answers without a
+// requestState (a client answering before it was asked; the
+// conformance suite expects them used) once its handler, run without
+// answers, has asked (in): the answers to its keys are checked against
+// those questions — method and form, as a sealed state would have them
+// (-32602, and the handler never sees them) — the others are dropped,
+// and the handler runs again with them and its own state, in process.
+// Without an answer to any question the client gets the input-required
+// result, as on a first call.
+func (s *Server) upfront(ctx context.Context, req *Request, m method, params *wireParams, in *Input) (any, error) {
+	got := req.upfront
+	req.upfront = nil
+	asked := make(map[string]string, len(in.requests))
+	for k, r := range in.requests {
+		asked[k] = r.Method
+	}
+	inputs, err := checkAnswers(got, asked, in.forms)
+	if err != nil {
+		return nil, err
+	}
+	if len(inputs) == 0 {
+		return s.inputRequired(ctx, req, in)
+	}
+	req.inputs, req.state, req.preset = inputs, in.state, true
+	res, err := m.handle(ctx, s, req, params)
+	next, again := asInput(err)
+	if !again {
+		return res, err
+	}
+	if verr := next.validate(); verr != nil {
+		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %v", verr)
+	}
+	return s.inputRequired(ctx, req, next)
 }
 
 // inputRequired turns a handler's Input into the 2026 wire answer: the
