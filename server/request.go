@@ -108,12 +108,9 @@ type Request struct {
 	state  string
 	call   *mrtrCall
 	retry  bool // a modern retry of an input-required exchange
-	// upfront holds a modern request's answers sent without a
-	// requestState, shape-checked, until the handler has asked for them
-	// (Server.upfront); preset marks a run whose answers were set in
-	// process, so the wire's are not read again.
-	upfront mcp.InputResponses
-	preset  bool
+	// preset marks a run whose answers were set in process, so the
+	// wire's are not read again (Server.upfront).
+	preset bool
 
 	progressMu   sync.Mutex
 	progressSent bool

@@ -30,6 +30,10 @@ const (
 type mrtrCall struct {
 	method, target string
 	args           jsontext.Value
+	// upfront holds a 2026 request's answers sent without a
+	// requestState, shape-checked, until the handler has asked for them
+	// (Server.upfront).
+	upfront mcp.InputResponses
 }
 
 // prepareInput runs before an MRTR method's handler: on the 2026 wire it
@@ -46,7 +50,7 @@ func (s *Server) prepareInput(ctx context.Context, req *Request, call mrtrCall, 
 		return nil
 	}
 	req.retry = state != "" || len(responses) > 0
-	req.state, req.inputs, req.upfront = "", nil, nil
+	req.state, req.inputs = "", nil
 	if state == "" {
 		// Answers without a state answer nothing the server asked: each
 		// must be well formed now, and they wait until the handler asks
@@ -55,7 +59,7 @@ func (s *Server) prepareInput(ctx context.Context, req *Request, call mrtrCall, 
 			return err
 		}
 		if len(responses) > 0 {
-			req.upfront = responses
+			req.call.upfront = responses
 		}
 		return nil
 	}
@@ -81,8 +85,8 @@ func (s *Server) prepareInput(ctx context.Context, req *Request, call mrtrCall, 
 // Without an answer to any question the client gets the input-required
 // result, as on a first call.
 func (s *Server) upfront(ctx context.Context, req *Request, m method, params *wireParams, in *Input) (any, error) {
-	got := req.upfront
-	req.upfront = nil
+	got := req.call.upfront
+	req.call.upfront = nil
 	asked := make(map[string]string, len(in.requests))
 	for k, r := range in.requests {
 		asked[k] = r.Method
