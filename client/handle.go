@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -95,7 +96,9 @@ func (c *Client) canSample(p *mcp.CreateMessageParams) bool {
 
 // elicit asks Options.Elicitation, then fills an accepted form's omitted
 // fields with the schema's defaults when ElicitationDefaults is set
-// (SEP-1034).
+// (SEP-1034). An action other than accept, decline and cancel is the
+// handler's error, and content goes only with an accepted form (the
+// ElicitResult rules, which servers check): it is dropped otherwise.
 func (c *Client) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	res, err := c.opts.Elicitation(ctx, p)
 	if err != nil {
@@ -104,7 +107,19 @@ func (c *Client) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitRe
 	if res == nil {
 		return nil, errors.New("the elicitation handler returned no result")
 	}
-	if c.opts.ElicitationDefaults && res.Action == mcp.ElicitActionAccept && p.EffectiveMode() == mcp.ElicitModeForm {
+	switch res.Action {
+	case mcp.ElicitActionAccept, mcp.ElicitActionDecline, mcp.ElicitActionCancel:
+	default:
+		return nil, fmt.Errorf("the elicitation handler returned action %q, want %q, %q or %q",
+			res.Action, mcp.ElicitActionAccept, mcp.ElicitActionDecline, mcp.ElicitActionCancel)
+	}
+	form := res.Action == mcp.ElicitActionAccept && p.EffectiveMode() == mcp.ElicitModeForm
+	if !form && res.Content != nil {
+		out := *res
+		out.Content = nil
+		res = &out
+	}
+	if c.opts.ElicitationDefaults && form {
 		res.Content = ApplyElicitationDefaults(p.RequestedSchema, res.Content)
 	}
 	return res, nil

@@ -61,6 +61,9 @@ func (s *Server) dispatch(ctx context.Context, req *Request, name string, params
 		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %v", verr)
 	}
 	if req.modern {
+		if req.call.upfront != nil {
+			return s.upfront(ctx, req, m, params, in)
+		}
 		return s.inputRequired(ctx, req, in)
 	}
 	return s.shim(ctx, req, m, params, in)

@@ -38,6 +38,7 @@ import (
 type Input struct {
 	keys     []string // insertion order: the shim asks in this order
 	requests mcp.InputRequests
+	forms    map[string]jsontext.Value // elicitation key → requestedSchema, or urlForm
 	state    string
 	hasState bool
 	err      error
@@ -84,9 +85,27 @@ func (in *Input) add(key, method string, params any) *Input {
 	return in
 }
 
-// Elicit asks the user, in form or URL mode.
+// Elicit asks the user, in form or URL mode. The answer's content is
+// checked against p.RequestedSchema before the handler sees it; a schema
+// that does not compile is a mistake like an empty key.
 func (in *Input) Elicit(key string, p *mcp.ElicitParams) *Input {
-	return in.add(key, mcp.MethodElicitationCreate, p)
+	in.add(key, mcp.MethodElicitationCreate, p)
+	if in.err != nil || p == nil {
+		return in
+	}
+	form := formOf(p.Mode, p.RequestedSchema)
+	if form == nil {
+		return in
+	}
+	if err := checkForm(form); err != nil {
+		in.err = fmt.Errorf("input request %q: %w", key, err)
+		return in
+	}
+	if in.forms == nil {
+		in.forms = make(map[string]jsontext.Value, 1)
+	}
+	in.forms[key] = form
+	return in
 }
 
 // CreateMessage asks the client to sample its model.
@@ -202,47 +221,6 @@ func answer[T any](r *Request, key string, v *T) (*T, bool, error) {
 		return nil, false, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: inputResponses[%q]: %v", key, err)
 	}
 	return v, true, nil
-}
-
-// checkResponses validates the shape of each answer the previous round
-// asked for (the keys and kinds come from the sealed state), drops
-// answers to keys nobody asked for (SEP-2322: ignore unknown keys) and
-// returns the rest. Without a sealed state (answers sent up front) the
-// answers are passed on as objects, unchecked: the handler's typed
-// accessors decode them.
-func checkResponses(got mcp.InputResponses, asked map[string]string) (mcp.InputResponses, error) {
-	if len(got) == 0 {
-		return nil, nil
-	}
-	out := make(mcp.InputResponses, len(got))
-	for key, raw := range got {
-		method, ok := asked[key]
-		if asked != nil && !ok {
-			continue // not asked: ignored (SEP-2322)
-		}
-		if raw.Kind() != '{' {
-			return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: inputResponses[%q] must be an object", key)
-		}
-		var bad bool
-		switch method {
-		case mcp.MethodElicitationCreate:
-			var v mcp.ElicitResult
-			bad = json.Unmarshal(raw, &v) != nil || (v.Action != mcp.ElicitActionAccept && v.Action != mcp.ElicitActionDecline && v.Action != mcp.ElicitActionCancel)
-		case mcp.MethodSamplingCreateMessage:
-			var v mcp.CreateMessageResult
-			bad = json.Unmarshal(raw, &v) != nil || v.Model == "" || v.Role == ""
-		case mcp.MethodRootsList:
-			var v struct {
-				Roots []mcp.Root `json:"roots"`
-			}
-			bad = json.Unmarshal(raw, &v) != nil || v.Roots == nil
-		}
-		if bad {
-			return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: inputResponses[%q] is not a valid %s result", key, method)
-		}
-		out[key] = raw
-	}
-	return out, nil
 }
 
 // isRetry reports whether the request answers an earlier input-required

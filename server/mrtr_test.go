@@ -125,10 +125,14 @@ func keysOf(in mcp.InputResponses) []string {
 // answerFunc answers one server→client request.
 type answerFunc func(ctx context.Context, m *jsonrpc.Message) (any, error)
 
-// answerAll answers every kind with the fixed answers above.
+// answerAll answers every kind with the fixed answers above (a URL-mode
+// elicitation with a bare accept: its answer has no content).
 func answerAll(_ context.Context, m *jsonrpc.Message) (any, error) {
 	switch m.Method {
 	case mcp.MethodElicitationCreate:
+		if bytes.Contains(m.Params, []byte(`"mode":"url"`)) {
+			return jsontext.Value(`{"action":"accept"}`), nil
+		}
 		return answerElicit, nil
 	case mcp.MethodSamplingCreateMessage:
 		return answerSampling, nil
@@ -1424,7 +1428,7 @@ func TestModernAnswers(t *testing.T) {
 	t.Run("unknown keys ignored", func(t *testing.T) {
 		state := first(t, "roots")
 		before := probe.count()
-		raw, err := retry(t, "roots", state, map[string]any{"a": answerRoots, "extra": answerElicit, "junk": jsontext.Value(`"not even an object"`)})
+		raw, err := retry(t, "roots", state, map[string]any{"a": answerRoots, "extra": answerElicit, "more": answerSampling})
 		if err != nil {
 			t.Fatal(err)
 		}

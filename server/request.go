@@ -9,6 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -54,6 +57,22 @@ func (r *Request) clientCall(ctx context.Context, method string, params, result 
 	return err
 }
 
+// checkedCall is clientCall for elicitation, sampling and roots: the
+// client's result is checked as the legacy shim checks it (checkAnswer;
+// form is the elicitation's requestedSchema or urlForm) before it is
+// decoded into result, and a malformed one is a -32602 *jsonrpc.Error,
+// which fails the request if the handler passes it on.
+func (r *Request) checkedCall(ctx context.Context, method string, params any, form jsontext.Value, result any) error {
+	var raw jsontext.Value
+	if err := r.clientCall(ctx, method, params, &raw); err != nil {
+		return err
+	}
+	if bad := checkAnswer(method, form, raw); bad != nil {
+		return legAnswerError(method, bad)
+	}
+	return json.Unmarshal(raw, result)
+}
+
 // outbound is the channel a request's server→client traffic takes: on
 // stdio, the session's connection; on Streamable HTTP, the request's own
 // SSE stream.
@@ -89,6 +108,9 @@ type Request struct {
 	state  string
 	call   *mrtrCall
 	retry  bool // a modern retry of an input-required exchange
+	// preset marks a run whose answers were set in process, so the
+	// wire's are not read again (Server.upfront).
+	preset bool
 
 	progressMu   sync.Mutex
 	progressSent bool
@@ -200,8 +222,12 @@ func (r *Request) Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitR
 			return nil, fmt.Errorf("%w: elicitation.form", ErrClientCapability)
 		}
 	}
+	form := formOf(params.Mode, params.RequestedSchema)
+	if err := checkForm(form); err != nil {
+		return nil, fmt.Errorf("mcp: elicitation/create: %w", err)
+	}
 	var res mcp.ElicitResult
-	if err := r.clientCall(ctx, mcp.MethodElicitationCreate, &params, &res); err != nil {
+	if err := r.checkedCall(ctx, mcp.MethodElicitationCreate, &params, form, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -226,7 +252,7 @@ func (r *Request) CreateMessage(ctx context.Context, p *mcp.CreateMessageParams)
 		return nil, fmt.Errorf("%w: sampling.context", ErrClientCapability)
 	}
 	var res mcp.CreateMessageResult
-	if err := r.clientCall(ctx, mcp.MethodSamplingCreateMessage, p, &res); err != nil {
+	if err := r.checkedCall(ctx, mcp.MethodSamplingCreateMessage, p, nil, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -242,7 +268,7 @@ func (r *Request) ListRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
 		return nil, fmt.Errorf("%w: roots", ErrClientCapability)
 	}
 	var res mcp.ListRootsResult
-	if err := r.clientCall(ctx, mcp.MethodRootsList, nil, &res); err != nil {
+	if err := r.checkedCall(ctx, mcp.MethodRootsList, nil, nil, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil

@@ -77,13 +77,17 @@ func newSealer(keys [][]byte, ttl time.Duration) (*sealer, error) {
 
 // sealedState is what a sealed requestState carries.
 type sealedState struct {
-	Expires   int64             `json:"e"`
-	Method    string            `json:"m"`
-	Target    string            `json:"t"`
-	Digest    []byte            `json:"d"`           // SHA-256 of the canonical arguments
-	Asked     map[string]string `json:"k,omitempty"` // input request key → method
-	State     string            `json:"s,omitzero"`
-	Principal string            `json:"p,omitzero"`
+	Expires int64             `json:"e"`
+	Method  string            `json:"m"`
+	Target  string            `json:"t"`
+	Digest  []byte            `json:"d"`           // SHA-256 of the canonical arguments
+	Asked   map[string]string `json:"k,omitempty"` // input request key → method
+	// Forms holds, per elicitation key, the requestedSchema its answer's
+	// content must match, or false (URL mode: no content). A key without
+	// an entry gets the shape check only.
+	Forms     map[string]jsontext.Value `json:"f,omitempty"`
+	State     string                    `json:"s,omitzero"`
+	Principal string                    `json:"p,omitzero"`
 }
 
 // errBadState is the one error every opening failure maps to, so that a

@@ -30,40 +30,91 @@ const (
 type mrtrCall struct {
 	method, target string
 	args           jsontext.Value
+	// upfront holds a 2026 request's answers sent without a
+	// requestState, shape-checked, until the handler has asked for them
+	// (Server.upfront).
+	upfront mcp.InputResponses
 }
 
 // prepareInput runs before an MRTR method's handler: on the 2026 wire it
 // opens the sealed requestState (tampered, expired, foreign or for
 // another request → -32602, and the handler never runs) and checks the
-// answers; on legacy requests the client's own inputResponses and
-// requestState are ignored — only the in-process shim supplies them.
+// answers against what the state says was asked (checkAnswers: a
+// malformed answer, or content that does not match the form, is -32602
+// and the handler never runs); on legacy requests the client's own
+// inputResponses and requestState are ignored — only the in-process shim
+// supplies them.
 func (s *Server) prepareInput(ctx context.Context, req *Request, call mrtrCall, responses mcp.InputResponses, state string) error {
 	req.call = &call
-	if !req.modern {
+	if !req.modern || req.preset {
 		return nil
 	}
 	req.retry = state != "" || len(responses) > 0
-	var asked map[string]string
-	req.state = ""
-	if state != "" {
-		st, err := s.sealer.open(state, call.method, call.target, argsDigest(call.args), principalFrom(ctx))
-		if err != nil {
-			return jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: "+err.Error())
+	req.state, req.inputs = "", nil
+	if state == "" {
+		// Answers without a state answer nothing the server asked: each
+		// must be well formed now, and they wait until the handler asks
+		// (Server.upfront), to be checked against its questions.
+		if _, err := checkAnswers(responses, nil, nil); err != nil {
+			return err
 		}
-		req.state, asked = st.State, st.Asked
+		if len(responses) > 0 {
+			req.call.upfront = responses
+		}
+		return nil
 	}
-	inputs, err := checkResponses(responses, asked)
+	st, err := s.sealer.open(state, call.method, call.target, argsDigest(call.args), principalFrom(ctx))
+	if err != nil {
+		return jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: "+err.Error())
+	}
+	inputs, err := checkAnswers(responses, st.Asked, st.Forms)
 	if err != nil {
 		return err
 	}
-	req.inputs = inputs
+	req.state, req.inputs = st.State, inputs
 	return nil
+}
+
+// upfront serves a 2026 request that carried answers without a
+// requestState (a client answering before it was asked; the
+// conformance suite expects them used) once its handler, run without
+// answers, has asked (in): the answers to its keys are checked against
+// those questions — method and form, as a sealed state would have them
+// (-32602, and the handler never sees them) — the others are dropped,
+// and the handler runs again with them and its own state, in process.
+// Without an answer to any question the client gets the input-required
+// result, as on a first call.
+func (s *Server) upfront(ctx context.Context, req *Request, m method, params *wireParams, in *Input) (any, error) {
+	got := req.call.upfront
+	req.call.upfront = nil
+	asked := make(map[string]string, len(in.requests))
+	for k, r := range in.requests {
+		asked[k] = r.Method
+	}
+	inputs, err := checkAnswers(got, asked, in.forms)
+	if err != nil {
+		return nil, err
+	}
+	if len(inputs) == 0 {
+		return s.inputRequired(ctx, req, in)
+	}
+	req.inputs, req.state, req.preset = inputs, in.state, true
+	res, err := m.handle(ctx, s, req, params)
+	next, again := asInput(err)
+	if !again {
+		return res, err
+	}
+	if verr := next.validate(); verr != nil {
+		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %v", verr)
+	}
+	return s.inputRequired(ctx, req, next)
 }
 
 // inputRequired turns a handler's Input into the 2026 wire answer: the
 // capability gate against this request's clientCapabilities (-32021),
 // then an input-required result with a sealed requestState that carries
-// the handler's state and the kinds of the keys asked.
+// the handler's state, the kinds of the keys asked and the forms of the
+// elicitations, so that the retry's answers are checked against them.
 func (s *Server) inputRequired(ctx context.Context, req *Request, in *Input) (any, error) {
 	if err := req.Require(in.needed()); err != nil {
 		return nil, err
@@ -74,6 +125,7 @@ func (s *Server) inputRequired(ctx context.Context, req *Request, in *Input) (an
 		for k, r := range in.requests {
 			st.Asked[k] = r.Method
 		}
+		st.Forms = in.forms
 	}
 	token, err := s.sealer.seal(st)
 	if err != nil {
@@ -132,10 +184,18 @@ func (s *Server) shim(ctx context.Context, req *Request, m method, params *wireP
 	}
 }
 
-// leg sends one input request to the client and returns its raw answer.
+// leg sends one input request to the client and returns its raw answer,
+// checked as the 2026 wire checks inputResponses: a result of the wrong
+// shape, or content that does not match the form's requestedSchema,
+// fails the original request with -32602 and the handler does not run.
 func (s *Server) leg(ctx context.Context, req *Request, ir mcp.InputRequest) (jsontext.Value, error) {
 	params := ir.Params
+	var form jsontext.Value
 	if ir.Method == mcp.MethodElicitationCreate {
+		form = formOfParams(params)
+		if err := checkForm(form); err != nil { // Input.Elicit checked it already
+			return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: elicitation/create: %v", err)
+		}
 		params = withElicitationID(params)
 	}
 	legCtx := ctx
@@ -152,6 +212,9 @@ func (s *Server) leg(ctx context.Context, req *Request, ir mcp.InputRequest) (js
 	err := req.out.call(req.routed(legCtx), ir.Method, p, &raw)
 	switch {
 	case err == nil:
+		if bad := checkAnswer(ir.Method, form, raw); bad != nil {
+			return nil, legAnswerError(ir.Method, bad)
+		}
 		return raw, nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err() // the original request was cancelled: no answer

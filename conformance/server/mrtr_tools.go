@@ -79,12 +79,14 @@ func addMRTRTools(s *server.Server) {
 		return text(fmt.Sprintf("Found %d root(s)", len(res.Roots))), nil
 	})
 	tool(s, "test_input_required_result_request_state", "Keeps state across the round trip", func(ctx context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
-		_, ok, err := req.Elicitation("user_name")
+		_, ok, err := req.Elicitation("confirm")
 		if err != nil {
 			return nil, err
 		}
 		if !ok || req.RequestState() != "round-1" {
-			return nil, server.NeedInput().Elicit("user_name", askName("What is your name?")).State("round-1")
+			// The suite answers {"ok":true}: the form it documents.
+			return nil, server.NeedInput().Elicit("confirm", &mcp.ElicitParams{Message: "Please confirm",
+				RequestedSchema: jsontext.Value(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)}).State("round-1")
 		}
 		return text("state-ok: requestState validated"), nil
 	})

@@ -106,7 +106,9 @@ func addTools(s *server.Server) {
 		return text("LLM response: " + samplingText(res)), nil
 	})
 	tool(s, "test_elicitation", "Asks the user", func(ctx context.Context, req *server.CallToolRequest, in messageIn) (*mcp.CallToolResult, error) {
-		return elicit(req, in.Message, `{"type":"object","properties":{"response":{"type":"string","description":"User's response"}},"required":["response"]}`, "User response")
+		// The form the suite documents (and answers).
+		return elicit(req, in.Message, `{"type":"object","properties":{"username":{"type":"string","description":"User's response"},`+
+			`"email":{"type":"string","description":"User's email address"}},"required":["username","email"]}`, "User response")
 	})
 	tool(s, "test_elicitation_sep1034_defaults", "Asks the user with defaults for every primitive type (SEP-1034)", func(ctx context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
 		return elicit(req, "Please review and update the form fields with defaults", `{"type":"object","properties":{`+

@@ -88,7 +88,11 @@ func TestElicitationURL(t *testing.T) {
 		s := newFixture(nil).connect(t, "", &client.Options{
 			Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 				asked <- p
-				return &mcp.ElicitResult{Action: mcp.ElicitActionAccept}, nil
+				if p.Mode == mcp.ElicitModeURL {
+					return &mcp.ElicitResult{Action: mcp.ElicitActionAccept}, nil
+				}
+				// A form's answer has the required fields: the server checks.
+				return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
 			},
 			ElicitationURL: true,
 		})
@@ -104,7 +108,7 @@ func TestElicitationURL(t *testing.T) {
 			t.Errorf("a URL-mode elicitation without an elicitationId")
 		}
 		// Form mode still works for a client that declared both.
-		s.wantText(t, "ask", nil, `{"action":"accept"}`)
+		s.wantText(t, "ask", nil, `{"action":"accept","content":{"name":"Ada"}}`)
 	})
 }
 
