@@ -51,8 +51,10 @@ type ConnOptions struct {
 	// CallTimeout is the deadline applied to Call when its context has
 	// none. Zero means no deadline beyond the caller's context.
 	CallTimeout time.Duration
-	// ShutdownTimeout bounds how long Close waits for running handlers
-	// after cancelling them. Default DefaultShutdownTimeout.
+	// ShutdownTimeout bounds how long Close (and Wait) waits for running
+	// handlers after cancelling them, and for the reader goroutine when
+	// the transport cannot interrupt its Read (standard input).
+	// Default DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 	// Logger receives diagnostics. Nil discards them.
 	Logger *slog.Logger
@@ -334,17 +336,26 @@ func (c *Conn) Close() error {
 }
 
 // Wait blocks until the connection has ended and its goroutines have
-// exited (handlers that ignore cancellation are waited for at most
-// ShutdownTimeout). It returns the cause, as Err.
+// exited. Handlers that ignore cancellation, and a reader blocked in a
+// Read that closing the transport cannot interrupt (standard input, which
+// stdio.New does not close), are waited for at most ShutdownTimeout in
+// all. It returns the cause, as Err.
 func (c *Conn) Wait() error {
 	<-c.done
 	c.startOnce.Do(func() { close(c.reader) }) // never started: nothing to wait for
-	<-c.reader
+	t := time.NewTimer(c.opts.ShutdownTimeout)
+	defer t.Stop()
+	select {
+	case <-c.reader:
+	case <-t.C:
+		c.log.Warn("jsonrpc: reader still blocked in Read after shutdown timeout", "timeout", c.opts.ShutdownTimeout)
+		return c.Err()
+	}
 	finished := make(chan struct{})
 	go func() { c.handlers.Wait(); close(finished) }()
 	select {
 	case <-finished:
-	case <-time.After(c.opts.ShutdownTimeout):
+	case <-t.C:
 		c.log.Warn("jsonrpc: handlers still running after shutdown timeout", "timeout", c.opts.ShutdownTimeout)
 	}
 	return c.Err()
