@@ -24,6 +24,10 @@ type Handler interface {
 	// HandleRequest answers one request. It runs on its own goroutine, at
 	// most ConnOptions.MaxInFlight at once. ctx ends when the peer cancels
 	// the request (notifications/cancelled) or the connection closes.
+	// A ping is the exception: it is answered on the goroutine that read
+	// it, without an in-flight slot, so that the peer's liveness check
+	// gets through when every slot is busy; HandleRequest must answer a
+	// ping at once.
 	// The result is marshaled to JSON (a jsontext.Value is sent verbatim).
 	// An error that is or wraps an *Error is sent as that error; any other
 	// error becomes mcp.CodeInternalError. A panic is recovered and answered
@@ -45,9 +49,16 @@ type ConnOptions struct {
 	Handler Handler
 	// Limits bound each incoming message.
 	Limits Limits
-	// MaxInFlight bounds the peer's requests handled at once; reading
-	// pauses while the bound is reached. Default DefaultMaxInFlight.
+	// MaxInFlight bounds the peer's requests handled at once. Default
+	// DefaultMaxInFlight. Pings take no slot (see Handler).
 	MaxInFlight int
+	// MaxQueued bounds the peer's requests that wait, in arrival order,
+	// for a free slot while the Conn goes on reading: so that responses to
+	// this side's calls, cancellations and pings are read while every
+	// slot is busy. Once MaxQueued requests wait too, reading (or Process)
+	// pauses until one starts. Default DefaultMaxQueued; negative: none
+	// wait, reading pauses as soon as every slot is busy.
+	MaxQueued int
 	// CallTimeout is the deadline applied to Call when its context has
 	// none. Zero means no deadline beyond the caller's context.
 	CallTimeout time.Duration
@@ -72,12 +83,17 @@ type ConnOptions struct {
 const (
 	// DefaultMaxInFlight is the default bound on concurrent peer requests.
 	DefaultMaxInFlight = 64
+	// DefaultMaxQueued is the default bound on peer requests waiting for
+	// a slot.
+	DefaultMaxQueued = 64
 	// DefaultShutdownTimeout is how long Close waits for handlers by default.
 	DefaultShutdownTimeout = 5 * time.Second
 	// MethodCancelled is the MCP notification that cancels a request.
 	MethodCancelled = "notifications/cancelled"
 	// methodInitialize may not be cancelled (MCP lifecycle rule).
 	methodInitialize = "initialize"
+	// methodPing is answered inline (see Handler).
+	methodPing = "ping"
 )
 
 // ErrClosed is returned by Call and Notify once the Conn is closed; the
@@ -103,10 +119,14 @@ type Conn struct {
 	nextID  atomic.Int64
 	mu      sync.Mutex
 	pending map[mcp.ID]chan *Message
+	// inbound holds the peer's requests admitted and not yet answered
+	// (running or queued). Whoever removes an entry owns the answer.
 	inbound map[mcp.ID]context.CancelCauseFunc
-	err     error // why the Conn ended; set once
+	err     error         // why the Conn ended; set once
+	running int           // handlers holding a slot (≤ MaxInFlight)
+	queue   []queued      // requests waiting for a slot (≤ MaxQueued)
+	room    chan struct{} // closed when a slot or queue place frees; nil if nobody waits
 
-	sem       chan struct{}
 	handlers  sync.WaitGroup
 	reader    chan struct{} // closed when the reader goroutine exits
 	done      chan struct{} // closed when the Conn ends
@@ -118,6 +138,11 @@ type Conn struct {
 func NewConn(t transport.Conn, opts ConnOptions) *Conn {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = DefaultMaxInFlight
+	}
+	if opts.MaxQueued == 0 {
+		opts.MaxQueued = DefaultMaxQueued
+	} else if opts.MaxQueued < 0 {
+		opts.MaxQueued = 0
 	}
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = DefaultShutdownTimeout
@@ -135,7 +160,6 @@ func NewConn(t transport.Conn, opts ConnOptions) *Conn {
 		cancelBase: cancel,
 		pending:    make(map[mcp.ID]chan *Message),
 		inbound:    make(map[mcp.ID]context.CancelCauseFunc),
-		sem:        make(chan struct{}, opts.MaxInFlight),
 		reader:     make(chan struct{}),
 		done:       make(chan struct{}),
 	}
@@ -366,6 +390,12 @@ func (c *Conn) end(cause error) {
 	c.endOnce.Do(func() {
 		c.mu.Lock()
 		c.err = cause
+		// Queued requests never start; their contexts end with c.base.
+		for _, q := range c.queue {
+			delete(c.inbound, q.msg.ID)
+		}
+		c.queue = nil
+		c.wakeLocked()
 		c.mu.Unlock()
 		close(c.done)
 		c.cancelBase()
@@ -410,7 +440,8 @@ func (c *Conn) readLoop() {
 
 // Process handles one message from the peer that the caller has already
 // decoded: a response completes its Call, a notification is handled at
-// once, a request starts its handler (waiting for a free slot). It is
+// once, a ping is answered at once, a request starts its handler or joins
+// the queue (waiting while slots and queue are full). It is
 // what the reader goroutine does with each message, and the entry point
 // for transports that receive messages themselves, such as an HTTP
 // server, where the Conn is never started. It reports false once the
@@ -509,66 +540,6 @@ func (c *Conn) notification(msg *Message) {
 	if c.opts.Handler != nil {
 		c.opts.Handler.HandleNotification(c.base, msg)
 	}
-}
-
-// request dispatches one peer request on its own goroutine. It reports
-// false when the connection ended while waiting for a free slot.
-func (c *Conn) request(vals context.Context, msg *Message) bool {
-	select {
-	case c.sem <- struct{}{}:
-	case <-c.done:
-		return false
-	}
-	var parent context.Context = c.base
-	if vals != nil && vals != c.base {
-		parent = valuesFrom{Context: c.base, vals: vals}
-	}
-	ctx, cancel := context.WithCancelCause(context.WithValue(parent, routeKey{}, Route{Related: msg.ID}))
-	c.mu.Lock()
-	if _, dup := c.inbound[msg.ID]; dup {
-		c.mu.Unlock()
-		cancel(nil)
-		<-c.sem
-		_ = c.write(c.base, EncodeError(msg.ID, Errorf(mcp.CodeInvalidRequest, "Invalid Request: id %s is already in use by a request in flight", msg.ID)))
-		return true
-	}
-	c.inbound[msg.ID] = cancel
-	c.handlers.Add(1)
-	c.mu.Unlock()
-	go func() {
-		defer c.handlers.Done()
-		defer cancel(nil)
-		// Once the handler is done, its slot and its id are freed before
-		// the answer is written: the slot must not be held while the answer
-		// waits for the peer to read it (the peer may itself be waiting for
-		// our reader, which waits for a slot: a deadlock), and the peer may
-		// reuse the id as soon as it has the answer.
-		freed := false
-		free := func() {
-			if !freed {
-				freed = true
-				<-c.sem
-				c.mu.Lock()
-				delete(c.inbound, msg.ID)
-				c.mu.Unlock()
-			}
-		}
-		defer free()
-		result, err := c.handle(ctx, msg)
-		free()
-		if context.Cause(ctx) == errPeerCancelled {
-			return // the peer asked us not to answer
-		}
-		var out []byte
-		if err != nil {
-			out = EncodeError(msg.ID, toError(err))
-		} else if out, err = EncodeResult(msg.ID, result); err != nil {
-			c.log.Error("jsonrpc: encoding result", "method", msg.Method, "err", err)
-			out = EncodeError(msg.ID, NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
-		}
-		_ = c.write(context.WithValue(c.base, routeKey{}, Route{Related: msg.ID, Final: true}), out)
-	}()
-	return true
 }
 
 func (c *Conn) handle(ctx context.Context, msg *Message) (result any, err error) {
