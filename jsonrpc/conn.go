@@ -67,6 +67,21 @@ type ConnOptions struct {
 	// the transport cannot interrupt its Read (standard input).
 	// Default DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// DrainTimeout bounds the end of input. When the peer ends its stream
+	// (Read returns io.EOF: on stdio, the client closed standard input to
+	// shut the server down) the Conn reads no more but lets the requests it
+	// has already read finish, queued ones included, and writes their
+	// answers; this side's calls pending then fail at once (no answer can
+	// come). Requests still unanswered after DrainTimeout are answered
+	// with an error (mcp.CodeInternalError), logged, and their handlers
+	// cancelled; then the Conn ends with io.EOF. Default
+	// DefaultDrainTimeout; negative: end at once, answering nothing more.
+	DrainTimeout time.Duration
+	// InputEnded, when set, is called once on the reader goroutine when
+	// the peer ends its stream, before the drain: a server ends its
+	// long-lived requests there so that they answer at once. It must not
+	// block.
+	InputEnded func()
 	// Logger receives diagnostics. Nil discards them.
 	Logger *slog.Logger
 	// Observe, when set, sees every message read (in=true) and written
@@ -88,6 +103,11 @@ const (
 	DefaultMaxQueued = 64
 	// DefaultShutdownTimeout is how long Close waits for handlers by default.
 	DefaultShutdownTimeout = 5 * time.Second
+	// DefaultDrainTimeout is how long, by default, the requests read
+	// before the peer's end of input may run on: as long as
+	// transport/command waits for a server to exit after closing its
+	// standard input.
+	DefaultDrainTimeout = 5 * time.Second
 	// MethodCancelled is the MCP notification that cancels a request.
 	MethodCancelled = "notifications/cancelled"
 	// methodInitialize may not be cancelled (MCP lifecycle rule).
@@ -99,6 +119,10 @@ const (
 // ErrClosed is returned by Call and Notify once the Conn is closed; the
 // cause of the closure is available from Conn.Err.
 var ErrClosed = errors.New("jsonrpc: connection closed")
+
+// errInputEnded fails this side's calls once the peer has ended its
+// input: no response can arrive.
+var errInputEnded = fmt.Errorf("%w: the peer ended its input: %w", ErrClosed, io.EOF)
 
 // errPeerCancelled is the cancellation cause of a handler context whose
 // request the peer cancelled.
@@ -120,16 +144,20 @@ type Conn struct {
 	mu      sync.Mutex
 	pending map[mcp.ID]chan *Message
 	// inbound holds the peer's requests admitted and not yet answered
-	// (running or queued). Whoever removes an entry owns the answer.
+	// (running or queued). Whoever removes an entry owns the answer: the
+	// handler's goroutine, or the drain when it gives up (see abandon).
 	inbound map[mcp.ID]context.CancelCauseFunc
 	err     error         // why the Conn ended; set once
 	running int           // handlers holding a slot (≤ MaxInFlight)
 	queue   []queued      // requests waiting for a slot (≤ MaxQueued)
 	room    chan struct{} // closed when a slot or queue place frees; nil if nobody waits
+	ended   bool          // the peer ended its input (see DrainTimeout)
 
 	handlers  sync.WaitGroup
-	reader    chan struct{} // closed when the reader goroutine exits
-	done      chan struct{} // closed when the Conn ends
+	answering sync.WaitGroup // answers owned by a handler, not yet written
+	reader    chan struct{}  // closed when the reader goroutine exits
+	eof       chan struct{}  // closed when the peer ends its input
+	done      chan struct{}  // closed when the Conn ends
 	startOnce sync.Once
 	endOnce   sync.Once
 }
@@ -147,6 +175,9 @@ func NewConn(t transport.Conn, opts ConnOptions) *Conn {
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if opts.DrainTimeout == 0 {
+		opts.DrainTimeout = DefaultDrainTimeout
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -161,6 +192,7 @@ func NewConn(t transport.Conn, opts ConnOptions) *Conn {
 		pending:    make(map[mcp.ID]chan *Message),
 		inbound:    make(map[mcp.ID]context.CancelCauseFunc),
 		reader:     make(chan struct{}),
+		eof:        make(chan struct{}),
 		done:       make(chan struct{}),
 	}
 }
@@ -208,6 +240,10 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		c.mu.Unlock()
 		return c.closedErr()
 	}
+	if c.ended {
+		c.mu.Unlock()
+		return errInputEnded
+	}
 	c.pending[id] = ch
 	c.mu.Unlock()
 	defer func() {
@@ -226,6 +262,15 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 			c.sendCancel(RouteFrom(ctx), id, context.Cause(ctx))
 		}
 		return ctx.Err()
+	case <-c.eof:
+		// No response can come after the peer's end of input; one read
+		// before it is waiting here.
+		select {
+		case resp := <-ch:
+			return answer(resp, result)
+		default:
+		}
+		return errInputEnded
 	case <-c.done:
 		// The reader delivers a response before it ends the connection,
 		// so a response that arrived just before the end is waiting here.
@@ -415,6 +460,9 @@ func (c *Conn) readLoop() {
 			}
 			if errors.Is(err, transport.ErrClosed) {
 				err = ErrClosed
+			}
+			if errors.Is(err, io.EOF) {
+				c.drainInput()
 			}
 			c.end(err)
 			return

@@ -564,7 +564,10 @@ func TestConnPeerClosesMidCall(t *testing.T) {
 func TestConnCloseUnblocksEverything(t *testing.T) {
 	leakCheck(t)
 	blA, blB := newBlocker(), newBlocker()
-	a, b := pair(t, ConnOptions{Handler: blA.handler()}, ConnOptions{Handler: blB.handler()})
+	// B sees A's Close as the end of its input; its handlers wait for
+	// their contexts, so B ends at once rather than drain them
+	// (TestConnEOFDrain* cover the drain).
+	a, b := pair(t, ConnOptions{Handler: blA.handler()}, ConnOptions{Handler: blB.handler(), DrainTimeout: -1})
 	const n = 8
 	aErrs, bErrs := make(chan error, n), make(chan error, n)
 	for range n {

@@ -2,13 +2,14 @@ package jsonrpc
 
 import (
 	"context"
+	"time"
 
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
 // The peer's requests: admission to an in-flight slot or to the queue of
 // requests waiting for one, the handler goroutines, pings answered
-// inline.
+// inline, and the drain after the peer's end of input.
 
 // queued is a request admitted while every slot was busy.
 type queued struct {
@@ -125,7 +126,11 @@ func (c *Conn) serve(ctx context.Context, cancel context.CancelCauseFunc, msg *M
 		result, err = c.handle(ctx, msg)
 	}
 	freed, owned = true, c.release(msg.ID)
-	if !owned || context.Cause(ctx) == errPeerCancelled {
+	if !owned {
+		return // answered by the drain
+	}
+	defer c.answering.Done()
+	if context.Cause(ctx) == errPeerCancelled {
 		return // the peer asked us not to answer
 	}
 	c.answer(msg, result, err)
@@ -145,11 +150,14 @@ func (c *Conn) answer(msg *Message, result any, err error) {
 
 // release frees the id and the slot of a finished request, handing the
 // slot to the first queued request, if any. It reports whether the
-// caller still owns the answer.
+// caller still owns the answer (the drain did not give up on it).
 func (c *Conn) release(id mcp.ID) (owned bool) {
 	c.mu.Lock()
 	_, owned = c.inbound[id]
 	delete(c.inbound, id)
+	if owned {
+		c.answering.Add(1) // before abandon can run: see drainInput
+	}
 	var next queued
 	if len(c.queue) > 0 {
 		next = c.queue[0]
@@ -172,5 +180,59 @@ func (c *Conn) wakeLocked() {
 	if c.room != nil {
 		close(c.room)
 		c.room = nil
+	}
+}
+
+// drainInput runs on the reader goroutine when the peer has ended its
+// input (see ConnOptions.DrainTimeout): this side's pending calls fail,
+// the requests already read run to their answers, within DrainTimeout.
+func (c *Conn) drainInput() {
+	if c.opts.DrainTimeout < 0 {
+		return
+	}
+	c.mu.Lock()
+	c.ended = true
+	c.mu.Unlock()
+	close(c.eof) // pending calls fail now: their handlers can end
+	if c.opts.InputEnded != nil {
+		c.opts.InputEnded()
+	}
+	finished := make(chan struct{})
+	go func() { c.handlers.Wait(); close(finished) }() // ends with the last handler
+	t := time.NewTimer(c.opts.DrainTimeout)
+	defer t.Stop()
+	select {
+	case <-finished:
+	case <-c.done: // closed meanwhile
+	case <-t.C:
+		c.abandon()
+		// Answers being written when the time ran out are not cut off
+		// (abandon took the others: none can start now).
+		written := make(chan struct{})
+		go func() { c.answering.Wait(); close(written) }()
+		select {
+		case <-written:
+		case <-c.done:
+		}
+	}
+}
+
+// abandon answers every request still unanswered after DrainTimeout with
+// an error; the caller then ends the Conn, which cancels their handlers.
+// Their late answers are not written (release reports them not owned).
+func (c *Conn) abandon() {
+	c.mu.Lock()
+	ids := make([]mcp.ID, 0, len(c.inbound))
+	for id := range c.inbound {
+		ids = append(ids, id)
+	}
+	clear(c.inbound)
+	c.queue = nil // never to start; their contexts end with c.base
+	c.mu.Unlock()
+	c.log.Warn("jsonrpc: requests unfinished after the peer's end of input; answering with an error",
+		"count", len(ids), "drainTimeout", c.opts.DrainTimeout)
+	e := Errorf(mcp.CodeInternalError, "Internal error: the request did not finish within %s of the end of input", c.opts.DrainTimeout)
+	for _, id := range ids {
+		_ = c.write(context.WithValue(c.base, routeKey{}, Route{Related: id, Final: true}), EncodeError(id, e))
 	}
 }
