@@ -3,7 +3,10 @@ package jsonrpc
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -140,5 +143,40 @@ func TestConnPingFloodWhileSlotsBusy(t *testing.T) {
 	for range slots + 1 {
 		bl.release <- struct{}{}
 		recv(t, raw)
+	}
+}
+
+// TestConnInitializeBeforeNext: the requests that follow initialize on the
+// stream run after it is answered, even when the client wrote them at once
+// (a pipe): each sees it done.
+func TestConnInitializeBeforeNext(t *testing.T) {
+	leakCheck(t)
+	const rounds = 200
+	msgs := make([]string, 0, 2*rounds)
+	for i := range rounds {
+		msgs = append(msgs, fmt.Sprintf(`{"jsonrpc":"2.0","id":"i%d","method":"initialize"}`, i),
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":"n%d","method":"next"}`, i))
+	}
+	f := newFinite(msgs...)
+	var mu sync.Mutex
+	initialized := 0
+	h := funcs{req: func(ctx context.Context, m *Message) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if m.Method == "initialize" {
+			initialized++
+		}
+		return initialized, nil
+	}}
+	c := NewConn(f, ConnOptions{Handler: h})
+	c.Start()
+	waitConn(t, c)
+	got := f.answers(t)
+	for i := range rounds {
+		m := got[mcp.StringID(fmt.Sprintf("n%d", i))]
+		var n int
+		if m == nil || json.Unmarshal(m.Result, &n) != nil || n < i+1 {
+			t.Fatalf("the request after initialize %d saw %d initializations, want at least %d (answer %v)", i, n, i+1, m)
+		}
 	}
 }

@@ -24,10 +24,12 @@ type Handler interface {
 	// HandleRequest answers one request. It runs on its own goroutine, at
 	// most ConnOptions.MaxInFlight at once. ctx ends when the peer cancels
 	// the request (notifications/cancelled) or the connection closes.
-	// A ping is the exception: it is answered on the goroutine that read
-	// it, without an in-flight slot, so that the peer's liveness check
-	// gets through when every slot is busy; HandleRequest must answer a
-	// ping at once.
+	// ping and initialize are the exceptions: they are answered on the
+	// goroutine that read them, without an in-flight slot, before the
+	// next message is read, so HandleRequest must answer them at once. A
+	// ping is the peer's liveness check: it gets through when every slot
+	// is busy. The requests that follow initialize see it done (a client
+	// may write initialize and its first requests at once, into a pipe).
 	// The result is marshaled to JSON (a jsontext.Value is sent verbatim).
 	// An error that is or wraps an *Error is sent as that error; any other
 	// error becomes mcp.CodeInternalError. A panic is recovered and answered
@@ -50,7 +52,7 @@ type ConnOptions struct {
 	// Limits bound each incoming message.
 	Limits Limits
 	// MaxInFlight bounds the peer's requests handled at once. Default
-	// DefaultMaxInFlight. Pings take no slot (see Handler).
+	// DefaultMaxInFlight. Pings and initialize take no slot (see Handler).
 	MaxInFlight int
 	// MaxQueued bounds the peer's requests that wait, in arrival order,
 	// for a free slot while the Conn goes on reading: so that responses to
@@ -104,10 +106,11 @@ const (
 	// DefaultShutdownTimeout is how long Close waits for handlers by default.
 	DefaultShutdownTimeout = 5 * time.Second
 	// DefaultDrainTimeout is how long, by default, the requests read
-	// before the peer's end of input may run on: as long as
-	// transport/command waits for a server to exit after closing its
-	// standard input.
-	DefaultDrainTimeout = 5 * time.Second
+	// before the peer's end of input may run on: less than the 5 seconds
+	// transport/command gives a server to exit after closing its standard
+	// input, so that a server whose handlers honour cancellation exits
+	// before it is sent SIGTERM.
+	DefaultDrainTimeout = 3 * time.Second
 	// MethodCancelled is the MCP notification that cancels a request.
 	MethodCancelled = "notifications/cancelled"
 	// methodInitialize may not be cancelled (MCP lifecycle rule).
@@ -488,7 +491,7 @@ func (c *Conn) readLoop() {
 
 // Process handles one message from the peer that the caller has already
 // decoded: a response completes its Call, a notification is handled at
-// once, a ping is answered at once, a request starts its handler or joins
+// once, a ping or initialize is answered at once, a request starts its handler or joins
 // the queue (waiting while slots and queue are full). It is
 // what the reader goroutine does with each message, and the entry point
 // for transports that receive messages themselves, such as an HTTP

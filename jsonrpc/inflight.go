@@ -20,10 +20,10 @@ type queued struct {
 
 // request admits one peer request: it starts its handler on a goroutine
 // of its own when a slot is free, queues it when the queue has room, and
-// otherwise waits for one or the other. A ping is answered at once. It
-// reports false when the connection has ended.
+// otherwise waits for one or the other. A ping or an initialize is
+// answered at once. It reports false when the connection has ended.
 func (c *Conn) request(vals context.Context, msg *Message) bool {
-	if msg.Method == methodPing {
+	if msg.Method == methodPing || msg.Method == methodInitialize {
 		return c.inline(vals, msg)
 	}
 	ctx, cancel := context.WithCancelCause(context.WithValue(c.parent(vals), routeKey{}, Route{Related: msg.ID}))
@@ -83,11 +83,13 @@ func (c *Conn) rejectDuplicate(id mcp.ID) {
 	_ = c.write(c.base, EncodeError(id, Errorf(mcp.CodeInvalidRequest, "Invalid Request: id %s is already in use by a request in flight", id)))
 }
 
-// inline answers a ping on the calling goroutine — the reader's, or an
-// HTTP request's — without a slot: a liveness check must get through
-// when every slot is busy (MCP basic/utilities/ping: the receiver
-// responds promptly). A flood of pings cannot grow anything: each is
-// answered, its answer written, before the reader reads the next message.
+// inline answers a ping or an initialize on the calling goroutine — the
+// reader's, or an HTTP request's — without a slot (see Handler). A ping
+// must get through when every slot is busy (MCP basic/utilities/ping: the
+// receiver responds promptly); initialize must be done before the requests
+// that follow it run (MCP lifecycle: it comes first). A flood of either
+// holds nothing: each is answered, its answer written, before the reader
+// reads the next message.
 func (c *Conn) inline(vals context.Context, msg *Message) bool {
 	c.mu.Lock()
 	_, dup := c.inbound[msg.ID]
