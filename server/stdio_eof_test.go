@@ -247,3 +247,28 @@ func TestPingWhileBusyHTTP(t *testing.T) {
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 }
+
+// TestModernPingWhileBusyHTTP: a 2026 request is served on its own POST's
+// goroutine, without a session or its in-flight slots: with a blocked
+// tool call in flight (and MaxInFlight 1), a 2026 ping — a method that
+// revision removed — is answered -32601 (404) at once, and another call
+// runs.
+func TestModernPingWhileBusyHTTP(t *testing.T) {
+	release, started := make(chan struct{}), make(chan struct{}, 4)
+	s := blockingServer(release, started)
+	AddTool(s, &mcp.Tool{Name: "quick"}, func(ctx context.Context, req *CallToolRequest, _ struct{}) (string, error) {
+		return "quick", nil
+	})
+	m := newModernEnv(t, s, nil)
+	answer := make(chan *http.Response, 1)
+	body := req26(m.id(), mcp.MethodToolsCall, map[string]any{"name": "block", "arguments": map[string]any{}})
+	go func() { answer <- m.do(http.MethodPost, "", body, h26(mcp.MethodToolsCall, "block")...) }()
+	recvT(t, started, "the call to start")
+	id := m.id()
+	m.wantErr(m.send(req26(id, mcp.MethodPing, nil), false, h26(mcp.MethodPing, "")...), http.StatusNotFound, mcp.CodeMethodNotFound, id)
+	m.call(m.id(), mcp.MethodToolsCall, "quick", map[string]any{"name": "quick", "arguments": map[string]any{}})
+	close(release)
+	resp := recvT(t, answer, "the call's answer")
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
