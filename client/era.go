@@ -93,6 +93,11 @@ func (c *Client) detect(ctx context.Context) error {
 		return fmt.Errorf("%w: %w", ErrProbeClosed, c.conn.Err())
 	default:
 	}
+	if errors.Is(err, jsonrpc.ErrClosed) {
+		// The server ended its output: the probe failed at once, while
+		// the connection finishes answering what the server had sent.
+		return fmt.Errorf("%w: %w", ErrProbeClosed, err)
+	}
 	if e, ok := jsonrpc.AsError(err); ok {
 		switch e.Code {
 		case mcp.CodeUnsupportedProtocolVersion:

@@ -24,6 +24,12 @@ type Handler interface {
 	// HandleRequest answers one request. It runs on its own goroutine, at
 	// most ConnOptions.MaxInFlight at once. ctx ends when the peer cancels
 	// the request (notifications/cancelled) or the connection closes.
+	// ping and initialize are the exceptions: they are answered on the
+	// goroutine that read them, without an in-flight slot, before the
+	// next message is read, so HandleRequest must answer them at once. A
+	// ping is the peer's liveness check: it gets through when every slot
+	// is busy. The requests that follow initialize see it done (a client
+	// may write initialize and its first requests at once, into a pipe).
 	// The result is marshaled to JSON (a jsontext.Value is sent verbatim).
 	// An error that is or wraps an *Error is sent as that error; any other
 	// error becomes mcp.CodeInternalError. A panic is recovered and answered
@@ -45,15 +51,39 @@ type ConnOptions struct {
 	Handler Handler
 	// Limits bound each incoming message.
 	Limits Limits
-	// MaxInFlight bounds the peer's requests handled at once; reading
-	// pauses while the bound is reached. Default DefaultMaxInFlight.
+	// MaxInFlight bounds the peer's requests handled at once. Default
+	// DefaultMaxInFlight. Pings and initialize take no slot (see Handler).
 	MaxInFlight int
+	// MaxQueued bounds the peer's requests that wait, in arrival order,
+	// for a free slot while the Conn goes on reading: so that responses to
+	// this side's calls, cancellations and pings are read while every
+	// slot is busy. Once MaxQueued requests wait too, reading (or Process)
+	// pauses until one starts. Default DefaultMaxQueued; negative: none
+	// wait, reading pauses as soon as every slot is busy.
+	MaxQueued int
 	// CallTimeout is the deadline applied to Call when its context has
 	// none. Zero means no deadline beyond the caller's context.
 	CallTimeout time.Duration
-	// ShutdownTimeout bounds how long Close waits for running handlers
-	// after cancelling them. Default DefaultShutdownTimeout.
+	// ShutdownTimeout bounds how long Close (and Wait) waits for running
+	// handlers after cancelling them, and for the reader goroutine when
+	// the transport cannot interrupt its Read (standard input).
+	// Default DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// DrainTimeout bounds the end of input. When the peer ends its stream
+	// (Read returns io.EOF: on stdio, the client closed standard input to
+	// shut the server down) the Conn reads no more but lets the requests it
+	// has already read finish, queued ones included, and writes their
+	// answers; this side's calls pending then fail at once (no answer can
+	// come). Requests still unanswered after DrainTimeout are answered
+	// with an error (mcp.CodeInternalError), logged, and their handlers
+	// cancelled; then the Conn ends with io.EOF. Default
+	// DefaultDrainTimeout; negative: end at once, answering nothing more.
+	DrainTimeout time.Duration
+	// InputEnded, when set, is called once on the reader goroutine when
+	// the peer ends its stream, before the drain: a server ends its
+	// long-lived requests there so that they answer at once. It must not
+	// block.
+	InputEnded func()
 	// Logger receives diagnostics. Nil discards them.
 	Logger *slog.Logger
 	// Observe, when set, sees every message read (in=true) and written
@@ -70,17 +100,32 @@ type ConnOptions struct {
 const (
 	// DefaultMaxInFlight is the default bound on concurrent peer requests.
 	DefaultMaxInFlight = 64
+	// DefaultMaxQueued is the default bound on peer requests waiting for
+	// a slot.
+	DefaultMaxQueued = 64
 	// DefaultShutdownTimeout is how long Close waits for handlers by default.
 	DefaultShutdownTimeout = 5 * time.Second
+	// DefaultDrainTimeout is how long, by default, the requests read
+	// before the peer's end of input may run on: less than the 5 seconds
+	// transport/command gives a server to exit after closing its standard
+	// input, so that a server whose handlers honour cancellation exits
+	// before it is sent SIGTERM.
+	DefaultDrainTimeout = 3 * time.Second
 	// MethodCancelled is the MCP notification that cancels a request.
 	MethodCancelled = "notifications/cancelled"
 	// methodInitialize may not be cancelled (MCP lifecycle rule).
 	methodInitialize = "initialize"
+	// methodPing is answered inline (see Handler).
+	methodPing = "ping"
 )
 
 // ErrClosed is returned by Call and Notify once the Conn is closed; the
 // cause of the closure is available from Conn.Err.
 var ErrClosed = errors.New("jsonrpc: connection closed")
+
+// errInputEnded fails this side's calls once the peer has ended its
+// input: no response can arrive.
+var errInputEnded = fmt.Errorf("%w: the peer ended its input: %w", ErrClosed, io.EOF)
 
 // errPeerCancelled is the cancellation cause of a handler context whose
 // request the peer cancelled.
@@ -101,13 +146,21 @@ type Conn struct {
 	nextID  atomic.Int64
 	mu      sync.Mutex
 	pending map[mcp.ID]chan *Message
+	// inbound holds the peer's requests admitted and not yet answered
+	// (running or queued). Whoever removes an entry owns the answer: the
+	// handler's goroutine, or the drain when it gives up (see abandon).
 	inbound map[mcp.ID]context.CancelCauseFunc
-	err     error // why the Conn ended; set once
+	err     error         // why the Conn ended; set once
+	running int           // handlers holding a slot (≤ MaxInFlight)
+	queue   []queued      // requests waiting for a slot (≤ MaxQueued)
+	room    chan struct{} // closed when a slot or queue place frees; nil if nobody waits
+	ended   bool          // the peer ended its input (see DrainTimeout)
 
-	sem       chan struct{}
 	handlers  sync.WaitGroup
-	reader    chan struct{} // closed when the reader goroutine exits
-	done      chan struct{} // closed when the Conn ends
+	answering sync.WaitGroup // answers owned by a handler, not yet written
+	reader    chan struct{}  // closed when the reader goroutine exits
+	eof       chan struct{}  // closed when the peer ends its input
+	done      chan struct{}  // closed when the Conn ends
 	startOnce sync.Once
 	endOnce   sync.Once
 }
@@ -117,8 +170,16 @@ func NewConn(t transport.Conn, opts ConnOptions) *Conn {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = DefaultMaxInFlight
 	}
+	if opts.MaxQueued == 0 {
+		opts.MaxQueued = DefaultMaxQueued
+	} else if opts.MaxQueued < 0 {
+		opts.MaxQueued = 0
+	}
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if opts.DrainTimeout == 0 {
+		opts.DrainTimeout = DefaultDrainTimeout
 	}
 	log := opts.Logger
 	if log == nil {
@@ -133,8 +194,8 @@ func NewConn(t transport.Conn, opts ConnOptions) *Conn {
 		cancelBase: cancel,
 		pending:    make(map[mcp.ID]chan *Message),
 		inbound:    make(map[mcp.ID]context.CancelCauseFunc),
-		sem:        make(chan struct{}, opts.MaxInFlight),
 		reader:     make(chan struct{}),
+		eof:        make(chan struct{}),
 		done:       make(chan struct{}),
 	}
 }
@@ -182,6 +243,10 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		c.mu.Unlock()
 		return c.closedErr()
 	}
+	if c.ended {
+		c.mu.Unlock()
+		return errInputEnded
+	}
 	c.pending[id] = ch
 	c.mu.Unlock()
 	defer func() {
@@ -200,6 +265,15 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 			c.sendCancel(RouteFrom(ctx), id, context.Cause(ctx))
 		}
 		return ctx.Err()
+	case <-c.eof:
+		// No response can come after the peer's end of input; one read
+		// before it is waiting here.
+		select {
+		case resp := <-ch:
+			return answer(resp, result)
+		default:
+		}
+		return errInputEnded
 	case <-c.done:
 		// The reader delivers a response before it ends the connection,
 		// so a response that arrived just before the end is waiting here.
@@ -334,17 +408,26 @@ func (c *Conn) Close() error {
 }
 
 // Wait blocks until the connection has ended and its goroutines have
-// exited (handlers that ignore cancellation are waited for at most
-// ShutdownTimeout). It returns the cause, as Err.
+// exited. Handlers that ignore cancellation, and a reader blocked in a
+// Read that closing the transport cannot interrupt (standard input, which
+// stdio.New does not close), are waited for at most ShutdownTimeout in
+// all. It returns the cause, as Err.
 func (c *Conn) Wait() error {
 	<-c.done
 	c.startOnce.Do(func() { close(c.reader) }) // never started: nothing to wait for
-	<-c.reader
+	t := time.NewTimer(c.opts.ShutdownTimeout)
+	defer t.Stop()
+	select {
+	case <-c.reader:
+	case <-t.C:
+		c.log.Warn("jsonrpc: reader still blocked in Read after shutdown timeout", "timeout", c.opts.ShutdownTimeout)
+		return c.Err()
+	}
 	finished := make(chan struct{})
 	go func() { c.handlers.Wait(); close(finished) }()
 	select {
 	case <-finished:
-	case <-time.After(c.opts.ShutdownTimeout):
+	case <-t.C:
 		c.log.Warn("jsonrpc: handlers still running after shutdown timeout", "timeout", c.opts.ShutdownTimeout)
 	}
 	return c.Err()
@@ -355,6 +438,12 @@ func (c *Conn) end(cause error) {
 	c.endOnce.Do(func() {
 		c.mu.Lock()
 		c.err = cause
+		// Queued requests never start; their contexts end with c.base.
+		for _, q := range c.queue {
+			delete(c.inbound, q.msg.ID)
+		}
+		c.queue = nil
+		c.wakeLocked()
 		c.mu.Unlock()
 		close(c.done)
 		c.cancelBase()
@@ -374,6 +463,9 @@ func (c *Conn) readLoop() {
 			}
 			if errors.Is(err, transport.ErrClosed) {
 				err = ErrClosed
+			}
+			if errors.Is(err, io.EOF) {
+				c.drainInput()
 			}
 			c.end(err)
 			return
@@ -399,7 +491,8 @@ func (c *Conn) readLoop() {
 
 // Process handles one message from the peer that the caller has already
 // decoded: a response completes its Call, a notification is handled at
-// once, a request starts its handler (waiting for a free slot). It is
+// once, a ping or initialize is answered at once, a request starts its handler or joins
+// the queue (waiting while slots and queue are full). It is
 // what the reader goroutine does with each message, and the entry point
 // for transports that receive messages themselves, such as an HTTP
 // server, where the Conn is never started. It reports false once the
@@ -498,66 +591,6 @@ func (c *Conn) notification(msg *Message) {
 	if c.opts.Handler != nil {
 		c.opts.Handler.HandleNotification(c.base, msg)
 	}
-}
-
-// request dispatches one peer request on its own goroutine. It reports
-// false when the connection ended while waiting for a free slot.
-func (c *Conn) request(vals context.Context, msg *Message) bool {
-	select {
-	case c.sem <- struct{}{}:
-	case <-c.done:
-		return false
-	}
-	var parent context.Context = c.base
-	if vals != nil && vals != c.base {
-		parent = valuesFrom{Context: c.base, vals: vals}
-	}
-	ctx, cancel := context.WithCancelCause(context.WithValue(parent, routeKey{}, Route{Related: msg.ID}))
-	c.mu.Lock()
-	if _, dup := c.inbound[msg.ID]; dup {
-		c.mu.Unlock()
-		cancel(nil)
-		<-c.sem
-		_ = c.write(c.base, EncodeError(msg.ID, Errorf(mcp.CodeInvalidRequest, "Invalid Request: id %s is already in use by a request in flight", msg.ID)))
-		return true
-	}
-	c.inbound[msg.ID] = cancel
-	c.handlers.Add(1)
-	c.mu.Unlock()
-	go func() {
-		defer c.handlers.Done()
-		defer cancel(nil)
-		// Once the handler is done, its slot and its id are freed before
-		// the answer is written: the slot must not be held while the answer
-		// waits for the peer to read it (the peer may itself be waiting for
-		// our reader, which waits for a slot: a deadlock), and the peer may
-		// reuse the id as soon as it has the answer.
-		freed := false
-		free := func() {
-			if !freed {
-				freed = true
-				<-c.sem
-				c.mu.Lock()
-				delete(c.inbound, msg.ID)
-				c.mu.Unlock()
-			}
-		}
-		defer free()
-		result, err := c.handle(ctx, msg)
-		free()
-		if context.Cause(ctx) == errPeerCancelled {
-			return // the peer asked us not to answer
-		}
-		var out []byte
-		if err != nil {
-			out = EncodeError(msg.ID, toError(err))
-		} else if out, err = EncodeResult(msg.ID, result); err != nil {
-			c.log.Error("jsonrpc: encoding result", "method", msg.Method, "err", err)
-			out = EncodeError(msg.ID, NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
-		}
-		_ = c.write(context.WithValue(c.base, routeKey{}, Route{Related: msg.ID, Final: true}), out)
-	}()
-	return true
 }
 
 func (c *Conn) handle(ctx context.Context, msg *Message) (result any, err error) {

@@ -69,6 +69,11 @@ func (s *Server) listen(ctx context.Context, req *Request, wp *wireParams) (any,
 		s.mu.Unlock()
 	}()
 	if err != nil {
+		if errors.Is(context.Cause(ctx), ErrServerClosing) {
+			// Ended gracefully before it was acknowledged (a stdio client
+			// ended its input right after the request): the result still.
+			return &mcp.EmptyResult{Meta: l.meta}, nil
+		}
 		return nil, err
 	}
 	<-ctx.Done()

@@ -44,8 +44,20 @@ type Options struct {
 	// Limits bound each incoming message on stream transports.
 	Limits jsonrpc.Limits
 	// MaxInFlight bounds the requests one session handles at once.
-	// Default jsonrpc.DefaultMaxInFlight.
+	// Default jsonrpc.DefaultMaxInFlight. ping and initialize take no
+	// slot: they are answered at once, however busy the session.
 	MaxInFlight int
+	// MaxQueued bounds the requests of one session that wait for a slot
+	// while the session goes on reading (answers to the server's own
+	// requests, cancellations and pings still get through); beyond it,
+	// reading pauses. Default jsonrpc.DefaultMaxQueued; negative: none.
+	MaxQueued int
+	// DrainTimeout bounds the end of a stdio session: when the client
+	// closes the server's input, the requests already read run to their
+	// answers, at most this long (then they are answered with an error)
+	// and Serve returns. Default jsonrpc.DefaultDrainTimeout; negative:
+	// Serve returns at once, answering nothing more.
+	DrainTimeout time.Duration
 	// CallTimeout bounds each server→client request (elicitation,
 	// sampling, roots, ping) whose context has no deadline. Zero: only
 	// the handler's context bounds it — an elicitation waits for a human.
@@ -184,13 +196,17 @@ func (s *Server) modernCapabilities() mcp.ServerCapabilities {
 
 // Serve runs one session over t until the client closes the connection
 // (a clean end returns nil), ctx ends, or an error occurs. It is what a
-// stdio server's main calls. A principal in ctx (WithPrincipal) is the
-// session's: its tasks and sealed request state are bound to it.
+// stdio server's main calls. When the client ends the input (closes
+// standard input: the stdio shutdown), Serve returns once the requests
+// already read are answered, within Options.DrainTimeout. A principal in
+// ctx (WithPrincipal) is the session's: its tasks and sealed request
+// state are bound to it.
 func (s *Server) Serve(ctx context.Context, t transport.Conn) error {
 	ss := s.connect(t, principalFrom(ctx))
 	stop := context.AfterFunc(ctx, func() { ss.Close() })
 	defer stop()
 	err := ss.Wait()
+	s.removeSession(ss) // now, not when connect's goroutine gets to it
 	if errors.Is(err, jsonrpc.ErrClosed) && ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -210,12 +226,15 @@ func (s *Server) connect(t transport.Conn, principal string) *Session {
 	ss := newSession(s)
 	ss.principal = principal
 	ss.conn = jsonrpc.NewConn(t, jsonrpc.ConnOptions{
-		Handler:     ss,
-		Limits:      s.opts.Limits,
-		MaxInFlight: s.opts.MaxInFlight,
-		CallTimeout: s.opts.CallTimeout,
-		Logger:      s.log,
-		Observe:     s.opts.Observe,
+		Handler:      ss,
+		Limits:       s.opts.Limits,
+		MaxInFlight:  s.opts.MaxInFlight,
+		MaxQueued:    s.opts.MaxQueued,
+		CallTimeout:  s.opts.CallTimeout,
+		DrainTimeout: s.opts.DrainTimeout,
+		InputEnded:   ss.inputEnded,
+		Logger:       s.log,
+		Observe:      s.opts.Observe,
 	})
 	s.addSession(ss)
 	ss.conn.Start()
@@ -234,6 +253,7 @@ func (s *Server) newHTTPSession(hs *httpSession) *Session {
 		Handler:     ss,
 		Limits:      s.opts.Limits,
 		MaxInFlight: s.opts.MaxInFlight,
+		MaxQueued:   s.opts.MaxQueued,
 		CallTimeout: s.opts.CallTimeout,
 		Logger:      s.log,
 		Observe:     s.opts.Observe,

@@ -112,6 +112,20 @@ func (ss *Session) Close() error {
 	return ss.conn.Close()
 }
 
+// inputEnded is called when the client has ended its input (stdio: closed
+// the server's standard input, its way to shut the server down). Open
+// listens end now with their result, and so do those read before the end
+// that start later, so that the drain does not wait for them.
+func (ss *Session) inputEnded() {
+	ss.mu.Lock()
+	if ss.listenCtx == nil {
+		ss.listenCtx, ss.stopListens = context.WithCancelCause(context.Background())
+	}
+	stop := ss.stopListens
+	ss.mu.Unlock()
+	stop(ErrServerClosing)
+}
+
 // Wait blocks until the session ends and returns why (io.EOF when the
 // client closed the connection).
 func (ss *Session) Wait() error { return ss.conn.Wait() }
