@@ -203,6 +203,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.Method != http.MethodPost {
+		if name := repeatedMCPHeader(r.Header); name != "" {
+			writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeInvalidRequest, "Bad Request: the "+name+" header is sent more than once")
+			return
+		}
+	}
 	switch r.Method {
 	case http.MethodPost:
 		h.post(w, r)
@@ -349,6 +355,10 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 			id = msg.ID
 		}
 		writeError(w, http.StatusBadRequest, id, derr.Code, derr.Message)
+		return
+	}
+	if name := repeatedMCPHeader(r.Header); name != "" {
+		h.refuseRepeated(w, r, msg, name)
 		return
 	}
 	// Which era? A session id means a legacy session (session-less servers
