@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"mime"
 	"net"
@@ -22,6 +21,11 @@ import (
 const (
 	// DefaultMaxBodyBytes caps a POST body: 4 MiB.
 	DefaultMaxBodyBytes = 4 << 20
+	// DefaultBodyReadTimeout bounds the reading of a POST body: 30 s,
+	// enough for a full 4 MiB body at about 140 KB/s, and short enough
+	// that a client trickling bodies cannot hold connections and
+	// handler goroutines for long (see docs/design/hardening.md).
+	DefaultBodyReadTimeout = 30 * time.Second
 	// DefaultSessionTTL is how long a session may stay idle.
 	DefaultSessionTTL = 30 * time.Minute
 	// DefaultKeepAlive is the interval of SSE keep-alive comments.
@@ -89,6 +93,22 @@ type HTTPOptions struct {
 	// MaxBodyBytes caps a POST body (413 beyond). Default
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BodyReadTimeout bounds the reading of one POST body: a client
+	// that has not sent all of it by then gets 408 and its connection is
+	// closed. The bound ends with the body, so answers (SSE streams
+	// included) may last as long as they need. Default
+	// DefaultBodyReadTimeout; negative: no bound.
+	//
+	// When mounting the handler on your own http.Server, also set
+	// ReadHeaderTimeout (slow headers never reach the handler) and
+	// IdleTimeout (idle keep-alive connections), and leave ReadTimeout
+	// and WriteTimeout at zero: they would cut long SSE answers. The
+	// bound needs a ResponseWriter that supports read deadlines
+	// (http.ResponseController; middleware that wraps the writer should
+	// implement Unwrap); otherwise the handler closes the request body
+	// when the time is up, which unblocks HTTP/2 bodies and bodies of
+	// your own but not an HTTP/1 body waiting on its connection.
+	BodyReadTimeout time.Duration
 	// AllowedHosts lists the Host header values accepted, as host or
 	// host:port. Empty: when the server listens on a loopback address
 	// only loopback names (localhost, 127.0.0.1, [::1]) are accepted;
@@ -146,6 +166,9 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) *HTTPHandler {
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.BodyReadTimeout == 0 {
+		o.BodyReadTimeout = DefaultBodyReadTimeout
 	}
 	if o.StoreTimeout <= 0 {
 		o.StoreTimeout = DefaultStoreTimeout
@@ -338,14 +361,8 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotAcceptable, mcp.ID{}, mcp.CodeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, mcp.ID{}, mcp.CodeInvalidRequest, "Request Entity Too Large")
-			return
-		}
-		writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeParseError, "Parse error: reading the body failed")
+	body, ok := h.readBody(w, r)
+	if !ok {
 		return
 	}
 	msg, derr := jsonrpc.Decode(body, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.srv.opts.Limits.MaxDepth})
