@@ -5,10 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -116,14 +113,21 @@ type HTTPOptions struct {
 	// your own but not an HTTP/1 body waiting on its connection.
 	BodyReadTimeout time.Duration
 	// AllowedHosts lists the Host header values accepted, as host or
-	// host:port. Empty: when the server listens on a loopback address
-	// only loopback names (localhost, 127.0.0.1, [::1]) are accepted;
-	// otherwise any host. This is the DNS-rebinding protection.
+	// host:port. Empty: on a loopback listener only loopback names
+	// (localhost, 127.0.0.1, [::1]) are accepted; on any other listener
+	// every Host is, and then a Host proves nothing (DNS rebinding), so
+	// browser requests need AllowedOrigins. Set it when the server is
+	// reachable beyond the loopback interface.
 	AllowedHosts []string
 	// AllowedOrigins lists the Origin header values accepted (such as
-	// "https://app.example.com"). Empty: an Origin must be loopback on a
-	// loopback server, or match the request's Host. Requests without
-	// Origin (non-browser clients) are always accepted.
+	// "https://app.example.com", compared without regard to case). An
+	// Origin present is always checked (2025-11-25 and 2026-07-28
+	// transports: servers MUST validate it; 403 when invalid). Empty:
+	// an Origin is accepted when it names the request's own Host and
+	// that Host was checked (against AllowedHosts, or as a loopback name
+	// on a loopback listener), or, on a loopback listener, when it is a
+	// loopback origin. A request without Origin (not from a browser) is
+	// accepted unless its Sec-Fetch-Site marks it cross-site.
 	AllowedOrigins []string
 	// DisableHostCheck turns off the Host and Origin checks.
 	DisableHostCheck bool
@@ -266,69 +270,6 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		writeError(w, http.StatusMethodNotAllowed, mcp.ID{}, mcp.CodeInvalidRequest, "Method Not Allowed")
 	}
-}
-
-// checkHostOrigin is the DNS-rebinding protection: it returns 403 and a
-// reason for a Host or Origin that is not allowed.
-func (h *HTTPHandler) checkHostOrigin(r *http.Request) (int, string) {
-	loopback := isLoopbackListener(r)
-	if len(h.opts.AllowedHosts) > 0 {
-		hostname := hostOnly(r.Host)
-		if !slices.ContainsFunc(h.opts.AllowedHosts, func(a string) bool {
-			return strings.EqualFold(a, r.Host) || strings.EqualFold(a, hostname)
-		}) {
-			return http.StatusForbidden, "Forbidden: Host not allowed"
-		}
-	} else if loopback && !isLoopbackName(hostOnly(r.Host)) {
-		return http.StatusForbidden, "Forbidden: Host not allowed"
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return 0, ""
-	}
-	if len(h.opts.AllowedOrigins) > 0 {
-		if slices.Contains(h.opts.AllowedOrigins, origin) {
-			return 0, ""
-		}
-		return http.StatusForbidden, "Forbidden: Origin not allowed"
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return http.StatusForbidden, "Forbidden: invalid Origin"
-	}
-	if (loopback && isLoopbackName(u.Hostname())) || strings.EqualFold(u.Host, r.Host) {
-		return 0, ""
-	}
-	return http.StatusForbidden, "Forbidden: Origin not allowed"
-}
-
-func isLoopbackListener(r *http.Request) bool {
-	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok {
-		return true // unknown (e.g. httptest.NewRecorder): be strict
-	}
-	host, _, err := net.SplitHostPort(addr.String())
-	if err != nil {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip == nil || ip.IsLoopback()
-}
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.Trim(hostport, "[]")
-}
-
-func isLoopbackName(host string) bool {
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // mediaType returns the lower-case media type of a Content-Type value or
