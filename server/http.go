@@ -556,9 +556,17 @@ func (h *HTTPHandler) resume(w http.ResponseWriter, r *http.Request, hs *httpSes
 }
 
 // replayStored answers a resumption of a stream that is not live: the
-// events the store still has after seq, then the end of the response.
+// events the store still has after seq, then the end of the response;
+// 404 when the store knows nothing of the stream in this session (a
+// made-up stream id, or another session's), rather than an empty stream
+// that would pass for one with nothing left to replay.
 func (h *HTTPHandler) replayStored(w http.ResponseWriter, r *http.Request, hs *httpSession, streamID string, seq uint64) {
-	if events, ok := h.storedEvents(w, r, hs, streamID, seq); ok {
+	events, known, ok := h.storedEvents(w, r, hs, streamID, seq)
+	switch {
+	case !ok:
+	case !known:
+		writeError(w, http.StatusNotFound, mcp.ID{}, mcp.CodeInvalidRequest, "Not Found: this session has no stream named by Last-Event-ID")
+	default:
 		h.writeReplay(w, hs, streamID, events)
 	}
 }
@@ -570,7 +578,7 @@ func (h *HTTPHandler) replayStored(w http.ResponseWriter, r *http.Request, hs *h
 // stream fails for good with 410, so that the client's call ends with an
 // error instead of resuming in vain: its outcome is unknown.
 func (h *HTTPHandler) resumeOrphan(w http.ResponseWriter, r *http.Request, hs *httpSession, streamID string, seq uint64, post bool) {
-	events, ok := h.storedEvents(w, r, hs, streamID, seq)
+	events, _, ok := h.storedEvents(w, r, hs, streamID, seq) // unknown: nothing stored
 	switch {
 	case !ok:
 	case len(events) > 0:
@@ -583,25 +591,27 @@ func (h *HTTPHandler) resumeOrphan(w http.ResponseWriter, r *http.Request, hs *h
 }
 
 // storedEvents reads the events stored after seq, answering 409 or 503
-// itself when it cannot.
-func (h *HTTPHandler) storedEvents(w http.ResponseWriter, r *http.Request, hs *httpSession, streamID string, seq uint64) ([]event, bool) {
+// itself when it cannot (ok false); known is false when the store has no
+// record of the stream in the session.
+func (h *HTTPHandler) storedEvents(w http.ResponseWriter, r *http.Request, hs *httpSession, streamID string, seq uint64) (events []event, known, ok bool) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.opts.StoreTimeout)
 	defer cancel()
-	var events []event
 	err := h.store.Replay(ctx, hs.ss.id, streamID, seq, func(s uint64, data []byte) error {
 		events = append(events, event{seq: s, data: data})
 		return nil
 	})
-	if errors.Is(err, ErrEventsPurged) {
+	switch {
+	case errors.Is(err, ErrUnknownStream):
+		return nil, false, true
+	case errors.Is(err, ErrEventsPurged):
 		writeError(w, http.StatusConflict, mcp.ID{}, mcp.CodeInvalidRequest, "Conflict: the events after Last-Event-ID are no longer stored")
-		return nil, false
-	}
-	if err != nil {
+		return nil, true, false
+	case err != nil:
 		h.log.Warn("mcp: event store replay failed", "session", hs.ss.id, "err", err)
 		writeError(w, http.StatusServiceUnavailable, mcp.ID{}, mcp.CodeInternalError, "Service Unavailable: replay failed")
-		return nil, false
+		return nil, true, false
 	}
-	return events, true
+	return events, true, true
 }
 
 func (h *HTTPHandler) writeReplay(w http.ResponseWriter, hs *httpSession, streamID string, events []event) {
