@@ -33,7 +33,7 @@ const (
 	// DefaultRetryInterval is the reconnection delay sent on SSE streams.
 	DefaultRetryInterval = time.Second
 	// DefaultMaxSessions caps the sessions of a handler: 20,000 idle
-	// sessions take about 75 MB (3.7 KB of RSS each, bench/README.md W9).
+	// sessions take about 74 MB (3.7 KB of RSS each, bench/README.md W9).
 	DefaultMaxSessions = 20000
 	// DefaultMaxSessionsPerPrincipal caps the sessions of one
 	// authenticated principal: a client needs a few, not hundreds.
