@@ -14,12 +14,16 @@ import (
 // Implementations must be safe for concurrent use. Replay must either
 // deliver every event of the stream after the given one, in order, or
 // fail with ErrEventsPurged without delivering any: a partial replay
-// would silently lose messages.
+// would silently lose messages. For a stream it holds no record of in
+// that session, Replay fails with ErrUnknownStream, so that a made-up
+// stream id, or another session's, is told from a stream with nothing
+// left to replay.
 type EventStore interface {
 	// Append stores event seq of a stream.
 	Append(ctx context.Context, session, stream string, seq uint64, data []byte) error
 	// Replay calls fn for each stored event of the stream with a
-	// sequence number above after, in order.
+	// sequence number above after, in order; ErrUnknownStream when the
+	// session has no record of the stream.
 	Replay(ctx context.Context, session, stream string, after uint64, fn func(seq uint64, data []byte) error) error
 	// Purge drops every event of a session; it is called when the
 	// session ends.
@@ -28,6 +32,13 @@ type EventStore interface {
 
 // ErrEventsPurged reports that events needed for a replay are gone.
 var ErrEventsPurged = errors.New("mcp: the events to replay are no longer stored")
+
+// ErrUnknownStream is returned by Replay for a stream of which the store
+// holds no record in that session: none of its events was ever stored
+// there, or the store has forgotten the session's events altogether. The
+// handler answers such a resumption 404: the client named a stream its
+// session never had (a made-up id, or another session's stream).
+var ErrUnknownStream = errors.New("mcp: unknown event stream")
 
 // MemoryEventStoreOptions bounds a MemoryEventStore. The zero value
 // applies the defaults.
@@ -124,17 +135,21 @@ func (s *memStream) drop() int {
 func (st *MemoryEventStore) Replay(ctx context.Context, session, stream string, after uint64, fn func(uint64, []byte) error) error {
 	st.mu.Lock()
 	var events []memEvent
+	var s *memStream
 	if ms := st.sessions[session]; ms != nil {
-		if s := ms.streams[stream]; s != nil {
-			if after < s.purged {
-				st.mu.Unlock()
-				return ErrEventsPurged
-			}
-			for _, e := range s.events {
-				if e.seq > after {
-					events = append(events, e)
-				}
-			}
+		s = ms.streams[stream]
+	}
+	if s == nil {
+		st.mu.Unlock()
+		return ErrUnknownStream
+	}
+	if after < s.purged {
+		st.mu.Unlock()
+		return ErrEventsPurged
+	}
+	for _, e := range s.events {
+		if e.seq > after {
+			events = append(events, e)
 		}
 	}
 	st.mu.Unlock()

@@ -3,13 +3,9 @@ package server
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +18,11 @@ import (
 const (
 	// DefaultMaxBodyBytes caps a POST body: 4 MiB.
 	DefaultMaxBodyBytes = 4 << 20
+	// DefaultBodyReadTimeout bounds the reading of a POST body: 30 s,
+	// enough for a full 4 MiB body at about 140 KB/s, and short enough
+	// that a client trickling bodies cannot hold connections and
+	// handler goroutines for long (see docs/design/hardening.md).
+	DefaultBodyReadTimeout = 30 * time.Second
 	// DefaultSessionTTL is how long a session may stay idle.
 	DefaultSessionTTL = 30 * time.Minute
 	// DefaultKeepAlive is the interval of SSE keep-alive comments.
@@ -31,6 +32,12 @@ const (
 	DefaultSSEAfter = 10 * time.Second
 	// DefaultRetryInterval is the reconnection delay sent on SSE streams.
 	DefaultRetryInterval = time.Second
+	// DefaultMaxSessions caps the sessions of a handler: 20,000 idle
+	// sessions take about 74 MB (3.7 KB of RSS each, bench/README.md W9).
+	DefaultMaxSessions = 20000
+	// DefaultMaxSessionsPerPrincipal caps the sessions of one
+	// authenticated principal: a client needs a few, not hundreds.
+	DefaultMaxSessionsPerPrincipal = 100
 )
 
 // Header names of the Streamable HTTP transport.
@@ -89,18 +96,51 @@ type HTTPOptions struct {
 	// MaxBodyBytes caps a POST body (413 beyond). Default
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BodyReadTimeout bounds the reading of one POST body: a client
+	// that has not sent all of it by then gets 408 and its connection is
+	// closed. The bound ends with the body, so answers (SSE streams
+	// included) may last as long as they need. Default
+	// DefaultBodyReadTimeout; negative: no bound.
+	//
+	// When mounting the handler on your own http.Server, also set
+	// ReadHeaderTimeout (slow headers never reach the handler) and
+	// IdleTimeout (idle keep-alive connections), and leave ReadTimeout
+	// and WriteTimeout at zero: they would cut long SSE answers. The
+	// bound needs a ResponseWriter that supports read deadlines
+	// (http.ResponseController; middleware that wraps the writer should
+	// implement Unwrap); otherwise the handler closes the request body
+	// when the time is up, which unblocks HTTP/2 bodies and bodies of
+	// your own but not an HTTP/1 body waiting on its connection.
+	BodyReadTimeout time.Duration
 	// AllowedHosts lists the Host header values accepted, as host or
-	// host:port. Empty: when the server listens on a loopback address
-	// only loopback names (localhost, 127.0.0.1, [::1]) are accepted;
-	// otherwise any host. This is the DNS-rebinding protection.
+	// host:port. Empty: on a loopback listener only loopback names
+	// (localhost, 127.0.0.1, [::1]) are accepted; on any other listener
+	// every Host is, and then a Host proves nothing (DNS rebinding), so
+	// browser requests need AllowedOrigins. Set it when the server is
+	// reachable beyond the loopback interface.
 	AllowedHosts []string
 	// AllowedOrigins lists the Origin header values accepted (such as
-	// "https://app.example.com"). Empty: an Origin must be loopback on a
-	// loopback server, or match the request's Host. Requests without
-	// Origin (non-browser clients) are always accepted.
+	// "https://app.example.com", compared without regard to case). An
+	// Origin present is always checked (2025-11-25 and 2026-07-28
+	// transports: servers MUST validate it; 403 when invalid). Empty:
+	// an Origin is accepted when it names the request's own Host and
+	// that Host was checked (against AllowedHosts, or as a loopback name
+	// on a loopback listener), or, on a loopback listener, when it is a
+	// loopback origin. A request without Origin (not from a browser) is
+	// accepted unless its Sec-Fetch-Site marks it cross-site.
 	AllowedOrigins []string
 	// DisableHostCheck turns off the Host and Origin checks.
 	DisableHostCheck bool
+	// MaxSessions caps the legacy sessions the handler holds at once:
+	// past it, initialize is answered 503 with Retry-After and creates
+	// no session. Default DefaultMaxSessions; negative: no cap.
+	MaxSessions int
+	// MaxSessionsPerPrincipal caps the sessions one authenticated
+	// principal (WithPrincipal, as set by auth middleware) holds at
+	// once, with the same answer. Requests without a principal are
+	// bounded by MaxSessions only: they cannot be told apart. Default
+	// DefaultMaxSessionsPerPrincipal; negative: no cap.
+	MaxSessionsPerPrincipal int
 }
 
 // HTTPHandler serves an MCP server over Streamable HTTP at one endpoint.
@@ -113,6 +153,7 @@ type HTTPHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
+	caps     sessionCaps
 	closed   bool
 	done     chan struct{}
 	// closing is cancelled (cause ErrServerClosing) by Close: session-less
@@ -146,6 +187,15 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) *HTTPHandler {
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.BodyReadTimeout == 0 {
+		o.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	if o.MaxSessions == 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.MaxSessionsPerPrincipal == 0 {
+		o.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
 	}
 	if o.StoreTimeout <= 0 {
 		o.StoreTimeout = DefaultStoreTimeout
@@ -203,6 +253,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.Method != http.MethodPost {
+		if name := repeatedMCPHeader(r.Header); name != "" {
+			writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeInvalidRequest, "Bad Request: the "+name+" header is sent more than once")
+			return
+		}
+	}
 	switch r.Method {
 	case http.MethodPost:
 		h.post(w, r)
@@ -214,69 +270,6 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		writeError(w, http.StatusMethodNotAllowed, mcp.ID{}, mcp.CodeInvalidRequest, "Method Not Allowed")
 	}
-}
-
-// checkHostOrigin is the DNS-rebinding protection: it returns 403 and a
-// reason for a Host or Origin that is not allowed.
-func (h *HTTPHandler) checkHostOrigin(r *http.Request) (int, string) {
-	loopback := isLoopbackListener(r)
-	if len(h.opts.AllowedHosts) > 0 {
-		hostname := hostOnly(r.Host)
-		if !slices.ContainsFunc(h.opts.AllowedHosts, func(a string) bool {
-			return strings.EqualFold(a, r.Host) || strings.EqualFold(a, hostname)
-		}) {
-			return http.StatusForbidden, "Forbidden: Host not allowed"
-		}
-	} else if loopback && !isLoopbackName(hostOnly(r.Host)) {
-		return http.StatusForbidden, "Forbidden: Host not allowed"
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return 0, ""
-	}
-	if len(h.opts.AllowedOrigins) > 0 {
-		if slices.Contains(h.opts.AllowedOrigins, origin) {
-			return 0, ""
-		}
-		return http.StatusForbidden, "Forbidden: Origin not allowed"
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return http.StatusForbidden, "Forbidden: invalid Origin"
-	}
-	if (loopback && isLoopbackName(u.Hostname())) || strings.EqualFold(u.Host, r.Host) {
-		return 0, ""
-	}
-	return http.StatusForbidden, "Forbidden: Origin not allowed"
-}
-
-func isLoopbackListener(r *http.Request) bool {
-	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok {
-		return true // unknown (e.g. httptest.NewRecorder): be strict
-	}
-	host, _, err := net.SplitHostPort(addr.String())
-	if err != nil {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip == nil || ip.IsLoopback()
-}
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.Trim(hostport, "[]")
-}
-
-func isLoopbackName(host string) bool {
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // mediaType returns the lower-case media type of a Content-Type value or
@@ -332,14 +325,8 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotAcceptable, mcp.ID{}, mcp.CodeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, mcp.ID{}, mcp.CodeInvalidRequest, "Request Entity Too Large")
-			return
-		}
-		writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeParseError, "Parse error: reading the body failed")
+	body, ok := h.readBody(w, r)
+	if !ok {
 		return
 	}
 	msg, derr := jsonrpc.Decode(body, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.srv.opts.Limits.MaxDepth})
@@ -349,6 +336,10 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 			id = msg.ID
 		}
 		writeError(w, http.StatusBadRequest, id, derr.Code, derr.Message)
+		return
+	}
+	if name := repeatedMCPHeader(r.Header); name != "" {
+		h.refuseRepeated(w, r, msg, name)
 		return
 	}
 	// Which era? A session id means a legacy session (session-less servers
@@ -463,12 +454,19 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *js
 		writeError(w, http.StatusServiceUnavailable, msg.ID, mcp.CodeInternalError, "the server is shutting down")
 		return
 	}
+	principal := principalFrom(r.Context())
+	if why := h.overCap(principal); why != "" {
+		h.mu.Unlock()
+		refuseOverCap(w, msg, why)
+		return
+	}
 	hs := &httpSession{h: h}
 	hs.ss = h.srv.newHTTPSession(hs)
-	hs.ss.principal = principalFrom(r.Context()) // before anyone else sees the session
+	hs.ss.principal = principal // before anyone else sees the session
 	h.track(hs)
 	hs.touch()
 	h.sessions[hs.ss.id] = hs
+	h.admitted(hs.ss.id, principal)
 	hs.busy.Add(1)
 	h.startSweeper()
 	h.mu.Unlock()
@@ -558,9 +556,17 @@ func (h *HTTPHandler) resume(w http.ResponseWriter, r *http.Request, hs *httpSes
 }
 
 // replayStored answers a resumption of a stream that is not live: the
-// events the store still has after seq, then the end of the response.
+// events the store still has after seq, then the end of the response;
+// 404 when the store knows nothing of the stream in this session (a
+// made-up stream id, or another session's), rather than an empty stream
+// that would pass for one with nothing left to replay.
 func (h *HTTPHandler) replayStored(w http.ResponseWriter, r *http.Request, hs *httpSession, streamID string, seq uint64) {
-	if events, ok := h.storedEvents(w, r, hs, streamID, seq); ok {
+	events, known, ok := h.storedEvents(w, r, hs, streamID, seq)
+	switch {
+	case !ok:
+	case !known:
+		writeError(w, http.StatusNotFound, mcp.ID{}, mcp.CodeInvalidRequest, "Not Found: this session has no stream named by Last-Event-ID")
+	default:
 		h.writeReplay(w, hs, streamID, events)
 	}
 }
@@ -572,7 +578,7 @@ func (h *HTTPHandler) replayStored(w http.ResponseWriter, r *http.Request, hs *h
 // stream fails for good with 410, so that the client's call ends with an
 // error instead of resuming in vain: its outcome is unknown.
 func (h *HTTPHandler) resumeOrphan(w http.ResponseWriter, r *http.Request, hs *httpSession, streamID string, seq uint64, post bool) {
-	events, ok := h.storedEvents(w, r, hs, streamID, seq)
+	events, _, ok := h.storedEvents(w, r, hs, streamID, seq) // unknown: nothing stored
 	switch {
 	case !ok:
 	case len(events) > 0:
@@ -585,25 +591,27 @@ func (h *HTTPHandler) resumeOrphan(w http.ResponseWriter, r *http.Request, hs *h
 }
 
 // storedEvents reads the events stored after seq, answering 409 or 503
-// itself when it cannot.
-func (h *HTTPHandler) storedEvents(w http.ResponseWriter, r *http.Request, hs *httpSession, streamID string, seq uint64) ([]event, bool) {
+// itself when it cannot (ok false); known is false when the store has no
+// record of the stream in the session.
+func (h *HTTPHandler) storedEvents(w http.ResponseWriter, r *http.Request, hs *httpSession, streamID string, seq uint64) (events []event, known, ok bool) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.opts.StoreTimeout)
 	defer cancel()
-	var events []event
 	err := h.store.Replay(ctx, hs.ss.id, streamID, seq, func(s uint64, data []byte) error {
 		events = append(events, event{seq: s, data: data})
 		return nil
 	})
-	if errors.Is(err, ErrEventsPurged) {
+	switch {
+	case errors.Is(err, ErrUnknownStream):
+		return nil, false, true
+	case errors.Is(err, ErrEventsPurged):
 		writeError(w, http.StatusConflict, mcp.ID{}, mcp.CodeInvalidRequest, "Conflict: the events after Last-Event-ID are no longer stored")
-		return nil, false
-	}
-	if err != nil {
+		return nil, true, false
+	case err != nil:
 		h.log.Warn("mcp: event store replay failed", "session", hs.ss.id, "err", err)
 		writeError(w, http.StatusServiceUnavailable, mcp.ID{}, mcp.CodeInternalError, "Service Unavailable: replay failed")
-		return nil, false
+		return nil, true, false
 	}
-	return events, true
+	return events, true, true
 }
 
 func (h *HTTPHandler) writeReplay(w http.ResponseWriter, hs *httpSession, streamID string, events []event) {
@@ -680,6 +688,7 @@ func (h *HTTPHandler) endSession(hs *httpSession) {
 	h.mu.Lock()
 	if h.sessions[hs.ss.id] == hs {
 		delete(h.sessions, hs.ss.id)
+		h.released(hs.ss.id)
 	}
 	h.mu.Unlock()
 	hs.ss.Close()

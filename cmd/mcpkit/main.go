@@ -28,7 +28,7 @@ const (
 const usageText = `mcpkit: serve a demo MCP server, or inspect and call any MCP server.
 
 Usage:
-  mcpkit serve [--http ADDR [--auth] | --stdio]
+  mcpkit serve [--http ADDR [--auth] [--allow-host NAME] [--allow-origin ORIGIN] | --stdio]
   mcpkit inspect  [flags] TARGET
   mcpkit call     [flags] TARGET TOOL [JSON | key=value ...]
   mcpkit read     [flags] TARGET URI
@@ -38,6 +38,9 @@ Usage:
 
 serve --auth requires OAuth on the HTTP endpoint, from a built-in demo
 authorization server on the same origin that approves every request.
+serve --http on a loopback address accepts loopback Host names and origins
+only; beyond loopback it accepts any Host but no browser request (one with
+an Origin), unless --allow-host and --allow-origin (repeatable) name them.
 
 TARGET is an http:// or https:// URL of a Streamable HTTP endpoint, or
 "-- command args..." (a server launched over stdio, and shut down in spec

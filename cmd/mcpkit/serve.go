@@ -28,6 +28,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	addr := fs.String("http", "", "serve Streamable HTTP at `ADDR` (endpoint /mcp)")
 	useStdio := fs.Bool("stdio", false, "serve over stdin/stdout")
 	withAuth := fs.Bool("auth", false, "require OAuth on --http, with a built-in demo authorization server")
+	var hosts, origins listFlag
+	fs.Var(&hosts, "allow-host", "accept this Host `NAME` (host or host:port; repeatable) instead of loopback names only, or any name beyond loopback")
+	fs.Var(&origins, "allow-origin", "accept browser requests from this `ORIGIN` (such as https://app.example.com; repeatable)")
 	pos, command, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -41,6 +44,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if *withAuth && *useStdio {
 		return usageErr("--auth applies to --http only")
 	}
+	if *useStdio && len(hosts)+len(origins) > 0 {
+		return usageErr("--allow-host and --allow-origin apply to --http only")
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s := newDemoServer(logger)
 	if *useStdio {
@@ -49,10 +55,10 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		return nil
 	}
-	return serveHTTP(ctx, s, *addr, *withAuth, stderr)
+	return serveHTTP(ctx, s, *addr, *withAuth, &server.HTTPOptions{AllowedHosts: hosts, AllowedOrigins: origins}, stderr)
 }
 
-func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth bool, stderr io.Writer) error {
+func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth bool, opts *server.HTTPOptions, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return &exitError{code: exitConn, err: err}
@@ -63,7 +69,7 @@ func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth bool
 		// --auth, the resource clients must use).
 		origin = fmt.Sprintf("http://127.0.0.1:%d", ta.Port)
 	}
-	h := server.NewHTTPHandler(s, nil)
+	h := server.NewHTTPHandler(s, opts)
 	mux := http.NewServeMux()
 	if withAuth {
 		// The demo authorization server shares the origin; the MCP
@@ -82,8 +88,11 @@ func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth bool
 	} else {
 		mux.Handle("/mcp", h)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(mux)
 	fmt.Fprintf(stderr, "mcpkit: serving MCP on %s/mcp (Ctrl-C to stop)\n", origin)
+	for _, line := range accessLines(ln.Addr(), opts.AllowedHosts, opts.AllowedOrigins) {
+		fmt.Fprintln(stderr, line)
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

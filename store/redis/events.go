@@ -114,18 +114,28 @@ func (s *EventStore) Append(ctx context.Context, session, stream string, seq uin
 
 // Replay implements server.EventStore. It fails with
 // server.ErrEventsPurged, delivering nothing, when an event after the
-// given one was dropped (by the cap or by expiry).
+// given one was dropped (by the cap or by expiry), and with
+// server.ErrUnknownStream when the session's key set does not list the
+// stream (no event of it was appended in this session) and nothing of
+// it is left, or when every key of the session's events has expired.
 func (s *EventStore) Replay(ctx context.Context, session, stream string, after uint64, fn func(seq uint64, data []byte) error) error {
-	list, marker, _ := s.keys(session, stream)
+	list, marker, set := s.keys(session, stream)
 	var lr *redis.StringSliceCmd
 	var mr *redis.StringCmd
+	var kr *redis.BoolCmd
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		lr = p.LRange(ctx, list, 0, -1)
 		mr = p.Get(ctx, marker)
+		kr = p.SIsMember(ctx, set, list)
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("redisstore: replaying stream %q: %w", stream, err)
+	}
+	if len(lr.Val()) == 0 && errors.Is(mr.Err(), redis.Nil) && !kr.Val() {
+		// No event of the stream was ever appended in this session (the
+		// session's set would list it), or all its keys have expired.
+		return server.ErrUnknownStream
 	}
 	var purged uint64
 	if m, err := mr.Result(); err == nil {

@@ -140,10 +140,21 @@ func TestEventStoreAppendReplay(t *testing.T) {
 	if err != nil || len(got) != 0 {
 		t.Errorf("replay a from its last event = %q, %v; want nothing", got, err)
 	}
-	// A stream that never had events replays nothing.
-	got, err = collect(t, s, "sess", "none", 0)
-	if err != nil || len(got) != 0 {
-		t.Errorf("replay of an unknown stream = %q, %v", got, err)
+	// A stream that never had events in the session is unknown, as is a
+	// stream of another session.
+	for _, c := range []struct{ session, stream string }{{"sess", "none"}, {"other", "a"}} {
+		got, err = collect(t, s, c.session, c.stream, 0)
+		if !errors.Is(err, server.ErrUnknownStream) || len(got) != 0 {
+			t.Errorf("replay of unknown stream %s/%s = %q, %v; want ErrUnknownStream", c.session, c.stream, got, err)
+		}
+	}
+	// A stream whose list expired (or was dropped) while the session's
+	// events live on is known: the events the client saw are gone.
+	if err := rdb.Del(ctx, p+"{sess}:ev:b").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = collect(t, s, "sess", "b", 1); !errors.Is(err, server.ErrEventsPurged) {
+		t.Errorf("replay of an expired stream of a live session = %q, %v; want ErrEventsPurged", got, err)
 	}
 	// An error of fn stops the replay and is returned.
 	boom := errors.New("boom")
@@ -197,9 +208,10 @@ func TestEventStoreExpired(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// The client saw event 1, which is gone: not an empty replay.
-	if _, err := collect(t, s, "sess", "a", 1); !errors.Is(err, server.ErrEventsPurged) {
-		t.Errorf("replay of an expired stream: %v, want ErrEventsPurged", err)
+	// Every key of the session's events is gone: the store knows
+	// nothing of the stream any more (not an empty replay).
+	if _, err := collect(t, s, "sess", "a", 1); !errors.Is(err, server.ErrUnknownStream) {
+		t.Errorf("replay of an expired stream: %v, want ErrUnknownStream", err)
 	}
 }
 
