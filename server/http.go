@@ -121,12 +121,22 @@ type HTTPHandler struct {
 	stopAll   context.CancelCauseFunc
 	sweeping  bool
 	sweepDone chan struct{}
+	// ending holds the sessions being closed (see endSession), each with
+	// a channel closed when its closing is over; Shutdown waits for them.
+	ending map[*httpSession]chan struct{}
+	// clusterDone is closed once the cluster side has stopped (Shutdown).
+	clusterDone chan struct{}
+	// now is the clock of idle times and the sweep (tests replace it).
+	now func() time.Time
+	// closeAfter, when positive, replaces DefaultCloseTimeout (tests).
+	closeAfter time.Duration
 }
 
-// NewHTTPHandler returns a handler serving s; opts may be nil. Close it
-// to end its sessions.
+// NewHTTPHandler returns a handler serving s; opts may be nil. Shut it
+// down (Shutdown or Close) to end its sessions.
 func NewHTTPHandler(s *Server, opts *HTTPOptions) *HTTPHandler {
-	h := &HTTPHandler{srv: s, log: s.log, sessions: make(map[string]*httpSession), done: make(chan struct{})}
+	h := &HTTPHandler{srv: s, log: s.log, sessions: make(map[string]*httpSession), done: make(chan struct{}),
+		ending: make(map[*httpSession]chan struct{}), now: time.Now}
 	h.closing, h.stopAll = context.WithCancelCause(context.Background())
 	if opts != nil {
 		h.opts = *opts
@@ -158,34 +168,6 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) *HTTPHandler {
 		h.cluster = newCluster(h, o.Broker)
 	}
 	return h
-}
-
-// Close ends every session and stream and stops the idle sweeper.
-func (h *HTTPHandler) Close() error {
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return nil
-	}
-	h.closed = true
-	close(h.done)
-	h.stopAll(ErrServerClosing)
-	sessions := make([]*httpSession, 0, len(h.sessions))
-	for _, hs := range h.sessions {
-		sessions = append(sessions, hs)
-	}
-	sweeping := h.sweeping
-	h.mu.Unlock()
-	if h.cluster != nil {
-		h.cluster.close()
-	}
-	for _, hs := range sessions {
-		h.endSession(hs)
-	}
-	if sweeping {
-		<-h.sweepDone
-	}
-	return nil
 }
 
 // SessionCount reports how many sessions are open.
@@ -673,64 +655,6 @@ func modernWithoutSession(w http.ResponseWriter, r *http.Request) bool {
 	w.Header().Set("Allow", "POST")
 	writeError(w, http.StatusMethodNotAllowed, mcp.ID{}, mcp.CodeInvalidRequest, "Method Not Allowed: 2026-07-28 requests are POSTs; GET and DELETE need a legacy session")
 	return true
-}
-
-// endSession closes a session and frees everything it holds.
-func (h *HTTPHandler) endSession(hs *httpSession) {
-	h.mu.Lock()
-	if h.sessions[hs.ss.id] == hs {
-		delete(h.sessions, hs.ss.id)
-	}
-	h.mu.Unlock()
-	hs.ss.Close()
-	h.srv.removeSession(hs.ss)
-	// With a SessionStore the session may live on elsewhere: its shared
-	// state and events are the stores' to expire.
-	if h.store != nil && h.opts.SessionStore == nil {
-		_ = h.store.Purge(context.Background(), hs.ss.id)
-	}
-}
-
-// startSweeper starts the idle-session sweeper once. Called with mu held.
-func (h *HTTPHandler) startSweeper() {
-	if h.sweeping || h.opts.SessionTTL < 0 {
-		return
-	}
-	h.sweeping = true
-	h.sweepDone = make(chan struct{})
-	go h.sweep() // owned by h: ends at Close
-}
-
-func (h *HTTPHandler) sweep() {
-	defer close(h.sweepDone)
-	interval := min(max(h.opts.SessionTTL/4, 10*time.Millisecond), time.Minute)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-h.done:
-			return
-		case now := <-t.C:
-			h.sweepOnce(now)
-		}
-	}
-}
-
-// sweepOnce ends the sessions idle for longer than the TTL.
-func (h *HTTPHandler) sweepOnce(now time.Time) {
-	cutoff := now.Add(-h.opts.SessionTTL).UnixNano()
-	h.mu.Lock()
-	var idle []*httpSession
-	for _, hs := range h.sessions {
-		if hs.idle(cutoff) {
-			idle = append(idle, hs)
-		}
-	}
-	h.mu.Unlock()
-	for _, hs := range idle {
-		h.log.Debug("mcp: closing idle session", "session", hs.ss.id)
-		h.endSession(hs)
-	}
 }
 
 // writeError answers with an HTTP status and a JSON-RPC error body.

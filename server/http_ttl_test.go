@@ -195,8 +195,13 @@ func TestHTTPCloseEndsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	get.end()
-	post.end()
-	ask.end()
+	// The requests in flight are answered with an error, not cut short.
+	for _, st := range []*sseStream{post, ask} {
+		if _, m := st.message(); m.Error == nil || m.Error.Code != mcp.CodeInternalError {
+			t.Errorf("a request in flight at Close got %s, want a -32603 error", m.raw)
+		}
+		st.end()
+	}
 	if err := recvT(t, cancelled, "the running handler to be cancelled"); err == nil {
 		t.Error("the handler's context did not end")
 	}

@@ -239,13 +239,11 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 	}()
 	timersStarted := false
 	forceSSE := st.h.opts.AlwaysSSE
-	// A session's streams end with the session (abandon). A session-less
-	// stream ends with its final message: at shutdown its handler is
-	// cancelled and answers (subscriptions/listen with its result).
-	var sessionEnd <-chan struct{}
-	if st.hs != nil {
-		sessionEnd = st.h.done
-	}
+	// A session's streams end with the session: a request in flight gets
+	// its error answer, other streams are abandoned (httpSession.Close). A
+	// session-less stream ends with its final message: at shutdown its
+	// handler is cancelled and answers (subscriptions/listen with its
+	// result).
 	for {
 		st.mu.Lock()
 		if !st.sse && len(st.pending) > 0 && st.pending[0].final && !forceSSE {
@@ -330,8 +328,6 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 				st.abandon()
 				st.finish()
 			}
-			return
-		case <-sessionEnd:
 			return
 		}
 	}

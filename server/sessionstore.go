@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -222,3 +223,8 @@ func (h *HTTPHandler) idPrefix() string {
 	}
 	return h.cluster.idPrefix()
 }
+
+// errStoreUnavailable fails a request whose change of session state the
+// SessionStore did not take: -32603, answered with 503 on HTTP, so that
+// the client knows the change did not happen and may try again.
+var errStoreUnavailable = jsonrpc.NewError(mcp.CodeInternalError, "Service Unavailable: the session store is unreachable; the session's state was not saved")
