@@ -113,6 +113,7 @@ func TestHTTPCloseIsBounded(t *testing.T) {
 	e := newHTTPEnv(t, s, nil)
 	e.h.closeAfter = time.Millisecond // the bound is what is tested, not its value
 	defer tool.free()
+	defer func() { e.h.closeAfter = 0 }() // the env's own Close waits for the freed handlers
 	for range 3 {
 		sid := e.initialize("{}")
 		id := e.id()

@@ -92,11 +92,14 @@ func (h *HTTPHandler) closeTimeout() time.Duration {
 }
 
 // endSession ends a session without waiting for its handlers: it is
-// forgotten at once (later requests naming it get 404) and closes on a
-// goroutine owned by h, which Shutdown waits for. Closing answers the
-// session's requests in flight with a -32603 error (httpSession.Close),
-// cancels its handlers, waits until they have returned and frees what
-// the session holds. Ending a session twice is harmless.
+// forgotten at once (later requests naming it get 404) and closed.
+// Closing answers the session's requests in flight with a -32603 error
+// (httpSession.Close), cancels its handlers, waits until they have
+// returned and frees what the session holds. A session with no handler
+// running closes here and now (nothing to wait for); otherwise it closes
+// on a goroutine owned by h, which Shutdown waits for — one goroutine per
+// session, so that a handler that ignores cancellation delays only its
+// own session. Ending a session twice is harmless.
 func (h *HTTPHandler) endSession(hs *httpSession) {
 	h.mu.Lock()
 	if h.sessions[hs.ss.id] == hs {
@@ -107,6 +110,11 @@ func (h *HTTPHandler) endSession(hs *httpSession) {
 		return
 	}
 	hs.ending = true
+	if hs.refuseIfIdle() {
+		h.mu.Unlock()
+		h.closeSession(hs)
+		return
+	}
 	done := make(chan struct{})
 	h.ending[hs] = done
 	h.mu.Unlock()
@@ -117,17 +125,22 @@ func (h *HTTPHandler) endSession(hs *httpSession) {
 			h.mu.Unlock()
 			close(done)
 		}()
-		hs.ss.Close()
-		<-hs.quiet()
-		h.srv.removeSession(hs.ss)
-		// With a SessionStore the session may live on elsewhere: its
-		// shared state and events are the stores' to expire.
-		if h.store != nil && h.opts.SessionStore == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), h.opts.StoreTimeout)
-			_ = h.store.Purge(ctx, hs.ss.id)
-			cancel()
-		}
+		h.closeSession(hs)
 	}()
+}
+
+// closeSession closes an ended session and waits for its handlers.
+func (h *HTTPHandler) closeSession(hs *httpSession) {
+	hs.ss.Close()
+	<-hs.quiet()
+	h.srv.removeSession(hs.ss)
+	// With a SessionStore the session may live on elsewhere: its shared
+	// state and events are the stores' to expire.
+	if h.store != nil && h.opts.SessionStore == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), h.opts.StoreTimeout)
+		_ = h.store.Purge(ctx, hs.ss.id)
+		cancel()
+	}
 }
 
 // endedError is the answer of a request in flight when its session ends:

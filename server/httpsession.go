@@ -34,6 +34,7 @@ type httpSession struct {
 	closed  bool
 	running int           // handlers of the session's requests running now
 	quietCh chan struct{} // closed when running falls to 0, once asked for
+	refuse  bool          // the session is closing: run no more handlers
 }
 
 var (
@@ -61,6 +62,10 @@ func (hs *httpSession) touch() { hs.lastSeen.Store(hs.h.now().UnixNano()) }
 // its session.
 func (hs *httpSession) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error) {
 	hs.mu.Lock()
+	if hs.closed || hs.refuse {
+		hs.mu.Unlock()
+		return nil, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the session has ended")
+	}
 	hs.running++
 	hs.mu.Unlock()
 	defer hs.leave()
@@ -90,6 +95,17 @@ func (hs *httpSession) leave() {
 		hs.quietCh = nil
 	}
 	hs.mu.Unlock()
+}
+
+// refuseIfIdle stops the session from running handlers if none runs
+// now, and reports whether it did: closing it then waits for nobody.
+func (hs *httpSession) refuseIfIdle() bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.running == 0 {
+		hs.refuse = true
+	}
+	return hs.refuse
 }
 
 // quiet returns a channel closed once no handler of the session runs.
