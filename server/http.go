@@ -382,7 +382,10 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 				c.broadcast(r.Context(), &clusterMsg{Kind: kindCancel, Session: hs.ss.id, Msg: body})
 			}
 		}
-		hs.ss.conn.ProcessContext(r.Context(), msg)
+		if err := hs.process(r.Context(), msg); err != nil {
+			writeRPCError(w, http.StatusServiceUnavailable, mcp.ID{}, toRPCError(err))
+			return
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -456,18 +459,8 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *js
 	h.mu.Unlock()
 	defer hs.busy.Add(-1)
 	st, _ := hs.openStream(msg.ID)
-	w.Header().Set(headerSessionID, hs.ss.id)
 	hs.ss.conn.ProcessContext(r.Context(), msg)
-	st.serve(w, r, -1)
-	hs.ss.mu.Lock()
-	failed := hs.ss.state == stateNew
-	hs.ss.mu.Unlock()
-	if failed {
-		// The initialize failed (or its client left before the answer):
-		// a session id goes with an InitializeResult only, so drop it now
-		// rather than keep it until the idle sweep.
-		h.endSession(hs)
-	}
+	h.answerInitialize(w, r, hs, st)
 }
 
 func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {

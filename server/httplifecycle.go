@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -196,5 +197,27 @@ func (h *HTTPHandler) sweepOnce() {
 	for _, hs := range idle {
 		h.log.Debug("mcp: closing idle session", "session", hs.ss.id)
 		h.endSession(hs)
+	}
+}
+
+// answerInitialize answers the initialize that opened hs. initialize runs
+// no user code, so its answer is awaited before anything is written: a
+// session id goes with an InitializeResult only (lifecycle). An
+// initialize that failed — bad params, or a SessionStore that did not
+// take the session (503) — or whose client left drops its session at once
+// and is answered without an id.
+func (h *HTTPHandler) answerInitialize(w http.ResponseWriter, r *http.Request, hs *httpSession, st *stream) {
+	st.awaitFinal(r.Context().Done())
+	hs.ss.mu.Lock()
+	failed := hs.ss.state == stateNew
+	hs.ss.mu.Unlock()
+	if !failed {
+		w.Header().Set(headerSessionID, hs.ss.id)
+		st.serve(w, r, -1)
+		return
+	}
+	h.endSession(hs)
+	if msg, status, ok := st.takeFinal(); ok {
+		(&sseWriter{w: w}).json(msg, status)
 	}
 }

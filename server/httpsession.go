@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -70,7 +71,7 @@ func (hs *httpSession) HandleRequest(ctx context.Context, msg *jsonrpc.Message) 
 	hs.mu.Unlock()
 	defer hs.leave()
 	res, err := hs.ss.HandleRequest(ctx, msg)
-	if err == errStoreUnavailable {
+	if errors.Is(err, errStoreUnavailable) {
 		hs.setStatus(msg.ID, http.StatusServiceUnavailable)
 	}
 	hs.mu.Lock()
@@ -85,6 +86,18 @@ func (hs *httpSession) HandleRequest(ctx context.Context, msg *jsonrpc.Message) 
 // HandleNotification implements jsonrpc.Handler.
 func (hs *httpSession) HandleNotification(ctx context.Context, n *jsonrpc.Message) {
 	hs.ss.HandleNotification(ctx, n)
+}
+
+// process hands a client's notification or response to the session. The
+// one notification that changes the session's state, initialized, is
+// recorded here, so that a SessionStore that refuses the change fails the
+// POST that carried it (errStoreUnavailable).
+func (hs *httpSession) process(ctx context.Context, msg *jsonrpc.Message) error {
+	if msg.IsNotification() && msg.Method == mcp.NotificationInitialized {
+		return hs.ss.initialized()
+	}
+	hs.ss.conn.ProcessContext(ctx, msg)
+	return nil
 }
 
 func (hs *httpSession) leave() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,16 @@ type stream struct {
 	closeConn bool // the handler asked to end the current connection
 	status    int  // HTTP status of a JSON answer; 0 means 200
 	wake      chan struct{}
+
+	// Events go to the EventStore outside mu, in order, by one goroutine
+	// at a time (flushStore); a reader writes an event only once its
+	// append is over, so that what a client may have seen is what a
+	// resumption can replay.
+	toStore   []event // numbered, not yet handed to the store
+	storing   bool    // a goroutine is appending
+	stored    uint64  // every event up to this seq has been through the store
+	lostFirst uint64  // first and last event the store failed to keep (0: none)
+	lostLast  uint64
 
 	// onActivity, when set (before any push), is called after a
 	// non-final push and a close request: a handler running on the
@@ -95,6 +106,7 @@ func (st *stream) push(msg []byte, final bool) {
 	if !final && st.onActivity != nil {
 		st.onActivity()
 	}
+	st.flushStore()
 }
 
 // pushFinal queues the final message with the HTTP status it needs when
@@ -106,16 +118,109 @@ func (st *stream) pushFinal(msg []byte, status int) {
 	st.push(msg, true)
 }
 
-// assign numbers an event and stores it for replay. Called with mu held,
-// so that numbering and storing happen in push order.
+// assign numbers an event and queues it for the store. Called with mu
+// held, so that numbering and storing follow push order; the append
+// itself happens in flushStore, without mu.
 func (st *stream) assign(ev *event) {
 	st.seq++
 	ev.seq = st.seq
 	if st.resumes {
-		if err := st.h.store.Append(context.Background(), st.hs.ss.id, st.id, ev.seq, ev.data); err != nil {
-			st.h.log.Warn("mcp: event store append failed", "err", err)
+		st.toStore = append(st.toStore, *ev)
+	} else {
+		st.stored = st.seq
+	}
+}
+
+// flushStore appends the queued events to the EventStore, in order, each
+// bounded by StoreTimeout, unless another goroutine is doing so already.
+// An event the store failed to keep is still delivered live (the client
+// is most likely connected: losing the message would be worse than
+// losing its replay); a later resumption that would need it is refused
+// with 409, as for events purged from the store (see serve).
+func (st *stream) flushStore() {
+	st.mu.Lock()
+	if st.storing || len(st.toStore) == 0 {
+		st.mu.Unlock()
+		return
+	}
+	st.storing = true
+	for len(st.toStore) > 0 {
+		batch := st.toStore
+		st.toStore = nil
+		st.mu.Unlock()
+		for _, ev := range batch {
+			ctx, cancel := context.WithTimeout(context.Background(), st.h.opts.StoreTimeout)
+			err := st.h.store.Append(ctx, st.hs.ss.id, st.id, ev.seq, ev.data)
+			cancel()
+			if err != nil {
+				st.h.log.Warn("mcp: event store append failed; the event is delivered live but cannot be replayed", "session", st.hs.ss.id, "stream", st.id, "seq", ev.seq, "err", err)
+			}
+			st.mu.Lock()
+			if err != nil {
+				if st.lostFirst == 0 {
+					st.lostFirst = ev.seq
+				}
+				st.lostLast = ev.seq
+			}
+			st.stored = ev.seq
+			st.mu.Unlock()
+			st.signal()
+		}
+		st.mu.Lock()
+	}
+	st.storing = false
+	st.mu.Unlock()
+}
+
+// deliverable returns how many pending events a reader may write now:
+// on SSE, those whose append is over. Called with mu held.
+func (st *stream) deliverable() int {
+	if !st.sse {
+		return len(st.pending)
+	}
+	n := 0
+	for n < len(st.pending) && st.pending[n].seq <= st.stored {
+		n++
+	}
+	return n
+}
+
+// lostBetween reports whether an event after seq after and up to
+// through may be missing from the store. Called with mu held.
+func (st *stream) lostBetween(after, through uint64) bool {
+	return st.lostFirst != 0 && st.lostFirst <= through && after < st.lostLast
+}
+
+// awaitFinal waits until the final message is pushed, the stream is done
+// or stop is closed.
+func (st *stream) awaitFinal(stop <-chan struct{}) {
+	for {
+		st.mu.Lock()
+		over := st.done || slices.ContainsFunc(st.pending, func(ev event) bool { return ev.final })
+		st.mu.Unlock()
+		if over {
+			return
+		}
+		select {
+		case <-st.wake:
+		case <-stop:
+			return
 		}
 	}
+}
+
+// takeFinal ends the stream and returns its final message, if it was
+// pushed, with the status of a JSON answer.
+func (st *stream) takeFinal() ([]byte, int, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.done = true
+	for _, ev := range st.pending {
+		if ev.final {
+			return ev.data, st.status, true
+		}
+	}
+	return nil, 0, false
 }
 
 // upgrade switches the stream to SSE. Called with mu held.
@@ -183,6 +288,7 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 	}
 	st.attached = true
 	delivered := st.delivered
+	lost := replayAfter >= 0 && st.lostBetween(uint64(replayAfter), delivered)
 	st.mu.Unlock()
 	defer func() {
 		st.mu.Lock()
@@ -196,6 +302,10 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		// the store can no longer serve in full is refused (409) instead
 		// of answered 200 and cut short.
 		var missed []event
+		if lost {
+			writeError(w, http.StatusConflict, mcp.ID{}, mcp.CodeInvalidRequest, "Conflict: the events after Last-Event-ID are no longer stored")
+			return
+		}
 		if uint64(replayAfter) < delivered {
 			err := st.h.store.Replay(r.Context(), st.hs.ss.id, st.id, uint64(replayAfter), func(seq uint64, data []byte) error {
 				if seq <= delivered {
@@ -215,6 +325,7 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		st.mu.Lock()
 		st.upgrade()
 		st.mu.Unlock()
+		st.flushStore()
 		out.start(st, false, 0)
 		for _, ev := range missed {
 			if out.event(st.eventID(ev.seq), ev.data) != nil {
@@ -259,8 +370,13 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		if !st.sse && (len(st.pending) > 0 || forceSSE || st.closeConn) {
 			st.upgrade()
 		}
-		batch := st.pending
-		st.pending = nil
+		n := st.deliverable()
+		batch := st.pending[:n:n]
+		st.pending = st.pending[n:]
+		if len(st.pending) == 0 {
+			st.pending = nil
+		}
+		unstored := len(st.toStore) > 0 && !st.storing
 		prev := st.delivered
 		closeConn, done, isSSE := st.closeConn, st.done, st.sse
 		st.closeConn = false
@@ -299,6 +415,12 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 			return
 		}
 		out.flush()
+		if unstored {
+			// Events of the upgrade wait for the store: append them here,
+			// then deliver them.
+			st.flushStore()
+			continue
+		}
 		if !timersStarted {
 			timersStarted = true
 			if st.h.opts.KeepAlive > 0 {
