@@ -41,20 +41,26 @@ type stream struct {
 	status    int  // HTTP status of a JSON answer; 0 means 200
 	wake      chan struct{}
 
-	// Events go to the EventStore outside mu, in order, by one goroutine
-	// at a time (flushStore); a reader writes an event only once its
-	// append is over, so that what a client may have seen is what a
-	// resumption can replay.
-	toStore   []event // numbered, not yet handed to the store
-	storing   bool    // a goroutine is appending
-	stored    uint64  // every event up to this seq has been through the store
-	lostFirst uint64  // first and last event the store failed to keep (0: none)
-	lostLast  uint64
+	// q holds the events of a resumable stream on their way to the
+	// EventStore; nil until the first is numbered.
+	q *appendQueue
 
 	// onActivity, when set (before any push), is called after a
 	// non-final push and a close request: a handler running on the
 	// POST's own goroutine starts the reader then (see serveRequest).
 	onActivity func()
+}
+
+// appendQueue: events go to the EventStore outside the stream's mu, in
+// order, by one goroutine at a time (flushStore); a reader writes an
+// event only once its append is over, so that what a client may have
+// seen is what a resumption can replay. Guarded by the stream's mu.
+type appendQueue struct {
+	events    []event // numbered, not yet handed to the store
+	storing   bool    // a goroutine is appending
+	stored    uint64  // every event up to this seq has been through the store
+	lostFirst uint64  // first and last event the store failed to keep (0: none)
+	lostLast  uint64
 }
 
 type event struct {
@@ -125,9 +131,10 @@ func (st *stream) assign(ev *event) {
 	st.seq++
 	ev.seq = st.seq
 	if st.resumes {
-		st.toStore = append(st.toStore, *ev)
-	} else {
-		st.stored = st.seq
+		if st.q == nil {
+			st.q = &appendQueue{}
+		}
+		st.q.events = append(st.q.events, *ev)
 	}
 }
 
@@ -139,14 +146,15 @@ func (st *stream) assign(ev *event) {
 // with 409, as for events purged from the store (see serve).
 func (st *stream) flushStore() {
 	st.mu.Lock()
-	if st.storing || len(st.toStore) == 0 {
+	q := st.q
+	if q == nil || q.storing || len(q.events) == 0 {
 		st.mu.Unlock()
 		return
 	}
-	st.storing = true
-	for len(st.toStore) > 0 {
-		batch := st.toStore
-		st.toStore = nil
+	q.storing = true
+	for len(q.events) > 0 {
+		batch := q.events
+		q.events = nil
 		st.mu.Unlock()
 		for _, ev := range batch {
 			ctx, cancel := context.WithTimeout(context.Background(), st.h.opts.StoreTimeout)
@@ -157,29 +165,35 @@ func (st *stream) flushStore() {
 			}
 			st.mu.Lock()
 			if err != nil {
-				if st.lostFirst == 0 {
-					st.lostFirst = ev.seq
+				if q.lostFirst == 0 {
+					q.lostFirst = ev.seq
 				}
-				st.lostLast = ev.seq
+				q.lostLast = ev.seq
 			}
-			st.stored = ev.seq
+			q.stored = ev.seq
 			st.mu.Unlock()
 			st.signal()
 		}
 		st.mu.Lock()
 	}
-	st.storing = false
+	q.storing = false
 	st.mu.Unlock()
+}
+
+// unstored reports whether events wait for an append nobody is making.
+// Called with mu held.
+func (st *stream) unstored() bool {
+	return st.q != nil && len(st.q.events) > 0 && !st.q.storing
 }
 
 // deliverable returns how many pending events a reader may write now:
 // on SSE, those whose append is over. Called with mu held.
 func (st *stream) deliverable() int {
-	if !st.sse {
+	if !st.sse || st.q == nil {
 		return len(st.pending)
 	}
 	n := 0
-	for n < len(st.pending) && st.pending[n].seq <= st.stored {
+	for n < len(st.pending) && st.pending[n].seq <= st.q.stored {
 		n++
 	}
 	return n
@@ -188,7 +202,7 @@ func (st *stream) deliverable() int {
 // lostBetween reports whether an event after seq after and up to
 // through may be missing from the store. Called with mu held.
 func (st *stream) lostBetween(after, through uint64) bool {
-	return st.lostFirst != 0 && st.lostFirst <= through && after < st.lostLast
+	return st.q != nil && st.q.lostFirst != 0 && st.q.lostFirst <= through && after < st.q.lostLast
 }
 
 // awaitFinal waits until the final message is pushed, the stream is done
@@ -376,7 +390,7 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		if len(st.pending) == 0 {
 			st.pending = nil
 		}
-		unstored := len(st.toStore) > 0 && !st.storing
+		unstored := st.unstored()
 		prev := st.delivered
 		closeConn, done, isSSE := st.closeConn, st.done, st.sse
 		st.closeConn = false
