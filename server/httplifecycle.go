@@ -52,8 +52,19 @@ func (h *HTTPHandler) Shutdown(ctx context.Context) error {
 			}
 		}()
 	}
-	for _, hs := range sessions {
-		h.endSession(hs)
+	// Idle sessions close inline, each with one EventStore purge (bounded
+	// by StoreTimeout): a slow store must not hold Shutdown past ctx.
+	ended := make(chan struct{})
+	go func() { // owned by Shutdown: ends once every session has begun closing
+		defer close(ended)
+		for _, hs := range sessions {
+			h.endSession(hs)
+		}
+	}()
+	select {
+	case <-ended:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	h.mu.Lock()
 	waits := make([]<-chan struct{}, 0, len(h.ending)+2)
