@@ -81,7 +81,8 @@ type HTTPOptions struct {
 	Broker Broker
 	// StoreTimeout bounds each SessionStore, EventStore and Broker call
 	// made while serving a request; past it the request fails with 503.
-	// Default DefaultStoreTimeout.
+	// It also bounds each EventStore append (see docs/design/hardening.md
+	// for what a failed append means). Default DefaultStoreTimeout.
 	StoreTimeout time.Duration
 	// SessionTTL closes sessions idle this long and frees all they
 	// hold. Default DefaultSessionTTL; negative never.
