@@ -95,6 +95,8 @@ func setLevel(_ context.Context, s *Server, req *Request, wp *wireParams) (any, 
 	ss.mu.Lock()
 	ss.level = p.Level
 	ss.mu.Unlock()
-	ss.changed()
+	if err := ss.changed(); err != nil {
+		return nil, err
+	}
 	return struct{}{}, nil
 }

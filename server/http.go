@@ -88,7 +88,8 @@ type HTTPOptions struct {
 	Broker Broker
 	// StoreTimeout bounds each SessionStore, EventStore and Broker call
 	// made while serving a request; past it the request fails with 503.
-	// Default DefaultStoreTimeout.
+	// It also bounds each EventStore append (see docs/design/hardening.md
+	// for what a failed append means). Default DefaultStoreTimeout.
 	StoreTimeout time.Duration
 	// SessionTTL closes sessions idle this long and frees all they
 	// hold. Default DefaultSessionTTL; negative never.
@@ -162,12 +163,22 @@ type HTTPHandler struct {
 	stopAll   context.CancelCauseFunc
 	sweeping  bool
 	sweepDone chan struct{}
+	// ending holds the sessions being closed (see endSession), each with
+	// a channel closed when its closing is over; Shutdown waits for them.
+	ending map[*httpSession]chan struct{}
+	// clusterDone is closed once the cluster side has stopped (Shutdown).
+	clusterDone chan struct{}
+	// now is the clock of idle times and the sweep (tests replace it).
+	now func() time.Time
+	// closeAfter, when positive, replaces DefaultCloseTimeout (tests).
+	closeAfter time.Duration
 }
 
-// NewHTTPHandler returns a handler serving s; opts may be nil. Close it
-// to end its sessions.
+// NewHTTPHandler returns a handler serving s; opts may be nil. Shut it
+// down (Shutdown or Close) to end its sessions.
 func NewHTTPHandler(s *Server, opts *HTTPOptions) *HTTPHandler {
-	h := &HTTPHandler{srv: s, log: s.log, sessions: make(map[string]*httpSession), done: make(chan struct{})}
+	h := &HTTPHandler{srv: s, log: s.log, sessions: make(map[string]*httpSession), done: make(chan struct{}),
+		ending: make(map[*httpSession]chan struct{}), now: time.Now}
 	h.closing, h.stopAll = context.WithCancelCause(context.Background())
 	if opts != nil {
 		h.opts = *opts
@@ -208,34 +219,6 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) *HTTPHandler {
 		h.cluster = newCluster(h, o.Broker)
 	}
 	return h
-}
-
-// Close ends every session and stream and stops the idle sweeper.
-func (h *HTTPHandler) Close() error {
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return nil
-	}
-	h.closed = true
-	close(h.done)
-	h.stopAll(ErrServerClosing)
-	sessions := make([]*httpSession, 0, len(h.sessions))
-	for _, hs := range h.sessions {
-		sessions = append(sessions, hs)
-	}
-	sweeping := h.sweeping
-	h.mu.Unlock()
-	if h.cluster != nil {
-		h.cluster.close()
-	}
-	for _, hs := range sessions {
-		h.endSession(hs)
-	}
-	if sweeping {
-		<-h.sweepDone
-	}
-	return nil
 }
 
 // SessionCount reports how many sessions are open.
@@ -391,7 +374,10 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 				c.broadcast(r.Context(), &clusterMsg{Kind: kindCancel, Session: hs.ss.id, Msg: body})
 			}
 		}
-		hs.ss.conn.ProcessContext(r.Context(), msg)
+		if err := hs.process(r.Context(), msg); err != nil {
+			writeRPCError(w, http.StatusServiceUnavailable, mcp.ID{}, toRPCError(err))
+			return
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -472,18 +458,8 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *js
 	h.mu.Unlock()
 	defer hs.busy.Add(-1)
 	st, _ := hs.openStream(msg.ID)
-	w.Header().Set(headerSessionID, hs.ss.id)
 	hs.ss.conn.ProcessContext(r.Context(), msg)
-	st.serve(w, r, -1)
-	hs.ss.mu.Lock()
-	failed := hs.ss.state == stateNew
-	hs.ss.mu.Unlock()
-	if failed {
-		// The initialize failed (or its client left before the answer):
-		// a session id goes with an InitializeResult only, so drop it now
-		// rather than keep it until the idle sweep.
-		h.endSession(hs)
-	}
+	h.answerInitialize(w, r, hs, st)
 }
 
 func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
@@ -681,65 +657,6 @@ func modernWithoutSession(w http.ResponseWriter, r *http.Request) bool {
 	w.Header().Set("Allow", "POST")
 	writeError(w, http.StatusMethodNotAllowed, mcp.ID{}, mcp.CodeInvalidRequest, "Method Not Allowed: 2026-07-28 requests are POSTs; GET and DELETE need a legacy session")
 	return true
-}
-
-// endSession closes a session and frees everything it holds.
-func (h *HTTPHandler) endSession(hs *httpSession) {
-	h.mu.Lock()
-	if h.sessions[hs.ss.id] == hs {
-		delete(h.sessions, hs.ss.id)
-		h.released(hs.ss.id)
-	}
-	h.mu.Unlock()
-	hs.ss.Close()
-	h.srv.removeSession(hs.ss)
-	// With a SessionStore the session may live on elsewhere: its shared
-	// state and events are the stores' to expire.
-	if h.store != nil && h.opts.SessionStore == nil {
-		_ = h.store.Purge(context.Background(), hs.ss.id)
-	}
-}
-
-// startSweeper starts the idle-session sweeper once. Called with mu held.
-func (h *HTTPHandler) startSweeper() {
-	if h.sweeping || h.opts.SessionTTL < 0 {
-		return
-	}
-	h.sweeping = true
-	h.sweepDone = make(chan struct{})
-	go h.sweep() // owned by h: ends at Close
-}
-
-func (h *HTTPHandler) sweep() {
-	defer close(h.sweepDone)
-	interval := min(max(h.opts.SessionTTL/4, 10*time.Millisecond), time.Minute)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-h.done:
-			return
-		case now := <-t.C:
-			h.sweepOnce(now)
-		}
-	}
-}
-
-// sweepOnce ends the sessions idle for longer than the TTL.
-func (h *HTTPHandler) sweepOnce(now time.Time) {
-	cutoff := now.Add(-h.opts.SessionTTL).UnixNano()
-	h.mu.Lock()
-	var idle []*httpSession
-	for _, hs := range h.sessions {
-		if hs.idle(cutoff) {
-			idle = append(idle, hs)
-		}
-	}
-	h.mu.Unlock()
-	for _, hs := range idle {
-		h.log.Debug("mcp: closing idle session", "session", hs.ss.id)
-		h.endSession(hs)
-	}
 }
 
 // writeError answers with an HTTP status and a JSON-RPC error body.

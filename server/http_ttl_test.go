@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,40 +67,73 @@ func (e *httpEnv) hasSession(sid string) bool {
 	return e.h.sessions[sid] != nil
 }
 
+// fakeClock is the idle sweep's clock in tests: time moves only when the
+// test says, and the test runs the sweep itself (sweepOnce), so that what
+// is swept never depends on how busy the machine is.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// useFakeClock gives e's handler a fake clock; call it before the first
+// request. The TTL should be long enough that the handler's own sweeper
+// (every TTL/4, at most a minute) never acts on its own; if it does, it
+// sees the fake time all the same.
+func (e *httpEnv) useFakeClock() *fakeClock {
+	c := &fakeClock{t: time.Unix(1_000_000, 0)}
+	e.h.now = c.now
+	return c
+}
+
+const sweepTestTTL = time.Hour
+
 func TestHTTPIdleSweep(t *testing.T) {
 	const n = 1000
-	e := newHTTPEnv(t, echoServer(), &HTTPOptions{SessionTTL: 200 * time.Millisecond})
+	e := newHTTPEnv(t, echoServer(), &HTTPOptions{SessionTTL: sweepTestTTL})
+	clock := e.useFakeClock()
 	// Open the client's connection first so that it is in the baseline.
 	e.expectStatus(e.do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusBadRequest)
 	baseG := runtime.NumGoroutine()
 	baseHeap := heapAlloc()
 
-	start := time.Now()
 	for range n {
 		e.openSession(false)
 	}
-	created := time.Since(start)
-	peakG := runtime.NumGoroutine() // may include handlers finishing and sessions being closed
-	peakSessions := e.h.SessionCount()
-
-	// endSession forgets a session in the handler first, then closes it
-	// and removes it from the server: wait for both.
-	waitFor(t, "the sweep to close every idle session", func() bool {
-		return e.h.SessionCount() == 0 && len(e.srv.Sessions()) == 0
-	})
-	swept := time.Since(start)
-	store := e.h.store.(*MemoryEventStore)
-	store.mu.Lock()
-	stored := len(store.sessions)
-	store.mu.Unlock()
-	if stored != 0 {
-		t.Errorf("the event store keeps %d sessions after the sweep", stored)
+	peakG := runtime.NumGoroutine() // may include handlers finishing
+	e.h.sweepOnce()
+	if got := e.h.SessionCount(); got != n {
+		t.Fatalf("a sweep before the TTL left %d of %d sessions", got, n)
 	}
+	clock.advance(sweepTestTTL + time.Nanosecond)
+	e.h.sweepOnce()
+	// The sweep forgets the sessions at once; each then closes on its own
+	// goroutine and leaves the server.
+	if got := e.h.SessionCount(); got != 0 {
+		t.Fatalf("SessionCount after the sweep = %d", got)
+	}
+	waitFor(t, "the swept sessions to close", func() bool { return len(e.srv.Sessions()) == 0 })
+	waitFor(t, "the swept sessions' events to be purged", func() bool {
+		store := e.h.store.(*MemoryEventStore)
+		store.mu.Lock()
+		defer store.mu.Unlock()
+		return len(store.sessions) == 0
+	})
 	// Only the sweeper remains (it runs until Close); the goroutines that
 	// closed the sessions end shortly after.
 	endG := settleGoroutines(baseG + 1)
 	endHeap := heapAlloc()
-	t.Logf("%d sessions created in %v (%d open at the end), all swept after %v", n, created, peakSessions, swept)
 	t.Logf("goroutines: baseline %d, with sessions %d, after the sweep %d (the sweeper runs until Close)", baseG, peakG, endG)
 	t.Logf("heap: baseline %d B, after the sweep %d B (%+d B)", baseHeap, endHeap, int64(endHeap)-int64(baseHeap))
 	if endG > baseG+1 {
@@ -124,7 +158,8 @@ func TestHTTPSweepSparesBusySessions(t *testing.T) {
 		}
 		return &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: "waited"}}}, nil
 	})
-	e := newHTTPEnv(t, s, &HTTPOptions{SessionTTL: 100 * time.Millisecond, SSEAfter: -1, KeepAlive: -1})
+	e := newHTTPEnv(t, s, &HTTPOptions{SessionTTL: sweepTestTTL, SSEAfter: -1, KeepAlive: -1})
+	clock := e.useFakeClock()
 	withGET := e.initialize("{}")
 	e.subscribe(withGET, "file:///marker")
 	var getAddr string
@@ -134,10 +169,17 @@ func TestHTTPSweepSparesBusySessions(t *testing.T) {
 	id := e.id()
 	pending := e.postHeaders(withPOST, toolCall(id, "wait", "", ""))
 	idle := e.initialize("{}")
+	// The POST is busy once its handler runs: wait for the session's
+	// request count rather than for time.
+	waitFor(t, "the tool call to be in flight", func() bool { return e.session(withPOST).busy.Load() > 0 })
 
-	// The idle session, last to be active, goes first: by then the other
-	// two have been idle longer than the TTL by the clock.
-	waitFor(t, "the idle session to be swept", func() bool { return !e.hasSession(idle) })
+	// By the clock all three are idle past the TTL; only the idle one has
+	// no request in flight and no stream attached.
+	clock.advance(sweepTestTTL + time.Nanosecond)
+	e.h.sweepOnce()
+	if e.hasSession(idle) {
+		t.Error("the idle session was not swept")
+	}
 	if !e.hasSession(withGET) {
 		t.Error("a session with an attached GET stream was swept")
 	}
@@ -150,10 +192,14 @@ func TestHTTPSweepSparesBusySessions(t *testing.T) {
 	if text, _ := toolText(t, e.readJSON(e.headers(pending))); text != "waited" {
 		t.Errorf("wait answered %q", text)
 	}
-	// Once they are idle, they go too.
+	// Once they are idle, they go too. (The POST's request ends just after
+	// its answer is read: sweep until it has.)
 	get.close()
 	recvT(t, e.serverClosed(getAddr), "the server to close the GET connection")
-	waitFor(t, "the other sessions to be swept", func() bool { return e.h.SessionCount() == 0 && len(e.srv.Sessions()) == 0 })
+	waitFor(t, "the other sessions to be swept", func() bool {
+		e.h.sweepOnce()
+		return e.h.SessionCount() == 0 && len(e.srv.Sessions()) == 0
+	})
 	e.expectStatus(e.do(http.MethodPost, withGET, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusNotFound)
 }
 
@@ -195,8 +241,13 @@ func TestHTTPCloseEndsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	get.end()
-	post.end()
-	ask.end()
+	// The requests in flight are answered with an error, not cut short.
+	for _, st := range []*sseStream{post, ask} {
+		if _, m := st.message(); m.Error == nil || m.Error.Code != mcp.CodeInternalError {
+			t.Errorf("a request in flight at Close got %s, want a -32603 error", m.raw)
+		}
+		st.end()
+	}
 	if err := recvT(t, cancelled, "the running handler to be cancelled"); err == nil {
 		t.Error("the handler's context did not end")
 	}

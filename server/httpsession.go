@@ -3,9 +3,10 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"errors"
+	"net/http"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -24,14 +25,26 @@ type httpSession struct {
 	lastSeen atomic.Int64 // unix nanoseconds of the last HTTP activity
 	busy     atomic.Int32 // HTTP requests being served for the session
 
-	mu     sync.Mutex
-	byReq  map[mcp.ID]*stream // POST streams by request id, until the response is pushed
-	byID   map[string]*stream // resumable streams by stream id, until finished
-	get    *stream            // the standalone stream, once opened
-	closed bool
+	// ending is set (under h.mu) once endSession has begun closing it.
+	ending bool
+
+	mu      sync.Mutex
+	byReq   map[mcp.ID]*stream // POST streams by request id, until the response is pushed
+	byID    map[string]*stream // resumable streams by stream id, until finished
+	get     *stream            // the standalone stream, once opened
+	closed  bool
+	running int           // handlers of the session's requests running now
+	quietCh chan struct{} // closed when running falls to 0, once asked for
+	refuse  bool          // the session is closing: run no more handlers
 }
 
-var _ transport.Conn = (*httpSession)(nil)
+var (
+	_ transport.Conn  = (*httpSession)(nil)
+	_ jsonrpc.Handler = (*httpSession)(nil)
+)
+
+// closedChan is a closed channel.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // newStreamID names a new resumable stream (post: a POST's answer).
 func (h *HTTPHandler) newStreamID(post bool) string {
@@ -41,7 +54,98 @@ func (h *HTTPHandler) newStreamID(post bool) string {
 	return rand.Text()[:12]
 }
 
-func (hs *httpSession) touch() { hs.lastSeen.Store(time.Now().UnixNano()) }
+func (hs *httpSession) touch() { hs.lastSeen.Store(hs.h.now().UnixNano()) }
+
+// HandleRequest implements jsonrpc.Handler for the session's connection:
+// the session answers, and the HTTP side counts the handlers running (so
+// that a closing session knows when they are all done), gives a failed
+// SessionStore write its 503, and logs a result that comes too late for
+// its session.
+func (hs *httpSession) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error) {
+	hs.mu.Lock()
+	if hs.closed || hs.refuse {
+		hs.mu.Unlock()
+		return nil, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the session has ended")
+	}
+	hs.running++
+	hs.mu.Unlock()
+	defer hs.leave()
+	res, err := hs.ss.HandleRequest(ctx, msg)
+	if errors.Is(err, errStoreUnavailable) {
+		hs.setStatus(msg.ID, http.StatusServiceUnavailable)
+	}
+	hs.mu.Lock()
+	late := hs.closed
+	hs.mu.Unlock()
+	if late {
+		hs.h.log.Info("mcp: dropped the answer of a request whose session ended", "session", hs.ss.id, "method", msg.Method, "id", msg.ID.String())
+	}
+	return res, err
+}
+
+// HandleNotification implements jsonrpc.Handler.
+func (hs *httpSession) HandleNotification(ctx context.Context, n *jsonrpc.Message) {
+	hs.ss.HandleNotification(ctx, n)
+}
+
+// process hands a client's notification or response to the session. The
+// one notification that changes the session's state, initialized, is
+// recorded here, so that a SessionStore that refuses the change fails the
+// POST that carried it (errStoreUnavailable).
+func (hs *httpSession) process(ctx context.Context, msg *jsonrpc.Message) error {
+	if msg.IsNotification() && msg.Method == mcp.NotificationInitialized {
+		return hs.ss.initialized()
+	}
+	hs.ss.conn.ProcessContext(ctx, msg)
+	return nil
+}
+
+func (hs *httpSession) leave() {
+	hs.mu.Lock()
+	hs.running--
+	if hs.running == 0 && hs.quietCh != nil {
+		close(hs.quietCh)
+		hs.quietCh = nil
+	}
+	hs.mu.Unlock()
+}
+
+// refuseIfIdle stops the session from running handlers if none runs
+// now, and reports whether it did: closing it then waits for nobody.
+func (hs *httpSession) refuseIfIdle() bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.running == 0 {
+		hs.refuse = true
+	}
+	return hs.refuse
+}
+
+// quiet returns a channel closed once no handler of the session runs.
+func (hs *httpSession) quiet() <-chan struct{} {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.running == 0 {
+		return closedChan
+	}
+	if hs.quietCh == nil {
+		hs.quietCh = make(chan struct{})
+	}
+	return hs.quietCh
+}
+
+// setStatus sets the HTTP status a request's answer gets when it is a
+// JSON body.
+func (hs *httpSession) setStatus(id mcp.ID, status int) {
+	hs.mu.Lock()
+	st := hs.byReq[id]
+	hs.mu.Unlock()
+	if st != nil {
+		st.mu.Lock()
+		st.status = status
+		st.mu.Unlock()
+	}
+}
 
 // Read implements transport.Conn. The connection of an HTTP session has
 // no read loop: the handler feeds it with Conn.Process.
@@ -91,19 +195,27 @@ func (hs *httpSession) Close() error {
 		return nil
 	}
 	hs.closed = true
-	streams := make([]*stream, 0, len(hs.byID)+len(hs.byReq)+1)
+	// The requests still in flight get an error answer (an empty 200 would
+	// leave the client guessing); the other streams just end.
+	inFlight := make([]*stream, 0, len(hs.byReq))
 	for _, st := range hs.byReq {
-		streams = append(streams, st)
+		inFlight = append(inFlight, st)
 	}
+	others := make([]*stream, 0, len(hs.byID)+1)
 	for _, st := range hs.byID {
-		streams = append(streams, st)
+		if !st.reqID.IsValid() || hs.byReq[st.reqID] != st {
+			others = append(others, st)
+		}
 	}
-	if hs.get != nil {
-		streams = append(streams, hs.get)
+	if hs.get != nil && hs.byID[hs.get.id] != hs.get {
+		others = append(others, hs.get)
 	}
 	hs.byReq, hs.byID, hs.get = nil, nil, nil
 	hs.mu.Unlock()
-	for _, st := range streams {
+	for _, st := range inFlight {
+		st.push(hs.h.endedError(st.reqID), true)
+	}
+	for _, st := range others {
 		st.abandon()
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,10 +41,26 @@ type stream struct {
 	status    int  // HTTP status of a JSON answer; 0 means 200
 	wake      chan struct{}
 
+	// q holds the events of a resumable stream on their way to the
+	// EventStore; nil until the first is numbered.
+	q *appendQueue
+
 	// onActivity, when set (before any push), is called after a
 	// non-final push and a close request: a handler running on the
 	// POST's own goroutine starts the reader then (see serveRequest).
 	onActivity func()
+}
+
+// appendQueue: events go to the EventStore outside the stream's mu, in
+// order, by one goroutine at a time (flushStore); a reader writes an
+// event only once its append is over, so that what a client may have
+// seen is what a resumption can replay. Guarded by the stream's mu.
+type appendQueue struct {
+	events    []event // numbered, not yet handed to the store
+	storing   bool    // a goroutine is appending
+	stored    uint64  // every event up to this seq has been through the store
+	lostFirst uint64  // first and last event the store failed to keep (0: none)
+	lostLast  uint64
 }
 
 type event struct {
@@ -95,6 +112,7 @@ func (st *stream) push(msg []byte, final bool) {
 	if !final && st.onActivity != nil {
 		st.onActivity()
 	}
+	st.flushStore()
 }
 
 // pushFinal queues the final message with the HTTP status it needs when
@@ -106,16 +124,117 @@ func (st *stream) pushFinal(msg []byte, status int) {
 	st.push(msg, true)
 }
 
-// assign numbers an event and stores it for replay. Called with mu held,
-// so that numbering and storing happen in push order.
+// assign numbers an event and queues it for the store. Called with mu
+// held, so that numbering and storing follow push order; the append
+// itself happens in flushStore, without mu.
 func (st *stream) assign(ev *event) {
 	st.seq++
 	ev.seq = st.seq
 	if st.resumes {
-		if err := st.h.store.Append(context.Background(), st.hs.ss.id, st.id, ev.seq, ev.data); err != nil {
-			st.h.log.Warn("mcp: event store append failed", "err", err)
+		if st.q == nil {
+			st.q = &appendQueue{}
+		}
+		st.q.events = append(st.q.events, *ev)
+	}
+}
+
+// flushStore appends the queued events to the EventStore, in order, each
+// bounded by StoreTimeout, unless another goroutine is doing so already.
+// An event the store failed to keep is still delivered live (the client
+// is most likely connected: losing the message would be worse than
+// losing its replay); a later resumption that would need it is refused
+// with 409, as for events purged from the store (see serve).
+func (st *stream) flushStore() {
+	st.mu.Lock()
+	q := st.q
+	if q == nil || q.storing || len(q.events) == 0 {
+		st.mu.Unlock()
+		return
+	}
+	q.storing = true
+	for len(q.events) > 0 {
+		batch := q.events
+		q.events = nil
+		st.mu.Unlock()
+		for _, ev := range batch {
+			ctx, cancel := context.WithTimeout(context.Background(), st.h.opts.StoreTimeout)
+			err := st.h.store.Append(ctx, st.hs.ss.id, st.id, ev.seq, ev.data)
+			cancel()
+			if err != nil {
+				st.h.log.Warn("mcp: event store append failed; the event is delivered live but cannot be replayed", "session", st.hs.ss.id, "stream", st.id, "seq", ev.seq, "err", err)
+			}
+			st.mu.Lock()
+			if err != nil {
+				if q.lostFirst == 0 {
+					q.lostFirst = ev.seq
+				}
+				q.lostLast = ev.seq
+			}
+			q.stored = ev.seq
+			st.mu.Unlock()
+			st.signal()
+		}
+		st.mu.Lock()
+	}
+	q.storing = false
+	st.mu.Unlock()
+}
+
+// unstored reports whether events wait for an append nobody is making.
+// Called with mu held.
+func (st *stream) unstored() bool {
+	return st.q != nil && len(st.q.events) > 0 && !st.q.storing
+}
+
+// deliverable returns how many pending events a reader may write now:
+// on SSE, those whose append is over. Called with mu held.
+func (st *stream) deliverable() int {
+	if !st.sse || st.q == nil {
+		return len(st.pending)
+	}
+	n := 0
+	for n < len(st.pending) && st.pending[n].seq <= st.q.stored {
+		n++
+	}
+	return n
+}
+
+// lostBetween reports whether an event after seq after and up to
+// through may be missing from the store. Called with mu held.
+func (st *stream) lostBetween(after, through uint64) bool {
+	return st.q != nil && st.q.lostFirst != 0 && st.q.lostFirst <= through && after < st.q.lostLast
+}
+
+// awaitFinal waits until the final message is pushed, the stream is done
+// or stop is closed.
+func (st *stream) awaitFinal(stop <-chan struct{}) {
+	for {
+		st.mu.Lock()
+		over := st.done || slices.ContainsFunc(st.pending, func(ev event) bool { return ev.final })
+		st.mu.Unlock()
+		if over {
+			return
+		}
+		select {
+		case <-st.wake:
+		case <-stop:
+			return
 		}
 	}
+}
+
+// takeFinal ends the stream and returns its final message, if it was
+// pushed, with the status of a JSON answer.
+func (st *stream) takeFinal() ([]byte, int, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.done = true
+	for _, ev := range st.pending {
+		if ev.final {
+			return ev.data, st.status, true
+		}
+	}
+	return nil, 0, false
 }
 
 // upgrade switches the stream to SSE. Called with mu held.
@@ -183,6 +302,7 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 	}
 	st.attached = true
 	delivered := st.delivered
+	lost := replayAfter >= 0 && st.lostBetween(uint64(replayAfter), delivered)
 	st.mu.Unlock()
 	defer func() {
 		st.mu.Lock()
@@ -196,6 +316,10 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		// the store can no longer serve in full is refused (409) instead
 		// of answered 200 and cut short.
 		var missed []event
+		if lost {
+			writeError(w, http.StatusConflict, mcp.ID{}, mcp.CodeInvalidRequest, "Conflict: the events after Last-Event-ID are no longer stored")
+			return
+		}
 		if uint64(replayAfter) < delivered {
 			err := st.h.store.Replay(r.Context(), st.hs.ss.id, st.id, uint64(replayAfter), func(seq uint64, data []byte) error {
 				if seq <= delivered {
@@ -215,6 +339,7 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		st.mu.Lock()
 		st.upgrade()
 		st.mu.Unlock()
+		st.flushStore()
 		out.start(st, false, 0)
 		for _, ev := range missed {
 			if out.event(st.eventID(ev.seq), ev.data) != nil {
@@ -239,13 +364,11 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 	}()
 	timersStarted := false
 	forceSSE := st.h.opts.AlwaysSSE
-	// A session's streams end with the session (abandon). A session-less
-	// stream ends with its final message: at shutdown its handler is
-	// cancelled and answers (subscriptions/listen with its result).
-	var sessionEnd <-chan struct{}
-	if st.hs != nil {
-		sessionEnd = st.h.done
-	}
+	// A session's streams end with the session: a request in flight gets
+	// its error answer, other streams are abandoned (httpSession.Close). A
+	// session-less stream ends with its final message: at shutdown its
+	// handler is cancelled and answers (subscriptions/listen with its
+	// result).
 	for {
 		st.mu.Lock()
 		if !st.sse && len(st.pending) > 0 && st.pending[0].final && !forceSSE {
@@ -261,8 +384,13 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		if !st.sse && (len(st.pending) > 0 || forceSSE || st.closeConn) {
 			st.upgrade()
 		}
-		batch := st.pending
-		st.pending = nil
+		n := st.deliverable()
+		batch := st.pending[:n:n]
+		st.pending = st.pending[n:]
+		if len(st.pending) == 0 {
+			st.pending = nil
+		}
+		unstored := st.unstored()
 		prev := st.delivered
 		closeConn, done, isSSE := st.closeConn, st.done, st.sse
 		st.closeConn = false
@@ -301,6 +429,12 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 			return
 		}
 		out.flush()
+		if unstored {
+			// Events of the upgrade wait for the store: append them here,
+			// then deliver them.
+			st.flushStore()
+			continue
+		}
 		if !timersStarted {
 			timersStarted = true
 			if st.h.opts.KeepAlive > 0 {
@@ -330,8 +464,6 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 				st.abandon()
 				st.finish()
 			}
-			return
-		case <-sessionEnd:
 			return
 		}
 	}

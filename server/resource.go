@@ -173,7 +173,9 @@ func subscribe(_ context.Context, _ *Server, req *Request, wp *wireParams) (any,
 	ss.mu.Lock()
 	ss.subscribed[p.URI] = struct{}{}
 	ss.mu.Unlock()
-	ss.changed()
+	if err := ss.changed(); err != nil {
+		return nil, err
+	}
 	return struct{}{}, nil
 }
 
@@ -183,6 +185,8 @@ func unsubscribe(_ context.Context, _ *Server, req *Request, wp *wireParams) (an
 	ss.mu.Lock()
 	delete(ss.subscribed, p.URI)
 	ss.mu.Unlock()
-	ss.changed()
+	if err := ss.changed(); err != nil {
+		return nil, err
+	}
 	return struct{}{}, nil
 }

@@ -250,7 +250,7 @@ func (s *Server) connect(t transport.Conn, principal string) *Session {
 func (s *Server) newHTTPSession(hs *httpSession) *Session {
 	ss := newSession(s)
 	ss.conn = jsonrpc.NewConn(hs, jsonrpc.ConnOptions{
-		Handler:     ss,
+		Handler:     hs,
 		Limits:      s.opts.Limits,
 		MaxInFlight: s.opts.MaxInFlight,
 		MaxQueued:   s.opts.MaxQueued,

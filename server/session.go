@@ -37,8 +37,9 @@ type Session struct {
 	closeStream func(mcp.ID)
 	// onChange, when set, is called after the session's state changes
 	// (initialize, initialized, log level, subscriptions): the HTTP
-	// handler saves it to its SessionStore.
-	onChange func()
+	// handler saves it to its SessionStore. An error fails the request
+	// that made the change.
+	onChange func() error
 
 	// Open subscriptions/listen requests, ended gracefully by Close.
 	listenCtx   context.Context
@@ -172,19 +173,34 @@ func (ss *Session) notify(ctx context.Context, method string, params any) error 
 func (ss *Session) HandleNotification(_ context.Context, n *jsonrpc.Message) {
 	switch n.Method {
 	case mcp.NotificationInitialized:
-		ss.mu.Lock()
-		changed := ss.state == stateInitialized
-		if changed {
-			ss.state = stateReady
-		}
-		ss.mu.Unlock()
-		if changed {
-			ss.changed()
-		}
+		_ = ss.initialized()
 	default:
 		// notifications/roots/list_changed, progress and unknown
 		// notifications need no action from the server.
 	}
+}
+
+// initialized records notifications/initialized. When the session's
+// owner could not save the change it is undone and the error returned.
+func (ss *Session) initialized() error {
+	ss.mu.Lock()
+	changed := ss.state == stateInitialized
+	if changed {
+		ss.state = stateReady
+	}
+	ss.mu.Unlock()
+	if !changed {
+		return nil
+	}
+	if err := ss.changed(); err != nil {
+		ss.mu.Lock()
+		if ss.state == stateReady {
+			ss.state = stateInitialized
+		}
+		ss.mu.Unlock()
+		return err
+	}
+	return nil
 }
 
 // HandleRequest implements jsonrpc.Handler: the legacy lifecycle first,
@@ -250,7 +266,13 @@ func (ss *Session) initialize(raw jsontext.Value) (any, error) {
 	}
 	ss.state, ss.version, ss.caps, ss.info = stateInitialized, res.ProtocolVersion, p.Capabilities, p.ClientInfo
 	ss.mu.Unlock()
-	ss.changed()
+	if err := ss.changed(); err != nil {
+		// Not saved: the session does not exist (HTTP drops it).
+		ss.mu.Lock()
+		ss.state = stateNew
+		ss.mu.Unlock()
+		return nil, err
+	}
 	return res, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -83,11 +84,13 @@ func (ss *Session) restore(st *SessionState) {
 	}
 }
 
-// changed tells the session's owner that its state changed.
-func (ss *Session) changed() {
+// changed tells the session's owner that its state changed; an error
+// means the owner could not record it (errStoreUnavailable).
+func (ss *Session) changed() error {
 	if ss.onChange != nil {
-		ss.onChange()
+		return ss.onChange()
 	}
+	return nil
 }
 
 // MemorySessionStore is a SessionStore in this process's memory: several
@@ -136,23 +139,28 @@ func (s *MemorySessionStore) Delete(_ context.Context, id string) error {
 	return nil
 }
 
-// track makes a session save its state to the SessionStore on change.
+// track makes a session save its state to the SessionStore on change. A
+// failed Put fails the request that made the change (errStoreUnavailable:
+// -32603, HTTP 503), so that no client is told of a change — or handed a
+// session id — that other instances do not know.
 func (h *HTTPHandler) track(hs *httpSession) {
 	st := h.opts.SessionStore
 	if st == nil {
 		return
 	}
 	ss := hs.ss
-	ss.onChange = func() {
+	ss.onChange = func() error {
 		state := ss.snapshot()
 		ctx, cancel := context.WithTimeout(context.Background(), h.opts.StoreTimeout)
 		defer cancel()
 		if err := st.Put(ctx, ss.id, state); err != nil {
 			h.log.Warn("mcp: session store put failed", "session", ss.id, "err", err)
+			return errStoreUnavailable
 		}
 		if h.cluster != nil {
 			h.cluster.broadcast(ctx, &clusterMsg{Kind: kindState, Session: ss.id, State: state})
 		}
+		return nil
 	}
 }
 
@@ -222,3 +230,8 @@ func (h *HTTPHandler) idPrefix() string {
 	}
 	return h.cluster.idPrefix()
 }
+
+// errStoreUnavailable fails a request whose change of session state the
+// SessionStore did not take: -32603, answered with 503 on HTTP, so that
+// the client knows the change did not happen and may try again.
+var errStoreUnavailable = jsonrpc.NewError(mcp.CodeInternalError, "Service Unavailable: the session store is unreachable; the session's state was not saved")

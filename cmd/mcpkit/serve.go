@@ -58,6 +58,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	return serveHTTP(ctx, s, *addr, *withAuth, &server.HTTPOptions{AllowedHosts: hosts, AllowedOrigins: origins}, stderr)
 }
 
+// shutdownGrace bounds the shutdown of mcpkit serve --http after SIGINT.
+const shutdownGrace = 3 * time.Second
+
 func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth bool, opts *server.HTTPOptions, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -102,11 +105,15 @@ func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth bool
 	case <-ctx.Done():
 	}
 	fmt.Fprintln(stderr, "mcpkit: shutting down")
-	// Close the handler first: it ends the sessions and their long-lived
-	// streams, so that Shutdown does not wait for them.
-	h.Close()
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// End the sessions first — their requests in flight are answered,
+	// their long-lived streams end — then drain the connections; both
+	// within shutdownGrace, so that a handler that ignores cancellation
+	// does not hold the process: past it the connections are cut.
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
+	if err := h.Shutdown(sctx); err != nil {
+		fmt.Fprintln(stderr, "mcpkit: some handlers did not stop in time")
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close()
 	}

@@ -50,6 +50,23 @@ type Node struct {
 	once    sync.Once
 }
 
+// cutEvents is an instance's view of the shared EventStore. Once the
+// instance is killed it stores nothing more, as a killed process could
+// not: Kill still closes its handler (to free its goroutines), and that
+// graceful shutdown's answers to the requests in flight must not reach
+// the clients through the store.
+type cutEvents struct {
+	server.EventStore
+	down *atomic.Bool
+}
+
+func (e *cutEvents) Append(ctx context.Context, session, stream string, seq uint64, data []byte) error {
+	if e.down.Load() {
+		return errors.New("clustertest: the instance was killed")
+	}
+	return e.EventStore.Append(ctx, session, stream, seq, data)
+}
+
 // Hit is one HTTP request the proxy passed on.
 type Hit struct {
 	Node   int
@@ -87,14 +104,19 @@ func New(t *testing.T, n int, backend func(i int) Backend) *Cluster {
 	for i := range n {
 		b := backend(i)
 		s := NewServer(c.Release)
-		h := server.NewHTTPHandler(s, &server.HTTPOptions{
+		node := &Node{Index: i, Server: s, backend: b}
+		events := b.Events
+		if events != nil {
+			events = &cutEvents{EventStore: events, down: &node.down}
+		}
+		node.Handler = server.NewHTTPHandler(s, &server.HTTPOptions{
 			SessionStore:  b.Sessions,
-			EventStore:    b.Events,
+			EventStore:    events,
 			Broker:        b.Broker,
 			RetryInterval: 50 * time.Millisecond,
 			KeepAlive:     200 * time.Millisecond,
 		})
-		node := &Node{Index: i, Server: s, Handler: h, ts: httptest.NewServer(h), backend: b}
+		node.ts = httptest.NewServer(node.Handler)
 		c.Nodes = append(c.Nodes, node)
 	}
 	c.proxy = httptest.NewServer(http.HandlerFunc(c.serve))
