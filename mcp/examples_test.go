@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/internal/wirecheck"
 )
 
 // exampleCase says how to check the official examples of one schema type.
@@ -123,7 +125,7 @@ var exampleCases = map[string]exampleCase{
 }
 
 func TestOfficialExamples(t *testing.T) {
-	root := filepath.Join(sharedDir(t), "spec", "schema", Latest, "examples")
+	root := filepath.Join(wirecheck.Dir(t), Latest, "examples")
 	dirs, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)

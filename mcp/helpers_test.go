@@ -1,8 +1,6 @@
 package mcp
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,16 +8,6 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
-
-// sharedDir returns the shared reference directory beside the repository.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "shared")
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("shared reference directory missing: %v", err)
-	}
-	return dir
-}
 
 // member returns the raw JSON at a dotted path of object members.
 func member(t *testing.T, raw jsontext.Value, path string) (jsontext.Value, bool) {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpkit/mcpkit/internal/wirecheck"
 )
 
 var (
@@ -16,7 +18,8 @@ var (
 )
 
 // validateAgainst checks raw against the schema at pointer (such as
-// "/$defs/Tool" or "/definitions/Tool") in the official schema of rev.
+// "/$defs/Tool" or "/definitions/Tool") in the official schema of rev
+// (found with wirecheck.Dir: without $MCPKIT_SCHEMA_DIR the test skips).
 func validateAgainst(t *testing.T, rev, pointer string, raw []byte) {
 	t.Helper()
 	schemaMu.Lock()
@@ -24,7 +27,7 @@ func validateAgainst(t *testing.T, rev, pointer string, raw []byte) {
 	url := "https://schema.test/" + rev + "/schema.json"
 	c, ok := schemaDocs[rev]
 	if !ok {
-		f, err := os.ReadFile(filepath.Join(sharedDir(t), "spec", "schema", rev, "schema.json"))
+		f, err := os.ReadFile(filepath.Join(wirecheck.Dir(t), rev, "schema.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +112,20 @@ var legacyCases = []schemaCase{
 		`{"messages":[{"role":"user","content":[{"type":"tool_result","toolUseId":"1","content":[],"isError":true}]}],"maxTokens":5,"toolChoice":{"mode":"none"},"task":{"ttl":1}}`},
 }
 
+// TestLegacyShapesRoundTrip: each hand-written value survives decoding and
+// re-encoding. It needs no schema, so it runs everywhere.
+func TestLegacyShapesRoundTrip(t *testing.T) {
+	for _, c := range legacyCases {
+		t.Run(c.rev+c.pointer, func(t *testing.T) {
+			roundTrip(t, []byte(c.raw), c.new())
+		})
+	}
+}
+
+// TestLegacyShapesMatchTheirSchemas: each value, and its re-encoding, is
+// valid in the official schema of its revision.
 func TestLegacyShapesMatchTheirSchemas(t *testing.T) {
+	wirecheck.Dir(t)
 	for _, c := range legacyCases {
 		t.Run(c.rev+c.pointer, func(t *testing.T) {
 			validateAgainst(t, c.rev, c.pointer, []byte(c.raw))

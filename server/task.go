@@ -134,6 +134,7 @@ type tasks struct {
 	// write serializes the read-modify-write of task records, so that a
 	// terminal state is never overwritten.
 	write sync.Mutex
+	clock taskClock // the wall clock, unless a test sets it before serving
 }
 
 func (s *Server) taskStore() TaskStore { return s.opts.TaskStore }
@@ -207,7 +208,7 @@ func taskEligible(req *Request, e *toolEntry, p *mcp.CallToolParams) (ok bool, e
 // startTask creates a task for a tools/call and runs fn detached from
 // the request; it returns the answer to the request.
 func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolParams, fn ToolHandler) (any, error) {
-	now := time.Now()
+	now := s.tasks.clock.Now()
 	ttl := s.opts.TaskTTL
 	if ttl <= 0 {
 		ttl = DefaultTaskTTL
@@ -237,7 +238,7 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 	}
 	s.tasks.runs[rec.ID] = run
 	s.tasks.mu.Unlock()
-	expire := time.AfterFunc(ttl, func() { cancel(errTaskExpired) })
+	stopExpire := s.tasks.clock.AfterFunc(ttl, func() { cancel(errTaskExpired) })
 
 	treq := &Request{
 		srv: s, session: req.session, version: req.version, caps: req.caps, info: req.info,
@@ -255,7 +256,7 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 	}
 	go func() {
 		defer func() {
-			expire.Stop()
+			stopExpire()
 			close(run.done)
 			s.tasks.mu.Lock()
 			delete(s.tasks.runs, rec.ID)
@@ -448,7 +449,7 @@ func (s *Server) setStatus(run *taskRun, rec *TaskRecord, status mcp.TaskStatus,
 	if err == nil && cur.Status.Terminal() {
 		return
 	}
-	rec.Status, rec.InputRequests, rec.LastUpdatedAt = status, requests, time.Now()
+	rec.Status, rec.InputRequests, rec.LastUpdatedAt = status, requests, s.tasks.clock.Now()
 	if status == mcp.TaskInputRequired {
 		rec.StatusMessage = "waiting for input"
 	} else {
@@ -469,7 +470,7 @@ func (s *Server) settle(run *taskRun, rec *TaskRecord, status mcp.TaskStatus, ms
 		return
 	}
 	rec.Status, rec.StatusMessage, rec.Result, rec.Error = status, msg, result, terr
-	rec.InputRequests, rec.LastUpdatedAt = nil, time.Now()
+	rec.InputRequests, rec.LastUpdatedAt = nil, s.tasks.clock.Now()
 	if err := s.taskStore().Put(context.Background(), rec); err != nil {
 		s.log.Warn("mcp: storing a task", "task", rec.ID, "err", err)
 	}
@@ -630,7 +631,7 @@ func (s *Server) updateTask(rec *TaskRecord, responses mcp.InputResponses) (any,
 	if cur, err := s.taskStore().Get(context.Background(), rec.ID); err != nil || cur.Status != mcp.TaskInputRequired {
 		return &mcp.EmptyResult{}, nil
 	}
-	rec.InputRequests, rec.LastUpdatedAt = open, time.Now()
+	rec.InputRequests, rec.LastUpdatedAt = open, s.tasks.clock.Now()
 	if err := s.taskStore().Put(context.Background(), rec); err != nil {
 		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: storing the task: %v", err)
 	}

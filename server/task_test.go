@@ -38,11 +38,23 @@ type taskPeer interface {
 type taskFixture struct {
 	srv     *Server
 	release chan struct{} // closes to let "block" finish
-	sawDone atomic.Bool   // "block" saw its context end
+	sawDone chan struct{} // closes when "block" first sees its context end
+	once    sync.Once
+}
+
+// waitDone waits until "block" has seen its context end. The bound is a
+// failure report for a hang, not a margin anything races against.
+func (f *taskFixture) waitDone(t *testing.T, why string) {
+	t.Helper()
+	select {
+	case <-f.sawDone:
+	case <-time.After(10 * time.Second):
+		t.Errorf("%s: the handler's context did not end", why)
+	}
 }
 
 func newTaskFixture(opts *Options) *taskFixture {
-	f := &taskFixture{srv: New(opts), release: make(chan struct{})}
+	f := &taskFixture{srv: New(opts), release: make(chan struct{}), sawDone: make(chan struct{})}
 	opt := &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
 	AddTool(f.srv, &mcp.Tool{Name: "quick", Execution: opt}, func(context.Context, *CallToolRequest, struct{}) (string, error) {
 		return "done", nil
@@ -55,7 +67,7 @@ func newTaskFixture(opts *Options) *taskFixture {
 		case <-f.release:
 			return "released", nil
 		case <-ctx.Done():
-			f.sawDone.Store(true)
+			f.once.Do(func() { close(f.sawDone) })
 			return "", ctx.Err()
 		}
 	})
@@ -411,6 +423,13 @@ func waitStatus(t *testing.T, p taskPeer, id, want string) *wireTask {
 
 // eachPeer runs f for both eras on both transports.
 func eachPeer(t *testing.T, opts *Options, f func(t *testing.T, fx *taskFixture, p taskPeer)) {
+	eachPeerSetup(t, opts, nil, f)
+}
+
+// eachPeerSetup is eachPeer with a setup that may change each run's
+// Options before the server is made, and returns what to change on the
+// server before it serves.
+func eachPeerSetup(t *testing.T, opts *Options, setup func(*Options) func(*Server), f func(t *testing.T, fx *taskFixture, p taskPeer)) {
 	for _, transport := range []string{"stdio", "http"} {
 		for _, modern := range []bool{false, true} {
 			name := transport + "/2025-11-25"
@@ -422,7 +441,14 @@ func eachPeer(t *testing.T, opts *Options, f func(t *testing.T, fx *taskFixture,
 				if opts != nil {
 					o = *opts
 				}
+				var before func(*Server)
+				if setup != nil {
+					before = setup(&o)
+				}
 				fx := newTaskFixture(&o)
+				if before != nil {
+					before(fx.srv)
+				}
 				var p taskPeer
 				if transport == "stdio" {
 					p = newStdioTaskPeer(t, fx.srv, modern)
@@ -516,13 +542,7 @@ func TestTaskCancel(t *testing.T) {
 			t.Errorf("2025 tasks/cancel = %s, want the cancelled task", raw)
 		}
 		waitStatus(t, p, id, "cancelled")
-		deadline := time.Now().Add(2 * time.Second)
-		for !fx.sawDone.Load() && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if !fx.sawDone.Load() {
-			t.Error("the handler's context did not end on cancel")
-		}
+		fx.waitDone(t, "cancel")
 		// Cancelling again: 2026 acks (idempotent), 2025 refuses a terminal task.
 		_, e = p.call(t, mcp.MethodTasksCancel, map[string]any{"taskId": id})
 		if p.modern() != (e == nil) {
@@ -572,26 +592,43 @@ func TestTaskInputRequired(t *testing.T) {
 	})
 }
 
+// TestTaskTTLExpiry runs on a manual clock: the TTL elapses when the test
+// advances it, so a slow machine can neither expire a task early nor keep
+// it alive late.
 func TestTaskTTLExpiry(t *testing.T) {
-	eachPeer(t, &Options{TaskTTL: 150 * time.Millisecond}, func(t *testing.T, fx *taskFixture, p taskPeer) {
+	const serverTTL = 150 * time.Millisecond
+	var clock *manualClock
+	setup := func(o *Options) func(*Server) {
+		clock = newManualClock()
+		store := NewMemoryTaskStore()
+		store.now = clock.Now
+		o.TaskTTL, o.TaskStore = serverTTL, store
+		return func(s *Server) { s.tasks.clock = taskClock{now: clock.Now, afterFunc: clock.AfterFunc} }
+	}
+	eachPeerSetup(t, nil, setup, func(t *testing.T, fx *taskFixture, p taskPeer) {
+		ttl := serverTTL
 		var task map[string]any
 		if !p.modern() {
 			task = map[string]any{"ttl": 100} // shorter than the server's
+			ttl = 100 * time.Millisecond
 		}
 		id := startTask(t, p, "quick", task)
 		waitStatus(t, p, id, "completed")
-		time.Sleep(200 * time.Millisecond)
+		clock.Advance(ttl - time.Millisecond)
+		if w, e := getTask(t, p, id); e != nil || w.Status != "completed" {
+			t.Fatalf("tasks/get just before the TTL = %+v, %v; want the completed task", w, e)
+		}
+		clock.Advance(2 * time.Millisecond)
 		if _, e := getTask(t, p, id); e == nil || e.Code != mcp.CodeInvalidParams {
 			t.Fatalf("tasks/get after the TTL = %v, want -32602", e)
 		}
 		// A running task past its TTL is stopped and forgotten.
 		id = startTask(t, p, "block", task)
-		time.Sleep(250 * time.Millisecond)
+		waitStatus(t, p, id, "working")
+		clock.Advance(ttl + time.Millisecond)
+		fx.waitDone(t, "TTL")
 		if _, e := getTask(t, p, id); e == nil || e.Code != mcp.CodeInvalidParams {
 			t.Fatalf("tasks/get of a running task after the TTL = %v, want -32602", e)
-		}
-		if !fx.sawDone.Load() {
-			t.Error("the expired task's handler was not cancelled")
 		}
 	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -18,7 +19,11 @@ type tmuxSession struct {
 func startTmux(t *testing.T, command string) *tmuxSession {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatal("the interactive tests need tmux (Debian package tmux; .ci/run installs it)")
+		msg := "tmux not found in $PATH (Debian package tmux): the interactive tests skip, or fail with MCPKIT_REQUIRE_TMUX=1"
+		if os.Getenv("MCPKIT_REQUIRE_TMUX") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
 	}
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("mcpkit-test-%d", time.Now().UnixNano())}
 	// The shell keeps the pane open after mcpkit exits, with its status.

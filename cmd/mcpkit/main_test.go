@@ -324,15 +324,32 @@ func TestExitCodes(t *testing.T) {
 	expect(t, mcpkit(t, "inspect", "--header", "no-colon", url), exitUsage)
 	expect(t, mcpkit(t, "inspect", "--header", "X-Trace: 1", "--", bin, "serve", "--stdio"), exitUsage)
 
-	// Interrupted while the tool runs.
-	cmd := exec.Command(bin, "call", url, "count", "to=50")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	// Interrupted while the tool runs: the signal goes once the first
+	// progress line shows the call under way (the handler is installed
+	// before the call starts), never after a guessed delay. The count is
+	// long enough (60 s) that it cannot finish first.
+	cmd := exec.Command(bin, "call", url, "count", "to=600")
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	var stderr bytes.Buffer
+	rd := bufio.NewReader(errPipe)
+	for {
+		line, err := rd.ReadString('\n')
+		stderr.WriteString(line)
+		if err != nil {
+			t.Fatalf("call ended before its first progress line: %v\n%s", err, stderr.String())
+		}
+		if strings.HasPrefix(line, "progress: ") {
+			break
+		}
+	}
 	_ = cmd.Process.Signal(syscall.SIGINT)
+	_, _ = io.Copy(&stderr, rd)
 	var ee *exec.ExitError
 	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != exitSignal {
 		t.Errorf("call interrupted: %v, want exit code %d\n%s", err, exitSignal, stderr.String())

@@ -3,9 +3,10 @@
 // and the server can assert that what mcpkit puts on the wire conforms to
 // each protocol revision.
 //
-// It owns locating the schemas (the shared folder beside the repository,
-// <root>/../shared/spec/schema/<revision>/schema.json, or $MCPKIT_SCHEMA_DIR),
-// compiling each revision once per process, mapping methods to the schema
+// It owns locating the schemas ($MCPKIT_SCHEMA_DIR/<revision>/schema.json;
+// they are not in the repository, and nothing else is searched), deciding
+// what a test does without them, compiling each revision once per
+// process, mapping methods to the schema
 // definitions that describe their requests, notifications and results, and
 // the Observe helper that tracks request ids on a live connection.
 //
@@ -14,9 +15,17 @@
 // and no package outside the module's go.mod. It may import "testing", and
 // no production package may import it.
 //
+// Without $MCPKIT_SCHEMA_DIR only the schema checks stand down, each with
+// one line naming the variable: For logs it and returns a nil Checker,
+// whose methods check nothing, so the rest of the test still runs; Need
+// and Dir, for tests whose subject is the schema, skip the test. With
+// $MCPKIT_REQUIRE_SCHEMAS=1 (CI) each of them fails the test instead, and
+// a variable that names no directory, or a revision that is missing or
+// does not compile, always fails.
+//
 // Typical use in a test:
 //
-//	c := wirecheck.For(t, "2025-11-25") // fails the test if the schemas are missing
+//	c := wirecheck.For(t, "2025-11-25") // nil without the schemas
 //	if err := c.Check(msg); err != nil { t.Error(err) }
 //	if err := c.CheckResult("tools/call", resp); err != nil { t.Error(err) }
 //

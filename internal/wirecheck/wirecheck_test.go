@@ -1,6 +1,7 @@
 package wirecheck
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +12,7 @@ import (
 
 func TestEveryRevisionCompiles(t *testing.T) {
 	for _, rev := range Revisions {
-		c := For(t, rev)
+		c := Need(t, rev)
 		if c.Revision() != rev {
 			t.Errorf("Revision() = %q, want %q", c.Revision(), rev)
 		}
@@ -26,7 +27,7 @@ func TestEveryRevisionCompiles(t *testing.T) {
 				t.Errorf("%s: %v", rev, err)
 			}
 		}
-		if c2 := For(t, rev); c2 != c {
+		if c2 := Need(t, rev); c2 != c {
 			t.Errorf("%s: For compiled the schema twice", rev)
 		}
 	}
@@ -48,7 +49,7 @@ func TestMethodMaps(t *testing.T) {
 		{"2026-07-28", "subscriptions/listen", "SubscriptionsListenRequest", "SubscriptionsListenResultResponse"},
 	}
 	for _, tt := range tests {
-		c := For(t, tt.rev)
+		c := Need(t, tt.rev)
 		if got := c.requests[tt.method]; got != tt.def {
 			t.Errorf("%s %s: definition %q, want %q", tt.rev, tt.method, got, tt.def)
 		}
@@ -56,7 +57,7 @@ func TestMethodMaps(t *testing.T) {
 			t.Errorf("%s %s: result definition %q, %v; want %q", tt.rev, tt.method, got, err, tt.result)
 		}
 	}
-	c := For(t, "2026-07-28")
+	c := Need(t, "2026-07-28")
 	if got := c.notifications["notifications/cancelled"]; got != "CancelledNotification" {
 		t.Errorf("2026-07-28 notifications/cancelled: %q, want CancelledNotification", got)
 	}
@@ -68,11 +69,8 @@ func TestMethodMaps(t *testing.T) {
 // TestOfficialExamples checks every example of 2026-07-28 against the
 // definition it illustrates and, for messages, as a message.
 func TestOfficialExamples(t *testing.T) {
-	c := For(t, "2026-07-28")
-	dir, err := SchemaDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := Need(t, "2026-07-28")
+	dir := Dir(t)
 	files, err := filepath.Glob(filepath.Join(dir, "2026-07-28", "examples", "*", "*.json"))
 	if err != nil || len(files) < 50 {
 		t.Fatalf("found %d examples (%v)", len(files), err)
@@ -142,7 +140,7 @@ var session20251125 = []struct {
 }
 
 func TestSession20251125(t *testing.T) {
-	c := For(t, "2025-11-25")
+	c := Need(t, "2025-11-25")
 	for _, m := range session20251125 {
 		if err := c.Check([]byte(m.msg)); err != nil {
 			t.Errorf("Check(%s): %v", m.msg, err)
@@ -216,7 +214,7 @@ func TestBrokenMessages(t *testing.T) {
 			`method "elicitation/create" does not exist in revision 2024-11-05`},
 	}
 	for _, tt := range tests {
-		c := For(t, tt.rev)
+		c := Need(t, tt.rev)
 		var err error
 		if tt.method == "" {
 			err = c.Check([]byte(tt.msg))
@@ -227,14 +225,14 @@ func TestBrokenMessages(t *testing.T) {
 			t.Errorf("%s %s:\n got %v\nwant %s", tt.rev, tt.msg, err, tt.want)
 		}
 	}
-	if err := For(t, "2025-11-25").CheckDefinition("Nope", []byte(`{}`)); err == nil ||
+	if err := Need(t, "2025-11-25").CheckDefinition("Nope", []byte(`{}`)); err == nil ||
 		err.Error() != "definition Nope does not exist in revision 2025-11-25" {
 		t.Errorf("CheckDefinition(Nope) = %v", err)
 	}
 }
 
 func TestObserveReportsFailures(t *testing.T) {
-	c := For(t, "2025-11-25")
+	c := Need(t, "2025-11-25")
 	rec := &recorder{TB: t}
 	observe := c.Observe(rec)
 	steps := []struct {
@@ -265,7 +263,7 @@ func TestObserveReportsFailures(t *testing.T) {
 }
 
 func TestObserveConcurrent(t *testing.T) {
-	c := For(t, "2025-11-25")
+	c := Need(t, "2025-11-25")
 	rec := &recorder{TB: t}
 	observe := c.Observe(rec)
 	var wg sync.WaitGroup
@@ -285,32 +283,101 @@ func TestObserveConcurrent(t *testing.T) {
 }
 
 func TestSchemaDir(t *testing.T) {
-	dir, err := SchemaDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "2025-11-25", "schema.json")); err != nil {
-		t.Errorf("SchemaDir() = %s: %v", dir, err)
-	}
-
+	dir := t.TempDir()
 	t.Setenv(SchemaDirEnv, dir)
-	t.Chdir(t.TempDir())
 	if got, err := SchemaDir(); got != dir || err != nil {
 		t.Errorf("with $%s: SchemaDir() = %q, %v", SchemaDirEnv, got, err)
 	}
+	// Nothing is looked for beside the repository: the variable is the only way.
 	t.Setenv(SchemaDirEnv, "")
-	if _, err := SchemaDir(); err == nil || !strings.Contains(err.Error(), SchemaDirEnv) {
-		t.Errorf("outside the repository: SchemaDir() = %v, want an error", err)
+	if _, err := SchemaDir(); !errors.Is(err, ErrNoSchemas) || !strings.Contains(err.Error(), SchemaDirEnv) {
+		t.Errorf("without $%s: SchemaDir() = %v, want ErrNoSchemas naming the variable", SchemaDirEnv, err)
 	}
 	t.Setenv(SchemaDirEnv, filepath.Join(dir, "nope"))
-	if _, err := SchemaDir(); err == nil {
-		t.Error("with a missing $MCPKIT_SCHEMA_DIR: SchemaDir() succeeded")
+	if _, err := SchemaDir(); err == nil || errors.Is(err, ErrNoSchemas) {
+		t.Errorf("with a missing $%s: SchemaDir() = %v, want an error other than ErrNoSchemas", SchemaDirEnv, err)
 	}
 }
 
 func TestLoadUnknownRevision(t *testing.T) {
+	Dir(t)
 	if _, err := Load("1999-01-01"); err == nil || !strings.Contains(err.Error(), "1999-01-01") {
 		t.Errorf("Load(1999-01-01) = %v", err)
+	}
+}
+
+// TestAbsentSchemas: without $MCPKIT_SCHEMA_DIR, For logs one line and
+// returns a nil Checker that checks nothing, Need and Dir skip with that
+// line; with $MCPKIT_REQUIRE_SCHEMAS=1 all three fail, and a variable
+// naming no directory fails even without it. Each case uses a revision
+// name of its own because Load remembers its answer per revision.
+func TestAbsentSchemas(t *testing.T) {
+	t.Setenv(SchemaDirEnv, "")
+	t.Setenv(RequireEnv, "")
+	tb := &fakeTB{TB: t, name: t.Name() + "/absent"}
+	if c := For(tb, "absent-1"); c != nil {
+		t.Fatalf("For without schemas = %v, want nil", c)
+	}
+	For(tb, "absent-1")
+	if len(tb.logs) != 1 || !strings.Contains(tb.logs[0], SchemaDirEnv) || len(tb.skips)+len(tb.fatals) != 0 {
+		t.Errorf("For twice without schemas: logs %q, skips %q, fatals %q; want one line naming %s",
+			tb.logs, tb.skips, tb.fatals, SchemaDirEnv)
+	}
+	tb.cleanup()
+	var c *Checker
+	if c.Check([]byte(`{}`)) != nil || c.CheckResult("ping", nil) != nil || c.CheckResponse(nil, nil) != nil ||
+		c.CheckDefinition("Tool", nil) != nil || c.Revision() != "" {
+		t.Error("a nil Checker checked something")
+	}
+	c.Observe(t)(ClientToServer, []byte(`not JSON`))
+
+	tb = &fakeTB{TB: t, name: t.Name() + "/need"}
+	Need(tb, "absent-1")
+	Dir(tb)
+	if len(tb.skips) != 2 || !strings.Contains(tb.skips[0], SchemaDirEnv) || len(tb.fatals) != 0 {
+		t.Errorf("Need and Dir without schemas: skips %q, fatals %q; want two skips", tb.skips, tb.fatals)
+	}
+
+	t.Setenv(RequireEnv, "1")
+	tb = &fakeTB{TB: t, name: t.Name() + "/required"}
+	For(tb, "absent-1")
+	Need(tb, "absent-1")
+	Dir(tb)
+	if len(tb.fatals) != 3 || len(tb.skips)+len(tb.logs) != 0 {
+		t.Errorf("with %s=1: fatals %q, skips %q, logs %q; want three failures", RequireEnv, tb.fatals, tb.skips, tb.logs)
+	}
+
+	t.Setenv(RequireEnv, "")
+	t.Setenv(SchemaDirEnv, filepath.Join(t.TempDir(), "nope"))
+	tb = &fakeTB{TB: t, name: t.Name() + "/wrong"}
+	For(tb, "absent-2")
+	if len(tb.fatals) != 1 || !strings.Contains(tb.fatals[0], "not a directory") {
+		t.Errorf("with $%s naming nothing: fatals %q, want one", SchemaDirEnv, tb.fatals)
+	}
+	t.Setenv(SchemaDirEnv, t.TempDir())
+	For(tb, "absent-3")
+	if len(tb.fatals) != 2 || !strings.Contains(tb.fatals[1], "absent-3") {
+		t.Errorf("with $%s missing the revision: fatals %q, want a second one", SchemaDirEnv, tb.fatals)
+	}
+}
+
+// fakeTB records what For, Need and Dir report instead of acting on it.
+type fakeTB struct {
+	testing.TB
+	name                string
+	logs, skips, fatals []string
+	cleanups            []func()
+}
+
+func (f *fakeTB) Helper()           {}
+func (f *fakeTB) Name() string      { return f.name }
+func (f *fakeTB) Log(args ...any)   { f.logs = append(f.logs, fmt.Sprint(args...)) }
+func (f *fakeTB) Skip(args ...any)  { f.skips = append(f.skips, fmt.Sprint(args...)) }
+func (f *fakeTB) Fatal(args ...any) { f.fatals = append(f.fatals, fmt.Sprint(args...)) }
+func (f *fakeTB) Cleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
+func (f *fakeTB) cleanup() {
+	for _, fn := range f.cleanups {
+		fn()
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/store/redis/internal/redistest"
 )
 
 // BenchmarkSessionfulToolsCall measures one legacy tools/call on an
@@ -29,6 +30,7 @@ import (
 //
 //     cd store/redis && go test -run '^$' -bench SessionfulToolsCall -benchmem
 func BenchmarkSessionfulToolsCall(b *testing.B) {
+	redistest.Need(b)
 	newServer := func() *server.Server {
 		s := server.New(nil)
 		type in struct {

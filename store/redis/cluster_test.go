@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/internal/clustertest"
+	"github.com/mcpkit/mcpkit/store/redis/internal/redistest"
 )
 
 // TestCluster: three instances sharing Redis (sessions, events, pub/sub)
@@ -13,6 +14,7 @@ import (
 // modern MRTR retry on another instance, listen fan-out, GET-stream
 // notifications from another instance, and an instance killed mid-call.
 func TestCluster(t *testing.T) {
+	redistest.Need(t)
 	clustertest.Run(t, func(t *testing.T) *clustertest.Cluster {
 		p := prefix(t)
 		sessions := NewSessionStore(rdb, &SessionStoreOptions{Prefix: p})

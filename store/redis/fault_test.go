@@ -22,6 +22,7 @@ import (
 // new session by itself, and calls — an elicitation answered across
 // instances included, so the brokers have subscribed again — work.
 func TestRedisRestartMidSession(t *testing.T) {
+	redistest.Need(t)
 	srv, err := redistest.Start(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

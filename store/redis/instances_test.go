@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/store/redis/internal/redistest"
 )
 
 // TestTwoInstances: two handlers share the Redis stores. A session
@@ -18,6 +19,7 @@ import (
 // produced is resumed on B with Last-Event-ID; DELETE on B ends the
 // session in the store and purges its events.
 func TestTwoInstances(t *testing.T) {
+	redistest.Need(t)
 	p := prefix(t)
 	sessions := NewSessionStore(rdb, &SessionStoreOptions{Prefix: p})
 	events := NewEventStore(rdb, &EventStoreOptions{Prefix: p})

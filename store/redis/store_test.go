@@ -14,9 +14,11 @@ import (
 
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/store/redis/internal/redistest"
 )
 
 func TestSessionStoreRoundTrip(t *testing.T) {
+	redistest.Need(t)
 	ctx := context.Background()
 	p := prefix(t)
 	s := NewSessionStore(rdb, &SessionStoreOptions{Prefix: p})
@@ -56,6 +58,7 @@ func TestSessionStoreRoundTrip(t *testing.T) {
 }
 
 func TestSessionStoreTTL(t *testing.T) {
+	redistest.Need(t)
 	ctx := context.Background()
 	p := prefix(t)
 	s := NewSessionStore(rdb, &SessionStoreOptions{Prefix: p, TTL: time.Minute})
@@ -117,6 +120,7 @@ func collect(t *testing.T, s *EventStore, session, stream string, after uint64) 
 }
 
 func TestEventStoreAppendReplay(t *testing.T) {
+	redistest.Need(t)
 	ctx := context.Background()
 	p := prefix(t)
 	s := NewEventStore(rdb, &EventStoreOptions{Prefix: p})
@@ -173,6 +177,7 @@ func TestEventStoreAppendReplay(t *testing.T) {
 }
 
 func TestEventStoreCap(t *testing.T) {
+	redistest.Need(t)
 	s := NewEventStore(rdb, &EventStoreOptions{Prefix: prefix(t), MaxEventsPerStream: 3})
 	for i := uint64(1); i <= 5; i++ {
 		if err := s.Append(context.Background(), "sess", "a", i, fmt.Appendf(nil, "e%d", i)); err != nil {
@@ -195,6 +200,7 @@ func TestEventStoreCap(t *testing.T) {
 }
 
 func TestEventStoreExpired(t *testing.T) {
+	redistest.Need(t)
 	ctx := context.Background()
 	p := prefix(t)
 	s := NewEventStore(rdb, &EventStoreOptions{Prefix: p, TTL: 50 * time.Millisecond})
@@ -216,6 +222,7 @@ func TestEventStoreExpired(t *testing.T) {
 }
 
 func TestEventStorePurge(t *testing.T) {
+	redistest.Need(t)
 	ctx := context.Background()
 	p := prefix(t)
 	s := NewEventStore(rdb, &EventStoreOptions{Prefix: p, MaxEventsPerStream: 2})

@@ -2,8 +2,10 @@ package streamable
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -159,32 +161,51 @@ func TestListen405(t *testing.T) {
 
 // TestListenIdleTimeout: an attempt that receives no byte for
 // ListenIdleTimeout fails, whether it waits for headers or for events;
-// bytes (keep-alive comments) re-arm the timer.
+// bytes (keep-alive comments) re-arm the timer. The idle timers run on a
+// manual clock that the server script advances, so the timeout elapses
+// exactly when the script says, however loaded the machine.
 func TestListenIdleTimeout(t *testing.T) {
 	const idle = 200 * time.Millisecond
-	type span struct{ from, to time.Time }
-	spans := make(chan span, 2)
+	clock := newIdleClock()
+	ended := make(chan string, 2)
 	silent := func(headers bool) handlerFunc {
 		return func(w http.ResponseWriter, r *http.Request, in rec) {
 			if headers {
 				sseStart(w)
 			}
-			hold(r)
-			spans <- span{in.At, time.Now()}
+			before := clock.Fired()
+			clock.Advance(idle - time.Millisecond)
+			if n := clock.Fired() - before; n != 0 {
+				t.Errorf("%d idle timers fired before the timeout", n)
+			}
+			clock.Advance(time.Millisecond)
+			hold(r) // the client ends the request when its idle timer fires
+			ended <- fmt.Sprintf("headers=%v fired=%d", headers, clock.Fired())
 		}
 	}
 	f := getScript(t,
 		func(w http.ResponseWriter, r *http.Request, in rec) {
 			sseStart(w)
-			for range 5 { // 500 ms of keep-alives, beyond the idle timeout
-				time.Sleep(idle / 2)
+			// 5 × 3/4 of the timeout in all: without re-arming, the timer
+			// armed when the GET was sent would fire on the second step.
+			for range 5 {
+				clock.DrainResets()
 				sseRaw(w, ": keep-alive\n\n")
+				select {
+				case <-clock.Reset():
+				case <-r.Context().Done():
+					return
+				}
+				clock.Advance(idle * 3 / 4)
 			}
 		},
 		silent(true),
 		silent(false),
 	)
-	c := listening(t, f, &Options{ListenIdleTimeout: idle})
+	c := newConn(t, f, &Options{ListenIdleTimeout: idle})
+	c.defaultRetry = 100 * time.Millisecond
+	c.idleAfter = clock.AfterFunc
+	c.Listen()
 	stopped := waitListener(t, c)
 	if !errors.Is(stopped, ErrListenFailures) || !errors.Is(stopped, ErrListenIdle) {
 		t.Errorf("stopped = %v, want ErrListenFailures wrapping ErrListenIdle", stopped)
@@ -192,10 +213,96 @@ func TestListenIdleTimeout(t *testing.T) {
 	if n := f.count(http.MethodGet); n != 3 {
 		t.Errorf("%d GETs, want 3 (the kept-alive stream is a success)", n)
 	}
-	for range 2 {
-		s := recv(t, spans, "an idle attempt to end")
-		if d := gap(s.from, s.to); d < idle-50*time.Millisecond || d > idle+800*time.Millisecond {
-			t.Errorf("an idle attempt lasted %v, want about %v", d, idle)
+	for _, want := range []string{"headers=true fired=1", "headers=false fired=2"} {
+		if got := recv(t, ended, "an idle attempt to end"); got != want {
+			t.Errorf("idle attempt: %s, want %s", got, want)
+		}
+	}
+}
+
+// idleClock is a manual clock for the idle timers of a Conn.
+type idleClock struct {
+	mu     sync.Mutex
+	now    time.Duration
+	timers []*manualIdleTimer
+	fired  int
+	resets chan struct{} // one token per Reset of an active timer
+}
+
+type manualIdleTimer struct {
+	c      *idleClock
+	at     time.Duration
+	f      func()
+	active bool
+}
+
+func newIdleClock() *idleClock { return &idleClock{resets: make(chan struct{}, 64)} }
+
+func (c *idleClock) AfterFunc(d time.Duration, f func()) idleTimer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tm := &manualIdleTimer{c: c, at: c.now + d, f: f, active: true}
+	c.timers = append(c.timers, tm)
+	return tm
+}
+
+func (tm *manualIdleTimer) Stop() bool {
+	tm.c.mu.Lock()
+	defer tm.c.mu.Unlock()
+	was := tm.active
+	tm.active = false
+	return was
+}
+
+func (tm *manualIdleTimer) Reset(d time.Duration) bool {
+	tm.c.mu.Lock()
+	was := tm.active
+	tm.at, tm.active = tm.c.now+d, true
+	tm.c.mu.Unlock()
+	select {
+	case tm.c.resets <- struct{}{}:
+	default:
+	}
+	return was
+}
+
+// Advance moves the clock and fires the timers now due, each in its own
+// goroutine as time.AfterFunc does.
+func (c *idleClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now += d
+	var due []func()
+	for _, tm := range c.timers {
+		if tm.active && tm.at <= c.now {
+			tm.active = false
+			c.fired++
+			due = append(due, tm.f)
+		}
+	}
+	c.mu.Unlock()
+	for _, f := range due {
+		go f()
+	}
+}
+
+// Fired reports how many timers have fired.
+func (c *idleClock) Fired() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fired
+}
+
+// Reset returns the channel that receives a token on each timer Reset
+// (the client read bytes).
+func (c *idleClock) Reset() <-chan struct{} { return c.resets }
+
+// DrainResets forgets the Resets seen so far.
+func (c *idleClock) DrainResets() {
+	for {
+		select {
+		case <-c.resets:
+		default:
+			return
 		}
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -205,7 +207,8 @@ func TestModernCancelClosesStream(t *testing.T) {
 		hold(r)
 		closed <- struct{}{}
 	})
-	c := newConn(t, f, nil)
+	resumes := &resumeLog{}
+	c := newConn(t, f, &Options{Logger: slog.New(resumes)})
 	ctx, cancel := context.WithCancel(testCtx(t))
 	if err := c.Write(ctx, []byte(request(mcp.IntID(7), mcp.MethodSubscriptionsListen, modernParams("2026-07-28", `"notifications":{"toolsListChanged":true}`)))); err != nil {
 		t.Fatal(err)
@@ -218,12 +221,10 @@ func TestModernCancelClosesStream(t *testing.T) {
 	if err := c.Write(testCtx(t), []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // a resume would come after MinRetry at the earliest; this is no synchronisation
+	// Write POSTs before it returns, so a POSTed notification would be
+	// counted already.
 	if n := len(f.of(http.MethodPost)); n != 1 {
 		t.Errorf("%d POSTs, want only the request (no notifications/cancelled)", n)
-	}
-	if n := f.count(http.MethodGet); n != 0 {
-		t.Errorf("%d GETs: a modern stream was resumed", n)
 	}
 
 	// notifications/cancelled for a request in flight closes its stream
@@ -239,6 +240,35 @@ func TestModernCancelClosesStream(t *testing.T) {
 	if n := len(f.of(http.MethodPost)); n != 2 {
 		t.Errorf("%d POSTs, want 2", n)
 	}
+	resumes.check(t, c, f)
+}
+
+// resumeLog counts the Conn's decisions to resume a stream: each is
+// logged before the retry delay and the GET. After Close, which waits for
+// every stream goroutine, a zero count shows that no stream was to be
+// resumed, however slow the machine, where a sleep could only hope so.
+type resumeLog struct{ n atomic.Int32 }
+
+func (r *resumeLog) Enabled(context.Context, slog.Level) bool { return true }
+func (r *resumeLog) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *resumeLog) WithGroup(string) slog.Handler            { return r }
+func (r *resumeLog) Handle(_ context.Context, rec slog.Record) error {
+	if strings.Contains(rec.Message, "resuming") {
+		r.n.Add(1)
+	}
+	return nil
+}
+
+// check closes c and fails t if any stream was resumed or was to be.
+func (r *resumeLog) check(t *testing.T, c *Conn, f *fake) {
+	t.Helper()
+	_ = c.Close()
+	if n := r.n.Load(); n != 0 {
+		t.Errorf("the Conn decided %d times to resume a modern stream", n)
+	}
+	if n := f.count(http.MethodGet); n != 0 {
+		t.Errorf("%d GETs: a modern stream was resumed", n)
+	}
 }
 
 // TestModernStreamEndsEarly: a modern stream that ends before its
@@ -249,16 +279,14 @@ func TestModernStreamEndsEarly(t *testing.T) {
 		sseStart(w)
 		sseEvent(w, "ev-1", 10*time.Millisecond, "")
 	})
-	c := newConn(t, f, nil)
+	resumes := &resumeLog{}
+	c := newConn(t, f, &Options{Logger: slog.New(resumes)})
 	mustWrite(t, c, request(mcp.IntID(3), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"t"`)))
 	m := readMsg(t, c)
 	if m.ID != mcp.IntID(3) || m.Error == nil || !contains(m.Error.Message, "not resumed") {
 		t.Fatalf("read %v, want the error response for request 3", m)
 	}
-	time.Sleep(50 * time.Millisecond) // no synchronisation: a resume would have started by now
-	if n := f.count(http.MethodGet); n != 0 {
-		t.Errorf("%d GETs: a modern stream was resumed", n)
-	}
+	resumes.check(t, c, f)
 }
 
 // modernFake answers like a modern server (discover, tools/list,
@@ -498,8 +526,10 @@ func TestClientListenOverHTTP(t *testing.T) {
 	}
 	cancel()
 	recv(t, closed, "the listen stream to close")
+	// The subscription ends after its call returns, and the call returns
+	// after writing its cancellation (jsonrpc.Conn.Call), which Write
+	// would have POSTed before returning: the count is final here.
 	recv(t, s.Done(), "the subscription to end")
-	time.Sleep(20 * time.Millisecond) // no synchronisation: a cancellation POST would have gone by now
 	if n := len(f.of(http.MethodPost)); n != 1 {
 		t.Errorf("%d POSTs, want the listen request only", n)
 	}

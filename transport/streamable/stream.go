@@ -196,7 +196,7 @@ type getConn struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	body   io.ReadCloser
-	timer  *time.Timer // the idle timer, if any
+	timer  idleTimer // the idle timer, if any
 }
 
 func (g *getConn) close() {
@@ -219,7 +219,7 @@ func (c *Conn) openGET(parent context.Context, lastID string, idle time.Duration
 	ctx, cancel := context.WithCancelCause(parent)
 	g := &getConn{ctx: ctx, cancel: cancel}
 	if idle > 0 {
-		g.timer = time.AfterFunc(idle, func() { cancel(ErrListenIdle) })
+		g.timer = c.newIdleTimer(idle, func() { cancel(ErrListenIdle) })
 	}
 	fail := func(err error) (*getConn, error) {
 		if g.timer != nil {
@@ -261,7 +261,7 @@ func (c *Conn) openGET(parent context.Context, lastID string, idle time.Duration
 // idleReader re-arms the idle timer each time bytes arrive.
 type idleReader struct {
 	io.ReadCloser
-	t *time.Timer
+	t idleTimer
 	d time.Duration
 }
 

@@ -159,6 +159,7 @@ type Options struct {
 type Conn struct {
 	endpoint  string
 	opts      Options
+	idleAfter func(time.Duration, func()) idleTimer // tests only: a manual idle clock
 	hc        *http.Client
 	ownClient bool
 	log       *slog.Logger

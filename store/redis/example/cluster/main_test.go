@@ -125,6 +125,7 @@ func freeAddr(t *testing.T) string {
 // call is killed (SIGKILL): the call fails with a clear error and the
 // session goes on on the others.
 func TestExample(t *testing.T) {
+	redistest.Need(t)
 	redisSrv, err := redistest.Start(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
