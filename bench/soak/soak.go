@@ -141,7 +141,7 @@ func (c *Config) Defaults() {
 		c.Fraction = 0.8
 	}
 	defInt(&c.PeakWorkers, 16)
-	defInt(&c.Workers, 128)
+	defInt(&c.Workers, 32)
 	defInt(&c.Steps, 10)
 	defInt(&c.SlowSteps, 20)
 	defInt(&c.SlowDelayMs, 5)

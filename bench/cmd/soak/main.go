@@ -38,7 +38,7 @@ func main() {
 	flag.Float64Var(&c.Fraction, "fraction", 0.8, "fraction of the measured peak (with -rate 0)")
 	flag.DurationVar(&c.PeakDuration, "peak-duration", 10*time.Second, "closed-loop peak measurement")
 	flag.IntVar(&c.PeakWorkers, "peak-workers", 16, "closed-loop workers (warm-up and peak)")
-	flag.IntVar(&c.Workers, "workers", 128, "open-loop workers: the most operations in flight")
+	flag.IntVar(&c.Workers, "workers", 32, "open-loop workers: the most operations in flight (more lowers the throughput of this 2-core machine)")
 	flag.DurationVar(&c.Warmup, "warmup", 2*time.Second, "closed-loop warm-up before the baseline")
 	flag.Int64Var(&c.MaxOps, "max-ops", 0, "if > 0, end each phase after this many operations")
 	mix := flag.String("mix", soak.DefaultMix.String(), "weights of the kinds of operation")
