@@ -47,10 +47,12 @@ const (
 	// the client cancels at the first notification (the client closes the
 	// POST's stream).
 	Cancel
-	// Disconnect is a slow progress call sent with net/http, whose
-	// connection is closed after the first progress event: every other
-	// time a 2026-07-28 call, else a call on a fresh legacy session
-	// (opened and afterwards deleted with raw requests).
+	// Disconnect is a call sent with net/http whose connection is closed
+	// mid-stream, one of three at random: a 2026-07-28 slow progress call
+	// after its first notification; the same on a fresh legacy session;
+	// a confirm call on a fresh legacy session once the shim's
+	// elicitation/create arrived (never answered). The legacy sessions
+	// are opened and deleted with raw requests.
 	Disconnect
 	numKinds
 )
@@ -108,10 +110,13 @@ func (o *op) run(ctx context.Context, k Kind) (int, error) {
 	case Cancel:
 		return o.cancel(ctx, o.modern)
 	case Disconnect:
-		if o.rng.IntN(2) == 0 {
+		switch o.rng.IntN(3) {
+		case 0:
 			return o.disconnectModern(ctx)
+		case 1:
+			return o.disconnectLegacy(ctx, false)
 		}
-		return o.disconnectLegacy(ctx)
+		return o.disconnectLegacy(ctx, true)
 	}
 	return 0, fmt.Errorf("unknown kind %d", k)
 }
@@ -330,10 +335,10 @@ func drain(resp *http.Response) {
 	_ = resp.Body.Close()
 }
 
-// streamAndDrop posts a slow progress call, checks that the answer is an
-// event stream, reads it up to its first progress notification and
+// streamAndDrop posts a call, checks that the answer is an event stream,
+// reads it up to its first event with data, checks that with first and
 // closes the connection.
-func (o *op) streamAndDrop(ctx context.Context, body []byte, hdr map[string]string) error {
+func (o *op) streamAndDrop(ctx context.Context, body []byte, hdr map[string]string, first func(data []byte) bool) error {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	resp, err := o.post(sctx, body, hdr)
@@ -347,18 +352,22 @@ func (o *op) streamAndDrop(ctx context.Context, body []byte, hdr map[string]stri
 	}
 	sc := bufio.NewScanner(io.LimitReader(resp.Body, 1<<20))
 	for sc.Scan() {
-		line := sc.Bytes()
-		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
 		if !ok || len(bytes.TrimSpace(data)) == 0 {
 			continue // other fields, and the priming event's empty data
 		}
-		if bytes.Contains(line, []byte(`"notifications/progress"`)) && bytes.Contains(line, []byte(`"progress":1`)) {
-			cancel() // closes the connection mid-stream
-			return nil
+		if !first(data) {
+			return fmt.Errorf("unexpected first event: %.300s", data)
 		}
-		return fmt.Errorf("first event is not the first progress notification: %.300s", line)
+		cancel() // closes the connection mid-stream
+		return nil
 	}
-	return fmt.Errorf("stream ended before the first progress notification (%v)", sc.Err())
+	return fmt.Errorf("stream ended before its first event (%v)", sc.Err())
+}
+
+// firstProgress wants the first progress notification.
+func firstProgress(data []byte) bool {
+	return bytes.Contains(data, []byte(`"notifications/progress"`)) && bytes.Contains(data, []byte(`"progress":1`))
 }
 
 func (o *op) disconnectModern(ctx context.Context) (int, error) {
@@ -373,20 +382,29 @@ func (o *op) disconnectModern(ctx context.Context) (int, error) {
 		"name": "progress", "arguments": args(text, o.cfg.SlowSteps, o.cfg.SlowDelayMs),
 	}})
 	hdr := map[string]string{"MCP-Protocol-Version": mcp.Version20260728, "Mcp-Method": "tools/call", "Mcp-Name": "progress"}
-	if err := o.streamAndDrop(ctx, body, hdr); err != nil {
+	if err := o.streamAndDrop(ctx, body, hdr, firstProgress); err != nil {
 		return 0, fmt.Errorf("disconnect (modern): %w", err)
 	}
 	return 1, nil
 }
 
-func (o *op) disconnectLegacy(ctx context.Context) (int, error) {
-	fail := func(format string, a ...any) (int, error) {
-		return 0, fmt.Errorf("disconnect (legacy): "+format, a...)
+// disconnectLegacy opens a legacy session by hand and closes the
+// connection of a call mid-stream: a slow progress call after its first
+// notification or, with elicit, a confirm call once the legacy shim's
+// elicitation/create has arrived on the stream (it is never answered).
+// Then it deletes the session, which must end the abandoned call.
+func (o *op) disconnectLegacy(ctx context.Context, elicit bool) (int, error) {
+	what := "legacy progress"
+	if elicit {
+		what = "legacy elicitation"
 	}
-	init := []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + mcp.LatestLegacy + `","capabilities":{},"clientInfo":{"name":"soak","version":"1.0.0"}}}`)
+	fail := func(format string, a ...any) (int, error) {
+		return 0, fmt.Errorf("disconnect (%s): %s", what, fmt.Sprintf(format, a...))
+	}
+	init := []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + mcp.LatestLegacy + `","capabilities":{"elicitation":{}},"clientInfo":{"name":"soak","version":"1.0.0"}}}`)
 	resp, err := o.post(ctx, init, nil)
 	if err != nil {
-		return fail("initialize: %w", err)
+		return fail("initialize: %v", err)
 	}
 	sid := resp.Header.Get("Mcp-Session-Id")
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
@@ -397,17 +415,26 @@ func (o *op) disconnectLegacy(ctx context.Context) (int, error) {
 	hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": mcp.LatestLegacy}
 	resp, err = o.post(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), hdr)
 	if err != nil {
-		return fail("initialized: %w", err)
+		return fail("initialized: %v", err)
 	}
 	drain(resp)
 	if resp.StatusCode != http.StatusAccepted {
 		return fail("initialized: status %d", resp.StatusCode)
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
+	text := o.text()
+	params := map[string]any{
 		"_meta": map[string]any{mcp.MetaKeyProgressToken: "p1"},
-		"name":  "progress", "arguments": args(o.text(), o.cfg.SlowSteps, o.cfg.SlowDelayMs),
-	}})
-	derr := o.streamAndDrop(ctx, body, hdr)
+		"name":  "progress", "arguments": args(text, o.cfg.SlowSteps, o.cfg.SlowDelayMs),
+	}
+	first := firstProgress
+	if elicit {
+		params = map[string]any{"name": "confirm", "arguments": args(text, 0, 0)}
+		first = func(data []byte) bool {
+			return bytes.Contains(data, []byte(`"method":"elicitation/create"`)) && bytes.Contains(data, []byte(`"Echo `+text+`?"`))
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+	derr := o.streamAndDrop(ctx, body, hdr, first)
 	// DELETE ends the session, whatever happened to the stream.
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, o.cfg.URL, nil)
 	if err != nil {
@@ -418,10 +445,10 @@ func (o *op) disconnectLegacy(ctx context.Context) (int, error) {
 	}
 	resp, err = o.hc.Do(req)
 	if derr != nil {
-		return fail("%w", derr)
+		return fail("%v", derr)
 	}
 	if err != nil {
-		return fail("DELETE: %w", err)
+		return fail("DELETE: %v", err)
 	}
 	drain(resp)
 	if resp.StatusCode/100 != 2 {

@@ -239,7 +239,7 @@ func (r *Report) Print(w io.Writer) {
 			ks := &p.kinds[k]
 			all.ok, all.expected, all.unexpected = all.ok+ks.ok, all.expected+ks.expected, all.unexpected+ks.unexpected
 			all.hist.merge(&ks.hist)
-			if p.Name == "soak" {
+			if p.Name == "soak" && c.Mix[k] > 0 {
 				n := ks.ok + ks.unexpected
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%s\t%s\t%s\t%d\t%d\t\n", p.Name, Kind(k), n, ks.ok, float64(n)/p.Elapsed.Seconds(),
 					ms(ks.hist.quantile(0.5)), ms(ks.hist.quantile(0.99)), ms(ks.hist.max), ks.expected, ks.unexpected)
