@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -31,8 +32,10 @@ const (
 	// be established), LegacyEchoes echo calls, one confirm call whose
 	// elicitation the legacy shim sends on the POST's stream and the
 	// client answers, one progress call (an event stream), sometimes a
-	// call cancelled mid-stream (notifications/cancelled) followed by
-	// one more echo, then DELETE (Client.Close).
+	// call cancelled mid-stream (notifications/cancelled: a slow call at
+	// its first notification, or a confirm call while the shim waits for
+	// the elicitation's answer) followed by one more echo, then DELETE
+	// (Client.Close).
 	Legacy Kind = iota
 	// Modern is one 2026-07-28 tools/call of echo.
 	Modern
@@ -245,33 +248,55 @@ func (o *op) mrtr(ctx context.Context) error {
 	return nil
 }
 
+// asker answers the legacy shim's elicitations of one session.
+type asker struct {
+	asked  atomic.Int32
+	mu     sync.Mutex
+	want   string             // the text of the confirm call being made
+	cancel context.CancelFunc // if set: cancel that call instead of answering
+}
+
+func (a *asker) set(want string, cancel context.CancelFunc) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.want, a.cancel = want, cancel
+}
+
+func (a *asker) answer(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	a.asked.Add(1)
+	a.mu.Lock()
+	want, cancel := a.want, a.cancel
+	a.mu.Unlock()
+	if p.Message != "Echo "+want+"?" {
+		return nil, fmt.Errorf("elicitation %q for the confirm of %q", p.Message, want)
+	}
+	if cancel != nil {
+		cancel() // the client cancels the tools/call (notifications/cancelled)
+		return nil, errors.New("soak: the call is cancelled instead")
+	}
+	return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"ok": true}}, nil
+}
+
 // legacy runs one whole legacy session through the mcpkit client.
 func (o *op) legacy(ctx context.Context) (int, error) {
-	var asked atomic.Int32
-	var want atomic.Value // the text of the confirm call
+	a := new(asker)
 	t := streamable.New(o.cfg.URL, &streamable.Options{HTTPClient: o.hc})
 	c, err := client.Connect(ctx, t, &client.Options{
 		Info:            mcp.Implementation{Name: "soak", Version: "1.0.0"},
 		ProtocolVersion: mcp.LatestLegacy,
-		Elicitation: func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			asked.Add(1)
-			if w, _ := want.Load().(string); p.Message != "Echo "+w+"?" {
-				return nil, fmt.Errorf("elicitation %q for the confirm of %q", p.Message, w)
-			}
-			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"ok": true}}, nil
-		},
+		Elicitation:     a.answer,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("legacy: connect: %w", err)
 	}
-	expected, err := o.session(ctx, c, t, &asked, &want)
+	expected, err := o.session(ctx, c, t, a)
 	if cerr := c.Close(); cerr != nil && err == nil { // DELETE
 		err = fmt.Errorf("legacy: close (DELETE): %w", cerr)
 	}
 	return expected, err
 }
 
-func (o *op) session(ctx context.Context, c *client.Client, t *streamable.Conn, asked *atomic.Int32, want *atomic.Value) (int, error) {
+func (o *op) session(ctx context.Context, c *client.Client, t *streamable.Conn, a *asker) (int, error) {
 	if t.SessionID() == "" || c.ProtocolVersion() != mcp.LatestLegacy {
 		return 0, fmt.Errorf("legacy: no session (id %q, version %q)", t.SessionID(), c.ProtocolVersion())
 	}
@@ -287,7 +312,7 @@ func (o *op) session(ctx context.Context, c *client.Client, t *streamable.Conn, 
 		}
 	}
 	text := o.text()
-	want.Store(text)
+	a.set(text, nil)
 	res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "confirm", Arguments: args(text, 0, 0)})
 	if err != nil {
 		return 0, fmt.Errorf("legacy: confirm: %w", err)
@@ -295,25 +320,42 @@ func (o *op) session(ctx context.Context, c *client.Client, t *streamable.Conn, 
 	if err := checkEcho(res, text); err != nil {
 		return 0, fmt.Errorf("legacy: confirm: %w", err)
 	}
-	if n := asked.Load(); n != 1 {
+	if n := a.asked.Load(); n != 1 {
 		return 0, fmt.Errorf("legacy: confirm: %d elicitations answered, want 1", n)
 	}
 	if err := o.progress(ctx, c, o.cfg.Steps); err != nil {
 		return 0, fmt.Errorf("legacy: %w", err)
 	}
-	expected := 0
-	if o.rng.Float64() < o.cfg.LegacyCancel {
+	if o.rng.Float64() >= o.cfg.LegacyCancel {
+		return 0, nil
+	}
+	if o.rng.IntN(2) == 0 {
+		// A slow call, cancelled at its first notification.
 		n, err := o.cancel(ctx, c)
 		if err != nil {
 			return 0, fmt.Errorf("legacy: %w", err)
 		}
-		expected += n
-		// The session goes on after a cancelled call.
-		if err := o.echo(ctx, c); err != nil {
-			return expected, fmt.Errorf("legacy: after the cancellation: %w", err)
+		if n == 0 { // it completed first: nothing was interrupted
+			return 0, nil
+		}
+	} else {
+		// A confirm call, cancelled while the shim waits for the answer
+		// to its elicitation.
+		text := o.text()
+		cctx, cancel := context.WithCancel(ctx)
+		a.set(text, cancel)
+		_, err := c.CallTool(cctx, &mcp.CallToolParams{Name: "confirm", Arguments: args(text, 0, 0)})
+		cancel()
+		a.set("", nil)
+		if !errors.Is(err, context.Canceled) || ctx.Err() != nil || a.asked.Load() != 2 {
+			return 0, fmt.Errorf("legacy: confirm cancelled at its elicitation (%d asked): %w", a.asked.Load(), err)
 		}
 	}
-	return expected, nil
+	// The session goes on after a cancelled call.
+	if err := o.echo(ctx, c); err != nil {
+		return 1, fmt.Errorf("legacy: after the cancellation: %w", err)
+	}
+	return 1, nil
 }
 
 // post sends one JSON-RPC message with net/http.
