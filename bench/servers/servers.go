@@ -3,7 +3,7 @@
 // over Streamable HTTP, on mcpkit, the official go-sdk, mark3labs/mcp-go,
 // and a raw net/http handler with no SDK (the ceiling).
 //
-// Every server exposes two endpoints:
+// Every server exposes these endpoints:
 //
 //   - /mcp: the session-less configuration, serving 2026-07-28 ("modern")
 //     requests and session-less 2025-11-25 ("legacy") requests (W1, W2);
@@ -11,7 +11,8 @@
 //     sends initialize and then calls on its Mcp-Session-Id (W3, W4, W9);
 //   - /mcp-nested: session-less, the validated nested input of W5
 //     (nested.go);
-//   - /mcp-tools, /mcp-sse and /mcp-mrtr: W7, W6p and W8.
+//   - /mcp-tools, /mcp-sse and /mcp-mrtr: W7, W6p and W8;
+//   - /mcp-soak (mcpkit only): the soak command's server (soak.go).
 //
 // All answer with JSON bodies (no SSE) and log nothing.
 package servers
@@ -93,6 +94,8 @@ func New(name string) (http.Handler, func(), error) {
 		mux.Handle(PathMRTR, mh)
 		nh := MCPKitNested()
 		mux.Handle(PathNested, nh)
+		kh := MCPKitSoak()
+		mux.Handle(PathSoak, kh)
 		closeFn = func() {
 			sl.Close()
 			ss.Close()
@@ -100,6 +103,7 @@ func New(name string) (http.Handler, func(), error) {
 			sh.Close()
 			mh.Close()
 			nh.Close()
+			kh.Close()
 		}
 	case "gosdk":
 		sl, ss := GoSDK()

@@ -1,13 +1,13 @@
 // Command benchserver serves the benchmark's servers (package servers) on
 // one SDK over Streamable HTTP: /mcp (session-less, both eras),
 // /mcp-session (sessionful legacy) and the other workloads' endpoints.
-// With -mem-endpoint it also serves GET /debug/bench-mem for W9. It writes the address it listens on to -addr-file
+// With -mem-endpoint it also serves GET /debug/bench-mem for W9 and the
+// soak. It writes the address it listens on to -addr-file
 // and runs until SIGINT/SIGTERM or -max-run.
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,8 +16,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -38,7 +36,7 @@ func main() {
 	}
 	if *memEndpoint {
 		mux := http.NewServeMux()
-		mux.HandleFunc("GET "+MemPath, serveMem)
+		mux.HandleFunc("GET "+MemPath, servers.ServeMem)
 		mux.Handle("/", h)
 		h = mux
 	}
@@ -75,28 +73,9 @@ func main() {
 	closeFn()
 }
 
-// MemPath is the W9 memory endpoint (with -mem-endpoint only, so that
-// no other workload routes through the extra mux).
-const MemPath = "/debug/bench-mem"
-
-// serveMem collects garbage, returns free memory to the OS and answers
-// the live heap, the stacks in use and the goroutine count, so that the
-// load generator can read VmRSS right after (W9).
-func serveMem(w http.ResponseWriter, r *http.Request) {
-	runtime.GC()
-	runtime.GC()
-	debug.FreeOSMemory()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"heap_alloc":  ms.HeapAlloc,
-		"heap_inuse":  ms.HeapInuse,
-		"stack_inuse": ms.StackInuse,
-		"sys":         ms.Sys,
-		"goroutines":  runtime.NumGoroutine(),
-	})
-}
+// MemPath is the memory endpoint of W9 and the soak (with -mem-endpoint
+// only, so that no other workload routes through the extra mux).
+const MemPath = servers.MemPath
 
 type discard struct{}
 
