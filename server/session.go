@@ -53,6 +53,7 @@ type Session struct {
 	info       mcp.Implementation
 	level      mcp.LoggingLevel
 	subscribed map[string]struct{}
+	rev        uint64 // the SessionState revision this copy holds
 }
 
 func newSession(s *Server) *Session {

@@ -28,6 +28,11 @@ type SessionState struct {
 	// Principal is the authenticated principal that opened the session
 	// (see WithPrincipal); "" without authentication.
 	Principal string `json:"principal,omitzero"`
+	// Revision grows with every change of the state. An instance applies
+	// a state only when it is not older than the one it holds, so that a
+	// state read from the store before a change cannot undo the change
+	// broadcast after it.
+	Revision uint64 `json:"revision,omitzero"`
 }
 
 // SessionStore keeps the state of legacy HTTP sessions outside one
@@ -51,11 +56,14 @@ type SessionStore interface {
 // hold (never created, deleted, or expired).
 var ErrUnknownSession = errors.New("mcp: unknown session")
 
-// snapshot returns the session's current state.
+// snapshot returns the session's current state as a new revision: it is
+// called once per change.
 func (ss *Session) snapshot() *SessionState {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	ss.rev++
 	st := &SessionState{
+		Revision:           ss.rev,
 		ProtocolVersion:    ss.version,
 		ClientCapabilities: ss.caps,
 		ClientInfo:         ss.info,
@@ -68,10 +76,14 @@ func (ss *Session) snapshot() *SessionState {
 }
 
 // restore sets an initialized session from stored state, replacing what
-// it had.
+// it had, unless st is older than what the session holds.
 func (ss *Session) restore(st *SessionState) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	if st.Revision < ss.rev {
+		return
+	}
+	ss.rev = st.Revision
 	ss.version, ss.caps, ss.info, ss.level = st.ProtocolVersion, st.ClientCapabilities, st.ClientInfo, st.LogLevel
 	ss.principal = st.Principal
 	ss.state = stateInitialized
@@ -191,7 +203,16 @@ func (h *HTTPHandler) sharedSession(ctx context.Context, id string, hs *httpSess
 		hs.ss.restore(st)
 		return hs, 0
 	}
-	return h.loadSession(id, st), 0
+	hs = h.loadSession(id, st)
+	if hs != nil {
+		// A change broadcast while this copy was being made found no copy
+		// here to apply to; the store has it now (Put precedes the
+		// broadcast), and restore skips it if it is not newer.
+		if again, err := h.opts.SessionStore.Get(ctx, id); err == nil {
+			hs.ss.restore(again)
+		}
+	}
+	return hs, 0
 }
 
 // loadSession serves here a session another instance created, from its
