@@ -140,16 +140,21 @@ func TestClusterRelayEnds(t *testing.T) {
 
 // resume sends GET with Last-Event-ID, again while the answer is 409:
 // the server may not have seen the end of the previous connection yet
-// (a client does the same).
+// (a client does the same). It waits for that as long as the env's hang
+// guard allows, not for a fixed number of tries: under load the server
+// may take a while to notice.
 func resume(e *httpEnv, sid, last string, opts ...reqOpt) *http.Response {
 	e.t.Helper()
-	for i := 0; ; i++ {
+	for {
 		resp := e.do(http.MethodGet, sid, "", append(opts, withHeader("Last-Event-ID", last))...)
-		if resp.StatusCode != http.StatusConflict || i == 100 {
+		if resp.StatusCode != http.StatusConflict || e.ctx.Err() != nil {
 			return resp
 		}
 		resp.Body.Close()
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-e.ctx.Done():
+		}
 	}
 }
 

@@ -287,6 +287,11 @@ func TestHTTPIdleSessionHeap(t *testing.T) {
 // holds, the total, and how many goroutines they hold together.
 func measureIdleSessionHeap(tb testing.TB, n int) (float64, int64, int) {
 	e := newHTTPEnv(tb, echoServer(), &HTTPOptions{SessionTTL: -1})
+	// 2n+2 requests: under -race on a loaded machine they can take longer
+	// than the env's hang guard, which bounds a single wait's worth.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*httpHangGuard)
+	defer cancel()
+	e.ctx = ctx
 	e.openSession(true) // warm up: connection, pools, first-use allocations
 	// A request that starts no handler, so that the warm-up's has ended
 	// (at worst the baseline counts it, which weakens the check only).

@@ -43,7 +43,10 @@ func TestModernHTTPSilentHandlerTurnsIntoStream(t *testing.T) {
 	if text, _ := resultText(t, res); text != "released" {
 		t.Errorf("answered %q", text)
 	}
-	res = m.call(m.id(), mcp.MethodToolsCall, "quick", map[string]any{"name": "quick", "arguments": map[string]any{}})
+	// A quick handler is answered as JSON — on a handler whose SSEAfter
+	// no scheduler delay can reach (20 ms could pass under load).
+	q := newModernEnv(t, s, nil)
+	res = q.call(q.id(), mcp.MethodToolsCall, "quick", map[string]any{"name": "quick", "arguments": map[string]any{}})
 	if text, _ := resultText(t, res); text != "quick" {
 		t.Errorf("answered %q", text)
 	}
@@ -89,6 +92,13 @@ func TestStatelessLegacySilentHandlerTurnsIntoStream(t *testing.T) {
 	if !strings.Contains(string(b), "data: ") || !strings.Contains(string(b), `"released"`) {
 		t.Errorf("stream %q", b)
 	}
+	// A quick answer is JSON — on a handler whose SSEAfter no scheduler
+	// delay can reach (20 ms could pass under load).
+	hq := NewHTTPHandler(s, &HTTPOptions{Stateless: true})
+	defer hq.Close()
+	tq := httptest.NewServer(hq)
+	defer tq.Close()
+	ts = tq
 	resp = post("nope")
 	b, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
