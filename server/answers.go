@@ -168,17 +168,23 @@ func answersError(key string, bad *badAnswer) *jsonrpc.Error {
 	return jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: "+bad.at("inputResponses["+strconv.Quote(key)+"]"))
 }
 
-// checkResponses is the check of tasks/update (task.go): the shape of
-// each answer to an open request, no forms, and answers to other keys
-// dropped unchecked, as before checkAnswers.
-func checkResponses(got mcp.InputResponses, asked map[string]string) (mcp.InputResponses, error) {
+// checkResponses is the check of tasks/update (task.go): each answer to
+// an open request against its method and, for a form elicitation, the
+// requestedSchema the task asked with (open holds the task's open
+// requests); answers to other keys are dropped unchecked, as the tasks
+// extension's update has them ignored.
+func checkResponses(got mcp.InputResponses, asked map[string]string, open mcp.InputRequests) (mcp.InputResponses, error) {
 	var out mcp.InputResponses
 	for key, raw := range got {
 		method, ok := asked[key]
 		if !ok {
 			continue
 		}
-		if bad := checkAnswer(method, nil, raw); bad != nil {
+		var form jsontext.Value
+		if r, ok := open[key]; ok && method == mcp.MethodElicitationCreate {
+			form = formOfParams(r.Params)
+		}
+		if bad := checkAnswer(method, form, raw); bad != nil {
 			return nil, answersError(key, bad)
 		}
 		if out == nil {

@@ -604,7 +604,7 @@ func (s *Server) updateTask(rec *TaskRecord, responses mcp.InputResponses) (any,
 	if run.asked == nil || run.resume == nil {
 		return &mcp.EmptyResult{}, nil
 	}
-	got, err := checkResponses(responses, run.asked)
+	got, err := checkResponses(responses, run.asked, rec.InputRequests)
 	if err != nil {
 		return nil, err
 	}
