@@ -104,9 +104,9 @@ func instance(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	log.Info("serving", "addr", ln.Addr().String(), "broker", broker.ID())
-	return serve(ctx, hs, ln)
+	return serve(ctx, hs, ln, h.Shutdown)
 }
 
 // newServer is what every instance serves. Tools:
@@ -195,10 +195,14 @@ func proxy(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintln(os.Stderr, "proxy: serving on", ln.Addr().String(), "for", *backends)
-	return serve(ctx, &http.Server{Handler: rr, ReadHeaderTimeout: 10 * time.Second}, ln)
+	return serve(ctx, &http.Server{Handler: rr, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}, ln, nil)
 }
 
-func serve(ctx context.Context, hs *http.Server, ln net.Listener) error {
+// serve serves hs on ln until ctx ends, then shuts down within 5 s:
+// first end (if set) — the MCP handler's Shutdown, which answers the
+// requests in flight and ends the long-lived streams that would otherwise
+// hold http.Server.Shutdown to its deadline —, then the connections.
+func serve(ctx context.Context, hs *http.Server, ln net.Listener, end func(context.Context) error) error {
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }() // owned here: ends at Shutdown/Close
 	select {
@@ -208,6 +212,9 @@ func serve(ctx context.Context, hs *http.Server, ln net.Listener) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if end != nil {
+		_ = end(sctx)
+	}
 	if err := hs.Shutdown(sctx); err != nil {
 		_ = hs.Close()
 	}
