@@ -72,6 +72,12 @@ func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth bool
 		// --auth, the resource clients must use).
 		origin = fmt.Sprintf("http://127.0.0.1:%d", ta.Port)
 	}
+	if withAuth {
+		if err := demoAuthAddr(ln.Addr()); err != nil {
+			ln.Close()
+			return usageErr("%v", err)
+		}
+	}
 	h := server.NewHTTPHandler(s, opts)
 	mux := http.NewServeMux()
 	if withAuth {

@@ -77,3 +77,16 @@ func accessLines(addr net.Addr, hosts, origins []string) []string {
 	}
 	return lines
 }
+
+// demoAuthAddr refuses a --auth server on an address beyond loopback: its
+// demo authorization server and protected resource are plain http, which
+// OAuth clients (mcpkit's among them) accept on loopback hosts only
+// (OAuth 2.1 §1.5; MCP authorization, communication security). An
+// unspecified address (every interface) is served under its loopback name.
+func demoAuthAddr(addr net.Addr) error {
+	ta, ok := addr.(*net.TCPAddr)
+	if !ok || ta.IP.IsLoopback() || ta.IP.IsUnspecified() {
+		return nil
+	}
+	return fmt.Errorf("--auth serves its demo authorization server over plain http, which OAuth clients accept on loopback only: listen on 127.0.0.1 or localhost, not %s", ta.IP)
+}

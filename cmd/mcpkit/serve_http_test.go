@@ -64,3 +64,15 @@ func TestServeAllowFlags(t *testing.T) {
 		t.Errorf("--allow-host with --stdio: %v, want a usage error", err)
 	}
 }
+
+func TestDemoAuthAddr(t *testing.T) {
+	for _, c := range []struct {
+		ip string
+		ok bool
+	}{{"127.0.0.1", true}, {"::1", true}, {"0.0.0.0", true}, {"::", true}, {"192.0.2.7", false}, {"2001:db8::1", false}} {
+		err := demoAuthAddr(&net.TCPAddr{IP: net.ParseIP(c.ip), Port: 8080})
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v, want ok=%v", c.ip, err, c.ok)
+		}
+	}
+}
