@@ -321,18 +321,24 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 			return
 		}
 		if uint64(replayAfter) < delivered {
-			err := st.h.store.Replay(r.Context(), st.hs.ss.id, st.id, uint64(replayAfter), func(seq uint64, data []byte) error {
+			ctx, cancel := context.WithTimeout(r.Context(), st.h.opts.StoreTimeout)
+			err := st.h.store.Replay(ctx, st.hs.ss.id, st.id, uint64(replayAfter), func(seq uint64, data []byte) error {
 				if seq <= delivered {
 					missed = append(missed, event{seq: seq, data: data})
 				}
 				return nil
 			})
-			if errors.Is(err, ErrEventsPurged) {
+			cancel()
+			// A live stream the store has forgotten (ErrUnknownStream: its
+			// session's events expired) has lost its events as surely as a
+			// purged one.
+			if errors.Is(err, ErrEventsPurged) || errors.Is(err, ErrUnknownStream) {
 				writeError(w, http.StatusConflict, mcp.ID{}, mcp.CodeInvalidRequest, "Conflict: the events after Last-Event-ID are no longer stored")
 				return
 			}
 			if err != nil {
-				writeError(w, http.StatusInternalServerError, mcp.ID{}, mcp.CodeInternalError, "Internal error: replay failed")
+				st.h.log.Warn("mcp: event store replay failed", "session", st.hs.ss.id, "err", err)
+				writeError(w, http.StatusServiceUnavailable, mcp.ID{}, mcp.CodeInternalError, "Service Unavailable: replay failed")
 				return
 			}
 		}
