@@ -50,7 +50,7 @@ func TestJSONAnswersAndHeaders(t *testing.T) {
 	if m := readMsg(t, c); m.ID != mcp.StringID("two") || string(m.Result) != `{"tools":[]}` {
 		t.Fatalf("tools/list answer = %v %s", m, m.Result)
 	}
-	if err := closeWithin(t, c, 5*time.Second); err != nil {
+	if err := closeConn(t, c); err != nil {
 		t.Fatalf("Close = %v", err)
 	}
 
@@ -206,7 +206,7 @@ func TestDeleteOnClose(t *testing.T) {
 			c := newConn(t, f, nil)
 			mustWrite(t, c, request(mcp.IntID(1), "initialize", `{}`))
 			readMsg(t, c)
-			err := closeWithin(t, c, DeleteTimeout+2*time.Second)
+			err := closeConn(t, c)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("Close = %v, want error %v", err, tc.wantErr)
 			}
@@ -313,7 +313,7 @@ func TestWriteContext(t *testing.T) {
 	// Close unblocks a pending Write too.
 	go func() { errc <- c.Write(context.Background(), []byte(request(mcp.IntID(2), "slow", ""))) }()
 	f.next(t, http.MethodPost)
-	_ = closeWithin(t, c, 5*time.Second)
+	_ = closeConn(t, c)
 	if err := recv(t, errc, "Write to return"); !isClosed(err) {
 		t.Errorf("Write during Close = %v, want ErrClosed", err)
 	}
@@ -352,7 +352,7 @@ func TestReadQueueBound(t *testing.T) {
 	if len(c.queue) != 0 || cap(c.queue) != ReadQueueSize {
 		t.Errorf("queue len %d cap %d, want 0 and ReadQueueSize", len(c.queue), cap(c.queue))
 	}
-	_ = closeWithin(t, c, 5*time.Second)
+	_ = closeConn(t, c)
 	recv(t, wrote, "the handler to end")
 }
 
@@ -501,7 +501,7 @@ func TestNoGoroutineAfterClose(t *testing.T) {
 		_, err := c.Read(context.Background())
 		readErr <- err
 	}()
-	if err := closeWithin(t, c, 5*time.Second); err != nil {
+	if err := closeConn(t, c); err != nil {
 		t.Fatal(err)
 	}
 	if err := recv(t, readErr, "Read to return"); !isClosed(err) {
