@@ -154,24 +154,35 @@ func TestSSEAnswers(t *testing.T) {
 }
 
 // TestResponseGrace: a server that keeps a POST stream open after the
-// response has it closed by the client ResponseGrace later.
+// response has it closed by the client ResponseGrace later. The grace
+// timer is on a manual clock, so it elapses exactly when the test says.
 func TestResponseGrace(t *testing.T) {
-	type span struct{ sent, gone time.Time }
-	spans := make(chan span, 1)
+	clock := newIdleClock()
+	gone := make(chan struct{})
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, in rec) {
 		sseStart(w)
 		sseEvent(w, "", 0, result(in.Msg.ID, `{}`))
-		sent := time.Now()
 		hold(r)
-		spans <- span{sent, time.Now()}
+		close(gone)
 	})
 	c := newConn(t, f, nil)
+	c.graceAfter = clock.AfterFunc
 	mustWrite(t, c, request(mcp.IntID(1), "tools/list", ""))
-	readMsg(t, c)
-	s := recv(t, spans, "the client to close the stream")
-	if g := gap(s.sent, s.gone); g < ResponseGrace-50*time.Millisecond || g > ResponseGrace+time.Second {
-		t.Errorf("the stream was closed %v after its response, want about ResponseGrace (%v)", g, ResponseGrace)
+	readMsg(t, c) // the grace timer starts before the response is delivered
+	clock.Advance(ResponseGrace - time.Millisecond)
+	if n := clock.Fired(); n != 0 {
+		t.Errorf("%d grace timers fired before ResponseGrace", n)
 	}
+	select {
+	case <-gone:
+		t.Error("the stream was closed before ResponseGrace")
+	default:
+	}
+	clock.Advance(time.Millisecond)
+	if n := clock.Fired(); n != 1 {
+		t.Errorf("%d grace timers fired at ResponseGrace, want 1", n)
+	}
+	recv(t, gone, "the client to close the stream")
 }
 
 // TestDeleteOnClose: Close sends DELETE with the session id; 404 and 405

@@ -276,8 +276,6 @@ func hijackCut(t testing.TB, w http.ResponseWriter, events string) {
 	_ = buf
 }
 
-func gap(a, b time.Time) time.Duration { return b.Sub(a) }
-
 func isClosed(err error) bool { return errors.Is(err, transport.ErrClosed) }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }

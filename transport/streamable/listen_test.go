@@ -230,7 +230,8 @@ func TestListenIdleTimeout(t *testing.T) {
 	}
 }
 
-// idleClock is a manual clock for the idle timers of a Conn.
+// idleClock is a manual clock for the idle timers of a Conn (c.idleAfter),
+// and for its ResponseGrace timer (c.graceAfter).
 type idleClock struct {
 	mu     sync.Mutex
 	now    time.Duration
