@@ -2,9 +2,11 @@ package streamable
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -14,16 +16,19 @@ import (
 // unreachable from the one that got the POST) is sent again, up to
 // answerRetries more times; when it cannot be delivered, the request on
 // whose stream the server asked fails with the reason instead of waiting
-// for ever.
+// for ever. The pauses before each new attempt double from 100 ms; they
+// are on a manual clock that records them and ends them at once.
 func TestAnswerDelivery(t *testing.T) {
+	ms := time.Millisecond
 	for _, tc := range []struct {
 		name     string
 		refusals int32 // 503s before the answer is accepted
 		attempts int32
+		pauses   []time.Duration
 		fails    bool
 	}{
-		{"accepted after two refusals", 2, 3, false},
-		{"never accepted", 100, 1 + answerRetries, true},
+		{"accepted after two refusals", 2, 3, []time.Duration{100 * ms, 200 * ms}, false},
+		{"never accepted", 100, 1 + answerRetries, []time.Duration{100 * ms, 200 * ms, 400 * ms}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var answers atomic.Int32
@@ -43,7 +48,9 @@ func TestAnswerDelivery(t *testing.T) {
 					w.WriteHeader(http.StatusAccepted)
 				}
 			})
+			clock := newWaitClock(true)
 			c := newConn(t, f, nil)
+			c.waitAfter = clock.After
 			ctx := testCtx(t)
 			if err := c.Write(ctx, []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`)); err != nil {
 				t.Fatal(err)
@@ -54,6 +61,9 @@ func TestAnswerDelivery(t *testing.T) {
 			err := c.Write(ctx, []byte(`{"jsonrpc":"2.0","id":"srv-1","result":{"roots":[]}}`))
 			if got := answers.Load(); got != tc.attempts {
 				t.Errorf("%d POSTs of the answer, want %d", got, tc.attempts)
+			}
+			if got := clock.Delays(); !slices.Equal(got, tc.pauses) {
+				t.Errorf("paused %v before the attempts, want %v", got, tc.pauses)
 			}
 			if !tc.fails {
 				if err != nil {

@@ -50,7 +50,7 @@ func TestJSONAnswersAndHeaders(t *testing.T) {
 	if m := readMsg(t, c); m.ID != mcp.StringID("two") || string(m.Result) != `{"tools":[]}` {
 		t.Fatalf("tools/list answer = %v %s", m, m.Result)
 	}
-	if err := closeWithin(t, c, 5*time.Second); err != nil {
+	if err := closeConn(t, c); err != nil {
 		t.Fatalf("Close = %v", err)
 	}
 
@@ -154,24 +154,35 @@ func TestSSEAnswers(t *testing.T) {
 }
 
 // TestResponseGrace: a server that keeps a POST stream open after the
-// response has it closed by the client ResponseGrace later.
+// response has it closed by the client ResponseGrace later. The grace
+// timer is on a manual clock, so it elapses exactly when the test says.
 func TestResponseGrace(t *testing.T) {
-	type span struct{ sent, gone time.Time }
-	spans := make(chan span, 1)
+	clock := newIdleClock()
+	gone := make(chan struct{})
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, in rec) {
 		sseStart(w)
 		sseEvent(w, "", 0, result(in.Msg.ID, `{}`))
-		sent := time.Now()
 		hold(r)
-		spans <- span{sent, time.Now()}
+		close(gone)
 	})
 	c := newConn(t, f, nil)
+	c.graceAfter = clock.AfterFunc
 	mustWrite(t, c, request(mcp.IntID(1), "tools/list", ""))
-	readMsg(t, c)
-	s := recv(t, spans, "the client to close the stream")
-	if g := gap(s.sent, s.gone); g < ResponseGrace-50*time.Millisecond || g > ResponseGrace+time.Second {
-		t.Errorf("the stream was closed %v after its response, want about ResponseGrace (%v)", g, ResponseGrace)
+	readMsg(t, c) // the grace timer starts before the response is delivered
+	clock.Advance(ResponseGrace - time.Millisecond)
+	if n := clock.Fired(); n != 0 {
+		t.Errorf("%d grace timers fired before ResponseGrace", n)
 	}
+	select {
+	case <-gone:
+		t.Error("the stream was closed before ResponseGrace")
+	default:
+	}
+	clock.Advance(time.Millisecond)
+	if n := clock.Fired(); n != 1 {
+		t.Errorf("%d grace timers fired at ResponseGrace, want 1", n)
+	}
+	recv(t, gone, "the client to close the stream")
 }
 
 // TestDeleteOnClose: Close sends DELETE with the session id; 404 and 405
@@ -206,7 +217,7 @@ func TestDeleteOnClose(t *testing.T) {
 			c := newConn(t, f, nil)
 			mustWrite(t, c, request(mcp.IntID(1), "initialize", `{}`))
 			readMsg(t, c)
-			err := closeWithin(t, c, DeleteTimeout+2*time.Second)
+			err := closeConn(t, c)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("Close = %v, want error %v", err, tc.wantErr)
 			}
@@ -313,7 +324,7 @@ func TestWriteContext(t *testing.T) {
 	// Close unblocks a pending Write too.
 	go func() { errc <- c.Write(context.Background(), []byte(request(mcp.IntID(2), "slow", ""))) }()
 	f.next(t, http.MethodPost)
-	_ = closeWithin(t, c, 5*time.Second)
+	_ = closeConn(t, c)
 	if err := recv(t, errc, "Write to return"); !isClosed(err) {
 		t.Errorf("Write during Close = %v, want ErrClosed", err)
 	}
@@ -352,7 +363,7 @@ func TestReadQueueBound(t *testing.T) {
 	if len(c.queue) != 0 || cap(c.queue) != ReadQueueSize {
 		t.Errorf("queue len %d cap %d, want 0 and ReadQueueSize", len(c.queue), cap(c.queue))
 	}
-	_ = closeWithin(t, c, 5*time.Second)
+	_ = closeConn(t, c)
 	recv(t, wrote, "the handler to end")
 }
 
@@ -501,7 +512,7 @@ func TestNoGoroutineAfterClose(t *testing.T) {
 		_, err := c.Read(context.Background())
 		readErr <- err
 	}()
-	if err := closeWithin(t, c, 5*time.Second); err != nil {
+	if err := closeConn(t, c); err != nil {
 		t.Fatal(err)
 	}
 	if err := recv(t, readErr, "Read to return"); !isClosed(err) {

@@ -184,7 +184,7 @@ func (c *Conn) listen(ctx context.Context) {
 			empty++
 			delay = backoff(delay, empty-1)
 		}
-		if !sleepCtx(ctx, delay) {
+		if !c.wait(ctx, delay) {
 			c.listenerStopped(c.stopCause())
 			return
 		}
@@ -228,17 +228,6 @@ func backoff(d time.Duration, n int) time.Duration {
 		d = min(2*d, MaxListenBackoff)
 	}
 	return d
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 func statusCode(err error) int {

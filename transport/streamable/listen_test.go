@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,11 +49,21 @@ func events(text string) handlerFunc {
 
 const listMsg = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
 
-// listening returns a Conn to f whose listener waits fastRetry (instead
-// of DefaultRetry) when the server sent no retry:, and starts it.
+// listening returns a Conn to f whose listener waits 100 ms (instead of
+// DefaultRetry) when the server sent no retry:, and starts it.
 func listening(t *testing.T, f *fake, opts *Options) *Conn {
 	c := newConn(t, f, opts)
 	c.defaultRetry = 100 * time.Millisecond
+	c.Listen()
+	return c
+}
+
+// listeningOn is listening with the waits between attempts on clock, which
+// records the delays the listener asks for and ends them at once.
+func listeningOn(t *testing.T, f *fake, clock *waitClock) *Conn {
+	c := newConn(t, f, nil)
+	c.defaultRetry = 100 * time.Millisecond
+	c.waitAfter = clock.After
 	c.Listen()
 	return c
 }
@@ -140,15 +151,14 @@ func TestListenFailureCounting(t *testing.T) {
 // TestListen405: 405 stops the listener at once, after one GET.
 func TestListen405(t *testing.T) {
 	f := getScript(t, status(http.StatusMethodNotAllowed))
-	c := newConn(t, f, nil) // DefaultRetry: a delay would show
-	start := time.Now()
-	c.Listen()
+	clock := newWaitClock(true)
+	c := listeningOn(t, f, clock)
 	stopped := waitListener(t, c)
 	if !errors.Is(stopped, ErrListen405) {
 		t.Errorf("stopped = %v, want ErrListen405", stopped)
 	}
-	if el := time.Since(start); el >= DefaultRetry/2 {
-		t.Errorf("the listener took %v to stop on 405, want no delay", el)
+	if d := clock.Delays(); len(d) != 0 {
+		t.Errorf("the listener waited %v before stopping on 405, want no wait", d)
 	}
 	if n := f.count(http.MethodGet); n != 1 {
 		t.Errorf("%d GETs, want 1", n)
@@ -220,7 +230,8 @@ func TestListenIdleTimeout(t *testing.T) {
 	}
 }
 
-// idleClock is a manual clock for the idle timers of a Conn.
+// idleClock is a manual clock for the idle timers of a Conn (c.idleAfter),
+// and for its ResponseGrace timer (c.graceAfter).
 type idleClock struct {
 	mu     sync.Mutex
 	now    time.Duration
@@ -316,7 +327,8 @@ func TestListenLastEventIDAndRetry(t *testing.T) {
 		events(": nothing\n\n"),
 		status(http.StatusMethodNotAllowed),
 	)
-	c := listening(t, f, nil)
+	clock := newWaitClock(true)
+	c := listeningOn(t, f, clock)
 	if stopped := waitListener(t, c); !errors.Is(stopped, ErrListen405) {
 		t.Fatalf("stopped = %v", stopped)
 	}
@@ -329,13 +341,10 @@ func TestListenLastEventIDAndRetry(t *testing.T) {
 			t.Errorf("GET %d Last-Event-ID %q, want %q", i+1, got, want)
 		}
 	}
-	if d := gap(g[0].At, g[1].At); d < 300*time.Millisecond || d > 700*time.Millisecond {
-		t.Errorf("retry: 300 → reconnected after %v", d)
-	}
-	for i := 1; i < 3; i++ { // retry: 10 is raised to MinRetry, and kept
-		if d := gap(g[i].At, g[i+1].At); d < MinRetry || d > MinRetry+250*time.Millisecond {
-			t.Errorf("retry: 10 → GET %d came %v after GET %d, want about MinRetry", i+2, d, i+1)
-		}
+	// retry: 300, then retry: 10 raised to MinRetry, and kept; the 405
+	// stops the listener without a wait.
+	if got, want := clock.Delays(), []time.Duration{300 * time.Millisecond, MinRetry, MinRetry}; !slices.Equal(got, want) {
+		t.Errorf("the listener waited %v between the GETs, want %v", got, want)
 	}
 	for range 2 {
 		if m := readMsg(t, c); m.Method != "notifications/tools/list_changed" {
@@ -347,15 +356,16 @@ func TestListenLastEventIDAndRetry(t *testing.T) {
 // TestListenDefaultRetry: without retry: the listener waits DefaultRetry.
 func TestListenDefaultRetry(t *testing.T) {
 	f := getScript(t, events("data: "+listMsg+"\n\n"), status(http.StatusMethodNotAllowed))
+	clock := newWaitClock(true)
 	c := newConn(t, f, nil)
+	c.waitAfter = clock.After
 	c.Listen()
 	waitListener(t, c)
-	g := f.of(http.MethodGet)
-	if len(g) != 2 {
-		t.Fatalf("%d GETs", len(g))
+	if n := f.count(http.MethodGet); n != 2 {
+		t.Fatalf("%d GETs", n)
 	}
-	if d := gap(g[0].At, g[1].At); d < DefaultRetry || d > DefaultRetry+500*time.Millisecond {
-		t.Errorf("reconnected after %v, want DefaultRetry (%v)", d, DefaultRetry)
+	if got, want := clock.Delays(), []time.Duration{DefaultRetry}; !slices.Equal(got, want) {
+		t.Errorf("the listener waited %v before reconnecting, want DefaultRetry (%v)", got, want)
 	}
 }
 
@@ -369,17 +379,16 @@ func TestListenCleanCloseBackoff(t *testing.T) {
 		events("data: "+listMsg+"\n\n"),
 		status(http.StatusMethodNotAllowed),
 	)
-	c := listening(t, f, nil)
+	clock := newWaitClock(true)
+	c := listeningOn(t, f, clock)
 	waitListener(t, c)
 	g := f.of(http.MethodGet)
 	if len(g) != 5 {
 		t.Fatalf("%d GETs, want 5", len(g))
 	}
-	for i, want := range []time.Duration{100, 200, 400, 100} {
-		want *= time.Millisecond
-		if d := gap(g[i].At, g[i+1].At); d < want || d > want+250*time.Millisecond {
-			t.Errorf("delay after GET %d = %v, want %v", i+1, d, want)
-		}
+	ms := time.Millisecond
+	if got, want := clock.Delays(), []time.Duration{100 * ms, 200 * ms, 400 * ms, 100 * ms}; !slices.Equal(got, want) {
+		t.Errorf("the listener waited %v between the GETs, want %v", got, want)
 	}
 	if g[4].Header.Get("Last-Event-ID") != "x" {
 		t.Errorf("Last-Event-ID %q", g[4].Header.Get("Last-Event-ID"))
@@ -406,12 +415,17 @@ func TestBackoff(t *testing.T) {
 }
 
 // TestListenCloseDuringDelay: Close stops a listener waiting out a long
-// retry: at once.
+// retry: at once. The wait is on a manual clock that never ends it, so
+// Close returning at all shows that it ended the wait.
 func TestListenCloseDuringDelay(t *testing.T) {
 	f := getScript(t, events("retry: 60000\ndata: "+listMsg+"\n\n"))
-	c := listening(t, f, nil)
+	clock := newWaitClock(false)
+	c := listeningOn(t, f, clock)
 	readMsg(t, c)
-	if err := closeWithin(t, c, 2*time.Second); err != nil {
+	if w := clock.next(t); w.d != time.Minute {
+		t.Errorf("the listener waits %v, want the server's retry: (1m)", w.d)
+	}
+	if err := closeConn(t, c); err != nil {
 		t.Fatal(err)
 	}
 	if stopped := waitListener(t, c); !errors.Is(stopped, transport.ErrClosed) {
@@ -433,7 +447,7 @@ func TestListenCloseDuringStream(t *testing.T) {
 	})
 	c := listening(t, f, nil)
 	readMsg(t, c)
-	if err := closeWithin(t, c, 2*time.Second); err != nil {
+	if err := closeConn(t, c); err != nil {
 		t.Fatal(err)
 	}
 	recv(t, gone, "the server to see the GET end")

@@ -92,7 +92,7 @@ func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id
 	misses := 0 // consecutive resume attempts without a message
 	for {
 		gotResponse := false
-		var grace *time.Timer
+		var grace idleTimer
 		res := c.consume(body, &cur, func(data []byte, m *jsonrpc.Message) bool {
 			if m.IsRequest() && ms == nil {
 				c.noteOrigin(m.ID, id)
@@ -103,7 +103,7 @@ func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id
 				}
 				gotResponse = true
 				cancelStream := cancel
-				grace = time.AfterFunc(ResponseGrace, func() { cancelStream(errGraceOver) })
+				grace = c.newGraceTimer(ResponseGrace, func() { cancelStream(errGraceOver) })
 			}
 			return c.enqueue(c.ctx, data) == nil
 		})
@@ -148,7 +148,7 @@ func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id
 				return
 			}
 			misses++
-			if !c.sleep(c.retryDelay(cur.retry, cur.hasRetry)) {
+			if !c.wait(c.ctx, c.retryDelay(cur.retry, cur.hasRetry)) {
 				return
 			}
 			g, err := c.openGET(c.ctx, cur.lastID, 0)

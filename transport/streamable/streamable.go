@@ -165,6 +165,10 @@ type Conn struct {
 	log       *slog.Logger
 	// defaultRetry is DefaultRetry; tests shorten it.
 	defaultRetry time.Duration
+	// Tests only: a manual clock for the ResponseGrace timer, and one for
+	// the waits between attempts (see wait).
+	graceAfter func(time.Duration, func()) idleTimer
+	waitAfter  func(time.Duration) <-chan time.Time
 
 	ctx    context.Context // cancelled by Close: every request and goroutine of the Conn
 	cancel context.CancelFunc
@@ -386,7 +390,7 @@ const answerRetries = 3
 // server waits for an answer that will not come.
 func (c *Conn) deliverAnswer(ctx context.Context, body []byte, m *jsonrpc.Message, err error) error {
 	for i := 0; i < answerRetries && transient(err) && ctx.Err() == nil && c.ctx.Err() == nil; i++ {
-		if !c.sleep(100 * time.Millisecond << i) {
+		if !c.wait(c.ctx, 100*time.Millisecond<<i) {
 			break
 		}
 		err = c.post(ctx, body, m, false, nil)
@@ -676,18 +680,6 @@ func (c *Conn) goTracked(f func()) bool {
 		f()
 	}()
 	return true
-}
-
-// sleep waits d or until Close; it reports whether d passed.
-func (c *Conn) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-c.ctx.Done():
-		return false
-	}
 }
 
 // retryDelay is the delay before reconnecting: the server's retry: value,
