@@ -25,6 +25,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpkit/mcpkit/bench/workload"
 )
 
 // Mix is the weight of each kind of operation.
@@ -325,7 +327,7 @@ func (r *runner) phase(ctx context.Context, name string, workers int, dur time.D
 	cfg := r.cfg
 	p := Phase{Name: name, Workers: workers, Target: rate}
 	h0 := r.cnt.snapshot()
-	srv0, self0 := cpuSeconds(cfg.ServerPID), cpuSeconds(os.Getpid())
+	srv0, self0 := workload.CPUSeconds(cfg.ServerPID), workload.CPUSeconds(os.Getpid())
 	start := time.Now()
 	end := start.Add(dur)
 	var started atomic.Int64
@@ -417,9 +419,9 @@ func (r *runner) phase(ctx context.Context, name string, workers int, dur time.D
 	}
 	p.Late = late.Load()
 	if cfg.ServerPID != 0 {
-		p.ServerCPU = (cpuSeconds(cfg.ServerPID) - srv0) / time.Since(start).Seconds()
+		p.ServerCPU = (workload.CPUSeconds(cfg.ServerPID) - srv0) / time.Since(start).Seconds()
 	}
-	p.LoadCPU = (cpuSeconds(os.Getpid()) - self0) / time.Since(start).Seconds()
+	p.LoadCPU = (workload.CPUSeconds(os.Getpid()) - self0) / time.Since(start).Seconds()
 	for _, st := range stats {
 		st.mergeInto(&p.kinds)
 	}
@@ -446,28 +448,4 @@ func (r *runner) progress(name string, start time.Time, stats []*phaseStats, don
 			r.logf("%s: %v: %d ops (%.0f/s), %d unexpected errors", name, el.Round(time.Second), ops, float64(ops)/el.Seconds(), bad)
 		}
 	}
-}
-
-// cpuSeconds is the user and system CPU time of process pid, in seconds
-// (USER_HZ = 100), or 0 when it cannot be read.
-func cpuSeconds(pid int) float64 {
-	if pid == 0 {
-		return 0
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100
 }

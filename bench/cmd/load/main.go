@@ -199,7 +199,7 @@ func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration,
 	cpuReady := make(chan struct{})
 	go func() {
 		time.Sleep(time.Until(measureFrom))
-		cpu0, self0 = cpuSeconds(pid), cpuSeconds(self)
+		cpu0, self0 = workload.CPUSeconds(pid), workload.CPUSeconds(self)
 		close(cpuReady)
 	}()
 
@@ -282,7 +282,7 @@ func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration,
 	if rate == 0 || elapsed < dur {
 		elapsed = dur // closed loop: only requests started in the window count
 	}
-	cpu1, self1 := cpuSeconds(pid), cpuSeconds(self)
+	cpu1, self1 := workload.CPUSeconds(pid), workload.CPUSeconds(self)
 
 	var all []time.Duration
 	for _, wk := range workers {
@@ -320,29 +320,6 @@ func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration,
 		res.RSSkB, res.HWMkB = memory(pid)
 	}
 	return res
-}
-
-// cpuSeconds is utime+stime of pid, in seconds (USER_HZ = 100).
-func cpuSeconds(pid int) float64 {
-	if pid == 0 {
-		return 0
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100
 }
 
 // memory returns VmRSS and VmHWM of pid in kB.
@@ -419,11 +396,11 @@ func runSessions(w workload.Workload, addr string, n, conns, pid int, timeout, s
 	res.RSSBeforekB, res.HWMBeforekB = memory(pid)
 	res.HeapBefore, res.GoroutinesPre = before.HeapAlloc+before.StackInuse, before.Goroutines
 
-	cpu0, self0 := cpuSeconds(pid), cpuSeconds(os.Getpid())
+	cpu0, self0 := workload.CPUSeconds(pid), workload.CPUSeconds(os.Getpid())
 	t0 := time.Now()
 	sids, err := workload.OpenSessions(addr, w.Path, n, conns, timeout)
 	elapsed := time.Since(t0)
-	cpu1, self1 := cpuSeconds(pid), cpuSeconds(os.Getpid())
+	cpu1, self1 := workload.CPUSeconds(pid), workload.CPUSeconds(os.Getpid())
 	if err != nil {
 		return fail(err)
 	}
