@@ -62,6 +62,14 @@ func TestClusterOrphanStreams(t *testing.T) {
 	call := a.openSSE(a.post(sid, toolCall(a.id(), "two", `{}`, "")))
 	stream := call.prime(0)
 	recvT(t, logged, "the tool's logs")
+	// The client has seen both logs: an event reaches the client only once
+	// the store has it (appends run outside the stream's lock, after the
+	// handler's Log returns), so both are stored before A goes.
+	for _, want := range []string{"one", "two"} {
+		if _, m := call.message(); m.Method != mcp.NotificationMessage || !strings.Contains(string(m.Params), want) {
+			t.Fatalf("call stream: %s, want the log %q", m.raw, want)
+		}
+	}
 	call.close()
 
 	brokerA.Close() // instance A is gone, as B sees it
