@@ -91,11 +91,12 @@ func setLevel(_ context.Context, s *Server, req *Request, wp *wireParams) (any, 
 	if !p.Level.Valid() {
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown logging level %q", p.Level)
 	}
-	ss := req.session
-	ss.mu.Lock()
-	ss.level = p.Level
-	ss.mu.Unlock()
-	if err := ss.changed(); err != nil {
+	err := req.session.update(func() func() {
+		ss, prev := req.session, req.session.level
+		ss.level = p.Level
+		return func() { ss.level = prev }
+	})
+	if err != nil {
 		return nil, err
 	}
 	return struct{}{}, nil

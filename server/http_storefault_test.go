@@ -81,6 +81,11 @@ func TestHTTPStateWriteStoreDown(t *testing.T) {
 		if m == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != itoa(id) {
 			t.Errorf("%s with the store down answered %v; want a -32603 error for id %d", method, m, id)
 		}
+		// The failed change did not happen here either: this instance
+		// acts on no state the store (and so the other instances) lacks.
+		if ss := e.session(ready).ss; ss.isSubscribed("file:///marker") || ss.logLevel() == mcp.LevelDebug {
+			t.Errorf("%s: a change the store refused was kept (subscribed %v, level %q)", method, ss.isSubscribed("file:///marker"), ss.logLevel())
+		}
 	}
 	e.expectStatus(e.post(notReady, `{"jsonrpc":"2.0","method":"notifications/initialized"}`), http.StatusServiceUnavailable)
 	store.failPut.Store(false)

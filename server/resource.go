@@ -170,10 +170,14 @@ func subscribe(_ context.Context, _ *Server, req *Request, wp *wireParams) (any,
 		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, `Invalid params: resources/subscribe needs "uri"`)
 	}
 	ss := req.session
-	ss.mu.Lock()
-	ss.subscribed[p.URI] = struct{}{}
-	ss.mu.Unlock()
-	if err := ss.changed(); err != nil {
+	err := ss.update(func() func() {
+		if _, had := ss.subscribed[p.URI]; had {
+			return func() {}
+		}
+		ss.subscribed[p.URI] = struct{}{}
+		return func() { delete(ss.subscribed, p.URI) }
+	})
+	if err != nil {
 		return nil, err
 	}
 	return struct{}{}, nil
@@ -182,10 +186,14 @@ func subscribe(_ context.Context, _ *Server, req *Request, wp *wireParams) (any,
 func unsubscribe(_ context.Context, _ *Server, req *Request, wp *wireParams) (any, error) {
 	p := mcp.UnsubscribeParams{Meta: wp.Meta, URI: wp.URI}
 	ss := req.session
-	ss.mu.Lock()
-	delete(ss.subscribed, p.URI)
-	ss.mu.Unlock()
-	if err := ss.changed(); err != nil {
+	err := ss.update(func() func() {
+		if _, had := ss.subscribed[p.URI]; !had {
+			return func() {}
+		}
+		delete(ss.subscribed, p.URI)
+		return func() { ss.subscribed[p.URI] = struct{}{} }
+	})
+	if err != nil {
 		return nil, err
 	}
 	return struct{}{}, nil

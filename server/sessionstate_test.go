@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -137,5 +139,69 @@ func TestSessionChangeWhileLoading(t *testing.T) {
 	}
 	if !b.session(sid).ss.isSubscribed("test://r") {
 		t.Fatal("B's copy of the session lost the subscription made on A while B loaded it")
+	}
+}
+
+// holdingStore holds its first Put once armed, and tells of later ones.
+type holdingStore struct {
+	*MemorySessionStore
+	armed   atomic.Bool
+	holding atomic.Bool
+	entered chan struct{} // the held Put began
+	release chan struct{}
+	later   chan struct{} // another Put began
+}
+
+func (s *holdingStore) Put(ctx context.Context, id string, st *SessionState) error {
+	if s.armed.CompareAndSwap(true, false) {
+		s.holding.Store(true)
+		close(s.entered)
+		<-s.release
+		s.holding.Store(false)
+	} else if s.holding.Load() {
+		select {
+		case s.later <- struct{}{}:
+		default:
+		}
+	}
+	return s.MemorySessionStore.Put(ctx, id, st)
+}
+
+// TestSessionSavesInOrder: two changes of one session made at once (a
+// setLevel and a subscribe on parallel POSTs) are saved in the order
+// they were made, so the store ends with both — not with the older
+// snapshot written last.
+func TestSessionSavesInOrder(t *testing.T) {
+	store := &holdingStore{MemorySessionStore: NewMemorySessionStore(), entered: make(chan struct{}), release: make(chan struct{}), later: make(chan struct{}, 1)}
+	s := New(&Options{Logging: true})
+	s.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{}, nil
+	})
+	e := newHTTPEnv(t, s, &HTTPOptions{SessionStore: store})
+	sid := e.initialize("{}")
+	store.armed.Store(true)
+	level := e.postAsync(sid, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`)
+	recvT(t, store.entered, "the setLevel's Put")
+	sub := e.postAsync(sid, `{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"test://r"}}`)
+	// Give the subscribe the chance to overtake: without ordering its Put
+	// comes now. (This wait can only let the test pass when it should fail
+	// by being too short, never fail when it should pass.)
+	select {
+	case <-store.later:
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(store.release)
+	for _, ch := range []<-chan asyncAnswer{level, sub} {
+		a := <-ch
+		if a.err != nil || a.resp.StatusCode != http.StatusOK {
+			t.Fatalf("answer: %v %v", a.resp, a.err)
+		}
+	}
+	st, err := store.Get(context.Background(), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.LogLevel != mcp.LevelDebug || !slices.Contains(st.Subscriptions, "test://r") {
+		t.Fatalf("stored state %+v: a change was lost (saved out of order)", st)
 	}
 }

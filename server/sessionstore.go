@@ -105,6 +105,24 @@ func (ss *Session) changed() error {
 	return nil
 }
 
+// update makes a change of the session's state with ss.mu held (apply
+// returns how to undo it) and records it (changed). When the change
+// cannot be recorded it is undone, so that the client's error means the
+// change did not happen: no instance acts on a state the others do not
+// know.
+func (ss *Session) update(apply func() (undo func())) error {
+	ss.mu.Lock()
+	undo := apply()
+	ss.mu.Unlock()
+	if err := ss.changed(); err != nil {
+		ss.mu.Lock()
+		undo()
+		ss.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
 // MemorySessionStore is a SessionStore in this process's memory: several
 // HTTPHandlers in one process (with a MemoryBus) serve the same sessions
 // through it. It keeps sessions until they are deleted; a deployment of
@@ -161,12 +179,27 @@ func (h *HTTPHandler) track(hs *httpSession) {
 		return
 	}
 	ss := hs.ss
+	// saving orders the session's own writes: two changes made at once
+	// (setLevel and subscribe on parallel POSTs) would otherwise Put their
+	// snapshots in either order, and the store could keep the older one.
+	// It is held across one Put, bounded by StoreTimeout, and only ever
+	// by the requests that change this session's state.
+	var saving sync.Mutex
 	ss.onChange = func() error {
+		saving.Lock()
+		defer saving.Unlock()
 		state := ss.snapshot()
 		ctx, cancel := context.WithTimeout(context.Background(), h.opts.StoreTimeout)
 		defer cancel()
 		if err := st.Put(ctx, ss.id, state); err != nil {
 			h.log.Warn("mcp: session store put failed", "session", ss.id, "err", err)
+			// The change is undone (update): this revision was never
+			// recorded, and the next change takes its number.
+			ss.mu.Lock()
+			if ss.rev == state.Revision {
+				ss.rev--
+			}
+			ss.mu.Unlock()
 			return errStoreUnavailable
 		}
 		if h.cluster != nil {
