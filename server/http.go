@@ -383,6 +383,10 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	st, ok := hs.openStream(msg.ID)
 	if !ok {
+		if hs.ended() { // DELETE, the sweep or Shutdown ended it meanwhile
+			writeError(w, http.StatusNotFound, msg.ID, mcp.CodeInvalidRequest, "Not Found: unknown or ended session")
+			return
+		}
 		writeError(w, http.StatusBadRequest, msg.ID, mcp.CodeInvalidRequest, "Invalid Request: a request with this id is already in flight")
 		return
 	}
@@ -457,7 +461,11 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *js
 	h.startSweeper()
 	h.mu.Unlock()
 	defer hs.busy.Add(-1)
-	st, _ := hs.openStream(msg.ID)
+	st, ok := hs.openStream(msg.ID)
+	if !ok { // Shutdown ended the session before its first request ran
+		writeError(w, http.StatusServiceUnavailable, msg.ID, mcp.CodeInternalError, "the server is shutting down")
+		return
+	}
 	hs.ss.conn.ProcessContext(r.Context(), msg)
 	h.answerInitialize(w, r, hs, st)
 }

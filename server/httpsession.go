@@ -221,8 +221,15 @@ func (hs *httpSession) Close() error {
 	return nil
 }
 
+// ended reports whether the session has been closed.
+func (hs *httpSession) ended() bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.closed
+}
+
 // openStream registers the stream of a POST request. It fails when a
-// request with the same id is in flight.
+// request with the same id is in flight, or the session has ended.
 func (hs *httpSession) openStream(id mcp.ID) (*stream, bool) {
 	st := newStream(hs.h, hs, id)
 	hs.mu.Lock()

@@ -59,3 +59,19 @@ func TestHTTPResumeLiveStreamReplayFails(t *testing.T) {
 	store.err.Store(nil)
 	next <- struct{}{}
 }
+
+// TestHTTPRequestOnEndingSession: a request that found its session just
+// as DELETE, the sweep or Shutdown ended it is told the session is gone
+// (404), not that its id is already in flight (400).
+func TestHTTPRequestOnEndingSession(t *testing.T) {
+	e := newHTTPEnv(t, echoServer(), nil)
+	sid := e.initialize("{}")
+	hs := e.session(sid)
+	hs.mu.Lock()
+	hs.closed = true // what ending the session does first; it is still listed
+	hs.mu.Unlock()
+	m := e.expectStatus(e.post(sid, toolCall(e.id(), "echo", `{"text":"x"}`, "")), http.StatusNotFound)
+	if m == nil || m.Error.Code != mcp.CodeInvalidRequest {
+		t.Errorf("answer %+v, want -32600", m)
+	}
+}
