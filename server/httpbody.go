@@ -56,15 +56,19 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	return nil, false
 }
 
-// bodyTimeout is BodyReadTimeout, or the http.Server's ReadTimeout when
-// that is shorter (the handler must not loosen a bound its server sets).
+// bodyTimeout is BodyReadTimeout, or 0 (no deadline of the handler's
+// own) when the http.Server sets a ReadTimeout: that one already bounds
+// the whole request from its first byte, and a deadline set now, once
+// the headers are in, could only end later than it — the handler must
+// not loosen a bound its server sets. A body that outlasts the server's
+// ReadTimeout still gets 408 (the read fails with a deadline error).
 func (h *HTTPHandler) bodyTimeout(r *http.Request) time.Duration {
 	d := h.opts.BodyReadTimeout
 	if d <= 0 {
 		return 0
 	}
-	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 && srv.ReadTimeout < d {
-		d = srv.ReadTimeout
+	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 {
+		return 0
 	}
 	return d
 }
