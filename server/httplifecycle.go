@@ -207,6 +207,11 @@ func (h *HTTPHandler) sweepOnce() {
 	}
 	h.mu.Unlock()
 	for _, hs := range idle {
+		select {
+		case <-h.done: // Shutdown ends the rest, concurrently and within its ctx
+			return
+		default:
+		}
 		h.log.Debug("mcp: closing idle session", "session", hs.ss.id)
 		h.endSession(hs)
 	}
