@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -58,6 +59,13 @@ type Options struct {
 	// the wrapped server's server.HTTPOptions.MaxBodyBytes. Default
 	// server.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BodyReadTimeout bounds that read as server.HTTPOptions.BodyReadTimeout
+	// bounds the server's: a client (with a valid token) whose body stalls
+	// gets 408 and its connection closed. It is a read deadline, cleared
+	// once the body is read, and not set when the http.Server has a
+	// ReadTimeout (which already bounds the request). Default
+	// server.DefaultBodyReadTimeout; negative: no bound.
+	BodyReadTimeout time.Duration
 	// Logger receives the reason of each rejection at debug level.
 	// Tokens are never logged. Default: nothing is logged.
 	Logger *slog.Logger
@@ -77,6 +85,8 @@ type middleware struct {
 	now       func() time.Time
 	log       *slog.Logger
 	maxBody   int64
+	// bodyTimeout bounds the body read of needed (negative: none).
+	bodyTimeout time.Duration
 }
 
 // Require returns middleware that lets a request through only with a
@@ -143,6 +153,10 @@ func Require(v Verifier, opts *Options) func(http.Handler) http.Handler {
 	if m.maxBody <= 0 {
 		m.maxBody = server.DefaultMaxBodyBytes
 	}
+	m.bodyTimeout = m.o.BodyReadTimeout
+	if m.bodyTimeout == 0 {
+		m.bodyTimeout = server.DefaultBodyReadTimeout
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			m.serve(w, r, next)
@@ -185,10 +199,14 @@ func (m *middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		m.challenge(w, http.StatusUnauthorized, "invalid_token", "the access token is invalid or expired", m.hinted(r))
 		return
 	}
-	needed, rpcStatus, rpcErr := m.needed(r)
+	needed, rpcStatus, rpcErr := m.needed(w, r)
 	if rpcErr != nil {
 		// The body could not be read the way the server will read it: fail
 		// closed rather than guess which scopes it needs.
+		if rpcStatus == http.StatusRequestTimeout {
+			// RFC 9110 §15.5.9: the rest of the body is not read.
+			w.Header().Set("Connection", "close")
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(rpcStatus)
 		_, _ = w.Write(jsonrpc.EncodeError(mcp.ID{}, rpcErr))
@@ -267,16 +285,27 @@ func headerValue(v string) (string, bool) {
 // and tool when rules exist. The body is read (up to MaxBodyBytes) and
 // put back for the wrapped handler. A body the server's own strict
 // decoder would refuse yields a JSON-RPC error and its status.
-func (m *middleware) needed(r *http.Request) ([]string, int, *jsonrpc.Error) {
+func (m *middleware) needed(w http.ResponseWriter, r *http.Request) ([]string, int, *jsonrpc.Error) {
 	if !m.peek || r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
 		return m.base, 0, nil
 	}
+	deadline := false
+	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); m.bodyTimeout > 0 && (!ok || srv.ReadTimeout <= 0) {
+		deadline = http.NewResponseController(w).SetReadDeadline(time.Now().Add(m.bodyTimeout)) == nil
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, m.maxBody+1))
-	_ = r.Body.Close()
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	if err != nil {
+		// The deadline stays: the connection is not reused.
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return m.base, http.StatusRequestTimeout, jsonrpc.NewError(mcp.CodeInvalidRequest, "Request Timeout: the body did not arrive in time")
+		}
 		return m.base, http.StatusBadRequest, jsonrpc.NewError(mcp.CodeParseError, "Parse error: reading the body failed")
 	}
+	if deadline {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	}
+	_ = r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	if int64(len(body)) > m.maxBody {
 		return m.base, http.StatusRequestEntityTooLarge, jsonrpc.NewError(mcp.CodeInvalidRequest, "Request Entity Too Large")
 	}
