@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -17,6 +18,17 @@ import (
 // maxPendingEvents bounds the messages a stream holds for a client that
 // is not connected; past it the oldest non-final message is dropped.
 const maxPendingEvents = 1024
+
+// maxUnstoredEvents bounds the events of a resumable stream that are
+// numbered but not through the EventStore yet (queued, or being
+// appended). Past it the oldest are given up: not stored, recorded lost
+// (a resumption that needs them gets 409) and released to the reader,
+// which delivers them live. With a hung store (each append waiting
+// StoreTimeout) a chatty stream thus holds a bounded queue. It is half
+// of maxPendingEvents so that, for a reader that keeps up, events held
+// back for the store never fill the pending list (which would drop them
+// for the live client as well).
+const maxUnstoredEvents = maxPendingEvents / 2
 
 // stream is one response stream of a legacy HTTP session: a POST's
 // answer or the standalone GET stream. Producers push messages; one
@@ -52,14 +64,18 @@ type stream struct {
 }
 
 // appendQueue: events go to the EventStore outside the stream's mu, in
-// order, by one goroutine at a time (flushStore); a reader writes an
-// event only once its append is over, so that what a client may have
-// seen is what a resumption can replay. Guarded by the stream's mu.
+// order, by one goroutine at a time; a reader writes an event only once
+// it is through (appended, failed or given up), so that what a client
+// may have seen is what a resumption can replay, or is known lost. The
+// appender is the producer that found the store idle, for the events up
+// to its own, or the stream's appender goroutine, for those queued
+// behind them and for those of an upgrade (see appendThrough). Guarded
+// by the stream's mu.
 type appendQueue struct {
-	events    []event // numbered, not yet handed to the store
+	events    []event // numbered, not yet handed to the store; consecutive seqs
 	storing   bool    // a goroutine is appending
-	stored    uint64  // every event up to this seq has been through the store
-	lostFirst uint64  // first and last event the store failed to keep (0: none)
+	stored    uint64  // every event up to this seq is through
+	lostFirst uint64  // first and last event the store may not hold (0: none)
 	lostLast  uint64
 }
 
@@ -107,12 +123,21 @@ func (st *stream) push(msg []byte, final bool) {
 		}
 	}
 	st.pending = append(st.pending, ev)
+	// The producer that finds the store idle appends its event (and any
+	// queued before it) itself; claimed here, under the same lock as the
+	// numbering, so that nobody else takes the queue in between.
+	appends := ev.seq != 0 && st.resumes && !st.q.storing
+	if appends {
+		st.q.storing = true
+	}
 	st.mu.Unlock()
 	st.signal()
 	if !final && st.onActivity != nil {
 		st.onActivity()
 	}
-	st.flushStore()
+	if appends && st.appendThrough(ev.seq) {
+		st.startAppender()
+	}
 }
 
 // pushFinal queues the final message with the HTTP status it needs when
@@ -126,58 +151,143 @@ func (st *stream) pushFinal(msg []byte, status int) {
 
 // assign numbers an event and queues it for the store. Called with mu
 // held, so that numbering and storing follow push order; the append
-// itself happens in flushStore, without mu.
+// itself happens in appendThrough, without mu. Past maxUnstoredEvents
+// the oldest events are given up.
 func (st *stream) assign(ev *event) {
 	st.seq++
 	ev.seq = st.seq
-	if st.resumes {
-		if st.q == nil {
-			st.q = &appendQueue{}
+	if !st.resumes {
+		return
+	}
+	if st.q == nil {
+		st.q = &appendQueue{}
+	}
+	q := st.q
+	q.events = append(q.events, *ev)
+	if st.seq-q.stored > maxUnstoredEvents {
+		first, last := q.stored+1, st.seq-maxUnstoredEvents
+		if q.lostLast == 0 || q.lostLast+1 < first { // once per run of losses
+			st.h.log.Warn("mcp: the event store falls behind; events are delivered live but cannot be replayed", "session", st.hs.ss.id, "stream", st.id, "seq", first)
 		}
-		st.q.events = append(st.q.events, *ev)
+		q.giveUp(last)
 	}
 }
 
-// flushStore appends the queued events to the EventStore, in order, each
-// bounded by StoreTimeout, unless another goroutine is doing so already.
+// giveUp makes every event up to seq last through without waiting for
+// the store: the queued ones are not appended, the one being appended
+// (if any) may or may not be kept. They are all recorded lost, and a
+// reader may write them. Called with the stream's mu held.
+func (q *appendQueue) giveUp(last uint64) {
+	if last <= q.stored {
+		return
+	}
+	q.lose(q.stored+1, last)
+	q.stored = last
+	n := 0
+	for n < len(q.events) && q.events[n].seq <= last {
+		q.events[n] = event{}
+		n++
+	}
+	q.events = q.events[n:]
+	if len(q.events) == 0 {
+		q.events = nil
+	}
+}
+
+// lose records that events first..last may be missing from the store.
+// One range covers every loss: a resumption that might need any of them
+// is refused. Called with the stream's mu held.
+func (q *appendQueue) lose(first, last uint64) {
+	if q.lostFirst == 0 || first < q.lostFirst {
+		q.lostFirst = first
+	}
+	q.lostLast = max(q.lostLast, last)
+}
+
+// kick hands events that wait for an append nobody is making (those of
+// an upgrade) to an appender goroutine. The reader does not append them
+// itself: it must stay free to deliver what a slow store gives up.
+func (st *stream) kick() {
+	st.mu.Lock()
+	start := st.unstored()
+	if start {
+		st.q.storing = true
+	}
+	st.mu.Unlock()
+	if start {
+		st.startAppender()
+	}
+}
+
+// startAppender starts the goroutine that appends the events queued
+// behind the previous appender's; q.storing is already set for it. It is
+// owned by the stream and counted with the session's running handlers
+// (hs.running), so that closing the session waits for it, as for a
+// handler, before the store's Purge. Called without mu (hs.mu comes
+// first in the lock order). It ends when the queue is empty, or when
+// the stream is done (what is left is given up): once producers stop,
+// within maxUnstoredEvents appends, each bounded by StoreTimeout.
+func (st *stream) startAppender() {
+	hs := st.hs
+	hs.mu.Lock()
+	hs.running++
+	hs.mu.Unlock()
+	go func() { // owned by the stream: ends with its queue (see above)
+		defer hs.leave()
+		st.appendThrough(math.MaxUint64) // never hands over
+	}()
+}
+
+// appendThrough appends queued events to the EventStore, oldest first,
+// each bounded by StoreTimeout, up to seq through; the caller holds the
+// queue (q.storing). It lets go of the queue when it is empty, or when
+// the stream is done (giving up what is left), and returns false; it
+// returns true, still holding the queue, when events after through
+// remain: the caller hands them to an appender goroutine. A producer is
+// thus held for its own event and those before it, however busy the
+// stream.
+//
 // An event the store failed to keep is still delivered live (the client
 // is most likely connected: losing the message would be worse than
 // losing its replay); a later resumption that would need it is refused
 // with 409, as for events purged from the store (see serve).
-func (st *stream) flushStore() {
-	st.mu.Lock()
+func (st *stream) appendThrough(through uint64) (handOver bool) {
 	q := st.q
-	if q == nil || q.storing || len(q.events) == 0 {
-		st.mu.Unlock()
-		return
-	}
-	q.storing = true
-	for len(q.events) > 0 {
-		batch := q.events
-		q.events = nil
-		st.mu.Unlock()
-		for _, ev := range batch {
-			ctx, cancel := context.WithTimeout(context.Background(), st.h.opts.StoreTimeout)
-			err := st.h.store.Append(ctx, st.hs.ss.id, st.id, ev.seq, ev.data)
-			cancel()
-			if err != nil {
-				st.h.log.Warn("mcp: event store append failed; the event is delivered live but cannot be replayed", "session", st.hs.ss.id, "stream", st.id, "seq", ev.seq, "err", err)
-			}
-			st.mu.Lock()
-			if err != nil {
-				if q.lostFirst == 0 {
-					q.lostFirst = ev.seq
-				}
-				q.lostLast = ev.seq
-			}
-			q.stored = ev.seq
+	for {
+		st.mu.Lock()
+		if st.done && len(q.events) > 0 {
+			// Nobody here will deliver them; stop spending store calls.
+			q.giveUp(q.events[len(q.events)-1].seq)
+		}
+		if len(q.events) == 0 {
+			q.storing = false
 			st.mu.Unlock()
-			st.signal()
+			return false
+		}
+		ev := q.events[0]
+		if ev.seq > through {
+			st.mu.Unlock()
+			return true
+		}
+		q.events[0] = event{}
+		q.events = q.events[1:]
+		st.mu.Unlock()
+
+		ctx, cancel := context.WithTimeout(context.Background(), st.h.opts.StoreTimeout)
+		err := st.h.store.Append(ctx, st.hs.ss.id, st.id, ev.seq, ev.data)
+		cancel()
+		if err != nil {
+			st.h.log.Warn("mcp: event store append failed; the event is delivered live but cannot be replayed", "session", st.hs.ss.id, "stream", st.id, "seq", ev.seq, "err", err)
 		}
 		st.mu.Lock()
+		if err != nil {
+			q.lose(ev.seq, ev.seq)
+		}
+		// Given up meanwhile (assign), the event may already be through.
+		q.stored = max(q.stored, ev.seq)
+		st.mu.Unlock()
+		st.signal()
 	}
-	q.storing = false
-	st.mu.Unlock()
 }
 
 // unstored reports whether events wait for an append nobody is making.
@@ -345,7 +455,7 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		st.mu.Lock()
 		st.upgrade()
 		st.mu.Unlock()
-		st.flushStore()
+		st.kick()
 		out.start(st, false, 0)
 		for _, ev := range missed {
 			if out.event(st.eventID(ev.seq), ev.data) != nil {
@@ -436,9 +546,9 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		}
 		out.flush()
 		if unstored {
-			// Events of the upgrade wait for the store: append them here,
-			// then deliver them.
-			st.flushStore()
+			// Events of the upgrade wait for the store: have them
+			// appended, then deliver them.
+			st.kick()
 			continue
 		}
 		if !timersStarted {
