@@ -305,8 +305,9 @@ func TestHTTPResumeOtherSession(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
-	// And a's own replay works.
-	replay := e.openSSE(e.resume(a, stream+"_0"))
+	// And a's own replay works (retried while the POST's reader may still
+	// be finishing: 409).
+	replay := e.openSSE(resume(e, a, stream+"_0"))
 	replay.plain = true
 	replay.messageFrame(t, mcp.NotificationProgress)
 	replay.close()

@@ -78,12 +78,16 @@ func TestHTTPResumeUnknownStreamCluster(t *testing.T) {
 	// A live stream of sid on A: other cannot resume it, on A or on B;
 	// sid can, on B, relayed from A.
 	id := a.id()
-	pending := a.postHeaders(sid, toolCall(id, "poll", "", "tok"))
+	var addr string
+	pending := a.postHeaders(sid, toolCall(id, "poll", "", "tok"), withConnAddr(&addr))
 	tool.do(t, "progress")
 	post := a.openSSE(a.headers(pending))
 	stream := post.prime(0)
 	expectProgress(t, post, stream, 1, 1)
 	post.close()
+	// A serves a stream to one reader at a time: the resumption below
+	// must find the POST's reader gone (409 otherwise).
+	recvT(t, a.serverClosed(addr), "A to see the client leave")
 	expectUnknownStream(a, other, stream+"_0")
 	expectUnknownStream(b, other, stream+"_0")
 	relayed := b.openSSE(b.resume(sid, stream+"_0"))
