@@ -123,17 +123,7 @@ func TestServeAnswersBeforeEndOfInput(t *testing.T) {
 		rpcReq("listen", mcp.MethodSubscriptionsListen, map[string]any{"_meta": envelopeMeta(nil),
 			"notifications": map[string]any{"toolsListChanged": true}}),
 	))
-	var out lockedBuffer
-	errc := make(chan error, 1)
-	go func() { errc <- s.Serve(context.Background(), stdio.NewConn(in, &out, stdio.Options{})) }()
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Fatalf("Serve = %v, want nil", err)
-		}
-	case <-time.After(httpHangGuard):
-		t.Fatal("Serve did not return after the end of input")
-	}
+	out := serveToEnd(t, s, in, "the end of input")
 	got := out.responses(t)
 	for _, id := range []string{"1", "3"} {
 		if m := got[id]; m == nil {
@@ -177,17 +167,7 @@ func TestServeEndOfInputDrainTimeout(t *testing.T) {
 			"capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}),
 		rpcReq(1, mcp.MethodToolsCall, map[string]any{"name": "stuck"}),
 	))
-	var out lockedBuffer
-	errc := make(chan error, 1)
-	go func() { errc <- s.Serve(context.Background(), stdio.NewConn(in, &out, stdio.Options{})) }()
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Fatalf("Serve = %v, want nil", err)
-		}
-	case <-time.After(httpHangGuard):
-		t.Fatal("Serve did not return after DrainTimeout")
-	}
+	out := serveToEnd(t, s, in, "DrainTimeout")
 	if m := out.responses(t)["1"]; m == nil || m.Error == nil || m.Error.Code != mcp.CodeInternalError {
 		t.Errorf("the stuck call: %v, want an internal error", m)
 	}
@@ -271,4 +251,23 @@ func TestModernPingWhileBusyHTTP(t *testing.T) {
 	resp := recvT(t, answer, "the call's answer")
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+}
+
+// serveToEnd serves the messages of in over stdio until Serve returns,
+// which it must do by itself (after what) with a nil error; it returns
+// what the server wrote.
+func serveToEnd(t *testing.T, s *Server, in io.Reader, what string) *lockedBuffer {
+	t.Helper()
+	out := &lockedBuffer{}
+	errc := make(chan error, 1)
+	go func() { errc <- s.Serve(context.Background(), stdio.NewConn(in, out, stdio.Options{})) }()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatalf("Serve = %v, want nil", err)
+		}
+	case <-time.After(httpHangGuard): // a hang guard, not a synchronisation
+		t.Fatal("Serve did not return after " + what)
+	}
+	return out
 }
