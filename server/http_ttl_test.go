@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -67,33 +66,16 @@ func (e *httpEnv) hasSession(sid string) bool {
 	return e.h.sessions[sid] != nil
 }
 
-// fakeClock is the idle sweep's clock in tests: time moves only when the
-// test says, and the test runs the sweep itself (sweepOnce), so that what
-// is swept never depends on how busy the machine is.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-// useFakeClock gives e's handler a fake clock; call it before the first
+// useManualClock gives e's handler a manual clock (the one the task tests
+// use): time moves only when the test says, and the test runs the sweep
+// itself (sweepOnce), so that what is swept never depends on how busy the
+// machine is. Call it before the first
 // request. The TTL should be long enough that the handler's own sweeper
 // (every TTL/4, at most a minute) never acts on its own; if it does, it
 // sees the fake time all the same.
-func (e *httpEnv) useFakeClock() *fakeClock {
-	c := &fakeClock{t: time.Unix(1_000_000, 0)}
-	e.h.now = c.now
+func (e *httpEnv) useManualClock() *manualClock {
+	c := newManualClock()
+	e.h.now = c.Now
 	return c
 }
 
@@ -102,7 +84,7 @@ const sweepTestTTL = time.Hour
 func TestHTTPIdleSweep(t *testing.T) {
 	const n = 1000
 	e := newHTTPEnv(t, echoServer(), &HTTPOptions{SessionTTL: sweepTestTTL})
-	clock := e.useFakeClock()
+	clock := e.useManualClock()
 	// Open the client's connection first so that it is in the baseline.
 	e.expectStatus(e.do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusBadRequest)
 	baseG := runtime.NumGoroutine()
@@ -116,7 +98,7 @@ func TestHTTPIdleSweep(t *testing.T) {
 	if got := e.h.SessionCount(); got != n {
 		t.Fatalf("a sweep before the TTL left %d of %d sessions", got, n)
 	}
-	clock.advance(sweepTestTTL + time.Nanosecond)
+	clock.Advance(sweepTestTTL + time.Nanosecond)
 	e.h.sweepOnce()
 	// The sweep forgets the sessions at once; each then closes on its own
 	// goroutine and leaves the server.
@@ -159,7 +141,7 @@ func TestHTTPSweepSparesBusySessions(t *testing.T) {
 		return &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: "waited"}}}, nil
 	})
 	e := newHTTPEnv(t, s, &HTTPOptions{SessionTTL: sweepTestTTL, SSEAfter: -1, KeepAlive: -1})
-	clock := e.useFakeClock()
+	clock := e.useManualClock()
 	withGET := e.initialize("{}")
 	e.subscribe(withGET, "file:///marker")
 	var getAddr string
@@ -175,7 +157,7 @@ func TestHTTPSweepSparesBusySessions(t *testing.T) {
 
 	// By the clock all three are idle past the TTL; only the idle one has
 	// no request in flight and no stream attached.
-	clock.advance(sweepTestTTL + time.Nanosecond)
+	clock.Advance(sweepTestTTL + time.Nanosecond)
 	e.h.sweepOnce()
 	if e.hasSession(idle) {
 		t.Error("the idle session was not swept")
