@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 )
 
@@ -102,7 +101,7 @@ func (l *Loopback) Authorize(ctx context.Context, authURL string) (url.Values, e
 	if err != nil {
 		return nil, fmt.Errorf("oauth: loopback address: %w", err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if !isLoopbackHost(host) {
 		return nil, fmt.Errorf("oauth: %s is not a loopback address", l.addr())
 	}
 	var lc net.ListenConfig
@@ -183,10 +182,5 @@ func isLoopbackRedirect(redirect string) bool {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return u.Scheme != "" // private-use URI schemes are native too
 	}
-	h := strings.ToLower(u.Hostname())
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	return isLoopbackHost(u.Hostname())
 }
