@@ -39,18 +39,6 @@ func formOf(mode string, schema jsontext.Value) jsontext.Value {
 	return schema
 }
 
-// formOfParams is formOf for raw elicitation/create params.
-func formOfParams(params jsontext.Value) jsontext.Value {
-	var p struct {
-		Mode            string         `json:"mode"`
-		RequestedSchema jsontext.Value `json:"requestedSchema"`
-	}
-	if params == nil || json.Unmarshal(params, &p) != nil {
-		return nil
-	}
-	return formOf(p.Mode, p.RequestedSchema)
-}
-
 // maxForms bounds the cache of compiled requestedSchemas. Forms are
 // written by handlers, never by clients (a retry's schemas come from
 // the sealed state), so the cache only grows with the number of distinct
@@ -169,22 +157,17 @@ func answersError(key string, bad *badAnswer) *jsonrpc.Error {
 }
 
 // checkResponses is the check of tasks/update (task.go): each answer to
-// an open request against its method and, for a form elicitation, the
-// requestedSchema the task asked with (open holds the task's open
-// requests); answers to other keys are dropped unchecked, as the tasks
-// extension's update has them ignored.
-func checkResponses(got mcp.InputResponses, asked map[string]string, open mcp.InputRequests) (mcp.InputResponses, error) {
+// an open request against its method and, for an elicitation, the form
+// the task asked with (forms, as Input.forms); answers to other keys are
+// dropped unchecked, as the tasks extension's update has them ignored.
+func checkResponses(got mcp.InputResponses, asked map[string]string, forms map[string]jsontext.Value) (mcp.InputResponses, error) {
 	var out mcp.InputResponses
 	for key, raw := range got {
 		method, ok := asked[key]
 		if !ok {
 			continue
 		}
-		var form jsontext.Value
-		if r, ok := open[key]; ok && method == mcp.MethodElicitationCreate {
-			form = formOfParams(r.Params)
-		}
-		if bad := checkAnswer(method, form, raw); bad != nil {
+		if bad := checkAnswer(method, forms[key], raw); bad != nil {
 			return nil, answersError(key, bad)
 		}
 		if out == nil {

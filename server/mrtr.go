@@ -226,3 +226,13 @@ func answer[T any](r *Request, key string, v *T) (*T, bool, error) {
 // isRetry reports whether the request answers an earlier input-required
 // result (it carried answers or a sealed state).
 func (r *Request) isRetry() bool { return r.retry }
+
+// asked maps each key in asks for to its method: what an answer to the
+// key must be a result of.
+func (in *Input) asked() map[string]string {
+	m := make(map[string]string, len(in.requests))
+	for k, r := range in.requests {
+		m[k] = r.Method
+	}
+	return m
+}

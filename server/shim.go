@@ -87,11 +87,7 @@ func (s *Server) prepareInput(ctx context.Context, req *Request, call mrtrCall, 
 func (s *Server) upfront(ctx context.Context, req *Request, m method, params *wireParams, in *Input) (any, error) {
 	got := req.call.upfront
 	req.call.upfront = nil
-	asked := make(map[string]string, len(in.requests))
-	for k, r := range in.requests {
-		asked[k] = r.Method
-	}
-	inputs, err := checkAnswers(got, asked, in.forms)
+	inputs, err := checkAnswers(got, in.asked(), in.forms)
 	if err != nil {
 		return nil, err
 	}
@@ -121,11 +117,7 @@ func (s *Server) inputRequired(ctx context.Context, req *Request, in *Input) (an
 	}
 	st := &sealedState{Method: req.call.method, Target: req.call.target, Digest: argsDigest(req.call.args), State: in.state, Principal: principalFrom(ctx)}
 	if len(in.requests) > 0 {
-		st.Asked = make(map[string]string, len(in.requests))
-		for k, r := range in.requests {
-			st.Asked[k] = r.Method
-		}
-		st.Forms = in.forms
+		st.Asked, st.Forms = in.asked(), in.forms
 	}
 	token, err := s.sealer.seal(st)
 	if err != nil {
@@ -156,7 +148,7 @@ func (s *Server) shim(ctx context.Context, req *Request, m method, params *wireP
 		}
 		answers := make(mcp.InputResponses, len(in.keys))
 		for _, key := range in.keys {
-			raw, err := s.leg(ctx, req, in.requests[key])
+			raw, err := s.leg(ctx, req, in.requests[key], in.forms[key])
 			if err != nil {
 				return nil, err
 			}
@@ -186,16 +178,12 @@ func (s *Server) shim(ctx context.Context, req *Request, m method, params *wireP
 
 // leg sends one input request to the client and returns its raw answer,
 // checked as the 2026 wire checks inputResponses: a result of the wrong
-// shape, or content that does not match the form's requestedSchema,
-// fails the original request with -32602 and the handler does not run.
-func (s *Server) leg(ctx context.Context, req *Request, ir mcp.InputRequest) (jsontext.Value, error) {
+// shape, or content that does not match form (the requestedSchema that
+// Input.Elicit recorded and checked, or urlForm), fails the original
+// request with -32602 and the handler does not run.
+func (s *Server) leg(ctx context.Context, req *Request, ir mcp.InputRequest, form jsontext.Value) (jsontext.Value, error) {
 	params := ir.Params
-	var form jsontext.Value
 	if ir.Method == mcp.MethodElicitationCreate {
-		form = formOfParams(params)
-		if err := checkForm(form); err != nil { // Input.Elicit checked it already
-			return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: elicitation/create: %v", err)
-		}
 		params = withElicitationID(params)
 	}
 	legCtx := ctx

@@ -77,8 +77,9 @@ type taskRun struct {
 	// arrived is closed and replaced when one arrives.
 	carriers []*carrier
 	arrived  chan struct{}
-	asked    map[string]string // open input requests: key → method
-	resume   chan struct{}     // closed when every open request is answered
+	asked    map[string]string         // open input requests: key → method
+	forms    map[string]jsontext.Value // their elicitation forms (Input.forms)
+	resume   chan struct{}             // closed when every open request is answered
 }
 
 // carrier is a tasks/result request in flight.
@@ -370,7 +371,7 @@ func (s *Server) gatherInput(ctx context.Context, run *taskRun, rec *TaskRecord,
 			}
 			legCtx, cancel := context.WithCancel(ctx)
 			stop := context.AfterFunc(c.ctx, cancel)
-			raw, err := s.leg(legCtx, c.req, ir)
+			raw, err := s.leg(legCtx, c.req, ir, in.forms[k])
 			stop()
 			cancel()
 			if err != nil {
@@ -395,10 +396,7 @@ func (s *Server) gatherInput(ctx context.Context, run *taskRun, rec *TaskRecord,
 		return true
 	}
 	run.mu.Lock()
-	run.asked = make(map[string]string, len(in.requests))
-	for k, r := range in.requests {
-		run.asked[k] = r.Method
-	}
+	run.asked, run.forms = in.asked(), in.forms
 	run.answers = nil
 	run.resume = make(chan struct{})
 	resume := run.resume
@@ -413,7 +411,7 @@ func (s *Server) gatherInput(ctx context.Context, run *taskRun, rec *TaskRecord,
 	}
 	run.mu.Lock()
 	treq.inputs, treq.state = run.answers, in.state
-	run.answers, run.asked, run.resume = nil, nil, nil
+	run.answers, run.asked, run.forms, run.resume = nil, nil, nil, nil
 	run.mu.Unlock()
 	s.setStatus(run, rec, mcp.TaskWorking, nil)
 	return true
@@ -604,7 +602,7 @@ func (s *Server) updateTask(rec *TaskRecord, responses mcp.InputResponses) (any,
 	if run.asked == nil || run.resume == nil {
 		return &mcp.EmptyResult{}, nil
 	}
-	got, err := checkResponses(responses, run.asked, rec.InputRequests)
+	got, err := checkResponses(responses, run.asked, run.forms)
 	if err != nil {
 		return nil, err
 	}
