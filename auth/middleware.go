@@ -3,7 +3,6 @@ package auth
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -253,32 +252,11 @@ func (m *middleware) hinted(r *http.Request) []string {
 	need := slices.Clone(m.base)
 	need = append(need, m.o.MethodScopes[method]...)
 	if method == mcp.MethodToolsCall {
-		if name, ok := headerValue(r.Header.Get("Mcp-Name")); ok {
+		if name, ok := mcp.DecodeHeaderValue(r.Header.Get("Mcp-Name")); ok {
 			need = append(need, m.o.ToolScopes[name]...)
 		}
 	}
 	return normScopes(need)
-}
-
-// headerValue decodes a SEP-2243 header value: as is, or the UTF-8 text
-// of a "=?base64?…?=" sentinel.
-func headerValue(v string) (string, bool) {
-	if v == "" {
-		return "", false
-	}
-	inner, ok := strings.CutPrefix(v, "=?base64?")
-	if !ok {
-		return v, true
-	}
-	inner, ok = strings.CutSuffix(inner, "?=")
-	if !ok {
-		return "", false
-	}
-	b, err := base64.StdEncoding.DecodeString(inner)
-	if err != nil {
-		return "", false
-	}
-	return string(b), true
 }
 
 // needed returns the scopes an authenticated request needs: Scopes, plus those of its method

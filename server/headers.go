@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -105,20 +104,6 @@ func headerMismatch(format string, args ...any) *jsonrpc.Error {
 	return jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: "+format, args...)
 }
 
-// headerValue decodes a header value that may use the base64 sentinel
-// form "=?base64?…?=". ok is false for a malformed sentinel.
-func headerValue(v string) (string, bool) {
-	const pre, post = "=?base64?", "?="
-	if !strings.HasPrefix(v, pre) || !strings.HasSuffix(v, post) || len(v) < len(pre)+len(post) {
-		return v, true
-	}
-	b, err := base64.StdEncoding.Strict().DecodeString(v[len(pre) : len(v)-len(post)])
-	if err != nil {
-		return "", false
-	}
-	return string(b), true
-}
-
 // trimOWS drops the optional whitespace around a header value (RFC 9110
 // OWS: not part of the value). net/http already does it for what it
 // parses; other embeddings may not.
@@ -148,7 +133,7 @@ func checkStandardHeaders(h http.Header, method string, env *envelope) *jsonrpc.
 	if !present || len(names) == 0 {
 		return headerMismatch("the Mcp-Name header is missing")
 	}
-	v, ok := headerValue(trimOWS(names[0]))
+	v, ok := mcp.DecodeHeaderValue(trimOWS(names[0]))
 	if !ok {
 		return headerMismatch("the Mcp-Name header has an invalid base64 value")
 	}
@@ -172,7 +157,7 @@ func checkParamHeaders(h http.Header, annotations []paramHeader, args jsontext.V
 		case !present && hasHeader:
 			return headerMismatch("the %s%s header has no matching argument", headerParamPrefix, a.name)
 		}
-		got, ok := headerValue(trimOWS(hv[0]))
+		got, ok := mcp.DecodeHeaderValue(trimOWS(hv[0]))
 		if !ok {
 			return headerMismatch("the %s%s header has an invalid base64 value", headerParamPrefix, a.name)
 		}
