@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -50,12 +49,10 @@ func expectEnded(t testing.TB, e *httpEnv, a asyncAnswer, id int64) {
 		t.Errorf("answer does not conform: %v\n%s", err, a.body)
 	}
 	m := parseMsg(t, a.body)
-	if m.Error == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != itoa(id) {
+	if m.Error == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != idJSON(id) {
 		t.Errorf("answer %s; want a -32603 error for id %d", a.body, id)
 	}
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // TestHTTPShutdownStuckHandlers: with many sessions whose handlers ignore
 // cancellation, Shutdown ends every session at once — each request in
@@ -165,7 +162,7 @@ func TestHTTPDeleteDoesNotWait(t *testing.T) {
 			}
 			if sse {
 				_, m := post.message()
-				if m.Error == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != itoa(id) {
+				if m.Error == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != idJSON(id) {
 					t.Errorf("event %s; want a -32603 error for id %d", m.raw, id)
 				}
 				post.end()

@@ -78,7 +78,7 @@ func TestHTTPStateWriteStoreDown(t *testing.T) {
 		}
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)
 		m := e.expectStatus(e.post(ready, body), http.StatusServiceUnavailable)
-		if m == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != itoa(id) {
+		if m == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != idJSON(id) {
 			t.Errorf("%s with the store down answered %v; want a -32603 error for id %d", method, m, id)
 		}
 		// The failed change did not happen here either: this instance
@@ -180,7 +180,7 @@ func TestHTTPEventAppendOutsideLock(t *testing.T) {
 		t.Errorf("first message %s, want the progress", m.raw)
 	}
 	next <- struct{}{}
-	if _, m := post.message(); string(m.ID) != itoa(id) || m.Error != nil {
+	if _, m := post.message(); string(m.ID) != idJSON(id) || m.Error != nil {
 		t.Errorf("second message %s, want the result", m.raw)
 	}
 	post.end()
@@ -205,7 +205,7 @@ func TestHTTPEventAppendTimeout(t *testing.T) {
 		t.Error("an append ran without a deadline")
 	}
 	next <- struct{}{}
-	if _, m := post.message(); string(m.ID) != itoa(id) {
+	if _, m := post.message(); string(m.ID) != idJSON(id) {
 		t.Errorf("second message %s, want the result", m.raw)
 	}
 	post.end()

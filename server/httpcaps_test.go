@@ -101,8 +101,11 @@ func TestHTTPSessionCapPerPrincipal(t *testing.T) {
 	// Others are not held back by alice's sessions; requests without a
 	// principal count against MaxSessions only.
 	for i := range 3 {
-		if w := initializeAs(h, "bob", 10); i < 2 && w.Code != http.StatusOK {
+		switch w := initializeAs(h, "bob", 10); {
+		case i < 2 && w.Code != http.StatusOK:
 			t.Fatalf("bob's initialize: %d %s", w.Code, w.Body.Bytes())
+		case i == 2:
+			expectRefused(t, wc, w, 10) // bob has his own cap
 		}
 		if w := initializeAs(h, "", 20); w.Code != http.StatusOK {
 			t.Fatalf("anonymous initialize %d: %d %s", i+1, w.Code, w.Body.Bytes())

@@ -49,8 +49,9 @@ func TestHTTPResumeUnknownStream(t *testing.T) {
 	// B cannot resume A's stream, from any event.
 	expectUnknownStream(e, sidB, stream+"_0")
 	expectUnknownStream(e, sidB, stream+"_1")
-	// A still can: its events are stored after the POST ended.
-	replay := e.openSSE(e.resume(sidA, stream+"_0"))
+	// A still can: its events are stored after the POST ended (retried
+	// while the POST's reader may still be finishing: 409).
+	replay := e.openSSE(resume(e, sidA, stream+"_0"))
 	replay.plain = true
 	expectProgress(t, replay, stream, 1, 1)
 	expectResult(t, replay, stream, id, 2)

@@ -144,12 +144,12 @@ func TestHTTPEventAppendQueueBounded(t *testing.T) {
 	get.close()
 	recvT(t, e.serverClosed(addr), "the server to see the client leave")
 	for _, after := range []uint64{0, over / 2} {
-		e.expectStatus(e.resume(sid, stream+"_"+itoa(int64(after))), http.StatusConflict)
+		e.expectStatus(e.resume(sid, stream+"_"+idJSON(after)), http.StatusConflict)
 	}
 	store.release()
 	recvT(t, first, "the first producer")
 	// Resuming after the lost range: the rest, stored, in order.
-	again := e.openSSE(e.resume(sid, stream+"_"+itoa(over)))
+	again := e.openSSE(e.resume(sid, stream+"_"+idJSON(over)))
 	again.plain = true
 	defer again.close()
 	for seq := uint64(over + 1); seq <= n; seq++ {

@@ -92,7 +92,7 @@ func addProfile(s *Server, runs *atomic.Int32) {
 func wantAnswerError(t *testing.T, err error, where, msg string) {
 	t.Helper()
 	e := wantRPCError(t, err, mcp.CodeInvalidParams, msg)
-	if !strings.Contains(e.Message, where+": ") && !strings.Contains(e.Message, where+".") {
+	if !strings.Contains(e.Message, where+": ") {
 		t.Errorf("error message %q does not name %s", e.Message, where)
 	}
 }

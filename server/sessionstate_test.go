@@ -183,16 +183,18 @@ func TestSessionSavesInOrder(t *testing.T) {
 	level := e.postAsync(sid, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`)
 	recvT(t, store.entered, "the setLevel's Put")
 	sub := e.postAsync(sid, `{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"test://r"}}`)
-	// Give the subscribe the chance to overtake: without ordering its Put
-	// comes now. (This wait can only let the test pass when it should fail
-	// by being too short, never fail when it should pass.)
+	// The subscribe has made its change and gone to save it (update
+	// applies it before changed); without ordering its Put comes now.
+	waitFor(t, "the subscribe to reach its save", func() bool { return e.session(sid).ss.isSubscribed("test://r") })
+	// A short window for that Put (it can only make the test pass when it
+	// should fail, by being too short; never fail when it should pass).
 	select {
 	case <-store.later:
 	case <-time.After(200 * time.Millisecond):
 	}
 	close(store.release)
 	for _, ch := range []<-chan asyncAnswer{level, sub} {
-		a := <-ch
+		a := recvT(t, ch, "an answer")
 		if a.err != nil || a.resp.StatusCode != http.StatusOK {
 			t.Fatalf("answer: %v %v", a.resp, a.err)
 		}

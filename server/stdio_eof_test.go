@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 )
@@ -101,7 +99,7 @@ func rpcReq(id any, method string, params any) map[string]any {
 // server→client request can no longer be answered, a ping, a 2026
 // subscriptions/listen (ended gracefully), and notifications handled.
 func TestServeAnswersBeforeEndOfInput(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	leakCheck(t)
 	in := &endingInput{eof: make(chan struct{})}
 	s := New(&Options{MaxInFlight: 2, DrainTimeout: time.Hour}) // the drain must not need its bound
 	AddTool(s, &mcp.Tool{Name: "wait"}, func(ctx context.Context, req *CallToolRequest, _ struct{}) (string, error) {
@@ -156,7 +154,7 @@ func TestServeAnswersBeforeEndOfInput(t *testing.T) {
 // its context cancelled. (jsonrpc's TestConnEOFDrainTimeout has a handler
 // that ignores its context.)
 func TestServeEndOfInputDrainTimeout(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	leakCheck(t)
 	s := New(&Options{DrainTimeout: time.Millisecond}) // what is tested, not a margin
 	AddTool(s, &mcp.Tool{Name: "stuck"}, func(ctx context.Context, req *CallToolRequest, _ struct{}) (string, error) {
 		<-ctx.Done()

@@ -14,7 +14,7 @@ import (
 func TestTaskUpdateChecksContent(t *testing.T) {
 	eachPeer(t, nil, func(t *testing.T, fx *taskFixture, p taskPeer) {
 		if !p.modern() {
-			return // 2025 tasks ask through the legacy shim: TestShimElicitContent
+			t.Skip("2025-11-25 tasks ask through the legacy shim: TestShimElicitContent covers it")
 		}
 		id := startTask(t, p, "ask", nil)
 		waitStatus(t, p, id, "input_required")
