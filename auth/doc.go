@@ -20,6 +20,8 @@
 //
 // Package auth imports server (for WithPrincipal only), jsonrpc (the same
 // strict decoder the server uses, so that the scope peek and the server
-// agree on what a body says) and mcp. It must not import client or any
+// agree on what a body says), internal/httpbody (the server's own body
+// reader, with its size and time bounds) and mcp. It must not import
+// client or any
 // transport package, nor the OAuth client (auth/oauth).
 package auth

@@ -8,13 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/mcpkit/mcpkit/internal/httpbody"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
@@ -202,10 +202,6 @@ func (m *middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	if rpcErr != nil {
 		// The body could not be read the way the server will read it: fail
 		// closed rather than guess which scopes it needs.
-		if rpcStatus == http.StatusRequestTimeout {
-			// RFC 9110 §15.5.9: the rest of the body is not read.
-			w.Header().Set("Connection", "close")
-		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(rpcStatus)
 		_, _ = w.Write(jsonrpc.EncodeError(mcp.ID{}, rpcErr))
@@ -267,26 +263,12 @@ func (m *middleware) needed(w http.ResponseWriter, r *http.Request) ([]string, i
 	if !m.peek || r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
 		return m.base, 0, nil
 	}
-	deadline := false
-	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); m.bodyTimeout > 0 && (!ok || srv.ReadTimeout <= 0) {
-		deadline = http.NewResponseController(w).SetReadDeadline(time.Now().Add(m.bodyTimeout)) == nil
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, m.maxBody+1))
-	if err != nil {
-		// The deadline stays: the connection is not reused.
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return m.base, http.StatusRequestTimeout, jsonrpc.NewError(mcp.CodeInvalidRequest, "Request Timeout: the body did not arrive in time")
-		}
-		return m.base, http.StatusBadRequest, jsonrpc.NewError(mcp.CodeParseError, "Parse error: reading the body failed")
-	}
-	if deadline {
-		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	body, status, e := httpbody.Read(w, r, m.maxBody, m.bodyTimeout)
+	if e != nil {
+		return m.base, status, e
 	}
 	_ = r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if int64(len(body)) > m.maxBody {
-		return m.base, http.StatusRequestEntityTooLarge, jsonrpc.NewError(mcp.CodeInvalidRequest, "Request Entity Too Large")
-	}
 	msg, derr := jsonrpc.Decode(body, jsonrpc.Limits{MaxBytes: int(m.maxBody)})
 	if derr != nil {
 		return m.base, http.StatusBadRequest, derr

@@ -1,0 +1,86 @@
+package httpbody
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// Read reads r's body, at most max bytes, within timeout (0 or less: no
+// bound of its own). On failure it returns the HTTP status to answer
+// with and its JSON-RPC error: 413, 408 (with Connection: close set on w:
+// RFC 9110 §15.5.9, what the client sends after is not read) or 400.
+//
+// The time bound is a read deadline (http.ResponseController), set for
+// the body and cleared once it is read whole, so that an answer may
+// stream for as long as it needs. (net/http's HTTP/1 server clears the
+// connection's deadline itself when the body ends, before its background
+// read; an HTTP/2 stream keeps a timer of its own.) A ResponseWriter
+// without deadlines gets a timer that closes the body instead. When the
+// http.Server sets a ReadTimeout no deadline is set: the server's already
+// bounds the whole request from its first byte, and one set now, once
+// the headers are in, could only end later — a reader must not loosen a
+// bound its server sets. A body that outlasts the server's ReadTimeout
+// still gets 408 (the read fails with a deadline error).
+func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, int, *jsonrpc.Error) {
+	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 {
+		timeout = 0
+	}
+	var fb *bodyTimer
+	var rc *http.ResponseController
+	if timeout > 0 {
+		rc = http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(timeout)) != nil {
+			rc = nil
+			fb = startBodyTimer(r.Body, timeout)
+			defer fb.stop()
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	if err == nil {
+		if rc != nil {
+			_ = rc.SetReadDeadline(time.Time{})
+		}
+		return body, 0, nil
+	}
+	// On failure the deadline stays: the connection is not reused, and
+	// net/http must not wait for the rest of a stalled body when it
+	// closes the request.
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, http.StatusRequestEntityTooLarge, jsonrpc.NewError(mcp.CodeInvalidRequest, "Request Entity Too Large")
+	case errors.Is(err, os.ErrDeadlineExceeded) || fb.fired():
+		w.Header().Set("Connection", "close")
+		return nil, http.StatusRequestTimeout, jsonrpc.NewError(mcp.CodeInvalidRequest, "Request Timeout: the body did not arrive in time")
+	}
+	return nil, http.StatusBadRequest, jsonrpc.NewError(mcp.CodeParseError, "Parse error: reading the body failed")
+}
+
+// bodyTimer closes a request body when the read bound is up, for
+// ResponseWriters that support no read deadline. The timer's goroutine
+// ends when Close returns.
+type bodyTimer struct {
+	t    *time.Timer
+	done atomic.Bool
+}
+
+func startBodyTimer(body io.Closer, d time.Duration) *bodyTimer {
+	fb := &bodyTimer{}
+	fb.t = time.AfterFunc(d, func() {
+		fb.done.Store(true)
+		_ = body.Close()
+	})
+	return fb
+}
+
+func (fb *bodyTimer) stop() { fb.t.Stop() }
+
+// fired reports whether the bound was reached (false for nil).
+func (fb *bodyTimer) fired() bool { return fb != nil && fb.done.Load() }
