@@ -240,7 +240,8 @@ func TestHTTPDisconnectThenResume(t *testing.T) {
 func TestHTTPResumeErrors(t *testing.T) {
 	s := echoServer()
 	tool := addPollTool(s)
-	e := newHTTPEnv(t, s, &HTTPOptions{EventStore: NewMemoryEventStore(&MemoryEventStoreOptions{MaxEventsPerStream: 2})})
+	store := NewMemoryEventStore(&MemoryEventStoreOptions{MaxEventsPerStream: 2})
+	e := newHTTPEnv(t, s, &HTTPOptions{EventStore: store})
 	sid := e.initialize("{}")
 
 	for _, bad := range []string{"garbage", "_5", "abc_", "abc_x", "abc_-1", "abc_1.5"} {
@@ -263,6 +264,12 @@ func TestHTTPResumeErrors(t *testing.T) {
 	// events per stream, drops 1 and 2.
 	tool.do(t, "progress")
 	tool.do(t, "progress")
+	// Appends run after the push, outside the stream's lock: wait until
+	// the store has taken them.
+	waitFor(t, "the store to drop events 1 and 2", func() bool {
+		err := store.Replay(context.Background(), sid, stream, 0, func(uint64, []byte) error { return nil })
+		return errors.Is(err, ErrEventsPurged)
+	})
 
 	// Events 1 and 2 are gone: resuming from the priming event cannot be
 	// served in full, and a partial replay would lose messages silently.
