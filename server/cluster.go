@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -52,13 +54,13 @@ const (
 
 // clusterMsg is what instances send each other, as JSON.
 type clusterMsg struct {
-	Kind    string         `json:"k"`
-	From    string         `json:"from"`
-	Session string         `json:"sid,omitzero"`
-	Msg     jsontext.Value `json:"msg,omitzero"`
-	State   *SessionState  `json:"state,omitzero"`
-	Method  string         `json:"method,omitzero"`
-	URI     string         `json:"uri,omitzero"`
+	Kind    string              `json:"k"`
+	From    string              `json:"from"`
+	Session string              `json:"sid,omitzero"`
+	Msg     jsontext.Value      `json:"msg,omitzero"`
+	State   *store.SessionState `json:"state,omitzero"`
+	Method  string              `json:"method,omitzero"`
+	URI     string              `json:"uri,omitzero"`
 	// Relays.
 	Tag         string `json:"tag,omitzero"`
 	Stream      string `json:"stream,omitzero"`
@@ -72,7 +74,7 @@ type clusterMsg struct {
 // cluster is an HTTPHandler's side of a Broker.
 type cluster struct {
 	h  *HTTPHandler
-	b  Broker
+	b  store.Broker
 	id string
 
 	mu      sync.Mutex
@@ -89,7 +91,7 @@ type cluster struct {
 	done    chan struct{}
 }
 
-func newCluster(h *HTTPHandler, b Broker) *cluster {
+func newCluster(h *HTTPHandler, b store.Broker) *cluster {
 	c := &cluster{h: h, b: b, id: b.ID(), relays: make(map[string]*relayIn), serving: make(map[string]context.CancelFunc),
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	c.goTracked(c.run)

@@ -8,20 +8,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
 // clusterPair serves two instances sharing in-memory stores and a
 // MemoryBus; their brokers are returned so that a test can take one
 // away (a dead instance, as the others see it).
-func clusterPair(t *testing.T, setup func(*Server)) (a, b *httpEnv, brokerA, brokerB *MemoryBroker) {
+func clusterPair(t *testing.T, setup func(*Server)) (a, b *httpEnv, brokerA, brokerB *store.MemoryBroker) {
 	t.Helper()
-	sessions, events, bus := NewMemorySessionStore(), NewMemoryEventStore(nil), NewMemoryBus()
+	sessions, events, bus := store.NewMemorySessionStore(), store.NewMemoryEventStore(nil), store.NewMemoryBus()
 	brokerA, brokerB = bus.Broker(), bus.Broker()
 	t.Cleanup(func() { brokerA.Close(); brokerB.Close() })
 	for _, x := range []struct {
 		env **httpEnv
-		br  *MemoryBroker
+		br  *store.MemoryBroker
 	}{{&a, brokerA}, {&b, brokerB}} {
 		srv := New(&Options{Logging: true})
 		if setup != nil {
@@ -200,7 +202,7 @@ func TestClusterOneStandalone(t *testing.T) {
 // session ids are not authentication), on the instance that opened it
 // and on any other, which learns the principal from the SessionStore.
 func TestSessionBoundToPrincipal(t *testing.T) {
-	sessions, events, bus := NewMemorySessionStore(), NewMemoryEventStore(nil), NewMemoryBus()
+	sessions, events, bus := store.NewMemorySessionStore(), store.NewMemoryEventStore(nil), store.NewMemoryBus()
 	var urls []string
 	for range 2 {
 		br := bus.Broker()

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -71,13 +73,13 @@ type HTTPOptions struct {
 	NoStandaloneStream bool
 	// EventStore keeps SSE events for resumption. Default: a
 	// MemoryEventStore with its default bounds.
-	EventStore EventStore
+	EventStore store.EventStore
 	// SessionStore, when set, keeps each session's negotiated state
 	// outside the process, so that other instances sharing it can serve
 	// the session. Local idle sweeps and Close then drop only this
 	// instance's copy; DELETE deletes the session everywhere. The store
 	// is expected to expire abandoned sessions itself.
-	SessionStore SessionStore
+	SessionStore store.SessionStore
 	// Broker connects this handler to the other instances of a
 	// deployment that share its SessionStore and EventStore, so that a
 	// session's requests, answers and resumptions can land on any of
@@ -85,7 +87,7 @@ type HTTPOptions struct {
 	// with a shared SessionStore and EventStore: without them a session
 	// is still known only where it began. Give each handler its own
 	// Broker; Close does not close it.
-	Broker Broker
+	Broker store.Broker
 	// StoreTimeout bounds each SessionStore, EventStore and Broker call
 	// made while serving a request; past it the request fails with 503.
 	// It also bounds each EventStore append (see docs/design/hardening.md
@@ -148,7 +150,7 @@ type HTTPOptions struct {
 type HTTPHandler struct {
 	srv     *Server
 	opts    HTTPOptions
-	store   EventStore
+	store   store.EventStore
 	log     *slog.Logger
 	cluster *cluster // nil without a Broker
 
@@ -213,7 +215,7 @@ func NewHTTPHandler(s *Server, opts *HTTPOptions) *HTTPHandler {
 	}
 	h.store = o.EventStore
 	if h.store == nil && !o.Stateless {
-		h.store = NewMemoryEventStore(nil)
+		h.store = store.NewMemoryEventStore(nil)
 	}
 	if o.Broker != nil && !o.Stateless {
 		h.cluster = newCluster(h, o.Broker)
@@ -585,9 +587,9 @@ func (h *HTTPHandler) storedEvents(w http.ResponseWriter, r *http.Request, hs *h
 		return nil
 	})
 	switch {
-	case errors.Is(err, ErrUnknownStream):
+	case errors.Is(err, store.ErrUnknownStream):
 		return nil, false, true
-	case errors.Is(err, ErrEventsPurged):
+	case errors.Is(err, store.ErrEventsPurged):
 		writeError(w, http.StatusConflict, mcp.ID{}, mcp.CodeInvalidRequest, "Conflict: the events after Last-Event-ID are no longer stored")
 		return nil, true, false
 	case err != nil:

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/mcpkit/mcpkit/internal/wirecheck"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -240,8 +242,8 @@ func TestHTTPDisconnectThenResume(t *testing.T) {
 func TestHTTPResumeErrors(t *testing.T) {
 	s := echoServer()
 	tool := addPollTool(s)
-	store := NewMemoryEventStore(&MemoryEventStoreOptions{MaxEventsPerStream: 2})
-	e := newHTTPEnv(t, s, &HTTPOptions{EventStore: store})
+	es := store.NewMemoryEventStore(&store.MemoryEventStoreOptions{MaxEventsPerStream: 2})
+	e := newHTTPEnv(t, s, &HTTPOptions{EventStore: es})
 	sid := e.initialize("{}")
 
 	for _, bad := range []string{"garbage", "_5", "abc_", "abc_x", "abc_-1", "abc_1.5"} {
@@ -267,8 +269,8 @@ func TestHTTPResumeErrors(t *testing.T) {
 	// Appends run after the push, outside the stream's lock: wait until
 	// the store has taken them.
 	waitFor(t, "the store to drop events 1 and 2", func() bool {
-		err := store.Replay(context.Background(), sid, stream, 0, func(uint64, []byte) error { return nil })
-		return errors.Is(err, ErrEventsPurged)
+		err := es.Replay(context.Background(), sid, stream, 0, func(uint64, []byte) error { return nil })
+		return errors.Is(err, store.ErrEventsPurged)
 	})
 
 	// Events 1 and 2 are gone: resuming from the priming event cannot be

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -16,12 +18,12 @@ var errStoreDown = errors.New("test: the store is down")
 
 // faultySessionStore is a MemorySessionStore whose writes fail on command.
 type faultySessionStore struct {
-	*MemorySessionStore
+	*store.MemorySessionStore
 	failPut atomic.Bool
 	puts    atomic.Int32 // failed Puts
 }
 
-func (s *faultySessionStore) Put(ctx context.Context, id string, st *SessionState) error {
+func (s *faultySessionStore) Put(ctx context.Context, id string, st *store.SessionState) error {
 	if s.failPut.Load() {
 		s.puts.Add(1)
 		return errStoreDown
@@ -33,7 +35,7 @@ func (s *faultySessionStore) Put(ctx context.Context, id string, st *SessionStat
 // SessionStore did not take fails — 503, a JSON-RPC error, no session id,
 // no session left here — instead of handing out an id nobody can serve.
 func TestHTTPInitializeStoreDown(t *testing.T) {
-	store := &faultySessionStore{MemorySessionStore: NewMemorySessionStore()}
+	store := &faultySessionStore{MemorySessionStore: store.NewMemorySessionStore()}
 	e := newHTTPEnv(t, echoServer(), &HTTPOptions{SessionStore: store})
 	store.failPut.Store(true)
 	resp := e.post("", initBody(7, "{}"))
@@ -61,7 +63,7 @@ func TestHTTPInitializeStoreDown(t *testing.T) {
 // TestHTTPStateWriteStoreDown: a request or notification whose change of
 // session state the store did not take fails with 503.
 func TestHTTPStateWriteStoreDown(t *testing.T) {
-	store := &faultySessionStore{MemorySessionStore: NewMemorySessionStore()}
+	store := &faultySessionStore{MemorySessionStore: store.NewMemorySessionStore()}
 	e := newHTTPEnv(t, elicitServer(), &HTTPOptions{SessionStore: store})
 	ready := e.initialize("{}")
 	resp := e.post("", initBody(e.id(), "{}"))
@@ -102,7 +104,7 @@ func TestHTTPStateWriteStoreDown(t *testing.T) {
 // command. A blocked append ends when release is closed or its context
 // ends.
 type faultyEventStore struct {
-	*MemoryEventStore
+	*store.MemoryEventStore
 	fail      atomic.Bool
 	block     atomic.Bool
 	appending chan struct{} // receives when a blocked append begins
@@ -111,7 +113,7 @@ type faultyEventStore struct {
 }
 
 func newFaultyEventStore() *faultyEventStore {
-	return &faultyEventStore{MemoryEventStore: NewMemoryEventStore(nil), appending: make(chan struct{}, 16), release: make(chan struct{})}
+	return &faultyEventStore{MemoryEventStore: store.NewMemoryEventStore(nil), appending: make(chan struct{}, 16), release: make(chan struct{})}
 }
 
 func (s *faultyEventStore) Append(ctx context.Context, session, stream string, seq uint64, data []byte) error {

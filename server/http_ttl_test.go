@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -107,10 +109,7 @@ func TestHTTPIdleSweep(t *testing.T) {
 	}
 	waitFor(t, "the swept sessions to close", func() bool { return len(e.srv.Sessions()) == 0 })
 	waitFor(t, "the swept sessions' events to be purged", func() bool {
-		store := e.h.store.(*MemoryEventStore)
-		store.mu.Lock()
-		defer store.mu.Unlock()
-		return len(store.sessions) == 0
+		return e.h.store.(*store.MemoryEventStore).SessionCount() == 0
 	})
 	// Only the sweeper remains (it runs until Close); the goroutines that
 	// closed the sessions end shortly after.

@@ -7,8 +7,6 @@ package server
 // and a stream of another instance is still relayed.
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"testing"
@@ -97,25 +95,4 @@ func TestHTTPResumeUnknownStreamCluster(t *testing.T) {
 	tool.finish(t)
 	expectResult(t, relayed, stream, id, 2)
 	relayed.close()
-}
-
-func TestMemoryEventStoreUnknownStream(t *testing.T) {
-	ctx := context.Background()
-	st := NewMemoryEventStore(nil)
-	if err := st.Append(ctx, "s1", "a", 1, []byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	nothing := func(uint64, []byte) error { return nil }
-	for _, tc := range []struct{ session, stream string }{{"s1", "b"}, {"s2", "a"}, {"s2", "b"}} {
-		if err := st.Replay(ctx, tc.session, tc.stream, 0, nothing); !errors.Is(err, ErrUnknownStream) {
-			t.Errorf("Replay(%s, %s): %v, want ErrUnknownStream", tc.session, tc.stream, err)
-		}
-	}
-	if err := st.Replay(ctx, "s1", "a", 1, nothing); err != nil {
-		t.Errorf("Replay of a known stream after its last event: %v", err)
-	}
-	_ = st.Purge(ctx, "s1")
-	if err := st.Replay(ctx, "s1", "a", 0, nothing); !errors.Is(err, ErrUnknownStream) {
-		t.Errorf("Replay after Purge: %v, want ErrUnknownStream", err)
-	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/mcpkit/mcpkit/internal/sse"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -442,7 +444,7 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 			// A live stream the store has forgotten (ErrUnknownStream: its
 			// session's events expired) has lost its events as surely as a
 			// purged one.
-			if errors.Is(err, ErrEventsPurged) || errors.Is(err, ErrUnknownStream) {
+			if errors.Is(err, store.ErrEventsPurged) || errors.Is(err, store.ErrUnknownStream) {
 				writeError(w, http.StatusConflict, mcp.ID{}, mcp.CodeInvalidRequest, "Conflict: the events after Last-Event-ID are no longer stored")
 				return
 			}

@@ -5,13 +5,15 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+
+	"github.com/mcpkit/mcpkit/store"
 )
 
 // gatedEventStore is a MemoryEventStore whose appends wait at a gate:
 // each one announces its sequence number on begun, then waits for a
 // token on pass, for open to be closed, or for its context to end.
 type gatedEventStore struct {
-	*MemoryEventStore
+	*store.MemoryEventStore
 	begun chan uint64
 	pass  chan struct{}
 	open  chan struct{}
@@ -22,7 +24,7 @@ type gatedEventStore struct {
 func (s *gatedEventStore) release() { s.once.Do(func() { close(s.open) }) }
 
 func newGatedEventStore(appends int) *gatedEventStore {
-	return &gatedEventStore{MemoryEventStore: NewMemoryEventStore(nil), begun: make(chan uint64, appends), pass: make(chan struct{}), open: make(chan struct{})}
+	return &gatedEventStore{MemoryEventStore: store.NewMemoryEventStore(nil), begun: make(chan uint64, appends), pass: make(chan struct{}), open: make(chan struct{})}
 }
 
 func (s *gatedEventStore) Append(ctx context.Context, session, stream string, seq uint64, data []byte) error {

@@ -7,12 +7,14 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
 // replayFaultStore fails Replay with the error the test sets.
 type replayFaultStore struct {
-	*MemoryEventStore
+	*store.MemoryEventStore
 	err      atomic.Pointer[error]
 	deadline atomic.Bool // a replay's context had a deadline
 }
@@ -35,8 +37,8 @@ func (s *replayFaultStore) Replay(ctx context.Context, session, stream string, a
 func TestHTTPResumeLiveStreamReplayFails(t *testing.T) {
 	s := echoServer()
 	next := progressTool(s)
-	store := &replayFaultStore{MemoryEventStore: NewMemoryEventStore(nil)}
-	e := newHTTPEnv(t, s, &HTTPOptions{EventStore: store})
+	fst := &replayFaultStore{MemoryEventStore: store.NewMemoryEventStore(nil)}
+	e := newHTTPEnv(t, s, &HTTPOptions{EventStore: fst})
 	sid := e.initialize("{}")
 	var addr string
 	post := e.openSSE(e.post(sid, toolCall(e.id(), "progress", "", "tok"), withConnAddr(&addr)))
@@ -49,14 +51,14 @@ func TestHTTPResumeLiveStreamReplayFails(t *testing.T) {
 	for _, c := range []struct {
 		err  error
 		want int
-	}{{ErrUnknownStream, http.StatusConflict}, {errors.New("store down"), http.StatusServiceUnavailable}} {
-		store.err.Store(&c.err)
+	}{{store.ErrUnknownStream, http.StatusConflict}, {errors.New("fst down"), http.StatusServiceUnavailable}} {
+		fst.err.Store(&c.err)
 		e.expectStatus(e.do(http.MethodGet, sid, "", withHeader("Last-Event-ID", stream+"_0")), c.want)
 	}
-	if !store.deadline.Load() {
+	if !fst.deadline.Load() {
 		t.Error("the replay ran without StoreTimeout")
 	}
-	store.err.Store(nil)
+	fst.err.Store(nil)
 	next <- struct{}{}
 }
 

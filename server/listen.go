@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -124,7 +126,7 @@ func (s *Server) notifyListeners(method, uri string) {
 // notifyTaskListeners sends notifications/tasks, the full DetailedTask,
 // to every open listen stream whose filter names the task (tasks
 // extension).
-func (s *Server) notifyTaskListeners(rec *TaskRecord) {
+func (s *Server) notifyTaskListeners(rec *store.TaskRecord) {
 	s.mu.Lock()
 	var targets []*listener
 	for l := range s.listeners {

@@ -3,12 +3,15 @@ package server
 import (
 	"context"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"errors"
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -85,7 +88,7 @@ type Options struct {
 	ShimRounds int
 	// TaskStore keeps the tasks of task-supporting tools. Default: a
 	// MemoryTaskStore.
-	TaskStore TaskStore
+	TaskStore store.TaskStore
 	// TaskTTL is the longest a task is kept (a 2025-11-25 client may ask
 	// for less). Default DefaultTaskTTL.
 	TaskTTL time.Duration
@@ -146,7 +149,7 @@ func New(opts *Options) *Server {
 		panic(err.Error())
 	}
 	if s.opts.TaskStore == nil {
-		s.opts.TaskStore = NewMemoryTaskStore()
+		s.opts.TaskStore = store.NewMemoryTaskStore(nil)
 	}
 	s.log = s.opts.Logger
 	if s.log == nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -44,12 +46,12 @@ func TestSessionRestoreSkipsOlder(t *testing.T) {
 // store answered, then the session changed elsewhere before the answer
 // was used.
 type staleStore struct {
-	*MemorySessionStore
+	*store.MemorySessionStore
 	mu   sync.Mutex
 	hook func()
 }
 
-func (s *staleStore) Get(ctx context.Context, id string) (*SessionState, error) {
+func (s *staleStore) Get(ctx context.Context, id string) (*store.SessionState, error) {
 	st, err := s.MemorySessionStore.Get(ctx, id)
 	s.mu.Lock()
 	hook := s.hook
@@ -63,7 +65,7 @@ func (s *staleStore) Get(ctx context.Context, id string) (*SessionState, error) 
 
 // tapBroker tells the test when its handler has taken a state message.
 type tapBroker struct {
-	Broker
+	store.Broker
 	states chan struct{}
 }
 
@@ -87,8 +89,8 @@ func (b *tapBroker) Receive(fn func([]byte)) {
 // change (the subscription), or the resource updates it owes the client's
 // GET stream are lost.
 func TestSessionChangeWhileLoading(t *testing.T) {
-	store := &staleStore{MemorySessionStore: NewMemorySessionStore()}
-	events, bus := NewMemoryEventStore(nil), NewMemoryBus()
+	fst := &staleStore{MemorySessionStore: store.NewMemorySessionStore()}
+	events, bus := store.NewMemoryEventStore(nil), store.NewMemoryBus()
 	brA, brB := bus.Broker(), bus.Broker()
 	t.Cleanup(func() { brA.Close(); brB.Close() })
 	tapB := &tapBroker{Broker: brB, states: make(chan struct{}, 8)}
@@ -100,8 +102,8 @@ func TestSessionChangeWhileLoading(t *testing.T) {
 	srvA, srvB := New(&Options{Logging: true}), New(&Options{Logging: true})
 	setup(srvA)
 	setup(srvB)
-	a := newHTTPEnv(t, srvA, &HTTPOptions{SessionStore: store, EventStore: events, Broker: brA, KeepAlive: -1})
-	b := newHTTPEnv(t, srvB, &HTTPOptions{SessionStore: store, EventStore: events, Broker: tapB, KeepAlive: -1})
+	a := newHTTPEnv(t, srvA, &HTTPOptions{SessionStore: fst, EventStore: events, Broker: brA, KeepAlive: -1})
+	b := newHTTPEnv(t, srvB, &HTTPOptions{SessionStore: fst, EventStore: events, Broker: tapB, KeepAlive: -1})
 	t.Cleanup(a.shutdown)
 
 	sid := a.initialize("")
@@ -115,8 +117,8 @@ func TestSessionChangeWhileLoading(t *testing.T) {
 		}
 	}
 	a.post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
-	store.mu.Lock()
-	store.hook = func() {
+	fst.mu.Lock()
+	fst.hook = func() {
 		// B has read the state; now A changes it, and B takes the
 		// broadcast before it has a copy of the session.
 		drainStates()
@@ -131,7 +133,7 @@ func TestSessionChangeWhileLoading(t *testing.T) {
 			t.Error("B never took A's state broadcast")
 		}
 	}
-	store.mu.Unlock()
+	fst.mu.Unlock()
 	resp := b.post(sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -144,7 +146,7 @@ func TestSessionChangeWhileLoading(t *testing.T) {
 
 // holdingStore holds its first Put once armed, and tells of later ones.
 type holdingStore struct {
-	*MemorySessionStore
+	*store.MemorySessionStore
 	armed   atomic.Bool
 	holding atomic.Bool
 	entered chan struct{} // the held Put began
@@ -152,7 +154,7 @@ type holdingStore struct {
 	later   chan struct{} // another Put began
 }
 
-func (s *holdingStore) Put(ctx context.Context, id string, st *SessionState) error {
+func (s *holdingStore) Put(ctx context.Context, id string, st *store.SessionState) error {
 	if s.armed.CompareAndSwap(true, false) {
 		s.holding.Store(true)
 		close(s.entered)
@@ -172,16 +174,16 @@ func (s *holdingStore) Put(ctx context.Context, id string, st *SessionState) err
 // they were made, so the store ends with both — not with the older
 // snapshot written last.
 func TestSessionSavesInOrder(t *testing.T) {
-	store := &holdingStore{MemorySessionStore: NewMemorySessionStore(), entered: make(chan struct{}), release: make(chan struct{}), later: make(chan struct{}, 1)}
+	fst := &holdingStore{MemorySessionStore: store.NewMemorySessionStore(), entered: make(chan struct{}), release: make(chan struct{}), later: make(chan struct{}, 1)}
 	s := New(&Options{Logging: true})
 	s.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{}, nil
 	})
-	e := newHTTPEnv(t, s, &HTTPOptions{SessionStore: store})
+	e := newHTTPEnv(t, s, &HTTPOptions{SessionStore: fst})
 	sid := e.initialize("{}")
-	store.armed.Store(true)
+	fst.armed.Store(true)
 	level := e.postAsync(sid, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`)
-	recvT(t, store.entered, "the setLevel's Put")
+	recvT(t, fst.entered, "the setLevel's Put")
 	sub := e.postAsync(sid, `{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"test://r"}}`)
 	// The subscribe has made its change and gone to save it (update
 	// applies it before changed); without ordering its Put comes now.
@@ -189,17 +191,17 @@ func TestSessionSavesInOrder(t *testing.T) {
 	// A short window for that Put (it can only make the test pass when it
 	// should fail, by being too short; never fail when it should pass).
 	select {
-	case <-store.later:
+	case <-fst.later:
 	case <-time.After(200 * time.Millisecond):
 	}
-	close(store.release)
+	close(fst.release)
 	for _, ch := range []<-chan asyncAnswer{level, sub} {
 		a := recvT(t, ch, "an answer")
 		if a.err != nil || a.resp.StatusCode != http.StatusOK {
 			t.Fatalf("answer: %v %v", a.resp, a.err)
 		}
 	}
-	st, err := store.Get(context.Background(), sid)
+	st, err := fst.Get(context.Background(), sid)
 	if err != nil {
 		t.Fatal(err)
 	}

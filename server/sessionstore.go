@@ -8,61 +8,19 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
-// SessionState is what a legacy session negotiated and what the client
-// asked of it since: everything another server instance needs to serve
-// the session's next request.
-type SessionState struct {
-	ProtocolVersion    string                 `json:"protocolVersion"`
-	ClientCapabilities mcp.ClientCapabilities `json:"clientCapabilities"`
-	ClientInfo         mcp.Implementation     `json:"clientInfo"`
-	// Ready: notifications/initialized was received.
-	Ready bool `json:"ready,omitzero"`
-	// LogLevel set with logging/setLevel ("" before).
-	LogLevel mcp.LoggingLevel `json:"logLevel,omitzero"`
-	// Subscriptions are the resource URIs the client subscribed to.
-	Subscriptions []string `json:"subscriptions,omitempty"`
-	// Principal is the authenticated principal that opened the session
-	// (see WithPrincipal); "" without authentication.
-	Principal string `json:"principal,omitzero"`
-	// Revision grows with every change of the state. An instance applies
-	// a state only when it is not older than the one it holds, so that a
-	// state read from the store before a change cannot undo the change
-	// broadcast after it.
-	Revision uint64 `json:"revision,omitzero"`
-}
-
-// SessionStore keeps the state of legacy HTTP sessions outside one
-// process, so that several instances behind a load balancer can serve the
-// same session. The handler calls Get on every request of a session —
-// whether the session still exists and its latest state are the store's
-// to say — and Put whenever the state changes. Pair it with a shared
-// EventStore for resumption across instances, and a Broker for answers,
-// notifications and live streams that cross instances.
-//
-// Implementations must be safe for concurrent use. Get returns
-// ErrUnknownSession for an id it does not hold; a store that expires idle
-// sessions restarts the session's idle time on Get as on Put.
-type SessionStore interface {
-	Put(ctx context.Context, id string, st *SessionState) error
-	Get(ctx context.Context, id string) (*SessionState, error)
-	Delete(ctx context.Context, id string) error
-}
-
-// ErrUnknownSession is returned by SessionStore.Get for an id it does not
-// hold (never created, deleted, or expired).
-var ErrUnknownSession = errors.New("mcp: unknown session")
-
 // snapshot returns the session's current state as a new revision: it is
 // called once per change.
-func (ss *Session) snapshot() *SessionState {
+func (ss *Session) snapshot() *store.SessionState {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.rev++
-	st := &SessionState{
+	st := &store.SessionState{
 		Revision:           ss.rev,
 		ProtocolVersion:    ss.version,
 		ClientCapabilities: ss.caps,
@@ -77,7 +35,7 @@ func (ss *Session) snapshot() *SessionState {
 
 // restore sets an initialized session from stored state, replacing what
 // it had, unless st is older than what the session holds.
-func (ss *Session) restore(st *SessionState) {
+func (ss *Session) restore(st *store.SessionState) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if st.Revision < ss.rev {
@@ -120,52 +78,6 @@ func (ss *Session) update(apply func() (undo func())) error {
 		ss.mu.Unlock()
 		return err
 	}
-	return nil
-}
-
-// MemorySessionStore is a SessionStore in this process's memory: several
-// HTTPHandlers in one process (with a MemoryBus) serve the same sessions
-// through it. It keeps sessions until they are deleted; a deployment of
-// several processes needs a shared store (such as the store/redis module).
-type MemorySessionStore struct {
-	mu sync.Mutex
-	m  map[string]SessionState
-}
-
-// NewMemorySessionStore returns an empty store.
-func NewMemorySessionStore() *MemorySessionStore {
-	return &MemorySessionStore{m: make(map[string]SessionState)}
-}
-
-var _ SessionStore = (*MemorySessionStore)(nil)
-
-// Put implements SessionStore.
-func (s *MemorySessionStore) Put(_ context.Context, id string, st *SessionState) error {
-	c := *st
-	c.Subscriptions = slices.Clone(st.Subscriptions)
-	s.mu.Lock()
-	s.m[id] = c
-	s.mu.Unlock()
-	return nil
-}
-
-// Get implements SessionStore.
-func (s *MemorySessionStore) Get(_ context.Context, id string) (*SessionState, error) {
-	s.mu.Lock()
-	st, ok := s.m[id]
-	s.mu.Unlock()
-	if !ok {
-		return nil, ErrUnknownSession
-	}
-	st.Subscriptions = slices.Clone(st.Subscriptions)
-	return &st, nil
-}
-
-// Delete implements SessionStore.
-func (s *MemorySessionStore) Delete(_ context.Context, id string) error {
-	s.mu.Lock()
-	delete(s.m, id)
-	s.mu.Unlock()
 	return nil
 }
 
@@ -220,7 +132,7 @@ func (h *HTTPHandler) sharedSession(ctx context.Context, id string, hs *httpSess
 	defer cancel()
 	st, err := h.opts.SessionStore.Get(ctx, id)
 	switch {
-	case errors.Is(err, ErrUnknownSession):
+	case errors.Is(err, store.ErrUnknownSession):
 		if hs != nil {
 			hs.busy.Add(-1)
 			h.endSession(hs)
@@ -251,7 +163,7 @@ func (h *HTTPHandler) sharedSession(ctx context.Context, id string, hs *httpSess
 // loadSession serves here a session another instance created, from its
 // stored state. The session is returned marked busy, as session does;
 // nil once the handler is closed.
-func (h *HTTPHandler) loadSession(id string, st *SessionState) *httpSession {
+func (h *HTTPHandler) loadSession(id string, st *store.SessionState) *httpSession {
 	hs := &httpSession{h: h}
 	hs.ss = h.srv.newHTTPSession(hs)
 	hs.ss.id = id

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -20,7 +22,7 @@ type mapStore struct {
 	m  map[string][]byte // JSON, as an external store would keep it
 }
 
-func (s *mapStore) Put(_ context.Context, id string, st *SessionState) error {
+func (s *mapStore) Put(_ context.Context, id string, st *store.SessionState) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -31,14 +33,14 @@ func (s *mapStore) Put(_ context.Context, id string, st *SessionState) error {
 	return nil
 }
 
-func (s *mapStore) Get(_ context.Context, id string) (*SessionState, error) {
+func (s *mapStore) Get(_ context.Context, id string) (*store.SessionState, error) {
 	s.mu.Lock()
 	b, ok := s.m[id]
 	s.mu.Unlock()
 	if !ok {
-		return nil, ErrUnknownSession
+		return nil, store.ErrUnknownSession
 	}
-	var st SessionState
+	var st store.SessionState
 	return &st, json.Unmarshal(b, &st)
 }
 
@@ -53,8 +55,8 @@ func (s *mapStore) Delete(_ context.Context, id string) error {
 // served by another that shares the stores, with the state the client
 // set on the first (log level, subscriptions); DELETE ends it everywhere.
 func TestSessionStoreAcrossInstances(t *testing.T) {
-	store := &mapStore{m: map[string][]byte{}}
-	events := NewMemoryEventStore(nil)
+	fst := &mapStore{m: map[string][]byte{}}
+	events := store.NewMemoryEventStore(nil)
 	newInstance := func() (*HTTPHandler, *httptest.Server) {
 		s := New(&Options{Logging: true})
 		AddTool(s, &mcp.Tool{Name: "log"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
@@ -65,7 +67,7 @@ func TestSessionStoreAcrossInstances(t *testing.T) {
 		s.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: mcp.ResourceContentsList{&mcp.TextResourceContents{URI: "test://r", Text: "r"}}}, nil
 		})
-		h := NewHTTPHandler(s, &HTTPOptions{SessionStore: store, EventStore: events})
+		h := NewHTTPHandler(s, &HTTPOptions{SessionStore: fst, EventStore: events})
 		ts := httptest.NewServer(h)
 		t.Cleanup(func() { h.Close(); ts.Close() })
 		return h, ts

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -138,7 +140,7 @@ type tasks struct {
 	clock taskClock // the wall clock, unless a test sets it before serving
 }
 
-func (s *Server) taskStore() TaskStore { return s.opts.TaskStore }
+func (s *Server) taskStore() store.TaskStore { return s.opts.TaskStore }
 
 // requestor returns the principal a task request acts for: the
 // request's own, else its legacy session's.
@@ -219,7 +221,7 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 			ttl = asked
 		}
 	}
-	rec := &TaskRecord{
+	rec := &store.TaskRecord{
 		ID: newTaskID(), Principal: requestor(ctx, req), Modern: req.modern,
 		Status: mcp.TaskWorking, CreatedAt: now, LastUpdatedAt: now,
 		TTL: ttl, PollInterval: DefaultTaskPollInterval,
@@ -279,7 +281,7 @@ func (discardOut) notify(context.Context, string, any) error    { return nil }
 // runTask runs the task's handler until the task is terminal: again
 // after each round of input, as a multi round-trip handler runs again
 // after each retry.
-func (s *Server) runTask(ctx context.Context, run *taskRun, rec *TaskRecord, treq *Request, p *mcp.CallToolParams, fn ToolHandler) {
+func (s *Server) runTask(ctx context.Context, run *taskRun, rec *store.TaskRecord, treq *Request, p *mcp.CallToolParams, fn ToolHandler) {
 	for {
 		res, err := callHandler(ctx, fn, &CallToolRequest{Request: treq, Params: p})
 		if ctx.Err() != nil && errors.Is(context.Cause(ctx), errTaskCancelled) {
@@ -348,7 +350,7 @@ func callHandler(ctx context.Context, fn ToolHandler, req *CallToolRequest) (res
 // one), the requests tagged with related-task _meta.
 // It reports false when the task ended meanwhile (cancelled, expired,
 // or failed).
-func (s *Server) gatherInput(ctx context.Context, run *taskRun, rec *TaskRecord, treq *Request, in *Input) bool {
+func (s *Server) gatherInput(ctx context.Context, run *taskRun, rec *store.TaskRecord, treq *Request, in *Input) bool {
 	if !rec.Modern {
 		if s.opts.DisableLegacyShim {
 			s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: the task needs input and the legacy shim is disabled"})
@@ -440,7 +442,7 @@ func withRelatedTask(params jsontext.Value, id string) jsontext.Value {
 }
 
 // setStatus records a non-terminal status change and tells whoever listens.
-func (s *Server) setStatus(run *taskRun, rec *TaskRecord, status mcp.TaskStatus, requests mcp.InputRequests) {
+func (s *Server) setStatus(run *taskRun, rec *store.TaskRecord, status mcp.TaskStatus, requests mcp.InputRequests) {
 	s.tasks.write.Lock()
 	defer s.tasks.write.Unlock()
 	cur, err := s.taskStore().Get(context.Background(), rec.ID)
@@ -460,7 +462,7 @@ func (s *Server) setStatus(run *taskRun, rec *TaskRecord, status mcp.TaskStatus,
 }
 
 // settle records the terminal state of a task, unless it already has one.
-func (s *Server) settle(run *taskRun, rec *TaskRecord, status mcp.TaskStatus, msg string, result jsontext.Value, terr *mcp.TaskError) {
+func (s *Server) settle(run *taskRun, rec *store.TaskRecord, status mcp.TaskStatus, msg string, result jsontext.Value, terr *mcp.TaskError) {
 	s.tasks.write.Lock()
 	defer s.tasks.write.Unlock()
 	cur, err := s.taskStore().Get(context.Background(), rec.ID)
@@ -478,7 +480,7 @@ func (s *Server) settle(run *taskRun, rec *TaskRecord, status mcp.TaskStatus, ms
 // announceTask sends a task's new status: notifications/tasks/status on
 // the legacy session that created it; notifications/tasks on 2026
 // subscriptions/listen streams that asked for the task.
-func (s *Server) announceTask(run *taskRun, rec *TaskRecord) {
+func (s *Server) announceTask(run *taskRun, rec *store.TaskRecord) {
 	if !rec.Modern {
 		if run != nil && run.session != nil && run.session.ready() {
 			ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
@@ -494,7 +496,7 @@ func (s *Server) announceTask(run *taskRun, rec *TaskRecord) {
 }
 
 // taskInfo is a record as the 2026 extension sends it.
-func taskInfo(rec *TaskRecord) mcp.TaskInfo {
+func taskInfo(rec *store.TaskRecord) mcp.TaskInfo {
 	t := mcp.TaskInfo{
 		TaskID: rec.ID, Status: rec.Status, StatusMessage: rec.StatusMessage,
 		CreatedAt: rec.CreatedAt.UTC().Format(time.RFC3339Nano), LastUpdatedAt: rec.LastUpdatedAt.UTC().Format(time.RFC3339Nano),
@@ -511,7 +513,7 @@ func taskInfo(rec *TaskRecord) mcp.TaskInfo {
 }
 
 // detailedTask is a record as tasks/get and notifications/tasks send it (2026).
-func detailedTask(rec *TaskRecord) *mcp.DetailedTask {
+func detailedTask(rec *store.TaskRecord) *mcp.DetailedTask {
 	d := &mcp.DetailedTask{TaskInfo: taskInfo(rec)}
 	switch rec.Status {
 	case mcp.TaskInputRequired:
@@ -525,7 +527,7 @@ func detailedTask(rec *TaskRecord) *mcp.DetailedTask {
 }
 
 // legacyTask is a record as the 2025-11-25 methods send it.
-func legacyTask(rec *TaskRecord) mcp.Task {
+func legacyTask(rec *store.TaskRecord) mcp.Task {
 	ti := taskInfo(rec)
 	return mcp.Task{
 		TaskID: ti.TaskID, Status: ti.Status, StatusMessage: ti.StatusMessage,
@@ -535,13 +537,13 @@ func legacyTask(rec *TaskRecord) mcp.Task {
 
 // lookupTask returns the task a tasks/* request names, refusing — as if
 // unknown, -32602 — tasks of another principal or of another era.
-func (s *Server) lookupTask(ctx context.Context, req *Request, id string) (*TaskRecord, error) {
+func (s *Server) lookupTask(ctx context.Context, req *Request, id string) (*store.TaskRecord, error) {
 	if id == "" {
 		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: taskId is required")
 	}
 	rec, err := s.taskStore().Get(ctx, id)
 	if err != nil || rec.Principal != requestor(ctx, req) || rec.Modern != req.modern {
-		if err != nil && !errors.Is(err, ErrTaskNotFound) {
+		if err != nil && !errors.Is(err, store.ErrTaskNotFound) {
 			s.log.Warn("mcp: reading a task", "task", id, "err", err)
 		}
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown task %q", id)
@@ -592,7 +594,7 @@ func (s *Server) tasksMethod(ctx context.Context, req *Request, name string, wp 
 // updateTask hands answers to a task waiting for input (2026). Answers
 // to keys the task did not ask (or no longer asks) are ignored, as
 // SEP-2322 has it; the task resumes once every open request is answered.
-func (s *Server) updateTask(rec *TaskRecord, responses mcp.InputResponses) (any, error) {
+func (s *Server) updateTask(rec *store.TaskRecord, responses mcp.InputResponses) (any, error) {
 	run := s.taskRun(rec.ID)
 	if run == nil {
 		return &mcp.EmptyResult{}, nil
@@ -633,7 +635,7 @@ func (s *Server) updateTask(rec *TaskRecord, responses mcp.InputResponses) (any,
 	if err := s.taskStore().Put(context.Background(), rec); err != nil {
 		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: storing the task: %v", err)
 	}
-	go s.announceTask(run, rec.clone())
+	go s.announceTask(run, rec.Clone())
 	return &mcp.EmptyResult{}, nil
 }
 
@@ -641,7 +643,7 @@ func (s *Server) updateTask(rec *TaskRecord, responses mcp.InputResponses) (any,
 // a task already terminal; the task settles cancelled when its handler
 // returns. 2025-11-25: the task is cancelled at once and returned; a
 // terminal task cannot be (-32602).
-func (s *Server) cancelTask(ctx context.Context, req *Request, rec *TaskRecord) (any, error) {
+func (s *Server) cancelTask(ctx context.Context, req *Request, rec *store.TaskRecord) (any, error) {
 	if rec.Status.Terminal() {
 		if req.modern {
 			return &mcp.EmptyResult{}, nil
@@ -671,7 +673,7 @@ func (s *Server) cancelTask(ctx context.Context, req *Request, rec *TaskRecord) 
 // taskResult answers tasks/result (2025-11-25): it waits until the task
 // is terminal and returns what the request would have, with related-task
 // _meta — the result, or the JSON-RPC error.
-func (s *Server) taskResult(ctx context.Context, req *Request, rec *TaskRecord) (any, error) {
+func (s *Server) taskResult(ctx context.Context, req *Request, rec *store.TaskRecord) (any, error) {
 	if run := s.taskRun(rec.ID); run != nil {
 		defer run.addCarrier(&carrier{ctx: ctx, req: req})()
 		select {

@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -600,9 +602,8 @@ func TestTaskTTLExpiry(t *testing.T) {
 	var clock *manualClock
 	setup := func(o *Options) func(*Server) {
 		clock = newManualClock()
-		store := NewMemoryTaskStore()
-		store.now = clock.Now
-		o.TaskTTL, o.TaskStore = serverTTL, store
+		fst := store.NewMemoryTaskStore(&store.MemoryTaskStoreOptions{Now: clock.Now})
+		o.TaskTTL, o.TaskStore = serverTTL, fst
 		return func(s *Server) { s.tasks.clock = taskClock{now: clock.Now, afterFunc: clock.AfterFunc} }
 	}
 	eachPeerSetup(t, nil, setup, func(t *testing.T, fx *taskFixture, p taskPeer) {
@@ -686,23 +687,6 @@ func TestTaskModernGates(t *testing.T) {
 	}
 	if c := fx.srv.discover().Capabilities; c.Tasks != nil || c.Extensions[mcp.ExtensionTasks] == nil {
 		t.Errorf("discover capabilities = %+v", c)
-	}
-}
-
-func TestMemoryTaskStoreConcurrent(t *testing.T) {
-	st := NewMemoryTaskStore()
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Go(func() {
-			rec := &TaskRecord{ID: fmt.Sprint(i), Principal: "p", CreatedAt: time.Now(), TTL: time.Minute}
-			_ = st.Put(context.Background(), rec)
-			_, _ = st.Get(context.Background(), rec.ID)
-		})
-	}
-	wg.Wait()
-	recs, _ := st.List(context.Background(), "p", "")
-	if len(recs) != 8 {
-		t.Fatalf("List = %d records, want 8", len(recs))
 	}
 }
 

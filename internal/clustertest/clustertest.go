@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"go.uber.org/goleak"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -32,9 +34,9 @@ import (
 
 // Backend is what one instance shares with the others.
 type Backend struct {
-	Sessions server.SessionStore
-	Events   server.EventStore
-	Broker   server.Broker
+	Sessions store.SessionStore
+	Events   store.EventStore
+	Broker   store.Broker
 	// Close releases the instance's own parts (its broker); may be nil.
 	Close func()
 }
@@ -56,7 +58,7 @@ type Node struct {
 // graceful shutdown's answers to the requests in flight must not reach
 // the clients through the store.
 type cutEvents struct {
-	server.EventStore
+	store.EventStore
 	down *atomic.Bool
 }
 

@@ -3,8 +3,9 @@ package e2e
 import (
 	"testing"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/mcpkit/mcpkit/internal/clustertest"
-	"github.com/mcpkit/mcpkit/server"
 )
 
 // TestCluster runs three instances in this process, sharing in-memory
@@ -12,9 +13,9 @@ import (
 // module runs the same scenarios on Redis).
 func TestCluster(t *testing.T) {
 	clustertest.Run(t, func(t *testing.T) *clustertest.Cluster {
-		sessions := server.NewMemorySessionStore()
-		events := server.NewMemoryEventStore(nil)
-		bus := server.NewMemoryBus()
+		sessions := store.NewMemorySessionStore()
+		events := store.NewMemoryEventStore(nil)
+		bus := store.NewMemoryBus()
 		return clustertest.New(t, 3, func(int) clustertest.Backend {
 			b := bus.Broker()
 			return clustertest.Backend{Sessions: sessions, Events: events, Broker: b, Close: func() { _ = b.Close() }}

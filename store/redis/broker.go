@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/mcpkit/mcpkit/store"
 
-	"github.com/mcpkit/mcpkit/server"
+	"github.com/redis/go-redis/v9"
 )
 
 // BrokerOptions configures a Broker. The zero value applies the defaults.
@@ -21,7 +21,7 @@ type BrokerOptions struct {
 	QueueSize int
 }
 
-// Broker is a server.Broker on Redis pub/sub. Each instance subscribes to
+// Broker is a store.Broker on Redis pub/sub. Each instance subscribes to
 // two channels: prefix+"i:"+its id, for messages sent to it, and
 // prefix+"all", for broadcasts. Send is one PUBLISH, whose count of
 // receivers tells whether the instance is there.
@@ -29,7 +29,7 @@ type BrokerOptions struct {
 // Pub/sub delivers at most once: messages published while an instance is
 // disconnected from Redis are lost to it (the client library reconnects
 // and subscribes again by itself). The server tolerates that (see
-// server.Broker).
+// store.Broker).
 type Broker struct {
 	rdb    redis.UniversalClient
 	prefix string
@@ -42,7 +42,7 @@ type Broker struct {
 	closed bool
 }
 
-var _ server.Broker = (*Broker)(nil)
+var _ store.Broker = (*Broker)(nil)
 
 // NewBroker subscribes a new instance to rdb and returns once Redis has
 // confirmed the subscriptions: when Redis cannot be reached, it fails
@@ -90,10 +90,10 @@ func (b *Broker) loop(ch <-chan *redis.Message) {
 	}
 }
 
-// ID implements server.Broker.
+// ID implements store.Broker.
 func (b *Broker) ID() string { return b.id }
 
-// Send implements server.Broker.
+// Send implements store.Broker.
 func (b *Broker) Send(ctx context.Context, to string, msg []byte) (bool, error) {
 	n, err := b.rdb.Publish(ctx, b.channel(to), msg).Result()
 	if err != nil {
@@ -102,7 +102,7 @@ func (b *Broker) Send(ctx context.Context, to string, msg []byte) (bool, error) 
 	return n > 0, nil
 }
 
-// Broadcast implements server.Broker.
+// Broadcast implements store.Broker.
 func (b *Broker) Broadcast(ctx context.Context, msg []byte) error {
 	if err := b.rdb.Publish(ctx, b.prefix+"all", msg).Err(); err != nil {
 		return fmt.Errorf("redisstore: publishing: %w", err)
@@ -110,7 +110,7 @@ func (b *Broker) Broadcast(ctx context.Context, msg []byte) error {
 	return nil
 }
 
-// Receive implements server.Broker.
+// Receive implements store.Broker.
 func (b *Broker) Receive(fn func([]byte)) {
 	b.mu.Lock()
 	b.fn = fn

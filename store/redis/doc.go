@@ -2,15 +2,15 @@
 // load balancer without sticky sessions, serve the same legacy sessions
 // (2025-11-25 and older) through Redis:
 //
-//   - SessionStore implements server.SessionStore: each session's
+//   - SessionStore implements store.SessionStore: each session's
 //     negotiated state as JSON under one key, with an idle TTL that every
 //     Put and every Get (one per request of the session) restarts;
 //     Delete ends the session on every instance.
-//   - EventStore implements server.EventStore: the SSE events of each
+//   - EventStore implements store.EventStore: the SSE events of each
 //     stream in a capped Redis list, with a per-stream "purged up to"
 //     marker so that a replay the store can no longer serve in full fails
-//     with server.ErrEventsPurged instead of silently skipping events.
-//   - Broker implements server.Broker on pub/sub: a client's answer to a
+//     with store.ErrEventsPurged instead of silently skipping events.
+//   - Broker implements store.Broker on pub/sub: a client's answer to a
 //     server→client request reaches the instance whose handler asked, a
 //     stream resumed on another instance is relayed live from its owner,
 //     and list changes, resource updates, session state and DELETE reach

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/mcpkit/mcpkit/store"
 
-	"github.com/mcpkit/mcpkit/server"
+	"github.com/redis/go-redis/v9"
 )
 
 // EventStoreOptions configures an EventStore. The zero value applies the
@@ -20,14 +20,14 @@ type EventStoreOptions struct {
 	Prefix string
 	// MaxEventsPerStream is how many events one stream keeps; older ones
 	// are dropped, and a replay that needs them fails with
-	// server.ErrEventsPurged. Default 1024.
+	// store.ErrEventsPurged. Default 1024.
 	MaxEventsPerStream int
 	// TTL is how long a session's events are kept after its last Append,
 	// so that the events of abandoned sessions expire. Default 1h.
 	TTL time.Duration
 }
 
-// EventStore is a server.EventStore on Redis. Each stream is a capped
+// EventStore is a store.EventStore on Redis. Each stream is a capped
 // list under prefix+"{session}:ev:"+stream; prefix+"{session}:evp:"+stream
 // holds the sequence number up to which events were dropped, and
 // prefix+"{session}:evkeys" the set of both, for Purge.
@@ -36,7 +36,7 @@ type EventStore struct {
 	opts EventStoreOptions
 }
 
-var _ server.EventStore = (*EventStore)(nil)
+var _ store.EventStore = (*EventStore)(nil)
 
 // NewEventStore returns a store using rdb; opts may be nil.
 func NewEventStore(rdb redis.UniversalClient, opts *EventStoreOptions) *EventStore {
@@ -97,7 +97,7 @@ redis.call('DEL', KEYS[1])
 return #ks
 `)
 
-// Append implements server.EventStore.
+// Append implements store.EventStore.
 func (s *EventStore) Append(ctx context.Context, session, stream string, seq uint64, data []byte) error {
 	list, marker, set := s.keys(session, stream)
 	el := make([]byte, 0, 21+len(data))
@@ -112,10 +112,10 @@ func (s *EventStore) Append(ctx context.Context, session, stream string, seq uin
 	return nil
 }
 
-// Replay implements server.EventStore. It fails with
-// server.ErrEventsPurged, delivering nothing, when an event after the
+// Replay implements store.EventStore. It fails with
+// store.ErrEventsPurged, delivering nothing, when an event after the
 // given one was dropped (by the cap or by expiry), and with
-// server.ErrUnknownStream when the session's key set does not list the
+// store.ErrUnknownStream when the session's key set does not list the
 // stream (no event of it was appended in this session) and nothing of
 // it is left, or when every key of the session's events has expired.
 func (s *EventStore) Replay(ctx context.Context, session, stream string, after uint64, fn func(seq uint64, data []byte) error) error {
@@ -135,7 +135,7 @@ func (s *EventStore) Replay(ctx context.Context, session, stream string, after u
 	if len(lr.Val()) == 0 && errors.Is(mr.Err(), redis.Nil) && !kr.Val() {
 		// No event of the stream was ever appended in this session (the
 		// session's set would list it), or all its keys have expired.
-		return server.ErrUnknownStream
+		return store.ErrUnknownStream
 	}
 	var purged uint64
 	if m, err := mr.Result(); err == nil {
@@ -146,7 +146,7 @@ func (s *EventStore) Replay(ctx context.Context, session, stream string, after u
 		return fmt.Errorf("redisstore: replaying stream %q: %w", stream, err)
 	}
 	if after < purged {
-		return server.ErrEventsPurged
+		return store.ErrEventsPurged
 	}
 	type ev struct {
 		seq  uint64
@@ -157,7 +157,7 @@ func (s *EventStore) Replay(ctx context.Context, session, stream string, after u
 	if len(elems) == 0 && after > 0 && purged == 0 {
 		// The client holds event after, so it was stored: the stream has
 		// expired or was purged since.
-		return server.ErrEventsPurged
+		return store.ErrEventsPurged
 	}
 	next := after + 1
 	for _, e := range elems {
@@ -174,7 +174,7 @@ func (s *EventStore) Replay(ctx context.Context, session, stream string, after u
 		}
 		if seq != next {
 			// A gap: events between were lost.
-			return server.ErrEventsPurged
+			return store.ErrEventsPurged
 		}
 		next++
 		events = append(events, ev{seq, []byte(e[sp+1:])})
@@ -190,7 +190,7 @@ func (s *EventStore) Replay(ctx context.Context, session, stream string, after u
 	return nil
 }
 
-// Purge implements server.EventStore: it deletes every key of the
+// Purge implements store.EventStore: it deletes every key of the
 // session's events.
 func (s *EventStore) Purge(ctx context.Context, session string) error {
 	_, _, set := s.keys(session, "")

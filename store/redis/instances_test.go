@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/store/redis/internal/redistest"
@@ -128,7 +130,7 @@ func TestTwoInstances(t *testing.T) {
 	if resp, _ := do(http.MethodDelete, b.URL, sid, ""); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("DELETE: %s", resp.Status)
 	}
-	if _, err := sessions.Get(context.Background(), sid); !errors.Is(err, server.ErrUnknownSession) {
+	if _, err := sessions.Get(context.Background(), sid); !errors.Is(err, store.ErrUnknownSession) {
 		t.Errorf("after DELETE the store has the session: %v", err)
 	}
 	if n := keyCount(t, p); n != 0 {

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/go-json-experiment/json"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/mcpkit/mcpkit/server"
 )
 
 // DefaultPrefix is the key prefix used when an Options leaves it empty.
@@ -26,13 +26,13 @@ type SessionStoreOptions struct {
 	TTL time.Duration
 }
 
-// SessionStore is a server.SessionStore on Redis.
+// SessionStore is a store.SessionStore on Redis.
 type SessionStore struct {
 	rdb  redis.UniversalClient
 	opts SessionStoreOptions
 }
 
-var _ server.SessionStore = (*SessionStore)(nil)
+var _ store.SessionStore = (*SessionStore)(nil)
 
 // NewSessionStore returns a store using rdb; opts may be nil.
 func NewSessionStore(rdb redis.UniversalClient, opts *SessionStoreOptions) *SessionStore {
@@ -53,9 +53,9 @@ func (s *SessionStore) key(id string) string {
 	return s.opts.Prefix + "{" + id + "}:session"
 }
 
-// Put implements server.SessionStore: it stores the state and restarts
+// Put implements store.SessionStore: it stores the state and restarts
 // the session's TTL.
-func (s *SessionStore) Put(ctx context.Context, id string, st *server.SessionState) error {
+func (s *SessionStore) Put(ctx context.Context, id string, st *store.SessionState) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("redisstore: encoding session %q: %w", id, err)
@@ -66,26 +66,26 @@ func (s *SessionStore) Put(ctx context.Context, id string, st *server.SessionSta
 	return nil
 }
 
-// Get implements server.SessionStore: it reads the state and restarts
+// Get implements store.SessionStore: it reads the state and restarts
 // the session's TTL in one command (GETEX). It returns
-// server.ErrUnknownSession for an id that was never stored, was deleted
+// store.ErrUnknownSession for an id that was never stored, was deleted
 // or expired.
-func (s *SessionStore) Get(ctx context.Context, id string) (*server.SessionState, error) {
+func (s *SessionStore) Get(ctx context.Context, id string) (*store.SessionState, error) {
 	b, err := s.rdb.GetEx(ctx, s.key(id), s.opts.TTL).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return nil, server.ErrUnknownSession
+		return nil, store.ErrUnknownSession
 	}
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: loading session %q: %w", id, err)
 	}
-	var st server.SessionState
+	var st store.SessionState
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("redisstore: decoding session %q: %w", id, err)
 	}
 	return &st, nil
 }
 
-// Delete implements server.SessionStore.
+// Delete implements store.SessionStore.
 func (s *SessionStore) Delete(ctx context.Context, id string) error {
 	if err := s.rdb.Del(ctx, s.key(id)).Err(); err != nil {
 		return fmt.Errorf("redisstore: deleting session %q: %w", id, err)

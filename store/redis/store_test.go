@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/store"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpkit/mcpkit/mcp"
-	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/store/redis/internal/redistest"
 )
 
@@ -22,10 +23,10 @@ func TestSessionStoreRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	p := prefix(t)
 	s := NewSessionStore(rdb, &SessionStoreOptions{Prefix: p})
-	if _, err := s.Get(ctx, "nope"); !errors.Is(err, server.ErrUnknownSession) {
+	if _, err := s.Get(ctx, "nope"); !errors.Is(err, store.ErrUnknownSession) {
 		t.Fatalf("Get of an unknown id: %v, want ErrUnknownSession", err)
 	}
-	want := &server.SessionState{
+	want := &store.SessionState{
 		ProtocolVersion:    mcp.Version20251125,
 		ClientCapabilities: mcp.ClientCapabilities{Roots: &mcp.RootsCapability{ListChanged: true}},
 		ClientInfo:         mcp.Implementation{Name: "c", Version: "1"},
@@ -46,7 +47,7 @@ func TestSessionStoreRoundTrip(t *testing.T) {
 	if err := s.Delete(ctx, "s1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Get(ctx, "s1"); !errors.Is(err, server.ErrUnknownSession) {
+	if _, err := s.Get(ctx, "s1"); !errors.Is(err, store.ErrUnknownSession) {
 		t.Fatalf("Get after Delete: %v, want ErrUnknownSession", err)
 	}
 	if err := s.Delete(ctx, "s1"); err != nil {
@@ -62,7 +63,7 @@ func TestSessionStoreTTL(t *testing.T) {
 	ctx := context.Background()
 	p := prefix(t)
 	s := NewSessionStore(rdb, &SessionStoreOptions{Prefix: p, TTL: time.Minute})
-	st := &server.SessionState{ProtocolVersion: mcp.Version20251125}
+	st := &store.SessionState{ProtocolVersion: mcp.Version20251125}
 	if err := s.Put(ctx, "s1", st); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestSessionStoreTTL(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if _, err := short.Get(ctx, "s2"); !errors.Is(err, server.ErrUnknownSession) {
+	if _, err := short.Get(ctx, "s2"); !errors.Is(err, store.ErrUnknownSession) {
 		t.Fatalf("Get after expiry: %v, want ErrUnknownSession", err)
 	}
 }
@@ -154,7 +155,7 @@ func TestEventStoreAppendReplay(t *testing.T) {
 	// stream of another session.
 	for _, c := range []struct{ session, stream string }{{"sess", "none"}, {"other", "a"}} {
 		got, err = collect(t, s, c.session, c.stream, 0)
-		if !errors.Is(err, server.ErrUnknownStream) || len(got) != 0 {
+		if !errors.Is(err, store.ErrUnknownStream) || len(got) != 0 {
 			t.Errorf("replay of unknown stream %s/%s = %q, %v; want ErrUnknownStream", c.session, c.stream, got, err)
 		}
 	}
@@ -163,7 +164,7 @@ func TestEventStoreAppendReplay(t *testing.T) {
 	if err := rdb.Del(ctx, p+"{sess}:ev:b").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = collect(t, s, "sess", "b", 1); !errors.Is(err, server.ErrEventsPurged) {
+	if got, err = collect(t, s, "sess", "b", 1); !errors.Is(err, store.ErrEventsPurged) {
 		t.Errorf("replay of an expired stream of a live session = %q, %v; want ErrEventsPurged", got, err)
 	}
 	// An error of fn stops the replay and is returned.
@@ -195,7 +196,7 @@ func TestEventStoreCap(t *testing.T) {
 	}
 	for _, after := range []uint64{0, 1} {
 		got, err := collect(t, s, "sess", "a", after)
-		if !errors.Is(err, server.ErrEventsPurged) || len(got) != 0 {
+		if !errors.Is(err, store.ErrEventsPurged) || len(got) != 0 {
 			t.Errorf("replay from %d = %q, %v; want ErrEventsPurged and nothing", after, got, err)
 		}
 	}
@@ -222,7 +223,7 @@ func TestEventStoreExpired(t *testing.T) {
 	}
 	// Every key of the session's events is gone: the store knows
 	// nothing of the stream any more (not an empty replay).
-	if _, err := collect(t, s, "sess", "a", 1); !errors.Is(err, server.ErrUnknownStream) {
+	if _, err := collect(t, s, "sess", "a", 1); !errors.Is(err, store.ErrUnknownStream) {
 		t.Errorf("replay of an expired stream: %v, want ErrUnknownStream", err)
 	}
 }
@@ -267,7 +268,7 @@ func TestRedisUnavailable(t *testing.T) {
 	ss := NewSessionStore(dead, nil)
 	es := NewEventStore(dead, nil)
 	checks := map[string]error{
-		"Put":    ss.Put(ctx, "s", &server.SessionState{}),
+		"Put":    ss.Put(ctx, "s", &store.SessionState{}),
 		"Delete": ss.Delete(ctx, "s"),
 		"Append": es.Append(ctx, "s", "a", 1, []byte("x")),
 		"Replay": es.Replay(ctx, "s", "a", 0, func(uint64, []byte) error { return nil }),
@@ -275,7 +276,7 @@ func TestRedisUnavailable(t *testing.T) {
 	}
 	_, checks["Get"] = ss.Get(ctx, "s")
 	for op, err := range checks {
-		if err == nil || errors.Is(err, server.ErrUnknownSession) || errors.Is(err, server.ErrEventsPurged) || !strings.Contains(err.Error(), "redisstore:") {
+		if err == nil || errors.Is(err, store.ErrUnknownSession) || errors.Is(err, store.ErrEventsPurged) || !strings.Contains(err.Error(), "redisstore:") {
 			t.Errorf("%s with Redis down: %v", op, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package server
+package store
 
 import (
 	"context"
@@ -162,6 +162,13 @@ func (st *MemoryEventStore) Replay(ctx context.Context, session, stream string, 
 		}
 	}
 	return nil
+}
+
+// SessionCount returns how many sessions have events stored.
+func (st *MemoryEventStore) SessionCount() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.sessions)
 }
 
 // Purge implements EventStore.

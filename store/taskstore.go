@@ -1,4 +1,4 @@
-package server
+package store
 
 import (
 	"context"
@@ -44,12 +44,13 @@ type TaskRecord struct {
 	Error *mcp.TaskError
 }
 
-// expired reports whether the record is past its TTL at now.
-func (r *TaskRecord) expired(now time.Time) bool {
+// Expired reports whether the record is past its TTL at now.
+func (r *TaskRecord) Expired(now time.Time) bool {
 	return r.TTL > 0 && now.After(r.CreatedAt.Add(r.TTL))
 }
 
-func (r *TaskRecord) clone() *TaskRecord {
+// Clone returns a deep copy of the record.
+func (r *TaskRecord) Clone() *TaskRecord {
 	c := *r
 	if r.InputRequests != nil {
 		c.InputRequests = make(mcp.InputRequests, len(r.InputRequests))
@@ -89,16 +90,29 @@ type MemoryTaskStore struct {
 	now  func() time.Time
 }
 
-// NewMemoryTaskStore returns an empty in-memory store.
-func NewMemoryTaskStore() *MemoryTaskStore {
-	return &MemoryTaskStore{recs: make(map[string]*TaskRecord), now: time.Now}
+// MemoryTaskStoreOptions configures a MemoryTaskStore. The zero value
+// uses the wall clock.
+type MemoryTaskStoreOptions struct {
+	// Now is the clock TTLs are measured on; nil is time.Now. Tests
+	// install a manual clock here (and the same one in the server) so
+	// that a TTL elapses when the test says.
+	Now func() time.Time
+}
+
+// NewMemoryTaskStore returns an empty in-memory store; opts may be nil.
+func NewMemoryTaskStore(opts *MemoryTaskStoreOptions) *MemoryTaskStore {
+	now := time.Now
+	if opts != nil && opts.Now != nil {
+		now = opts.Now
+	}
+	return &MemoryTaskStore{recs: make(map[string]*TaskRecord), now: now}
 }
 
 // sweep drops expired records; mu is held.
 func (m *MemoryTaskStore) sweep() {
 	now := m.now()
 	for id, r := range m.recs {
-		if r.expired(now) {
+		if r.Expired(now) {
 			delete(m.recs, id)
 		}
 	}
@@ -109,7 +123,7 @@ func (m *MemoryTaskStore) Put(_ context.Context, rec *TaskRecord) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweep()
-	m.recs[rec.ID] = rec.clone()
+	m.recs[rec.ID] = rec.Clone()
 	return nil
 }
 
@@ -121,11 +135,11 @@ func (m *MemoryTaskStore) Get(_ context.Context, id string) (*TaskRecord, error)
 	if !ok {
 		return nil, ErrTaskNotFound
 	}
-	if r.expired(m.now()) {
+	if r.Expired(m.now()) {
 		delete(m.recs, id)
 		return nil, ErrTaskNotFound
 	}
-	return r.clone(), nil
+	return r.Clone(), nil
 }
 
 // List implements TaskStore.
@@ -138,7 +152,7 @@ func (m *MemoryTaskStore) List(_ context.Context, principal, sessionID string) (
 		if r.Principal != principal || (principal == "" && r.SessionID != sessionID) {
 			continue
 		}
-		out = append(out, r.clone())
+		out = append(out, r.Clone())
 	}
 	slices.SortFunc(out, func(a, b *TaskRecord) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {

@@ -1,0 +1,101 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+func TestMemoryEventStoreUnknownStream(t *testing.T) {
+	ctx := context.Background()
+	st := NewMemoryEventStore(nil)
+	if err := st.Append(ctx, "s1", "a", 1, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	nothing := func(uint64, []byte) error { return nil }
+	for _, tc := range []struct{ session, stream string }{{"s1", "b"}, {"s2", "a"}, {"s2", "b"}} {
+		if err := st.Replay(ctx, tc.session, tc.stream, 0, nothing); !errors.Is(err, ErrUnknownStream) {
+			t.Errorf("Replay(%s, %s): %v, want ErrUnknownStream", tc.session, tc.stream, err)
+		}
+	}
+	if err := st.Replay(ctx, "s1", "a", 1, nothing); err != nil {
+		t.Errorf("Replay of a known stream after its last event: %v", err)
+	}
+	_ = st.Purge(ctx, "s1")
+	if err := st.Replay(ctx, "s1", "a", 0, nothing); !errors.Is(err, ErrUnknownStream) {
+		t.Errorf("Replay after Purge: %v, want ErrUnknownStream", err)
+	}
+}
+
+func TestMemoryTaskStoreConcurrent(t *testing.T) {
+	st := NewMemoryTaskStore(nil)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			rec := &TaskRecord{ID: fmt.Sprint(i), Principal: "p", CreatedAt: time.Now(), TTL: time.Minute}
+			_ = st.Put(context.Background(), rec)
+			_, _ = st.Get(context.Background(), rec.ID)
+		})
+	}
+	wg.Wait()
+	recs, _ := st.List(context.Background(), "p", "")
+	if len(recs) != 8 {
+		t.Fatalf("List = %d records, want 8", len(recs))
+	}
+}
+
+func TestMemoryTaskStoreTTL(t *testing.T) {
+	ctx := context.Background()
+	now := time.Unix(1000, 0)
+	st := NewMemoryTaskStore(&MemoryTaskStoreOptions{Now: func() time.Time { return now }})
+	if err := st.Put(ctx, &TaskRecord{ID: "t", Principal: "p", CreatedAt: now, TTL: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Second) // at the TTL: still there
+	if _, err := st.Get(ctx, "t"); err != nil {
+		t.Fatalf("Get at the TTL: %v", err)
+	}
+	now = now.Add(time.Nanosecond)
+	if _, err := st.Get(ctx, "t"); !errors.Is(err, ErrTaskNotFound) {
+		t.Fatalf("Get past the TTL: %v, want ErrTaskNotFound", err)
+	}
+	if recs, _ := st.List(ctx, "p", ""); len(recs) != 0 {
+		t.Fatalf("List past the TTL = %d records", len(recs))
+	}
+}
+
+func TestMemoryTaskStoreCopies(t *testing.T) {
+	ctx := context.Background()
+	st := NewMemoryTaskStore(nil)
+	rec := &TaskRecord{ID: "t", Result: []byte(`{"a":1}`), Error: &mcp.TaskError{Code: 1}}
+	_ = st.Put(ctx, rec)
+	rec.Result[2], rec.Error.Code = 'b', 2
+	got, err := st.Get(ctx, "t")
+	if err != nil || string(got.Result) != `{"a":1}` || got.Error.Code != 1 {
+		t.Fatalf("Get = %+v, %v: the store kept the caller's record, not a copy", got, err)
+	}
+}
+
+func TestMemorySessionStore(t *testing.T) {
+	ctx := context.Background()
+	st := NewMemorySessionStore()
+	if _, err := st.Get(ctx, "s"); !errors.Is(err, ErrUnknownSession) {
+		t.Fatalf("Get of an unknown session: %v", err)
+	}
+	in := &SessionState{ProtocolVersion: "2025-11-25", Subscriptions: []string{"a"}, Revision: 3}
+	_ = st.Put(ctx, "s", in)
+	in.Subscriptions[0] = "changed"
+	got, err := st.Get(ctx, "s")
+	if err != nil || got.Revision != 3 || got.Subscriptions[0] != "a" {
+		t.Fatalf("Get = %+v, %v", got, err)
+	}
+	_ = st.Delete(ctx, "s")
+	if _, err := st.Get(ctx, "s"); !errors.Is(err, ErrUnknownSession) {
+		t.Fatalf("Get after Delete: %v", err)
+	}
+}
