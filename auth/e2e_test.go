@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -54,7 +56,7 @@ func newMCPEnv(t *testing.T) *mcpEnv {
 	server.AddTool(s, &mcp.Tool{Name: "admin"}, func(ctx context.Context, req *server.CallToolRequest, in cityIn) (string, error) {
 		return "done", nil
 	})
-	h := server.NewHTTPHandler(s, nil)
+	h := streamhttp.NewHandler(s, nil)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", Require(v, &Options{
 		Resource:   testResource,
@@ -132,7 +134,7 @@ func (e *mcpEnv) call(t *testing.T, token, tool, state string) *rpcAnswer {
 	return a
 }
 
-// TestEndToEndPrincipalBinding: a real server.NewHTTPHandler behind
+// TestEndToEndPrincipalBinding: a real streamhttp.NewHandler behind
 // Require with real JWTs. The handler sees the token info; sealed MRTR
 // state minted for alice completes for alice and is refused (-32602,
 // handler not run) for bob, even with identical arguments.

@@ -4,6 +4,8 @@ import (
 	"log"
 	"net/http"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/server"
 )
@@ -24,7 +26,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	s := server.New(nil)
-	mcpHandler := server.NewHTTPHandler(s, nil)
+	mcpHandler := streamhttp.NewHandler(s, nil)
 	defer mcpHandler.Close()
 
 	mux := http.NewServeMux()

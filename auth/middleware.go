@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/internal/httpbody"
@@ -55,15 +57,15 @@ type Options struct {
 	// MaxBodyBytes caps the body read to find the method and tool when
 	// MethodScopes or ToolScopes are set (413 beyond). Only the body of
 	// a request whose token was verified is read. Keep it equal to
-	// the wrapped server's server.HTTPOptions.MaxBodyBytes. Default
-	// server.DefaultMaxBodyBytes.
+	// the wrapped server's streamhttp.Options.MaxBodyBytes. Default
+	// streamhttp.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// BodyReadTimeout bounds that read as server.HTTPOptions.BodyReadTimeout
+	// BodyReadTimeout bounds that read as streamhttp.Options.BodyReadTimeout
 	// bounds the server's: a client (with a valid token) whose body stalls
 	// gets 408 and its connection closed. It is a read deadline, cleared
 	// once the body is read, and not set when the http.Server has a
 	// ReadTimeout (which already bounds the request). Default
-	// server.DefaultBodyReadTimeout; negative: no bound.
+	// streamhttp.DefaultBodyReadTimeout; negative: no bound.
 	BodyReadTimeout time.Duration
 	// Logger receives the reason of each rejection at debug level.
 	// Tokens are never logged. Default: nothing is logged.
@@ -150,11 +152,11 @@ func Require(v Verifier, opts *Options) func(http.Handler) http.Handler {
 	m.log = m.o.Logger
 	m.maxBody = m.o.MaxBodyBytes
 	if m.maxBody <= 0 {
-		m.maxBody = server.DefaultMaxBodyBytes
+		m.maxBody = streamhttp.DefaultMaxBodyBytes
 	}
 	m.bodyTimeout = m.o.BodyReadTimeout
 	if m.bodyTimeout == 0 {
-		m.bodyTimeout = server.DefaultBodyReadTimeout
+		m.bodyTimeout = streamhttp.DefaultBodyReadTimeout
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -2,7 +2,7 @@ package server
 
 import (
 	"fmt"
-	"net/http"
+	"net/textproto"
 	"strconv"
 	"strings"
 
@@ -11,14 +11,11 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/seam"
 )
 
-// SEP-2243 request headers of the 2026-07-28 Streamable HTTP transport.
-const (
-	headerMethod      = "Mcp-Method"
-	headerName        = "Mcp-Name"
-	headerParamPrefix = "Mcp-Param-"
-)
+// The prefix of the SEP-2243 headers that mirror tool arguments.
+const headerParamPrefix = "Mcp-Param-"
 
 // paramHeader is one x-mcp-header annotation of a tool's input schema,
 // found once when the tool is registered: the header Mcp-Param-{Name}
@@ -99,70 +96,26 @@ func isToken(s string) bool {
 	return true
 }
 
-// headerMismatch is the -32020 error (HTTP 400) of SEP-2243.
-func headerMismatch(format string, args ...any) *jsonrpc.Error {
-	return jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: "+format, args...)
-}
-
-// trimOWS drops the optional whitespace around a header value (RFC 9110
-// OWS: not part of the value). net/http already does it for what it
-// parses; other embeddings may not.
-func trimOWS(v string) string { return strings.Trim(v, " \t") }
-
-// checkStandardHeaders validates Mcp-Method and Mcp-Name against the body.
-func checkStandardHeaders(h http.Header, method string, env *envelope) *jsonrpc.Error {
-	got, present := h[http.CanonicalHeaderKey(headerMethod)]
-	if !present || len(got) == 0 {
-		return headerMismatch("the Mcp-Method header is missing")
-	}
-	if v := trimOWS(got[0]); v != method {
-		return headerMismatch("Mcp-Method header value '%s' does not match body value '%s'", v, method)
-	}
-	var want string
-	switch method {
-	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
-		want = env.name
-	case mcp.MethodResourcesRead:
-		want = env.uri
-	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
-		want = env.taskID
-	default:
-		return nil
-	}
-	names, present := h[http.CanonicalHeaderKey(headerName)]
-	if !present || len(names) == 0 {
-		return headerMismatch("the Mcp-Name header is missing")
-	}
-	v, ok := mcp.DecodeHeaderValue(trimOWS(names[0]))
-	if !ok {
-		return headerMismatch("the Mcp-Name header has an invalid base64 value")
-	}
-	if v != want {
-		return headerMismatch("Mcp-Name header value '%s' does not match body value '%s'", v, want)
-	}
-	return nil
-}
-
 // checkParamHeaders validates the Mcp-Param-* headers of a tools/call
 // against the arguments, for the tool's annotated properties.
-func checkParamHeaders(h http.Header, annotations []paramHeader, args jsontext.Value) *jsonrpc.Error {
+func checkParamHeaders(h map[string][]string, annotations []paramHeader, args jsontext.Value) *jsonrpc.Error {
 	for _, a := range annotations {
 		value, present := lookup(args, a.path)
-		hv, hasHeader := h[http.CanonicalHeaderKey(headerParamPrefix+a.name)]
+		hv, hasHeader := h[textproto.CanonicalMIMEHeaderKey(headerParamPrefix+a.name)]
 		switch {
 		case !present && !hasHeader:
 			continue
 		case present && !hasHeader:
-			return headerMismatch("the %s%s header is missing", headerParamPrefix, a.name)
+			return seam.HeaderMismatch("the %s%s header is missing", headerParamPrefix, a.name)
 		case !present && hasHeader:
-			return headerMismatch("the %s%s header has no matching argument", headerParamPrefix, a.name)
+			return seam.HeaderMismatch("the %s%s header has no matching argument", headerParamPrefix, a.name)
 		}
-		got, ok := mcp.DecodeHeaderValue(trimOWS(hv[0]))
+		got, ok := mcp.DecodeHeaderValue(seam.TrimOWS(hv[0]))
 		if !ok {
-			return headerMismatch("the %s%s header has an invalid base64 value", headerParamPrefix, a.name)
+			return seam.HeaderMismatch("the %s%s header has an invalid base64 value", headerParamPrefix, a.name)
 		}
 		if !sameValue(a.kind, value, got) {
-			return headerMismatch("%s%s header value '%s' does not match the argument", headerParamPrefix, a.name, got)
+			return seam.HeaderMismatch("%s%s header value '%s' does not match the argument", headerParamPrefix, a.name, got)
 		}
 	}
 	return nil

@@ -1,6 +1,8 @@
 package server
 
-// Test support for the Streamable HTTP handler tests: a real loopback
+// Test support for the tests that run the protocol over Streamable HTTP
+// (the handler comes from server/streamhttp through NewTestHTTPHandler;
+// server/streamhttp has its own copy for its white-box tests): a real loopback
 // server (httptest), raw net/http requests, a raw SSE frame reader that
 // also sees comments and retry lines, and wire checks against the
 // official 2025-11-25 schema.
@@ -36,12 +38,12 @@ const httpHangGuard = 20 * time.Second
 
 const acceptBoth = "application/json, text/event-stream"
 
-// httpEnv is one HTTPHandler served over loopback, with a client that
+// httpEnv is one Handler served over loopback, with a client that
 // keeps its connections alive.
 type httpEnv struct {
 	t      testing.TB
 	srv    *Server
-	h      *HTTPHandler
+	h      TestHTTPHandler
 	ts     *httptest.Server
 	tr     *http.Transport
 	client *http.Client
@@ -91,14 +93,14 @@ func newHTTPEnv(t testing.TB, srv *Server, opts *HTTPOptions) *httpEnv {
 	e.client = &http.Client{Transport: e.tr}
 	e.shutdown = sync.OnceFunc(func() {
 		if err := e.h.Close(); err != nil {
-			t.Errorf("HTTPHandler.Close: %v", err)
+			t.Errorf("Handler.Close: %v", err)
 		}
 		drained := make(chan struct{})
 		go func() { e.ts.Close(); close(drained) }()
 		select {
 		case <-drained:
 		case <-time.After(httpHangGuard):
-			t.Error("the HTTP server did not drain after HTTPHandler.Close: a handler is still running")
+			t.Error("the HTTP server did not drain after Handler.Close: a handler is still running")
 			cancel() // unblock the clients so that the server can drain
 			<-drained
 		}
@@ -592,30 +594,6 @@ func progressOf(t testing.TB, m *rpcMsg) (string, float64) {
 	return p.Token, p.Progress
 }
 
-// session returns the handler's state of session sid.
-func (e *httpEnv) session(sid string) *httpSession {
-	e.t.Helper()
-	e.h.mu.Lock()
-	defer e.h.mu.Unlock()
-	hs := e.h.sessions[sid]
-	if hs == nil {
-		e.t.Fatalf("no session %s", sid)
-	}
-	return hs
-}
-
-// streams reports how many POST streams a session still tracks, by
-// request id and by stream id.
-func (hs *httpSession) streams() (byReq, byID int) {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	byID = len(hs.byID)
-	if hs.get != nil {
-		byID-- // the standalone stream lives as long as the session
-	}
-	return len(hs.byReq), byID
-}
-
 // asyncAnswer is an HTTP answer obtained off the test goroutine.
 type asyncAnswer struct {
 	resp *http.Response
@@ -680,4 +658,39 @@ func (e *httpEnv) sseOf(a asyncAnswer) *sseStream {
 	}
 	a.resp.Body = io.NopCloser(bytes.NewReader(a.body))
 	return e.openSSE(a.resp)
+}
+
+const elicitCaps = `{"elicitation":{"form":{}}}`
+
+// subscribe subscribes the session to uri.
+func (e *httpEnv) subscribe(sid, uri string) {
+	e.t.Helper()
+	if m := e.rpc(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":%q}}`, e.id(), uri)); m.Error != nil {
+		e.t.Fatalf("resources/subscribe: %s", m.raw)
+	}
+}
+
+// expectNext reads the next message of a standalone stream and checks it
+// is the notification method: a marker sent after the traffic under test
+// proves that nothing else reached the stream before it.
+func expectNext(t testing.TB, st *sseStream, method string) *rpcMsg {
+	t.Helper()
+	_, m := st.message()
+	if m.Method != method || len(m.ID) != 0 {
+		t.Fatalf("the GET stream carried %s; want %s next", m.raw, method)
+	}
+	return m
+}
+
+// waitFor polls cond until it holds. It is for state that changes on the
+// server's own clock (the idle sweep); the deadline is a hang guard.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(httpHangGuard)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -105,7 +105,7 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 // notifications (progress, logs, listen notifications).
 // header is the HTTP request's header (nil on stdio), for the
 // Mcp-Param-* checks of tools/call.
-func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Message, wp *wireParams, out outbound, header http.Header) (any, error) {
+func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Message, wp *wireParams, out outbound, header map[string][]string) (any, error) {
 	req := &Request{srv: s, id: msg.ID, version: env.version, caps: &env.caps, info: env.info, out: cancelGuard{ctx, out}, modern: true, logLevel: env.logLevel, header: header}
 	defer req.end()
 	var (
@@ -135,18 +135,18 @@ type cancelGuard struct {
 	out outbound
 }
 
-func (g cancelGuard) call(ctx context.Context, method string, params, result any) error {
+func (g cancelGuard) Call(ctx context.Context, method string, params, result any) error {
 	if g.ctx.Err() != nil {
 		return context.Cause(g.ctx)
 	}
-	return g.out.call(ctx, method, params, result)
+	return g.out.Call(ctx, method, params, result)
 }
 
-func (g cancelGuard) notify(ctx context.Context, method string, params any) error {
+func (g cancelGuard) Notify(ctx context.Context, method string, params any) error {
 	if g.ctx.Err() != nil {
 		return context.Cause(g.ctx)
 	}
-	return g.out.notify(ctx, method, params)
+	return g.out.Notify(ctx, method, params)
 }
 
 // discover answers server/discover (2026-07-28: servers MUST implement it).
@@ -241,4 +241,17 @@ func (s *Server) withServerInfo(meta mcp.Meta) mcp.Meta {
 	}
 	out[mcp.MetaKeyServerInfo] = s.serverInfoJSON
 	return out
+}
+
+// modernErrorStatus is the HTTP status of a JSON-RPC error answer on the
+// 2026 wire: the three MCP errors are 400, an unknown method 404, and
+// errors of the method itself 200.
+func modernErrorStatus(e *jsonrpc.Error) int {
+	switch e.Code {
+	case mcp.CodeHeaderMismatch, mcp.CodeMissingRequiredClientCapability, mcp.CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	case mcp.CodeMethodNotFound:
+		return http.StatusNotFound
+	}
+	return http.StatusOK
 }

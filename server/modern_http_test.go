@@ -39,7 +39,7 @@ import (
 const v26 = mcp.Version20260728
 
 // ---------------------------------------------------------------------
-// The fixture server.
+// The fixture
 
 // fixture26 is the server of the modern tests, with what its handlers saw.
 type fixture26 struct {
@@ -723,10 +723,14 @@ func TestModernHTTPStandardHeaders(t *testing.T) {
 	f := newFixture26(nil)
 	// Names that look like the sentinel without being one.
 	for _, name := range []string{"=?base64?ZWNobw==", "ZWNobw==?=", "=?BASE64?ZWNobw==?="} {
-		AddTool(f.s, &mcp.Tool{Name: name}, func(ctx context.Context, req *CallToolRequest, _ struct{}) (string, error) { return "literal", nil })
+		AddTool(f.s, &mcp.Tool{Name: name}, func(ctx context.Context, req *CallToolRequest, _ struct{}) (string, error) {
+			return "literal", nil
+		})
 	}
 	for _, name := range []string{"héllo wörld", "ÿþ"} {
-		AddTool(f.s, &mcp.Tool{Name: name}, func(ctx context.Context, req *CallToolRequest, _ struct{}) (string, error) { return "unicode", nil })
+		AddTool(f.s, &mcp.Tool{Name: name}, func(ctx context.Context, req *CallToolRequest, _ struct{}) (string, error) {
+			return "unicode", nil
+		})
 	}
 	if b64("ÿþ") == "=?base64?"+base64.URLEncoding.EncodeToString([]byte("ÿþ"))+"?=" {
 		t.Fatal("the url-alphabet case needs a name whose encodings differ")

@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
 	"testing"
@@ -20,7 +19,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpkit/mcpkit/internal/wirecheck"
-	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport/memory"
 )
@@ -477,51 +475,3 @@ func TestModernStdioListen(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------
-// Benchmark.
-
-// nopOutbound drops what a request sends (the benchmarked tool sends
-// nothing).
-type nopOutbound struct{}
-
-func (nopOutbound) call(context.Context, string, any, any) error { return ErrNoSession }
-func (nopOutbound) notify(context.Context, string, any) error    { return nil }
-
-// BenchmarkModernToolsCallNoNet measures one 2026 tools/call without a
-// transport, as the HTTP handler does it: strict decode of the request,
-// the envelope, the SEP-2243 header checks, dispatch, argument
-// validation, decoding into the typed input, the handler, stamping and
-// encoding of the result (compare BenchmarkToolsCall, its legacy twin).
-func BenchmarkModernToolsCallNoNet(b *testing.B) {
-	s := benchServer()
-	hdr := http.Header{}
-	hdr.Set("Mcp-Protocol-Version", v26)
-	hdr.Set("Mcp-Method", mcp.MethodToolsCall)
-	hdr.Set("Mcp-Name", "forecast")
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.SetBytes(int64(len(benchModernRequest)))
-	for b.Loop() {
-		msg, derr := jsonrpc.Decode(benchModernRequest, jsonrpc.Limits{})
-		if derr != nil {
-			b.Fatal(derr)
-		}
-		wp, err := decodeWire(msg.Params)
-		if err != nil {
-			b.Fatal(err)
-		}
-		env, claimed, eerr := liftEnvelope(wp)
-		if !claimed || eerr != nil {
-			b.Fatal(claimed, eerr)
-		}
-		if e := checkStandardHeaders(hdr, msg.Method, env); e != nil {
-			b.Fatal(e)
-		}
-		res, err := s.serveModern(ctx, env, msg, wp, nopOutbound{}, hdr)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := jsonrpc.EncodeResult(msg.ID, res); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

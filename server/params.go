@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 
+	"github.com/mcpkit/mcpkit/server/internal/seam"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -49,7 +51,7 @@ func decodeWire(raw jsontext.Value) (*wireParams, error) {
 		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: params must be an object")
 	}
 	if err := wp.parse(raw); err != nil {
-		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: %s", shortErr(err))
+		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: %s", seam.ShortErr(err))
 	}
 	return wp, nil
 }
@@ -171,7 +173,7 @@ func decodeMember(name string, raw jsontext.Value, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: %s: %s", name, shortErr(err))
+		return jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: %s: %s", name, seam.ShortErr(err))
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 
+	"github.com/mcpkit/mcpkit/server/internal/seam"
+
 	"github.com/go-json-experiment/json"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -101,7 +103,7 @@ func handlerError(err error) error {
 	if e, ok := jsonrpc.AsError(err); ok {
 		return e
 	}
-	return jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %s", shortErr(err))
+	return jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %s", seam.ShortErr(err))
 }
 
 // promptArgs encodes prompt arguments for the requestState digest.

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/seam"
 )
 
 var (
@@ -50,7 +50,7 @@ func (e *ClientError) Error() string {
 // clientCall sends a server→client request, turning the client's
 // JSON-RPC error into a *ClientError.
 func (r *Request) clientCall(ctx context.Context, method string, params, result any) error {
-	err := r.out.call(r.routed(ctx), method, params, result)
+	err := r.out.Call(r.routed(ctx), method, params, result)
 	if e, ok := jsonrpc.AsError(err); ok {
 		return &ClientError{Method: method, Code: e.Code, Message: e.Message}
 	}
@@ -76,10 +76,7 @@ func (r *Request) checkedCall(ctx context.Context, method string, params any, fo
 // outbound is the channel a request's server→client traffic takes: on
 // stdio, the session's connection; on Streamable HTTP, the request's own
 // SSE stream.
-type outbound interface {
-	call(ctx context.Context, method string, params, result any) error
-	notify(ctx context.Context, method string, params any) error
-}
+type outbound = seam.Outbound
 
 // Request is what every handler receives besides its params: who is
 // asking, under which protocol revision, with which capabilities, and the
@@ -100,7 +97,7 @@ type Request struct {
 	// is its envelope's level ("" sends no log notifications).
 	modern   bool
 	logLevel mcp.LoggingLevel
-	header   http.Header // the HTTP request's headers (modern HTTP requests), for Mcp-Param-*
+	header   map[string][]string // the HTTP request's headers (modern HTTP requests), for Mcp-Param-*
 
 	// Multi round-trip state (mrtr.go): the answers of the previous round,
 	// the handler's own state, and what the sealed state is bound to.
@@ -161,7 +158,7 @@ func (r *Request) Progress(ctx context.Context, progress, total float64, message
 	if total > 0 {
 		p.Total = &total
 	}
-	return r.out.notify(r.routed(ctx), mcp.NotificationProgress, p)
+	return r.out.Notify(r.routed(ctx), mcp.NotificationProgress, p)
 }
 
 // Log sends a log message to the client with this request, when the
@@ -190,7 +187,7 @@ func (r *Request) Log(ctx context.Context, level mcp.LoggingLevel, logger string
 	if r.ended.Load() {
 		return ErrRequestEnded
 	}
-	return r.out.notify(r.routed(ctx), mcp.NotificationMessage, mcp.LoggingMessageParams{Level: level, Logger: logger, Data: data})
+	return r.out.Notify(r.routed(ctx), mcp.NotificationMessage, mcp.LoggingMessageParams{Level: level, Logger: logger, Data: data})
 }
 
 // Elicit asks the client's user for input (elicitation/create), in form

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"github.com/mcpkit/mcpkit/server/internal/seam"
 	"github.com/mcpkit/mcpkit/store"
 
 	"errors"
@@ -248,25 +249,6 @@ func (s *Server) connect(t transport.Conn, principal string) *Session {
 	return ss
 }
 
-// newHTTPSession returns a session whose connection writes to hs and is
-// fed by the HTTP handler instead of a read loop.
-func (s *Server) newHTTPSession(hs *httpSession) *Session {
-	ss := newSession(s)
-	ss.conn = jsonrpc.NewConn(hs, jsonrpc.ConnOptions{
-		Handler:     hs,
-		Limits:      s.opts.Limits,
-		MaxInFlight: s.opts.MaxInFlight,
-		MaxQueued:   s.opts.MaxQueued,
-		CallTimeout: s.opts.CallTimeout,
-		Logger:      s.log,
-		Observe:     s.opts.Observe,
-		IDPrefix:    hs.h.idPrefix(),
-	})
-	ss.closeStream = hs.closeStream
-	s.addSession(ss)
-	return ss
-}
-
 func (s *Server) addSession(ss *Session) {
 	s.mu.Lock()
 	s.sessions[ss] = struct{}{}
@@ -320,7 +302,7 @@ func (s *Server) deliverChange(method, uri string) {
 		}
 		// Every instance of a deployment delivers the change to its own
 		// copy of the session: none forwards it (see httpSession.Write).
-		ctx, cancel := context.WithTimeout(withLocalOnly(context.Background()), notifyTimeout)
+		ctx, cancel := context.WithTimeout(seam.WithLocalOnly(context.Background()), notifyTimeout)
 		if err := ss.notify(ctx, method, params); err != nil {
 			s.log.Debug("mcp: notification not delivered", "method", method, "err", err)
 		}
@@ -344,19 +326,6 @@ func (s *Server) addRelay(fn func(method, uri string)) (remove func()) {
 		delete(s.relays, n)
 		s.mu.Unlock()
 	}
-}
-
-type localOnlyKey struct{}
-
-// withLocalOnly marks the writes of ctx as copies of a change every
-// instance delivers itself.
-func withLocalOnly(ctx context.Context) context.Context {
-	return context.WithValue(ctx, localOnlyKey{}, true)
-}
-
-func isLocalOnly(ctx context.Context) bool {
-	v, _ := ctx.Value(localOnlyKey{}).(bool)
-	return v
 }
 
 // pageSize returns the configured page size.

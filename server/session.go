@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/seam"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -229,7 +231,7 @@ func (ss *Session) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 			defer done()
 			ctx = lctx
 		}
-		return ss.srv.serveModern(ctx, env, msg, wp, ss, nil)
+		return ss.srv.serveModern(ctx, env, msg, wp, (*carrierSession)(ss), nil)
 	}
 	switch msg.Method {
 	case mcp.MethodInitialize:
@@ -243,7 +245,7 @@ func (ss *Session) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 	if state == stateNew {
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidRequest, "Invalid Request: %s before initialize: the session must begin with initialize", msg.Method)
 	}
-	req := &Request{srv: ss.srv, session: ss, id: msg.ID, version: version, caps: &caps, info: &info, out: ss}
+	req := &Request{srv: ss.srv, session: ss, id: msg.ID, version: version, caps: &caps, info: &info, out: (*carrierSession)(ss)}
 	defer req.end()
 	return ss.srv.dispatch(ctx, req, msg.Method, wp)
 }
@@ -313,17 +315,9 @@ func decodeParams(raw jsontext.Value, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: %s", shortErr(err))
+		return jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: %s", seam.ShortErr(err))
 	}
 	return nil
-}
-
-func shortErr(err error) string {
-	s := err.Error()
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
 }
 
 // listenContext returns a context for a subscriptions/listen request that

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/mcpkit/mcpkit/server/internal/seam"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -128,7 +130,7 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], o
 			args = jsontext.Value("{}")
 		}
 		if err := json.Unmarshal(args, &in); err != nil {
-			return errorResult(fmt.Sprintf("invalid arguments: %s", shortErr(err))), nil
+			return errorResult(fmt.Sprintf("invalid arguments: %s", seam.ShortErr(err))), nil
 		}
 		out, err := h(ctx, req, in)
 		if err != nil {

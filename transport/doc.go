@@ -7,7 +7,7 @@
 // transport/command (a client that launches a server process and shuts it
 // down in the order the spec gives), and transport/memory (an in-process
 // pair for tests) and transport/streamable (the Streamable HTTP client).
-// The HTTP server side is server.NewHTTPHandler: it routes each message
+// The HTTP server side is streamhttp.NewHandler: it routes each message
 // to the stream of the request it belongs to, which needs the session.
 //
 // This package must not import any other mcpkit package: it sits at the

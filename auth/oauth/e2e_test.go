@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
@@ -32,7 +34,7 @@ func TestEndToEnd(t *testing.T) {
 			server.AddTool(s, &mcp.Tool{Name: "add"}, func(ctx context.Context, req *server.CallToolRequest, in struct{ A, B int }) (int, error) {
 				return in.A + in.B, nil
 			})
-			mcpHandler := server.NewHTTPHandler(s, nil)
+			mcpHandler := streamhttp.NewHandler(s, nil)
 
 			var rsURL string
 			prmPath := "/.well-known/oauth-protected-resource/mcp"

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"regexp"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -92,13 +94,13 @@ const NestedSchema = `{
 }`
 
 // MCPKitNested is mcpkit's W5 server: session-less, validating by default.
-func MCPKitNested() *server.HTTPHandler {
+func MCPKitNested() *streamhttp.Handler {
 	s := server.New(&server.Options{Info: mcp.Implementation{Name: "bench-mcpkit", Version: "1.0.0"}})
 	server.AddTool(s, &mcp.Tool{Name: NestedTool, Description: "Validates a nested input", InputSchema: []byte(NestedSchema)},
 		func(ctx context.Context, req *server.CallToolRequest, in NestedIn) (NestedOut, error) {
 			return Nested(in), nil
 		})
-	return server.NewHTTPHandler(s, &server.HTTPOptions{Stateless: true})
+	return streamhttp.NewHandler(s, &streamhttp.Options{Stateless: true})
 }
 
 // GoSDKNested is go-sdk's W5 server: stateless, JSON answers; go-sdk

@@ -23,6 +23,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -130,7 +132,7 @@ func New(name string) (http.Handler, func(), error) {
 
 // MCPKit returns mcpkit's session-less handler (one endpoint, both eras)
 // and its default, sessionful handler.
-func MCPKit() (stateless, session *server.HTTPHandler) {
+func MCPKit() (stateless, session *streamhttp.Handler) {
 	build := func() *server.Server {
 		s := server.New(&server.Options{Info: mcp.Implementation{Name: "bench-mcpkit", Version: "1.0.0"}})
 		server.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text"},
@@ -143,8 +145,8 @@ func MCPKit() (stateless, session *server.HTTPHandler) {
 			})
 		return s
 	}
-	return server.NewHTTPHandler(build(), &server.HTTPOptions{Stateless: true}),
-		server.NewHTTPHandler(build(), nil)
+	return streamhttp.NewHandler(build(), &streamhttp.Options{Stateless: true}),
+		streamhttp.NewHandler(build(), nil)
 }
 
 // GoSDK returns go-sdk v1.8.0's stateless handler (the only one that
@@ -191,7 +193,7 @@ func MCPGo() (stateless, session http.Handler) {
 }
 
 // MCPKitList is mcpkit's W7 server: session-less, ListTools tools.
-func MCPKitList() *server.HTTPHandler {
+func MCPKitList() *streamhttp.Handler {
 	s := server.New(&server.Options{Info: mcp.Implementation{Name: "bench-mcpkit", Version: "1.0.0"}, PageSize: ListPageSize})
 	for i := range ListTools {
 		server.AddTool(s, &mcp.Tool{Name: toolName(i), Description: "Echoes its text"},
@@ -199,7 +201,7 @@ func MCPKitList() *server.HTTPHandler {
 				return EchoOut(in), nil
 			})
 	}
-	return server.NewHTTPHandler(s, &server.HTTPOptions{Stateless: true})
+	return streamhttp.NewHandler(s, &streamhttp.Options{Stateless: true})
 }
 
 // GoSDKList is go-sdk's W7 server.
@@ -231,7 +233,7 @@ func MCPGoList() http.Handler {
 }
 
 // MCPKitSSE is mcpkit's W6p server: session-less, with the "progress" tool.
-func MCPKitSSE() *server.HTTPHandler {
+func MCPKitSSE() *streamhttp.Handler {
 	s := server.New(&server.Options{Info: mcp.Implementation{Name: "bench-mcpkit", Version: "1.0.0"}})
 	server.AddTool(s, &mcp.Tool{Name: "progress", Description: "Reports progress, then echoes its text"},
 		func(ctx context.Context, req *server.CallToolRequest, in EchoIn) (EchoOut, error) {
@@ -242,7 +244,7 @@ func MCPKitSSE() *server.HTTPHandler {
 			}
 			return EchoOut(in), nil
 		})
-	return server.NewHTTPHandler(s, &server.HTTPOptions{Stateless: true})
+	return streamhttp.NewHandler(s, &streamhttp.Options{Stateless: true})
 }
 
 // GoSDKSSE is go-sdk's W6p server: stateless, streaming (no JSONResponse).
@@ -289,7 +291,7 @@ func MCPGoSSE() http.Handler {
 // which asks for an elicitation "ok" with a sealed requestState, and
 // echoes its text once it has both back. (go-sdk v1.8.0 and mcp-go
 // v1.2.1 have no 2026-07-28 Multi Round-Trip Requests: W8 is n/a there.)
-func MCPKitMRTR() *server.HTTPHandler {
+func MCPKitMRTR() *streamhttp.Handler {
 	s := server.New(&server.Options{Info: mcp.Implementation{Name: "bench-mcpkit", Version: "1.0.0"}})
 	server.AddTool(s, &mcp.Tool{Name: "confirm", Description: "Asks for confirmation, then echoes its text"},
 		func(ctx context.Context, req *server.CallToolRequest, in EchoIn) (EchoOut, error) {
@@ -308,5 +310,5 @@ func MCPKitMRTR() *server.HTTPHandler {
 			}
 			return EchoOut(in), nil
 		})
-	return server.NewHTTPHandler(s, &server.HTTPOptions{Stateless: true})
+	return streamhttp.NewHandler(s, &streamhttp.Options{Stateless: true})
 }

@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
 )
@@ -43,7 +45,7 @@ const (
 //   - progress: sends Steps notifications/progress, DelayMs apart (the
 //     answer becomes an event stream), then echoes its text; it stops
 //     when its request is cancelled.
-func MCPKitSoak() *server.HTTPHandler {
+func MCPKitSoak() *streamhttp.Handler {
 	s := server.New(&server.Options{Info: mcp.Implementation{Name: "bench-mcpkit-soak", Version: "1.0.0"}})
 	server.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text"},
 		func(ctx context.Context, req *server.CallToolRequest, in SoakIn) (EchoOut, error) {
@@ -99,7 +101,7 @@ func MCPKitSoak() *server.HTTPHandler {
 			}
 			return EchoOut{Text: in.Text}, nil
 		})
-	return server.NewHTTPHandler(s, nil)
+	return streamhttp.NewHandler(s, nil)
 }
 
 // MemPath is the memory endpoint of benchserver -mem-endpoint (W9 and

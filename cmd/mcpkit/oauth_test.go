@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/auth"
@@ -40,7 +42,7 @@ func startProtected(t *testing.T, a *demoAS) string {
 	}) (string, error) {
 		return fmt.Sprintf("sum %d", in.A+in.B), nil
 	})
-	h := server.NewHTTPHandler(s, nil)
+	h := streamhttp.NewHandler(s, nil)
 	rs := httptest.NewUnstartedServer(nil)
 	t.Cleanup(func() {
 		_ = h.Close()

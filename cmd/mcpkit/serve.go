@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/auth"
@@ -55,13 +57,13 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		return nil
 	}
-	return serveHTTP(ctx, s, *addr, *withAuth, &server.HTTPOptions{AllowedHosts: hosts, AllowedOrigins: origins}, stderr)
+	return serveHTTP(ctx, s, *addr, *withAuth, &streamhttp.Options{AllowedHosts: hosts, AllowedOrigins: origins}, stderr)
 }
 
 // shutdownGrace bounds the shutdown of mcpkit serve --http after SIGINT.
 const shutdownGrace = 3 * time.Second
 
-func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth bool, opts *server.HTTPOptions, stderr io.Writer) error {
+func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth bool, opts *streamhttp.Options, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return &exitError{code: exitConn, err: err}
@@ -78,7 +80,7 @@ func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth bool
 			return usageErr("%v", err)
 		}
 	}
-	h := server.NewHTTPHandler(s, opts)
+	h := streamhttp.NewHandler(s, opts)
 	mux := http.NewServeMux()
 	if withAuth {
 		// The demo authorization server shares the origin; the MCP

@@ -9,7 +9,7 @@ import (
 )
 
 // Timeouts of the http.Server of "mcpkit serve --http". The MCP handler
-// bounds the reading of each POST body itself (server.HTTPOptions
+// bounds the reading of each POST body itself (streamhttp.Options
 // BodyReadTimeout); ReadTimeout and WriteTimeout stay zero, as they would
 // cut event streams that rightly last longer.
 const (

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
 )
@@ -35,7 +37,7 @@ func main() {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	s := newServer(logger)
-	h := server.NewHTTPHandler(s, &server.HTTPOptions{RetryInterval: 500 * time.Millisecond})
+	h := streamhttp.NewHandler(s, &streamhttp.Options{RetryInterval: 500 * time.Millisecond})
 	defer h.Close()
 
 	mux := http.NewServeMux()

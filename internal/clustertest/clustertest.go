@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/mcpkit/mcpkit/store"
 
 	"go.uber.org/goleak"
@@ -45,7 +47,7 @@ type Backend struct {
 type Node struct {
 	Index   int
 	Server  *server.Server
-	Handler *server.HTTPHandler
+	Handler *streamhttp.Handler
 	ts      *httptest.Server
 	backend Backend
 	down    atomic.Bool
@@ -111,7 +113,7 @@ func New(t *testing.T, n int, backend func(i int) Backend) *Cluster {
 		if events != nil {
 			events = &cutEvents{EventStore: events, down: &node.down}
 		}
-		node.Handler = server.NewHTTPHandler(s, &server.HTTPOptions{
+		node.Handler = streamhttp.NewHandler(s, &streamhttp.Options{
 			SessionStore:  b.Sessions,
 			EventStore:    events,
 			Broker:        b.Broker,

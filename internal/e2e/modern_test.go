@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -43,7 +45,7 @@ var carriers = []carrier{
 		return startChild(t, 0)
 	}},
 	{name: "http", dial: func(t testing.TB, srv *server.Server) transport.Conn {
-		h := server.NewHTTPHandler(srv, nil)
+		h := streamhttp.NewHandler(srv, nil)
 		ts := httptest.NewServer(h)
 		t.Cleanup(func() {
 			h.Close()
@@ -270,7 +272,7 @@ func firstNote(t testing.TB, s *client.Subscription) client.Notification {
 // use one HTTP endpoint and one server at once, through the same handlers.
 func TestModernAndLegacyOnOneEndpoint(t *testing.T) {
 	f := newFixture(nil)
-	h := server.NewHTTPHandler(f.srv, nil)
+	h := streamhttp.NewHandler(f.srv, nil)
 	ts := httptest.NewServer(h)
 	defer ts.Close()
 	defer h.Close()

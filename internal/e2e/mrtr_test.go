@@ -26,6 +26,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -222,7 +224,7 @@ func wantAsked(t *testing.T, asked <-chan *mcp.ElicitParams) {
 // test ends.
 func serveHTTP(t *testing.T, s *server.Server) string {
 	t.Helper()
-	h := server.NewHTTPHandler(s, nil)
+	h := streamhttp.NewHandler(s, nil)
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		if err := h.Close(); err != nil {

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -111,7 +113,7 @@ func dialMemory(t testing.TB, srv *server.Server) transport.Conn {
 }
 
 func dialHTTP(t testing.TB, srv *server.Server) transport.Conn {
-	h := server.NewHTTPHandler(srv, nil)
+	h := streamhttp.NewHandler(srv, nil)
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		h.Close()

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/store/redis/internal/redistest"
@@ -97,12 +99,12 @@ func BenchmarkSessionfulToolsCall(b *testing.B) {
 		}
 	}
 	b.Run("memory", func(b *testing.B) {
-		h := server.NewHTTPHandler(newServer(), nil)
+		h := streamhttp.NewHandler(newServer(), nil)
 		b.Cleanup(func() { h.Close() })
 		run(b, []http.Handler{h}, false)
 	})
 	b.Run("memory-proxy", func(b *testing.B) {
-		h := server.NewHTTPHandler(newServer(), nil)
+		h := streamhttp.NewHandler(newServer(), nil)
 		b.Cleanup(func() { h.Close() })
 		run(b, []http.Handler{h}, true)
 	})
@@ -122,7 +124,7 @@ func BenchmarkSessionfulToolsCall(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			h := server.NewHTTPHandler(newServer(), &server.HTTPOptions{SessionStore: sessions, EventStore: events, Broker: br})
+			h := streamhttp.NewHandler(newServer(), &streamhttp.Options{SessionStore: sessions, EventStore: events, Broker: br})
 			b.Cleanup(func() { h.Close(); br.Close() })
 			handlers = append(handlers, h)
 		}

@@ -16,14 +16,14 @@
 //     and list changes, resource updates, session state and DELETE reach
 //     every instance.
 //
-// Pass all three to server.NewHTTPHandler, and give every instance the
+// Pass all three to streamhttp.NewHandler, and give every instance the
 // same server.Options.RequestStateKeys:
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 //	broker, err := redisstore.NewBroker(ctx, rdb, nil) // fails when Redis is unreachable
 //	if err != nil { ... }
 //	defer broker.Close()
-//	h := server.NewHTTPHandler(srv, &server.HTTPOptions{
+//	h := streamhttp.NewHandler(srv, &streamhttp.Options{
 //		SessionStore: redisstore.NewSessionStore(rdb, nil),
 //		EventStore:   redisstore.NewEventStore(rdb, nil),
 //		Broker:       broker,

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/mcpkit/mcpkit/store"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -32,7 +34,7 @@ func TestTwoInstances(t *testing.T) {
 			_ = req.Log(ctx, mcp.LevelError, "t", "error line")
 			return "ok", nil
 		})
-		h := server.NewHTTPHandler(s, &server.HTTPOptions{SessionStore: sessions, EventStore: events})
+		h := streamhttp.NewHandler(s, &streamhttp.Options{SessionStore: sessions, EventStore: events})
 		ts := httptest.NewServer(h)
 		t.Cleanup(func() { h.Close(); ts.Close() })
 		return ts

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/client"
@@ -22,14 +24,14 @@ import (
 // stream (the server's standalone stream is then registered).
 type realServer struct {
 	*httptest.Server
-	h        *server.HTTPHandler
+	h        *streamhttp.Handler
 	srv      *server.Server
 	getReady chan struct{}
 	mu       sync.Mutex
 	methods  []string
 }
 
-func newRealServer(t *testing.T, opts *server.HTTPOptions) *realServer {
+func newRealServer(t *testing.T, opts *streamhttp.Options) *realServer {
 	s := server.New(&server.Options{Info: mcp.Implementation{Name: "real", Version: "1"}, Logging: true})
 	resumed := make(chan struct{}, 10)
 	server.AddTool(s, &mcp.Tool{Name: "add"}, func(ctx context.Context, req *server.CallToolRequest, in struct{ A, B int }) (int, error) {
@@ -72,10 +74,10 @@ func newRealServer(t *testing.T, opts *server.HTTPOptions) *realServer {
 		return "polled", nil
 	})
 	if opts == nil {
-		opts = &server.HTTPOptions{}
+		opts = &streamhttp.Options{}
 	}
 	opts.RetryInterval = 100 * time.Millisecond
-	rs := &realServer{h: server.NewHTTPHandler(s, opts), srv: s, getReady: make(chan struct{}, 10)}
+	rs := &realServer{h: streamhttp.NewHandler(s, opts), srv: s, getReady: make(chan struct{}, 10)}
 	rs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rs.mu.Lock()
 		rs.methods = append(rs.methods, r.Method)
@@ -246,7 +248,7 @@ func TestRealServerListener(t *testing.T) {
 // TestRealServerNoStandaloneStream: a server without a GET stream
 // answers 405 and the listener stops.
 func TestRealServerNoStandaloneStream(t *testing.T) {
-	rs := newRealServer(t, &server.HTTPOptions{NoStandaloneStream: true})
+	rs := newRealServer(t, &streamhttp.Options{NoStandaloneStream: true})
 	conn := New(rs.URL, nil)
 	cl, err := client.Connect(testCtx(t), conn, legacy(&client.Options{Sampling: samplingHandler}))
 	if err != nil {

@@ -34,6 +34,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -94,7 +96,7 @@ func instance(ctx context.Context, args []string) error {
 	defer broker.Close()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("instance", *listen)
 	s := newServer(*listen, key, log)
-	h := server.NewHTTPHandler(s, &server.HTTPOptions{
+	h := streamhttp.NewHandler(s, &streamhttp.Options{
 		SessionStore: redisstore.NewSessionStore(rdb, &redisstore.SessionStoreOptions{Prefix: *prefix}),
 		EventStore:   redisstore.NewEventStore(rdb, &redisstore.EventStoreOptions{Prefix: *prefix}),
 		Broker:       broker,

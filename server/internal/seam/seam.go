@@ -1,0 +1,208 @@
+// Package seam is the boundary between the protocol server (package
+// server) and the carriers that serve it over a network (package
+// server/streamhttp). The protocol server implements Protocol and
+// Session; a carrier drives them and never sees dispatch, registries,
+// the legacy shim or the era rules. Nothing here is public API: the
+// package is internal to server/.
+//
+// Concurrency: every method of Protocol and Session is safe for
+// concurrent use, unless its comment says otherwise.
+//
+// Package seam imports jsonrpc, mcp, store and transport; never server.
+package seam
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/store"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// ListenGrace bounds how long closing a session waits for its open
+// subscriptions/listen requests to answer with their result.
+const ListenGrace = time.Second
+
+// Protocol is the protocol server as a carrier sees it.
+type Protocol interface {
+	// Logger is the server's logger.
+	Logger() *slog.Logger
+	// Limits are the server's message limits (size, nesting depth).
+	Limits() jsonrpc.Limits
+	// Classify decodes the params of a client request once and reads its
+	// era claim (SEP-2575: _meta's io.modelcontextprotocol/protocolVersion).
+	// A request whose params are not an object fails with -32602.
+	Classify(msg *jsonrpc.Message) (Call, *jsonrpc.Error)
+	// ServeModern answers one 2026-07-28 request: stateless, no session.
+	// out carries the request's own notifications. header holds the
+	// carrier's per-request headers (Streamable HTTP: the Mcp-Param-*
+	// checks of SEP-2243), nil when it has none.
+	ServeModern(ctx context.Context, c Call, out Outbound, header map[string][]string) (any, error)
+	// ServeStateless answers one legacy request without a session, as a
+	// client that declared no capabilities, under version.
+	ServeStateless(ctx context.Context, version string, c Call, out Outbound) (any, error)
+	// ModernStatus is the HTTP status of a 2026-07-28 error answer.
+	ModernStatus(e *jsonrpc.Error) int
+	// NewSession creates a legacy session whose connection writes to
+	// cfg.Conn and is fed by the carrier (Session.Process) instead of a
+	// read loop.
+	NewSession(cfg SessionConfig) Session
+	// AddRelay registers fn to be told of every list change or resource
+	// update announced on this server, in order; remove unregisters it.
+	AddRelay(fn func(method, uri string)) (remove func())
+	// DeliverChange delivers a change announced elsewhere to this
+	// server's sessions and listen streams, without relaying it again.
+	DeliverChange(method, uri string)
+	// PrincipalFrom returns the principal WithPrincipal put in ctx.
+	PrincipalFrom(ctx context.Context) string
+}
+
+// Call is a client request with its params decoded once.
+type Call struct {
+	Msg *jsonrpc.Message
+	// Claimed: the params carry a modern claim (_meta protocolVersion).
+	Claimed bool
+	// Version is the claimed revision ("" when unclaimed or malformed).
+	Version string
+	// Err is a claim's malformed envelope (-32602) or unserved revision
+	// (-32022); Version is still set for the latter.
+	Err *jsonrpc.Error
+	// Name, URI and TaskID are params.name, params.uri and params.taskId,
+	// which the SEP-2243 Mcp-Name header mirrors.
+	Name, URI, TaskID string
+	// Params and Envelope are the protocol server's decoded forms of the
+	// params and of the modern envelope; opaque to carriers.
+	Params, Envelope any
+}
+
+// Outbound is the way back to the client for one request's messages.
+type Outbound interface {
+	// Call sends a server→client request and waits for its answer.
+	Call(ctx context.Context, method string, params, result any) error
+	// Notify sends a notification.
+	Notify(ctx context.Context, method string, params any) error
+}
+
+// SessionConfig says how a carrier serves a legacy session.
+type SessionConfig struct {
+	// Conn is where the session's connection writes: each message with
+	// the request it belongs to (transport.Message). Its Read is never
+	// called.
+	Conn transport.Conn
+	// Handler runs the session's requests and notifications; the carrier
+	// wraps Session.HandleRequest to count them.
+	Handler jsonrpc.Handler
+	// IDPrefix prefixes the ids of server→client requests (the instance,
+	// in a cluster).
+	IDPrefix string
+	// CloseStream ends the connection that carries a request's stream
+	// (Request.CloseStream, SEP-1699); nil when the carrier cannot.
+	CloseStream func(mcp.ID)
+}
+
+// Session is one legacy session as its carrier sees it.
+type Session interface {
+	// ID is the session's identifier.
+	ID() string
+	// SetID renames a session before anyone else sees it: a copy of a
+	// session another instance created takes that session's id.
+	SetID(id string)
+	// Principal is the principal that opened the session.
+	Principal() string
+	// SetPrincipal sets it, before anyone else sees the session.
+	SetPrincipal(p string)
+	// HandleRequest and HandleNotification serve one message of the
+	// session (the lifecycle, then dispatch).
+	HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error)
+	HandleNotification(ctx context.Context, msg *jsonrpc.Message)
+	// Process hands the session's connection a message from the client;
+	// vals, when not nil, is the context whose values its handler sees.
+	Process(vals context.Context, msg *jsonrpc.Message)
+	// Initialized records notifications/initialized; an error means the
+	// change could not be saved (ErrStoreUnavailable).
+	Initialized() error
+	// Initializing reports whether initialize has not been answered yet.
+	Initializing() bool
+	// Snapshot returns the session's state as a new revision.
+	Snapshot() *store.SessionState
+	// State returns the session's current state without making a new
+	// revision (Revision is the one held).
+	State() *store.SessionState
+	// Restore applies a stored state unless it is older than the held one.
+	Restore(st *store.SessionState)
+	// Unrecord takes back revision rev when the store refused it.
+	Unrecord(rev uint64)
+	// OnChange sets the function called after each change of the
+	// session's state; its error fails the request that made the change,
+	// and the change is undone. Set it before anyone else sees the session.
+	OnChange(fn func() error)
+	// Close ends the session: open listens answer first (ListenGrace),
+	// then its connection closes.
+	Close() error
+	// Remove forgets the session on the server.
+	Remove()
+}
+
+// ErrStoreUnavailable fails a request whose change of session state the
+// SessionStore did not take: -32603, which the carrier answers with 503,
+// so that the client knows the change did not happen and may try again.
+var ErrStoreUnavailable = jsonrpc.NewError(mcp.CodeInternalError, "Service Unavailable: the session store is unreachable; the session's state was not saved")
+
+// open finds the Protocol of a *server.Server; package server installs it.
+var open func(srv any) Protocol
+
+// Install is called once, by package server's init.
+func Install(f func(srv any) Protocol) { open = f }
+
+// Of returns the Protocol of srv, a *server.Server.
+func Of(srv any) Protocol { return open(srv) }
+
+// HeaderMismatch is the -32020 error (HTTP 400) of SEP-2243: a request
+// header that does not mirror the body.
+func HeaderMismatch(format string, args ...any) *jsonrpc.Error {
+	return jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: "+format, args...)
+}
+
+// TrimOWS drops the optional whitespace around a header value (RFC 9110
+// OWS: not part of the value). net/http already does it for what it
+// parses; other embeddings may not.
+func TrimOWS(v string) string { return strings.Trim(v, " \t") }
+
+// ShortErr is the text of err, cut to 300 bytes: enough to say what went
+// wrong without echoing a whole input back.
+func ShortErr(err error) string {
+	s := err.Error()
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// ToRPCError is err as a JSON-RPC error: itself when it is one, else
+// -32603 with its short text.
+func ToRPCError(err error) *jsonrpc.Error {
+	if e, ok := jsonrpc.AsError(err); ok {
+		return e
+	}
+	return jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %s", ShortErr(err))
+}
+
+type localOnlyKey struct{}
+
+// WithLocalOnly marks the writes made with ctx as copies of a change
+// every instance delivers itself (list changes, resource updates): a
+// carrier that shares unrelated messages with other instances keeps
+// these to itself.
+func WithLocalOnly(ctx context.Context) context.Context {
+	return context.WithValue(ctx, localOnlyKey{}, true)
+}
+
+// IsLocalOnly reports whether ctx was marked with WithLocalOnly.
+func IsLocalOnly(ctx context.Context) bool {
+	v, _ := ctx.Value(localOnlyKey{}).(bool)
+	return v
+}

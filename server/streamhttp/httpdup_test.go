@@ -1,0 +1,137 @@
+package streamhttp
+
+// Tests of MCP headers sent more than once: the handler checks the
+// first value, a proxy may act on the last, so a request carrying two
+// values of one MCP header is refused (400) before anything runs.
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// addHeader adds a second (or further) value of a header: net/http's
+// client sends each value as a header line of its own.
+func addHeader(k, v string) reqOpt {
+	return func(r *http.Request) { r.Header.Add(k, v) }
+}
+
+// TestHTTPDuplicateHeadersModern: on a 2026-07-28 request every MCP
+// header sent twice is a header mismatch (-32020, 400) with the
+// request's id, whether the two values agree or not.
+func TestHTTPDuplicateHeadersModern(t *testing.T) {
+	f := newFixture26(nil)
+	m := newModernEnv(t, f.s, nil)
+	args := map[string]any{"region": "eu-west", "level": 7}
+	params := map[string]any{"name": "xh", "arguments": args}
+	base := func(more ...reqOpt) []reqOpt {
+		return h26(mcp.MethodToolsCall, "xh", append([]reqOpt{
+			withHeader("Mcp-Param-Region", "eu-west"),
+			withHeader("Mcp-Param-Level", "7"),
+		}, more...)...)
+	}
+	// The request is served as it is.
+	for _, id := range m.ids() {
+		m.wantOK(m.send(req26(id, mcp.MethodToolsCall, params), true, base()...), id)
+	}
+	for _, tc := range []struct{ name, header, second string }{
+		{"MCP-Protocol-Version, same value", "MCP-Protocol-Version", v26},
+		{"MCP-Protocol-Version, legacy second", "MCP-Protocol-Version", mcp.Version20251125},
+		{"Mcp-Method, same value", "Mcp-Method", mcp.MethodToolsCall},
+		{"Mcp-Method, other value", "Mcp-Method", mcp.MethodToolsList},
+		{"Mcp-Name, same value", "Mcp-Name", "xh"},
+		{"Mcp-Name, other tool", "Mcp-Name", "boom"},
+		{"annotated Mcp-Param, same value", "Mcp-Param-Region", "eu-west"},
+		{"annotated Mcp-Param, other value", "Mcp-Param-Level", "8"},
+		{"unannotated Mcp-Param", "Mcp-Param-Other", "x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := m.sub(t)
+			opts := base()
+			if tc.header == "Mcp-Param-Other" {
+				opts = append(opts, withHeader(tc.header, "x"))
+			}
+			opts = append(opts, addHeader(tc.header, tc.second))
+			for _, id := range m.ids() {
+				r := m.send(req26(id, mcp.MethodToolsCall, params), true, opts...)
+				m.wantErr(r, http.StatusBadRequest, mcp.CodeHeaderMismatch, id)
+			}
+		})
+	}
+	// The era is the header's when the body has no envelope: a second,
+	// modern MCP-Protocol-Version makes the request a 2026 one.
+	t.Run("era from a second header value", func(t *testing.T) {
+		m := m.sub(t)
+		id := m.id()
+		r := m.send(rawReq(id, mcp.MethodToolsList, nil), false, withHeader("MCP-Protocol-Version", mcp.Version20251125), addHeader("MCP-Protocol-Version", v26), withHeader("Mcp-Method", mcp.MethodToolsList))
+		m.wantErr(r, http.StatusBadRequest, mcp.CodeHeaderMismatch, id)
+	})
+	if n := f.modernEcho.Load() + f.legacyEcho.Load(); n != 0 {
+		t.Errorf("a tool ran %d times", n)
+	}
+}
+
+// TestHTTPDuplicateHeadersLegacy: on legacy traffic (sessions,
+// initialize, session-less servers, GET and DELETE) a repeated MCP
+// header is an invalid request (-32600, 400), and nothing runs.
+func TestHTTPDuplicateHeadersLegacy(t *testing.T) {
+	e := newHTTPEnv(t, echoServer(), nil)
+	sid := e.initialize("{}")
+	other := e.initialize("{}")
+	call := func(id int64) string { return toolCall(id, "echo", `{"text":"x"}`, "") }
+	headers := []struct{ name, header, second string }{
+		{"Mcp-Session-Id, same value", "Mcp-Session-Id", sid},
+		{"Mcp-Session-Id, another session", "Mcp-Session-Id", other},
+		{"MCP-Protocol-Version", "MCP-Protocol-Version", mcp.Version20251125},
+		{"Mcp-Method", "Mcp-Method", mcp.MethodToolsCall},
+		{"Mcp-Name", "Mcp-Name", "echo"},
+		{"Mcp-Param", "Mcp-Param-Text", "x"},
+	}
+	for _, tc := range headers {
+		t.Run("POST "+tc.name, func(t *testing.T) {
+			e := e.sub(t)
+			id := e.id()
+			m := e.expectStatus(e.do(http.MethodPost, sid, call(id), withHeader(tc.header, tc.second), addHeader(tc.header, tc.second)), http.StatusBadRequest)
+			if m == nil || m.Error.Code != mcp.CodeInvalidRequest {
+				t.Fatalf("want -32600, got %+v", m)
+			}
+			if got, want := string(m.ID), idJSON(id); got != want {
+				t.Errorf("error id %s, want %s", got, want)
+			}
+		})
+		t.Run("GET and DELETE "+tc.name, func(t *testing.T) {
+			e := e.sub(t)
+			for _, method := range []string{http.MethodGet, http.MethodDelete} {
+				m := e.expectStatus(e.do(method, sid, "", withHeader(tc.header, tc.second), addHeader(tc.header, tc.second)), http.StatusBadRequest)
+				if m == nil || m.Error.Code != mcp.CodeInvalidRequest {
+					t.Fatalf("%s: want -32600, got %+v", method, m)
+				}
+			}
+		})
+	}
+	// The session was not ended by the refused DELETEs.
+	e.readJSON(e.post(sid, call(e.id())))
+
+	t.Run("initialize", func(t *testing.T) {
+		e := e.sub(t)
+		before := e.h.SessionCount()
+		for _, h := range []string{"MCP-Protocol-Version", "Mcp-Method"} {
+			m := e.expectStatus(e.do(http.MethodPost, "", initBody(e.id(), "{}"), addHeader(h, mcp.Version20251125), addHeader(h, mcp.MethodInitialize)), http.StatusBadRequest)
+			if m == nil || m.Error.Code != mcp.CodeInvalidRequest {
+				t.Fatalf("%s twice: want -32600, got %+v", h, m)
+			}
+		}
+		if n := e.h.SessionCount(); n != before {
+			t.Errorf("SessionCount %d after refused initializes, want %d", n, before)
+		}
+	})
+	t.Run("session-less server", func(t *testing.T) {
+		e := newHTTPEnv(t, echoServer(), &Options{Stateless: true})
+		id := e.id()
+		m := e.expectStatus(e.do(http.MethodPost, "", call(id), withHeader("Mcp-Name", "echo"), addHeader("Mcp-Name", "other")), http.StatusBadRequest)
+		if m == nil || m.Error.Code != mcp.CodeInvalidRequest {
+			t.Fatalf("want -32600, got %+v", m)
+		}
+	})
+}

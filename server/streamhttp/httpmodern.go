@@ -1,0 +1,163 @@
+package streamhttp
+
+import (
+	"context"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/server/internal/seam"
+
+	"github.com/mcpkit/mcpkit/server"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// postModern serves one 2026-07-28 POST: no session, the envelope and
+// the SEP-2243 headers checked first, in the order the conformance suite
+// expects, with the HTTP status the spec gives each error.
+func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.Call) {
+	msg := call.Msg
+	if !msg.IsRequest() {
+		// 2026 defines no client notification over HTTP (cancellation is
+		// closing the stream) and clients send no responses: accept and
+		// ignore.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	fail := func(status int, e *jsonrpc.Error) { writeRPCError(w, status, msg.ID, e) }
+	header := r.Header.Get(headerProtocolVersion)
+	switch {
+	case !call.Claimed && call.Err == nil:
+		fail(http.StatusBadRequest, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: a 2026-07-28 request needs _meta with io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities"))
+		return
+	case header == "":
+		fail(http.StatusBadRequest, seam.HeaderMismatch("the MCP-Protocol-Version header is missing"))
+		return
+	case call.Version != "" && header != call.Version:
+		fail(http.StatusBadRequest, seam.HeaderMismatch("MCP-Protocol-Version header value '%s' does not match body value '%s'", header, call.Version))
+		return
+	case call.Err != nil:
+		fail(http.StatusBadRequest, call.Err)
+		return
+	}
+	if e := checkStandardHeaders(r.Header, msg.Method, call); e != nil {
+		fail(http.StatusBadRequest, e)
+		return
+	}
+	st := newStream(h, nil, msg.ID)
+	ctx, cancel := context.WithCancelCause(r.Context())
+	stop := context.AfterFunc(h.closing, func() { cancel(server.ErrServerClosing) })
+	run := func() {
+		defer func() {
+			if p := recover(); p != nil {
+				h.log.Error("mcp: handler panic", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
+				st.pushFinal(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: handler for %s panicked", msg.Method)), http.StatusOK)
+			}
+		}()
+		result, err := h.p.ServeModern(ctx, *call, streamOutbound{st}, r.Header)
+		if err != nil {
+			e := seam.ToRPCError(err)
+			st.pushFinal(jsonrpc.EncodeError(msg.ID, e), h.p.ModernStatus(e))
+			return
+		}
+		out, err := jsonrpc.EncodeResult(msg.ID, result)
+		if err != nil {
+			out = jsonrpc.EncodeError(msg.ID, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
+		}
+		st.push(out, true)
+	}
+	// The client closing the stream is the cancellation of a 2026
+	// request (nothing more may be sent for it).
+	h.serveRequest(w, r, st, func() { cancel(context.Canceled) }, run)
+	stop()
+}
+
+// serveRequest runs one session-less request's handler (run, which ends
+// by pushing the final message on st) and serves st as the POST's answer;
+// cancel ends the handler's context once the answer is out or the client
+// has gone. With AlwaysSSE the handler runs on its own goroutine. Otherwise
+// a JSON answer needs no second goroutine: the handler runs on the POST's,
+// and the stream is served from another goroutine only once it has to
+// write before the handler returns (a message before the result, a request
+// to close, or SSEAfter of silence).
+func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, st *stream, cancel func(), run func()) {
+	if h.opts.AlwaysSSE {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { // owned by this POST: waited for below
+			defer wg.Done()
+			run()
+		}()
+		st.serve(w, r, -1)
+		cancel()
+		wg.Wait()
+		return
+	}
+	is := &inlineServe{w: w, r: r, st: st, cancel: cancel}
+	st.onActivity = is.startReader
+	if d := h.opts.SSEAfter; d > 0 {
+		t := time.AfterFunc(d, is.silent)
+		defer t.Stop()
+	}
+	run()
+	if is.claim() {
+		st.serve(w, r, -1)
+	} else {
+		<-is.served
+	}
+	cancel()
+}
+
+// inlineServe is the state of a request whose handler runs on the POST's
+// goroutine: who serves its stream, the POST itself or a reader started
+// when the handler first has to write.
+type inlineServe struct {
+	w       http.ResponseWriter
+	r       *http.Request
+	st      *stream
+	cancel  func()
+	mu      sync.Mutex
+	started bool
+	served  chan struct{} // closed when the reader is done; set by startReader
+}
+
+// claim reports whether the caller is the one to serve the stream.
+func (is *inlineServe) claim() bool {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	if is.started {
+		return false
+	}
+	is.started = true
+	return true
+}
+
+// startReader serves the stream from a new goroutine, once.
+func (is *inlineServe) startReader() {
+	is.mu.Lock()
+	if is.started {
+		is.mu.Unlock()
+		return
+	}
+	is.started = true
+	is.served = make(chan struct{})
+	is.mu.Unlock()
+	go func() { // owned by the POST, which waits for served
+		defer close(is.served)
+		is.st.serve(is.w, is.r, -1)
+		is.cancel() // the client went away, or the answer is out
+	}()
+}
+
+// silent turns the stream into SSE after SSEAfter without a message.
+func (is *inlineServe) silent() {
+	is.st.mu.Lock()
+	if n := len(is.st.pending); n == 0 || !is.st.pending[n-1].final {
+		is.st.upgrade()
+	}
+	is.st.mu.Unlock()
+	is.startReader()
+}

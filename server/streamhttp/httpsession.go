@@ -1,0 +1,353 @@
+package streamhttp
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpkit/mcpkit/server/internal/seam"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// httpSession is a legacy Session served over HTTP. It is also the
+// transport its jsonrpc.Conn writes to: each message goes to the stream
+// of the request it belongs to (the Route the connection attaches to
+// every write), everything else to the standalone GET stream. The
+// connection is fed by the HTTP handler (Conn.Process), so an idle
+// session owns no goroutine.
+type httpSession struct {
+	h        *Handler
+	ss       seam.Session
+	lastSeen atomic.Int64 // unix nanoseconds of the last HTTP activity
+	busy     atomic.Int32 // HTTP requests being served for the session
+
+	// ending is set (under h.mu) once endSession has begun closing it.
+	ending bool
+
+	mu      sync.Mutex
+	byReq   map[mcp.ID]*stream // POST streams by request id, until the response is pushed
+	byID    map[string]*stream // resumable streams by stream id, until finished
+	get     *stream            // the standalone stream, once opened
+	closed  bool
+	running int           // handlers of the session's requests running now
+	quietCh chan struct{} // closed when running falls to 0, once asked for
+	refuse  bool          // the session is closing: run no more handlers
+}
+
+var (
+	_ transport.Conn  = (*httpSession)(nil)
+	_ jsonrpc.Handler = (*httpSession)(nil)
+)
+
+// closedChan is a closed channel.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// newStreamID names a new resumable stream (post: a POST's answer).
+func (h *Handler) newStreamID(post bool) string {
+	if h.cluster != nil {
+		return h.cluster.newStreamID(post)
+	}
+	return rand.Text()[:12]
+}
+
+func (hs *httpSession) touch() { hs.lastSeen.Store(hs.h.now().UnixNano()) }
+
+// HandleRequest implements jsonrpc.Handler for the session's connection:
+// the session answers, and the HTTP side counts the handlers running (so
+// that a closing session knows when they are all done), gives a failed
+// SessionStore write its 503, and logs a result that comes too late for
+// its session.
+func (hs *httpSession) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error) {
+	hs.mu.Lock()
+	if hs.closed || hs.refuse {
+		hs.mu.Unlock()
+		return nil, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the session has ended")
+	}
+	hs.running++
+	hs.mu.Unlock()
+	defer hs.leave()
+	res, err := hs.ss.HandleRequest(ctx, msg)
+	if errors.Is(err, seam.ErrStoreUnavailable) {
+		hs.setStatus(msg.ID, http.StatusServiceUnavailable)
+	}
+	hs.mu.Lock()
+	late := hs.closed
+	hs.mu.Unlock()
+	if late {
+		hs.h.log.Info("mcp: dropped the answer of a request whose session ended", "session", hs.ss.ID(), "method", msg.Method, "id", msg.ID.String())
+	}
+	return res, err
+}
+
+// HandleNotification implements jsonrpc.Handler.
+func (hs *httpSession) HandleNotification(ctx context.Context, n *jsonrpc.Message) {
+	hs.ss.HandleNotification(ctx, n)
+}
+
+// process hands a client's notification or response to the session. The
+// one notification that changes the session's state, initialized, is
+// recorded here, so that a SessionStore that refuses the change fails the
+// POST that carried it (seam.ErrStoreUnavailable).
+func (hs *httpSession) process(ctx context.Context, msg *jsonrpc.Message) error {
+	if msg.IsNotification() && msg.Method == mcp.NotificationInitialized {
+		return hs.ss.Initialized()
+	}
+	hs.ss.Process(ctx, msg)
+	return nil
+}
+
+func (hs *httpSession) leave() {
+	hs.mu.Lock()
+	hs.running--
+	if hs.running == 0 && hs.quietCh != nil {
+		close(hs.quietCh)
+		hs.quietCh = nil
+	}
+	hs.mu.Unlock()
+}
+
+// refuseIfIdle stops the session from running handlers if none runs
+// now, and reports whether it did: closing it then waits for nobody.
+func (hs *httpSession) refuseIfIdle() bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.running == 0 {
+		hs.refuse = true
+	}
+	return hs.refuse
+}
+
+// quiet returns a channel closed once no handler of the session runs.
+func (hs *httpSession) quiet() <-chan struct{} {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.running == 0 {
+		return closedChan
+	}
+	if hs.quietCh == nil {
+		hs.quietCh = make(chan struct{})
+	}
+	return hs.quietCh
+}
+
+// setStatus sets the HTTP status a request's answer gets when it is a
+// JSON body.
+func (hs *httpSession) setStatus(id mcp.ID, status int) {
+	hs.mu.Lock()
+	st := hs.byReq[id]
+	hs.mu.Unlock()
+	if st != nil {
+		st.mu.Lock()
+		st.status = status
+		st.mu.Unlock()
+	}
+}
+
+// Read implements transport.Conn. The connection of an HTTP session has
+// no read loop: the handler feeds it with Conn.Process.
+func (hs *httpSession) Read(ctx context.Context) ([]byte, error) {
+	return nil, transport.ErrClosed
+}
+
+// Write implements transport.Conn by routing msg to its stream.
+func (hs *httpSession) Write(ctx context.Context, msg []byte) error {
+	route := jsonrpc.RouteFrom(ctx)
+	hs.mu.Lock()
+	if hs.closed {
+		hs.mu.Unlock()
+		return transport.ErrClosed
+	}
+	var st *stream
+	if route.Related.IsValid() {
+		st = hs.byReq[route.Related]
+		if route.Final {
+			delete(hs.byReq, route.Related)
+		}
+	} else {
+		st = hs.get
+	}
+	hs.mu.Unlock()
+	if st == nil && !route.Related.IsValid() && hs.h.cluster != nil && !seam.IsLocalOnly(ctx) {
+		// Another instance may hold the session's GET stream.
+		hs.h.cluster.broadcast(ctx, &clusterMsg{Kind: kindNotify, Session: hs.ss.ID(), Msg: msg})
+		return nil
+	}
+	if st == nil {
+		// A message for a request that has ended, or an unrelated
+		// notification while no standalone stream was ever opened: the
+		// 2025-11-25 transport has no other place to put it.
+		hs.h.log.Debug("mcp: no stream for message", "session", hs.ss.ID(), "related", route.Related.String())
+		return nil
+	}
+	st.push(msg, route.Final)
+	return nil
+}
+
+// Close implements transport.Conn; the session's own Close calls it.
+func (hs *httpSession) Close() error {
+	hs.mu.Lock()
+	if hs.closed {
+		hs.mu.Unlock()
+		return nil
+	}
+	hs.closed = true
+	// The requests still in flight get an error answer (an empty 200 would
+	// leave the client guessing); the other streams just end.
+	inFlight := make([]*stream, 0, len(hs.byReq))
+	for _, st := range hs.byReq {
+		inFlight = append(inFlight, st)
+	}
+	others := make([]*stream, 0, len(hs.byID)+1)
+	for _, st := range hs.byID {
+		if !st.reqID.IsValid() || hs.byReq[st.reqID] != st {
+			others = append(others, st)
+		}
+	}
+	if hs.get != nil && hs.byID[hs.get.id] != hs.get {
+		others = append(others, hs.get)
+	}
+	hs.byReq, hs.byID, hs.get = nil, nil, nil
+	hs.mu.Unlock()
+	for _, st := range inFlight {
+		st.push(hs.h.endedError(st.reqID), true)
+	}
+	for _, st := range others {
+		st.abandon()
+	}
+	return nil
+}
+
+// ended reports whether the session has been closed.
+func (hs *httpSession) ended() bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.closed
+}
+
+// openStream registers the stream of a POST request. It fails when a
+// request with the same id is in flight, or the session has ended.
+func (hs *httpSession) openStream(id mcp.ID) (*stream, bool) {
+	st := newStream(hs.h, hs, id)
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.closed {
+		return nil, false
+	}
+	if _, dup := hs.byReq[id]; dup {
+		return nil, false
+	}
+	if hs.byReq == nil {
+		hs.byReq = make(map[mcp.ID]*stream)
+	}
+	hs.byReq[id] = st
+	if st.id != "" {
+		if hs.byID == nil {
+			hs.byID = make(map[string]*stream)
+		}
+		hs.byID[st.id] = st
+	}
+	return st, true
+}
+
+// getStream returns the standalone stream, creating it on first use
+// (created reports that).
+func (hs *httpSession) getStream() (st *stream, created bool) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.closed {
+		return nil, false
+	}
+	if hs.get == nil {
+		created = true
+		hs.get = newStream(hs.h, hs, mcp.ID{})
+		if hs.get.id != "" {
+			if hs.byID == nil {
+				hs.byID = make(map[string]*stream)
+			}
+			hs.byID[hs.get.id] = hs.get
+		}
+	}
+	return hs.get, created
+}
+
+// dropStandalone ends the standalone stream if it was made before born:
+// another instance opened the session's standalone stream then, and a
+// message goes on one stream only. (Announcements from two instances are
+// not ordered; the creation times, from the instances' clocks, are.)
+func (hs *httpSession) dropStandalone(born int64) {
+	hs.mu.Lock()
+	st := hs.get
+	if st == nil || st.born >= born {
+		hs.mu.Unlock()
+		return
+	}
+	hs.get = nil
+	if st != nil && hs.byID[st.id] == st {
+		delete(hs.byID, st.id)
+	}
+	hs.mu.Unlock()
+	if st != nil {
+		st.abandon()
+	}
+}
+
+// standalone returns the GET stream if one was opened here.
+func (hs *httpSession) standalone() *stream {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.get
+}
+
+func (hs *httpSession) streamByID(id string) *stream {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.byID[id]
+}
+
+func (hs *httpSession) removeStream(st *stream) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.byID[st.id] == st {
+		delete(hs.byID, st.id)
+	}
+	if hs.byReq[st.reqID] == st {
+		delete(hs.byReq, st.reqID)
+	}
+}
+
+// closeStream asks the reader of a request's stream to end its
+// connection.
+func (hs *httpSession) closeStream(id mcp.ID) {
+	hs.mu.Lock()
+	st := hs.byReq[id]
+	hs.mu.Unlock()
+	if st != nil {
+		st.requestClose()
+	}
+}
+
+// idle reports whether the session has had no HTTP activity since
+// cutoff and serves no request now.
+func (hs *httpSession) idle(cutoff int64) bool {
+	return hs.busy.Load() == 0 && hs.lastSeen.Load() < cutoff
+}
+
+// newSession returns a new HTTP session: a legacy session of the server
+// whose connection writes into it.
+func (h *Handler) newSession() *httpSession {
+	hs := &httpSession{h: h}
+	hs.ss = h.p.NewSession(seam.SessionConfig{Conn: hs, Handler: hs, IDPrefix: h.idPrefix(), CloseStream: hs.closeStream})
+	return hs
+}
+
+// legacyVersions are the revisions served through initialize.
+var legacyVersions = mcp.LegacyVersions()
+
+func isLegacyVersion(v string) bool { return slices.Contains(legacyVersions, v) }

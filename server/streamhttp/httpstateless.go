@@ -1,0 +1,60 @@
+package streamhttp
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/mcpkit/mcpkit/server/internal/seam"
+
+	"github.com/mcpkit/mcpkit/server"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// postStateless serves one legacy POST without a session: initialize is
+// answered (and creates nothing), other requests run against the
+// registry with the capabilities of a client that declared none.
+func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, call *seam.Call) {
+	msg := call.Msg
+	if !msg.IsRequest() {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	version := r.Header.Get(headerProtocolVersion)
+	if version == "" {
+		version = mcp.Version20250326 // the spec's assumption when the header is absent
+	}
+	if !isLegacyVersion(version) {
+		writeError(w, http.StatusBadRequest, msg.ID, mcp.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+version)
+		return
+	}
+	st := newStream(h, nil, msg.ID)
+	ctx, cancel := context.WithCancel(r.Context())
+	h.serveRequest(w, r, st, cancel, func() {
+		result, err := h.p.ServeStateless(ctx, version, *call, streamOutbound{st})
+		var out []byte
+		if err != nil {
+			out = jsonrpc.EncodeError(msg.ID, seam.ToRPCError(err))
+		} else if out, err = jsonrpc.EncodeResult(msg.ID, result); err != nil {
+			out = jsonrpc.EncodeError(msg.ID, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
+		}
+		st.push(out, true)
+	})
+}
+
+// streamOutbound carries a session-less request's notifications on its
+// own response stream; it cannot carry requests, whose answers would
+// have nowhere to go.
+type streamOutbound struct{ st *stream }
+
+func (o streamOutbound) Call(context.Context, string, any, any) error { return server.ErrNoSession }
+
+func (o streamOutbound) Notify(_ context.Context, method string, params any) error {
+	msg, err := jsonrpc.EncodeRequest(mcp.ID{}, method, params)
+	if err != nil {
+		return err
+	}
+	o.st.push(msg, false)
+	return nil
+}

@@ -1,0 +1,144 @@
+package streamhttp
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/server"
+
+	"github.com/mcpkit/mcpkit/store"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// mapStore is a SessionStore in a map, standing in for a shared one.
+type mapStore struct {
+	mu sync.Mutex
+	m  map[string][]byte // JSON, as an external store would keep it
+}
+
+func (s *mapStore) Put(_ context.Context, id string, st *store.SessionState) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[id] = b
+	return nil
+}
+
+func (s *mapStore) Get(_ context.Context, id string) (*store.SessionState, error) {
+	s.mu.Lock()
+	b, ok := s.m[id]
+	s.mu.Unlock()
+	if !ok {
+		return nil, store.ErrUnknownSession
+	}
+	var st store.SessionState
+	return &st, json.Unmarshal(b, &st)
+}
+
+func (s *mapStore) Delete(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, id)
+	return nil
+}
+
+// TestSessionStoreAcrossInstances: a session created on one instance is
+// served by another that shares the stores, with the state the client
+// set on the first (log level, subscriptions); DELETE ends it everywhere.
+func TestSessionStoreAcrossInstances(t *testing.T) {
+	fst := &mapStore{m: map[string][]byte{}}
+	events := store.NewMemoryEventStore(nil)
+	newInstance := func() (*Handler, *httptest.Server) {
+		s := server.New(&server.Options{Logging: true})
+		server.AddTool(s, &mcp.Tool{Name: "log"}, func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
+			_ = req.Log(ctx, mcp.LevelDebug, "t", "debug line")
+			_ = req.Log(ctx, mcp.LevelError, "t", "error line")
+			return "ok", nil
+		})
+		s.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: mcp.ResourceContentsList{&mcp.TextResourceContents{URI: "test://r", Text: "r"}}}, nil
+		})
+		h := NewHandler(s, &Options{SessionStore: fst, EventStore: events})
+		ts := httptest.NewServer(h)
+		t.Cleanup(func() { h.Close(); ts.Close() })
+		return h, ts
+	}
+	hA, a := newInstance()
+	hB, b := newInstance()
+	post := func(url, sid, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp, string(out)
+	}
+	resp, _ := post(a.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("no session id")
+	}
+	post(a.URL, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	post(a.URL, sid, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"error"}}`)
+	post(a.URL, sid, `{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"test://r"}}`)
+
+	// Instance B has never seen the session.
+	if n := hB.SessionCount(); n != 0 {
+		t.Fatalf("B has %d sessions before any request", n)
+	}
+	resp, body := post(b.URL, sid, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"log"}}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"text":"ok"`) {
+		t.Fatalf("B answered %s: %s", resp.Status, body)
+	}
+	if !strings.Contains(body, "error line") || strings.Contains(body, "debug line") {
+		t.Errorf("B did not apply the log level set on A: %s", body)
+	}
+	hs := hB.local(sid)
+	if hs == nil {
+		t.Fatal("B holds no copy of the session")
+	}
+	if st := hs.ss.State(); hs.ss.ID() != sid || st.ProtocolVersion != mcp.Version20251125 || !slices.Contains(st.Subscriptions, "test://r") || !st.Ready {
+		t.Fatalf("B's copy of the session is not the one A negotiated")
+	}
+	// DELETE on B ends it everywhere: A, after dropping its local copy
+	// (as its idle sweep would), no longer finds it.
+	req, _ := http.NewRequest(http.MethodDelete, b.URL, nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %v %v", resp, err)
+	}
+	for _, hs := range func() []*httpSession {
+		hA.mu.Lock()
+		defer hA.mu.Unlock()
+		var out []*httpSession
+		for _, hs := range hA.sessions {
+			out = append(out, hs)
+		}
+		return out
+	}() {
+		hA.endSession(hs)
+	}
+	if resp, _ := post(a.URL, sid, `{"jsonrpc":"2.0","id":5,"method":"ping"}`); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("after DELETE, A answered %s, want 404", resp.Status)
+	}
+}
