@@ -188,24 +188,24 @@ func unsupported(requested string, supported ...string) *jsonrpc.Error {
 		WithData(mcp.UnsupportedProtocolVersionData{Supported: supported, Requested: requested})
 }
 
-// headerTap records the headers attached (transport.WithHeader) to the
-// context of each written request, by method.
+// headerTap records the headers each written request carries
+// (transport.Message.Header), by method.
 type headerTap struct {
 	transport.Conn
 	mu      sync.Mutex
 	headers map[string][]transport.Header
 }
 
-func (h *headerTap) Write(ctx context.Context, msg []byte) error {
+func (h *headerTap) Write(ctx context.Context, msg transport.Message) error {
 	var env struct {
 		Method string `json:"method"`
 	}
-	_ = json.Unmarshal(msg, &env)
+	_ = json.Unmarshal(msg.Data, &env)
 	h.mu.Lock()
 	if h.headers == nil {
 		h.headers = map[string][]transport.Header{}
 	}
-	h.headers[env.Method] = transport.HeadersFrom(ctx)
+	h.headers[env.Method] = slices.Clone(msg.Header) // Write may not retain it
 	h.mu.Unlock()
 	return h.Conn.Write(ctx, msg)
 }

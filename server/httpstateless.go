@@ -81,9 +81,9 @@ func toRPCError(err error) *jsonrpc.Error {
 // have nowhere to go.
 type streamOutbound struct{ st *stream }
 
-func (o streamOutbound) call(context.Context, string, any, any) error { return ErrNoSession }
+func (o streamOutbound) call(context.Context, mcp.ID, string, any, any) error { return ErrNoSession }
 
-func (o streamOutbound) notify(_ context.Context, method string, params any) error {
+func (o streamOutbound) notify(_ context.Context, _ mcp.ID, method string, params any) error {
 	msg, err := jsonrpc.EncodeRequest(mcp.ID{}, method, params)
 	if err != nil {
 		return err

@@ -60,7 +60,7 @@ func (s *Server) listen(ctx context.Context, req *Request, wp *wireParams) (any,
 	}
 	s.listeners[l] = struct{}{}
 	s.mu.Unlock()
-	err := req.out.notify(req.routed(ctx), mcp.NotificationSubscriptionsAcknowledged,
+	err := req.out.notify(ctx, req.id, mcp.NotificationSubscriptionsAcknowledged,
 		&mcp.SubscriptionsAcknowledgedParams{Meta: l.meta, Notifications: agreed})
 	l.mu.Unlock()
 	defer func() {
@@ -113,7 +113,7 @@ func (s *Server) notifyListeners(method, uri string) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 		l.mu.Lock()
-		if err := l.req.out.notify(l.req.routed(ctx), method, params); err != nil {
+		if err := l.req.out.notify(ctx, l.req.id, method, params); err != nil {
 			s.log.Debug("mcp: listen notification not delivered", "method", method, "err", err)
 		}
 		l.mu.Unlock()
@@ -138,7 +138,7 @@ func (s *Server) notifyTaskListeners(rec *TaskRecord) {
 		d.Meta = l.meta
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 		l.mu.Lock()
-		if err := l.req.out.notify(l.req.routed(ctx), mcp.NotificationTasks, d); err != nil {
+		if err := l.req.out.notify(ctx, l.req.id, mcp.NotificationTasks, d); err != nil {
 			s.log.Debug("mcp: task notification not delivered", "task", rec.ID, "err", err)
 		}
 		l.mu.Unlock()

@@ -135,18 +135,18 @@ type cancelGuard struct {
 	out outbound
 }
 
-func (g cancelGuard) call(ctx context.Context, method string, params, result any) error {
+func (g cancelGuard) call(ctx context.Context, related mcp.ID, method string, params, result any) error {
 	if g.ctx.Err() != nil {
 		return context.Cause(g.ctx)
 	}
-	return g.out.call(ctx, method, params, result)
+	return g.out.call(ctx, related, method, params, result)
 }
 
-func (g cancelGuard) notify(ctx context.Context, method string, params any) error {
+func (g cancelGuard) notify(ctx context.Context, related mcp.ID, method string, params any) error {
 	if g.ctx.Err() != nil {
 		return context.Cause(g.ctx)
 	}
-	return g.out.notify(ctx, method, params)
+	return g.out.notify(ctx, related, method, params)
 }
 
 // discover answers server/discover (2026-07-28: servers MUST implement it).

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/wirecheck"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/memory"
 )
 
@@ -101,7 +102,7 @@ func (p *stdioPeer) send(body string, kind int) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), httpHangGuard)
 	defer cancel()
-	if err := p.conn.Write(ctx, []byte(body)); err != nil {
+	if err := p.conn.Write(ctx, transport.Message{Data: []byte(body)}); err != nil {
 		p.t.Fatalf("write: %v", err)
 	}
 }
@@ -483,8 +484,8 @@ func TestModernStdioListen(t *testing.T) {
 // nothing).
 type nopOutbound struct{}
 
-func (nopOutbound) call(context.Context, string, any, any) error { return ErrNoSession }
-func (nopOutbound) notify(context.Context, string, any) error    { return nil }
+func (nopOutbound) call(context.Context, mcp.ID, string, any, any) error { return ErrNoSession }
+func (nopOutbound) notify(context.Context, mcp.ID, string, any) error    { return nil }
 
 // BenchmarkModernToolsCallNoNet measures one 2026 tools/call without a
 // transport, as the HTTP handler does it: strict decode of the request,
