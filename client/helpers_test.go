@@ -194,6 +194,7 @@ type headerTap struct {
 	transport.Conn
 	mu      sync.Mutex
 	headers map[string][]transport.Header
+	each    map[string][][]transport.Header // every write's, in order
 }
 
 func (h *headerTap) Write(ctx context.Context, msg transport.Message) error {
@@ -205,7 +206,11 @@ func (h *headerTap) Write(ctx context.Context, msg transport.Message) error {
 	if h.headers == nil {
 		h.headers = map[string][]transport.Header{}
 	}
+	if h.each == nil {
+		h.each = map[string][][]transport.Header{}
+	}
 	h.headers[env.Method] = slices.Clone(msg.Header) // Write may not retain it
+	h.each[env.Method] = append(h.each[env.Method], h.headers[env.Method])
 	h.mu.Unlock()
 	return h.Conn.Write(ctx, msg)
 }
@@ -214,4 +219,11 @@ func (h *headerTap) of(method string) []transport.Header {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.headers[method]
+}
+
+// all returns the headers of every write of method, in order.
+func (h *headerTap) all(method string) [][]transport.Header {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.each[method]
 }
