@@ -18,7 +18,8 @@
 // manual path and InputRequiredError), retries once on -32022 in a
 // revision the server names, caches cacheable results for their ttlMs (Cache), validates the x-mcp-header
 // annotations of listed tools and mirrors annotated arguments into
-// Mcp-Param-* headers (through transport.WithHeader), and opens change
+// Mcp-Param-* headers (passed to the transport as data, in
+// transport.Message.Header), and opens change
 // subscriptions with Listen (subscriptions/listen).
 //
 // Tasks (long-running tool calls, in both eras: the 2025-11-25 core tasks

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -20,9 +19,9 @@ import (
 // requests, into the header Mcp-Param-Region of each tools/call. The
 // client finds the annotations when it lists tools (it keeps the schema
 // raw: it never rewrites it, and never fetches a $ref), drops tools whose
-// annotations break the rules, and attaches the headers to the context of
-// each tools/call with transport.WithHeader; transports without headers
-// ignore them.
+// annotations break the rules, and passes the headers with each
+// tools/call as data (jsonrpc.CallOptions.Header, which the transport gets
+// in transport.Message.Header); transports without headers ignore them.
 
 // ErrInvalidTool is returned by CallTool for a tool the client dropped
 // from its view because the x-mcp-header annotations of its input schema
@@ -192,29 +191,42 @@ func (c *Client) noteTools(tools []mcp.Tool) []mcp.Tool {
 	return kept
 }
 
-// withParamHeaders attaches to ctx the Mcp-Param-* headers of a tools/call
-// of tool name with arguments args, as the tool's listed schema
-// annotates them. A tool not listed yet gets none.
-func (c *Client) withParamHeaders(ctx context.Context, name string, args jsontext.Value) (context.Context, error) {
+// callHeaders returns the Mcp-Param-* headers of a modern request with
+// params: for a tools/call (its params, or a retry's), those of the tool
+// with the call's arguments, as the tool's listed schema annotates them;
+// for anything else, none. A tool not listed yet gets none; a tool
+// dropped for invalid annotations is ErrInvalidTool.
+func (c *Client) callHeaders(method string, params any) ([]transport.Header, error) {
+	if method != mcp.MethodToolsCall {
+		return nil, nil
+	}
+	if r, ok := params.(*retryParams); ok {
+		params = r.base
+	}
+	p, ok := params.(*mcp.CallToolParams)
+	if !ok {
+		return nil, nil
+	}
 	c.mu.Lock()
-	th, ok := c.tools[name]
+	th, ok := c.tools[p.Name]
 	c.mu.Unlock()
 	if !ok {
-		return ctx, nil
+		return nil, nil
 	}
 	if th.invalid != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidTool, name, th.invalid)
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidTool, p.Name, th.invalid)
 	}
+	var hs []transport.Header
 	for _, h := range th.headers {
-		v, ok := lookupArg(args, h.path)
+		v, ok := lookupArg(p.Arguments, h.path)
 		if !ok {
 			continue
 		}
 		if text, ok := headerText(v); ok {
-			ctx = transport.WithHeader(ctx, headerParamPrefix+h.name, text)
+			hs = append(hs, transport.Header{Name: headerParamPrefix + h.name, Value: text})
 		}
 	}
-	return ctx, nil
+	return hs, nil
 }
 
 // lookupArg returns the value at path in an arguments object; absent and

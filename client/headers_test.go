@@ -131,6 +131,50 @@ func TestParamHeadersAttached(t *testing.T) {
 	_ = f
 }
 
+// TestParamHeadersOnRetry: the retry of a tools/call that required input
+// (SEP-2322) carries the call's Mcp-Param-* headers again, while what an
+// input handler sends with the context it is given carries none: the
+// headers belong to the message, not to the context.
+func TestParamHeadersOnRetry(t *testing.T) {
+	s := &script{method: mcp.MethodToolsCall, answers: []jsontext.Value{
+		inputRequired(map[string]string{"who": elicitName}, []string{"who"}, `"st"`),
+		jsontext.Value(doneResult),
+	}}
+	a, _ := startFake(t, func(ctx context.Context, msg *jsonrpc.Message) (any, error) {
+		if msg.Method == mcp.MethodToolsList {
+			return toolsResult(ttl(0), mcp.CachePrivate, headerTools...), nil
+		}
+		return s.handle(ctx, msg)
+	})
+	tap := &headerTap{Conn: a}
+	var c *client.Client
+	c = connect(t, tap, &client.Options{
+		ProtocolVersion: mcp.Version20260728,
+		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			if _, err := c.ListTools(ctx, nil); err != nil {
+				return nil, err
+			}
+			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "n"}}, nil
+		},
+	})
+	ctx := testCtx(t)
+	if _, err := c.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "valid_tool", Arguments: jsontext.Value(`{"region":"eu"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	want := []transport.Header{{Name: "Mcp-Param-Region", Value: "eu"}}
+	calls := tap.all(mcp.MethodToolsCall)
+	if len(calls) != 2 || !slices.Equal(calls[0], want) || !slices.Equal(calls[1], want) {
+		t.Errorf("tools/call headers %v, want %v on both legs", calls, want)
+	}
+	lists := tap.all(mcp.MethodToolsList)
+	if len(lists) != 2 || lists[1] != nil {
+		t.Errorf("the input handler's tools/list carried headers %v", lists)
+	}
+}
+
 func compare(a, b string) int {
 	switch {
 	case a < b:

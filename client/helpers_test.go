@@ -188,24 +188,29 @@ func unsupported(requested string, supported ...string) *jsonrpc.Error {
 		WithData(mcp.UnsupportedProtocolVersionData{Supported: supported, Requested: requested})
 }
 
-// headerTap records the headers attached (transport.WithHeader) to the
-// context of each written request, by method.
+// headerTap records the headers each written request carries
+// (transport.Message.Header), by method.
 type headerTap struct {
 	transport.Conn
 	mu      sync.Mutex
 	headers map[string][]transport.Header
+	each    map[string][][]transport.Header // every write's, in order
 }
 
-func (h *headerTap) Write(ctx context.Context, msg []byte) error {
+func (h *headerTap) Write(ctx context.Context, msg transport.Message) error {
 	var env struct {
 		Method string `json:"method"`
 	}
-	_ = json.Unmarshal(msg, &env)
+	_ = json.Unmarshal(msg.Data, &env)
 	h.mu.Lock()
 	if h.headers == nil {
 		h.headers = map[string][]transport.Header{}
 	}
-	h.headers[env.Method] = transport.HeadersFrom(ctx)
+	if h.each == nil {
+		h.each = map[string][][]transport.Header{}
+	}
+	h.headers[env.Method] = slices.Clone(msg.Header) // Write may not retain it
+	h.each[env.Method] = append(h.each[env.Method], h.headers[env.Method])
 	h.mu.Unlock()
 	return h.Conn.Write(ctx, msg)
 }
@@ -214,4 +219,11 @@ func (h *headerTap) of(method string) []transport.Header {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.headers[method]
+}
+
+// all returns the headers of every write of method, in order.
+func (h *headerTap) all(method string) [][]transport.Header {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.each[method]
 }

@@ -331,9 +331,9 @@ type tap struct {
 	c *Client
 }
 
-func (t *tap) Write(ctx context.Context, msg []byte) error {
+func (t *tap) Write(ctx context.Context, msg transport.Message) error {
 	if hook, ok := ctx.Value(writeHookKey{}).(func([]byte)); ok {
-		hook(msg)
+		hook(msg.Data)
 	}
 	return t.Conn.Write(ctx, msg)
 }

@@ -57,7 +57,7 @@ func (c *Client) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 //
 // On a modern connection, the arguments of properties the tool's listed
 // input schema annotates with x-mcp-header are mirrored into Mcp-Param-*
-// headers (Streamable HTTP; see transport.WithHeader). A tool the client
+// headers (Streamable HTTP; see transport.Message.Header). A tool the client
 // dropped for invalid annotations is not called (ErrInvalidTool). When the
 // server answers -32020 (header mismatch), the client lists the tools
 // again, which refreshes the annotations, and retries once.
@@ -96,8 +96,8 @@ func (c *Client) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 }
 
 // callTool sends tools/call and decodes its result into result; on a
-// modern connection it mirrors the annotated arguments into headers and
-// handles -32020 (see CallTool). A modern server's task is a
+// modern connection (where exchange mirrors the annotated arguments into
+// headers) it handles -32020 (see CallTool). A modern server's task is a
 // *taskStarted error.
 func (c *Client) callTool(ctx context.Context, p *mcp.CallToolParams, result any) error {
 	p = orNew(p)
@@ -106,12 +106,8 @@ func (c *Client) callTool(ctx context.Context, p *mcp.CallToolParams, result any
 	}
 	meta := p.Meta
 	for attempt := 0; ; attempt++ {
-		hctx, err := c.withParamHeaders(ctx, p.Name, p.Arguments)
-		if err != nil {
-			return err
-		}
 		p.Meta = meta
-		err = c.call(hctx, mcp.MethodToolsCall, p, &p.Meta, result)
+		err := c.call(ctx, mcp.MethodToolsCall, p, &p.Meta, result)
 		if e, ok := jsonrpc.AsError(err); ok && e.Code == mcp.CodeHeaderMismatch && attempt == 0 {
 			c.log.Debug("mcp: tools/call refused with a header mismatch; refreshing the tool list", "tool", p.Name)
 			if rerr := c.refreshTools(ctx); rerr != nil {

@@ -150,8 +150,14 @@ func retryVersion(err error) (string, bool) {
 // or *jsontext.Value for the raw JSON); "input_required" is an
 // *InputRequiredError (wrapping ErrResultType for a method that may not
 // ask for input); "task", for a tools/call that declared the tasks
-// extension, is a *taskStarted; anything else is ErrResultType.
+// extension, is a *taskStarted; anything else is ErrResultType. A
+// tools/call carries the Mcp-Param-* headers of its arguments
+// (callHeaders), as data for the transport.
 func (c *Client) exchange(ctx context.Context, method string, params, result any) error {
+	hs, err := c.callHeaders(method, params)
+	if err != nil {
+		return err
+	}
 	if r, ok := params.(*retryParams); ok {
 		p, err := r.encode()
 		if err != nil {
@@ -160,7 +166,7 @@ func (c *Client) exchange(ctx context.Context, method string, params, result any
 		params = p
 	}
 	var raw jsontext.Value
-	if err := c.conn.Call(ctx, method, params, &raw); err != nil {
+	if err := c.conn.CallWith(ctx, method, params, &raw, jsonrpc.CallOptions{Header: hs}); err != nil {
 		return err
 	}
 	if method == mcp.MethodToolsCall && c.tasksDeclared(ctx) {

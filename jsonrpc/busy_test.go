@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // These tests fill every in-flight slot with handlers that block, and
@@ -18,11 +19,11 @@ import (
 // fill sends n "block" requests (ids 1..n) and waits until want of them
 // run.
 func fill(t *testing.T, bl *blocker, raw interface {
-	Write(context.Context, []byte) error
+	Write(context.Context, transport.Message) error
 }, n, want int) {
 	t.Helper()
 	for i := 1; i <= n; i++ {
-		if err := raw.Write(ctxGuard(t), fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"block"}`, i)); err != nil {
+		if err := raw.Write(ctxGuard(t), transport.Message{Data: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"block"}`, i)}); err != nil {
 			t.Fatal(err)
 		}
 	}

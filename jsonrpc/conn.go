@@ -218,13 +218,38 @@ func (c *Conn) Err() error {
 	return c.err
 }
 
+// CallOptions say what the transport needs to know about a request or
+// notification beyond its bytes (see transport.Message). The zero value
+// is a message of its own, with no headers.
+type CallOptions struct {
+	// Related is the id of the peer request the message is sent on behalf
+	// of: a server's progress, log messages and requests to the client
+	// while it handles a request. A multi-stream transport (the Streamable
+	// HTTP server) puts the message on that request's stream. When zero,
+	// and ctx is (derived from) the context of a handler of this Conn, the
+	// message relates to the request that handler answers.
+	Related mcp.ID
+	// Header lists headers the transport sends with the message
+	// (transport.Message.Header): the client's SEP-2243 Mcp-Param-*
+	// headers. It must not be modified while the call runs. A cancellation
+	// the call sends does not carry them.
+	Header []transport.Header
+}
+
 // Call sends a request and waits for its response, decoding the result
 // into result (a pointer, or nil to discard it; *jsontext.Value receives
 // the raw JSON). A JSON-RPC error from the peer is returned as *Error.
 // When ctx ends first, Call sends notifications/cancelled for the request
 // (except for initialize, which may not be cancelled) and returns ctx's
-// error; a late response is dropped.
+// error; a late response is dropped. Call is CallWith with zero options.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	return c.CallWith(ctx, method, params, result, CallOptions{})
+}
+
+// CallWith is Call for a request that relates to a peer request or
+// carries headers (see CallOptions). The cancellation it sends when ctx
+// ends first relates to the same peer request.
+func (c *Conn) CallWith(ctx context.Context, method string, params, result any, opts CallOptions) error {
 	if c.opts.CallTimeout > 0 {
 		if _, ok := ctx.Deadline(); !ok {
 			var cancel context.CancelFunc
@@ -254,7 +279,8 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}()
-	if err := c.write(ctx, msg); err != nil {
+	related := c.related(ctx, opts.Related)
+	if err := c.write(ctx, transport.Message{Data: msg, Related: related, Header: opts.Header}); err != nil {
 		return err
 	}
 	select {
@@ -262,7 +288,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		return answer(resp, result)
 	case <-ctx.Done():
 		if method != methodInitialize {
-			c.sendCancel(RouteFrom(ctx), id, context.Cause(ctx))
+			c.sendCancel(related, id, context.Cause(ctx))
 		}
 		return ctx.Err()
 	case <-c.eof:
@@ -318,9 +344,9 @@ func decodeResult(raw jsontext.Value, result any) error {
 }
 
 // sendCancel tells the peer that call id is abandoned. The notification
-// keeps the route of the call, so on a multi-stream transport it follows
-// the request it cancels.
-func (c *Conn) sendCancel(route Route, id mcp.ID, cause error) {
+// relates to the peer request the call related to, so on a multi-stream
+// transport it follows the request it cancels.
+func (c *Conn) sendCancel(related, id mcp.ID, cause error) {
 	params := struct {
 		RequestID mcp.ID `json:"requestId"`
 		Reason    string `json:"reason,omitzero"`
@@ -333,9 +359,9 @@ func (c *Conn) sendCancel(route Route, id mcp.ID, cause error) {
 		return
 	}
 	// Best effort, bounded: the caller has already given up.
-	ctx, cancel := context.WithTimeout(WithRoute(c.base, Route{Related: route.Related}), time.Second)
+	ctx, cancel := context.WithTimeout(c.base, time.Second)
 	defer cancel()
-	_ = c.write(ctx, msg)
+	_ = c.write(ctx, transport.Message{Data: msg, Related: related})
 }
 
 // Outstanding reports how many of this side's calls await a response.
@@ -345,23 +371,54 @@ func (c *Conn) Outstanding() int {
 	return len(c.pending)
 }
 
-// Notify sends a notification.
+// Notify sends a notification. It is NotifyWith with zero options.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	return c.NotifyWith(ctx, method, params, CallOptions{})
+}
+
+// NotifyWith is Notify for a notification that relates to a peer request
+// or carries headers (see CallOptions).
+func (c *Conn) NotifyWith(ctx context.Context, method string, params any, opts CallOptions) error {
 	msg, err := EncodeRequest(mcp.ID{}, method, params)
 	if err != nil {
 		return fmt.Errorf("jsonrpc: encoding %s params: %w", method, err)
 	}
-	return c.write(ctx, msg)
+	return c.write(ctx, transport.Message{Data: msg, Related: c.related(ctx, opts.Related), Header: opts.Header})
 }
 
-func (c *Conn) write(ctx context.Context, msg []byte) error {
+// handlingKey is the context key under which a handler's context holds
+// the request it answers (a *Message), for this Conn only: a request sent
+// with another Conn's handler context relates to nothing here.
+type handlingKey struct{ c *Conn }
+
+// related returns the peer request a message sent with ctx relates to:
+// id when valid, otherwise the request whose handler's context ctx is,
+// if any. Session-level sends made inside a handler (a server's
+// Session.Ping, its notifications) have only ctx to say where they belong.
+func (c *Conn) related(ctx context.Context, id mcp.ID) mcp.ID {
+	if id.IsValid() {
+		return id
+	}
+	if m, ok := ctx.Value(handlingKey{c}).(*Message); ok {
+		return m.ID
+	}
+	return mcp.ID{}
+}
+
+// handling returns the context of the handler of req: ctx, knowing req.
+func (c *Conn) handling(ctx context.Context, req *Message) context.Context {
+	return context.WithValue(ctx, handlingKey{c}, req)
+}
+
+// write hands one message to the transport; msg says where it belongs.
+func (c *Conn) write(ctx context.Context, msg transport.Message) error {
 	select {
 	case <-c.done:
 		return c.closedErr()
 	default:
 	}
 	if c.opts.Observe != nil {
-		c.opts.Observe(false, msg)
+		c.opts.Observe(false, msg.Data)
 	}
 	if err := c.t.Write(ctx, msg); err != nil {
 		if errors.Is(err, transport.ErrClosed) {
@@ -458,7 +515,7 @@ func (c *Conn) readLoop() {
 		if err != nil {
 			if errors.Is(err, transport.ErrMessageTooLarge) {
 				c.log.Warn("jsonrpc: dropped oversized message", "err", err)
-				_ = c.write(c.base, EncodeError(mcp.ID{}, NewError(mcp.CodeInvalidRequest, "Invalid Request: "+err.Error())))
+				_ = c.write(c.base, transport.Message{Data: EncodeError(mcp.ID{}, NewError(mcp.CodeInvalidRequest, "Invalid Request: "+err.Error()))})
 				continue
 			}
 			if errors.Is(err, transport.ErrClosed) {
@@ -480,7 +537,7 @@ func (c *Conn) readLoop() {
 				id = msg.ID
 			}
 			c.log.Debug("jsonrpc: rejected message", "code", derr.Code, "err", derr.Message)
-			_ = c.write(c.base, EncodeError(id, derr))
+			_ = c.write(c.base, transport.Message{Data: EncodeError(id, derr)})
 			continue
 		}
 		if !c.Process(msg) {
@@ -527,33 +584,6 @@ func (c *Conn) process(vals context.Context, msg *Message) bool {
 	default:
 		return true
 	}
-}
-
-// Route says where a written message belongs. The Conn attaches one to
-// the context of every Write: a transport that carries several streams
-// (Streamable HTTP) uses it to put each message on the stream of the
-// peer request it relates to.
-type Route struct {
-	// Related is the id of the peer request the message belongs to: it
-	// is that request's response, or was sent by its handler (with the
-	// handler's context). Zero for unrelated messages.
-	Related mcp.ID
-	// Final marks the response to Related: nothing about it follows.
-	Final bool
-}
-
-type routeKey struct{}
-
-// WithRoute returns a context whose writes carry route r.
-func WithRoute(ctx context.Context, r Route) context.Context {
-	return context.WithValue(ctx, routeKey{}, r)
-}
-
-// RouteFrom returns the route of a message from the context its Write
-// was given.
-func RouteFrom(ctx context.Context) Route {
-	r, _ := ctx.Value(routeKey{}).(Route)
-	return r
 }
 
 func (c *Conn) deliver(msg *Message) {

@@ -112,7 +112,7 @@ func recv(t *testing.T, tc transport.Conn) *Message {
 
 func send(t *testing.T, tc transport.Conn, msg string) {
 	t.Helper()
-	if err := tc.Write(ctxGuard(t), []byte(msg)); err != nil {
+	if err := tc.Write(ctxGuard(t), transport.Message{Data: []byte(msg)}); err != nil {
 		t.Fatalf("raw Write: %v", err)
 	}
 }
@@ -761,9 +761,9 @@ func (s *scripted) Read(ctx context.Context) ([]byte, error) {
 	}
 }
 
-func (s *scripted) Write(ctx context.Context, msg []byte) error {
+func (s *scripted) Write(ctx context.Context, msg transport.Message) error {
 	select {
-	case s.written <- bytes.Clone(msg):
+	case s.written <- bytes.Clone(msg.Data):
 	case <-s.closed:
 		return transport.ErrClosed
 	}

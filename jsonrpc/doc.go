@@ -7,6 +7,14 @@
 // routes for multi-stream transports, and an ordered shutdown that
 // unblocks every waiter.
 //
+// Routes travel as data: the Conn fills in the transport.Message of every
+// write. A response relates to its request and is final; a request or
+// notification relates to the peer request CallOptions.Related names
+// (CallWith, NotifyWith), or else to the request whose handler's context
+// it was sent with; the cancellation of a call follows the call. Headers
+// a sender wants on a message (the client's SEP-2243 Mcp-Param-*) go in
+// CallOptions.Header. Nothing reaches the transport through a context.
+//
 // It imports transport (the byte seam), mcp (for the one ID type and
 // the error codes) and internal/jsontok (the pooled token decoder). It must not import server, client or any concrete
 // transport.

@@ -57,7 +57,8 @@ func (f *finite) Read(ctx context.Context) ([]byte, error) {
 	return nil, io.EOF
 }
 
-func (f *finite) Write(ctx context.Context, msg []byte) error {
+func (f *finite) Write(ctx context.Context, m transport.Message) error {
+	msg := m.Data
 	select {
 	case <-f.closed:
 		return transport.ErrClosed

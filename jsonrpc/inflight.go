@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // The peer's requests: admission to an in-flight slot or to the queue of
@@ -26,7 +27,7 @@ func (c *Conn) request(vals context.Context, msg *Message) bool {
 	if msg.Method == methodPing || msg.Method == methodInitialize {
 		return c.inline(vals, msg)
 	}
-	ctx, cancel := context.WithCancelCause(context.WithValue(c.parent(vals), routeKey{}, Route{Related: msg.ID}))
+	ctx, cancel := context.WithCancelCause(c.handling(c.parent(vals), msg))
 	c.mu.Lock()
 	for {
 		if c.err != nil {
@@ -80,7 +81,7 @@ func (c *Conn) parent(vals context.Context) context.Context {
 }
 
 func (c *Conn) rejectDuplicate(id mcp.ID) {
-	_ = c.write(c.base, EncodeError(id, Errorf(mcp.CodeInvalidRequest, "Invalid Request: id %s is already in use by a request in flight", id)))
+	_ = c.write(c.base, transport.Message{Data: EncodeError(id, Errorf(mcp.CodeInvalidRequest, "Invalid Request: id %s is already in use by a request in flight", id))})
 }
 
 // inline answers a ping or an initialize on the calling goroutine — the
@@ -102,7 +103,7 @@ func (c *Conn) inline(vals context.Context, msg *Message) bool {
 		c.rejectDuplicate(msg.ID)
 		return true
 	}
-	result, err := c.handle(context.WithValue(c.parent(vals), routeKey{}, Route{Related: msg.ID}), msg)
+	result, err := c.handle(c.handling(c.parent(vals), msg), msg)
 	c.answer(msg, result, err)
 	return true
 }
@@ -147,7 +148,7 @@ func (c *Conn) answer(msg *Message, result any, err error) {
 		c.log.Error("jsonrpc: encoding result", "method", msg.Method, "err", err)
 		out = EncodeError(msg.ID, NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
 	}
-	_ = c.write(context.WithValue(c.base, routeKey{}, Route{Related: msg.ID, Final: true}), out)
+	_ = c.write(c.base, transport.Message{Data: out, Related: msg.ID, Final: true})
 }
 
 // release frees the id and the slot of a finished request, handing the
@@ -235,6 +236,6 @@ func (c *Conn) abandon() {
 		"count", len(ids), "drainTimeout", c.opts.DrainTimeout)
 	e := Errorf(mcp.CodeInternalError, "Internal error: the request did not finish within %s of the end of input", c.opts.DrainTimeout)
 	for _, id := range ids {
-		_ = c.write(context.WithValue(c.base, routeKey{}, Route{Related: id, Final: true}), EncodeError(id, e))
+		_ = c.write(c.base, transport.Message{Data: EncodeError(id, e), Related: id, Final: true})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // stuckReader is a transport whose Read Close cannot interrupt, like
@@ -18,8 +20,8 @@ func (s *stuckReader) Read(ctx context.Context) ([]byte, error) {
 	return nil, context.Canceled
 }
 
-func (s *stuckReader) Write(ctx context.Context, msg []byte) error { return nil }
-func (s *stuckReader) Close() error                                { return nil }
+func (s *stuckReader) Write(ctx context.Context, msg transport.Message) error { return nil }
+func (s *stuckReader) Close() error                                           { return nil }
 
 // TestConnCloseReaderStuckInRead: Close does not wait forever for a reader
 // blocked in a Read that closing the transport does not end; it gives up

@@ -186,15 +186,6 @@ func (cs *carrierSession) Unrecord(rev uint64) {
 	cs.mu.Unlock()
 }
 
-// Call and Notify make the session the outbound of its requests.
-func (cs *carrierSession) Call(ctx context.Context, method string, params, result any) error {
-	return cs.ss().call(ctx, method, params, result)
-}
-
-func (cs *carrierSession) Notify(ctx context.Context, method string, params any) error {
-	return cs.ss().notify(ctx, method, params)
-}
-
 func (cs *carrierSession) OnChange(fn func() error) { cs.onChange = fn }
 
 func (cs *carrierSession) Close() error { return cs.ss().Close() }

@@ -62,7 +62,7 @@ func (s *Server) listen(ctx context.Context, req *Request, wp *wireParams) (any,
 	}
 	s.listeners[l] = struct{}{}
 	s.mu.Unlock()
-	err := req.out.Notify(req.routed(ctx), mcp.NotificationSubscriptionsAcknowledged,
+	err := req.out.Notify(ctx, req.id, mcp.NotificationSubscriptionsAcknowledged,
 		&mcp.SubscriptionsAcknowledgedParams{Meta: l.meta, Notifications: agreed})
 	l.mu.Unlock()
 	defer func() {
@@ -115,7 +115,7 @@ func (s *Server) notifyListeners(method, uri string) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 		l.mu.Lock()
-		if err := l.req.out.Notify(l.req.routed(ctx), method, params); err != nil {
+		if err := l.req.out.Notify(ctx, l.req.id, method, params); err != nil {
 			s.log.Debug("mcp: listen notification not delivered", "method", method, "err", err)
 		}
 		l.mu.Unlock()
@@ -140,7 +140,7 @@ func (s *Server) notifyTaskListeners(rec *store.TaskRecord) {
 		d.Meta = l.meta
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 		l.mu.Lock()
-		if err := l.req.out.Notify(l.req.routed(ctx), mcp.NotificationTasks, d); err != nil {
+		if err := l.req.out.Notify(ctx, l.req.id, mcp.NotificationTasks, d); err != nil {
 			s.log.Debug("mcp: task notification not delivered", "task", rec.ID, "err", err)
 		}
 		l.mu.Unlock()

@@ -135,18 +135,18 @@ type cancelGuard struct {
 	out outbound
 }
 
-func (g cancelGuard) Call(ctx context.Context, method string, params, result any) error {
+func (g cancelGuard) Call(ctx context.Context, related mcp.ID, method string, params, result any) error {
 	if g.ctx.Err() != nil {
 		return context.Cause(g.ctx)
 	}
-	return g.out.Call(ctx, method, params, result)
+	return g.out.Call(ctx, related, method, params, result)
 }
 
-func (g cancelGuard) Notify(ctx context.Context, method string, params any) error {
+func (g cancelGuard) Notify(ctx context.Context, related mcp.ID, method string, params any) error {
 	if g.ctx.Err() != nil {
 		return context.Cause(g.ctx)
 	}
-	return g.out.Notify(ctx, method, params)
+	return g.out.Notify(ctx, related, method, params)
 }
 
 // discover answers server/discover (2026-07-28: servers MUST implement it).

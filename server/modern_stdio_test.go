@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/internal/wirecheck"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/memory"
 )
 
@@ -99,7 +100,7 @@ func (p *stdioPeer) send(body string, kind int) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), httpHangGuard)
 	defer cancel()
-	if err := p.conn.Write(ctx, []byte(body)); err != nil {
+	if err := p.conn.Write(ctx, transport.Message{Data: []byte(body)}); err != nil {
 		p.t.Fatalf("write: %v", err)
 	}
 }

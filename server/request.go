@@ -50,7 +50,7 @@ func (e *ClientError) Error() string {
 // clientCall sends a server→client request, turning the client's
 // JSON-RPC error into a *ClientError.
 func (r *Request) clientCall(ctx context.Context, method string, params, result any) error {
-	err := r.out.Call(r.routed(ctx), method, params, result)
+	err := r.out.Call(ctx, r.id, method, params, result)
 	if e, ok := jsonrpc.AsError(err); ok {
 		return &ClientError{Method: method, Code: e.Code, Message: e.Message}
 	}
@@ -75,7 +75,8 @@ func (r *Request) checkedCall(ctx context.Context, method string, params any, fo
 
 // outbound is the channel a request's server→client traffic takes: on
 // stdio, the session's connection; on Streamable HTTP, the request's own
-// SSE stream.
+// SSE stream. Each message names the request it is sent on behalf of
+// (Request.id), whatever context the handler passes (seam.Outbound).
 type outbound = seam.Outbound
 
 // Request is what every handler receives besides its params: who is
@@ -158,7 +159,7 @@ func (r *Request) Progress(ctx context.Context, progress, total float64, message
 	if total > 0 {
 		p.Total = &total
 	}
-	return r.out.Notify(r.routed(ctx), mcp.NotificationProgress, p)
+	return r.out.Notify(ctx, r.id, mcp.NotificationProgress, p)
 }
 
 // Log sends a log message to the client with this request, when the
@@ -187,7 +188,7 @@ func (r *Request) Log(ctx context.Context, level mcp.LoggingLevel, logger string
 	if r.ended.Load() {
 		return ErrRequestEnded
 	}
-	return r.out.Notify(r.routed(ctx), mcp.NotificationMessage, mcp.LoggingMessageParams{Level: level, Logger: logger, Data: data})
+	return r.out.Notify(ctx, r.id, mcp.NotificationMessage, mcp.LoggingMessageParams{Level: level, Logger: logger, Data: data})
 }
 
 // Elicit asks the client's user for input (elicitation/create), in form
@@ -269,15 +270,6 @@ func (r *Request) ListRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
 		return nil, err
 	}
 	return &res, nil
-}
-
-// routed makes messages sent with ctx belong to this request, whatever
-// context the handler passes.
-func (r *Request) routed(ctx context.Context) context.Context {
-	if !r.id.IsValid() {
-		return ctx
-	}
-	return jsonrpc.WithRoute(ctx, jsonrpc.Route{Related: r.id})
 }
 
 // CloseStream ends the connection that carries this request's SSE

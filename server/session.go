@@ -163,13 +163,24 @@ func (ss *Session) isSubscribed(uri string) bool {
 	return ok
 }
 
-// outbound for stdio-style sessions: one connection carries everything.
-func (ss *Session) call(ctx context.Context, method string, params, result any) error {
-	return ss.conn.Call(ctx, method, params, result)
-}
-
+// notify sends a notification of the session itself (list changes, task
+// statuses, elicitation completions): it relates to no request unless ctx
+// is the context of one's handler.
 func (ss *Session) notify(ctx context.Context, method string, params any) error {
 	return ss.conn.Notify(ctx, method, params)
+}
+
+// sessionOut is the outbound of a request on a session: the session's
+// connection carries everything, each message related to the request
+// explicitly (jsonrpc.CallOptions).
+type sessionOut struct{ ss *Session }
+
+func (o sessionOut) Call(ctx context.Context, related mcp.ID, method string, params, result any) error {
+	return o.ss.conn.CallWith(ctx, method, params, result, jsonrpc.CallOptions{Related: related})
+}
+
+func (o sessionOut) Notify(ctx context.Context, related mcp.ID, method string, params any) error {
+	return o.ss.conn.NotifyWith(ctx, method, params, jsonrpc.CallOptions{Related: related})
 }
 
 // HandleNotification implements jsonrpc.Handler.
@@ -231,7 +242,7 @@ func (ss *Session) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 			defer done()
 			ctx = lctx
 		}
-		return ss.srv.serveModern(ctx, env, msg, wp, (*carrierSession)(ss), nil)
+		return ss.srv.serveModern(ctx, env, msg, wp, sessionOut{ss}, nil)
 	}
 	switch msg.Method {
 	case mcp.MethodInitialize:
@@ -245,7 +256,7 @@ func (ss *Session) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 	if state == stateNew {
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidRequest, "Invalid Request: %s before initialize: the session must begin with initialize", msg.Method)
 	}
-	req := &Request{srv: ss.srv, session: ss, id: msg.ID, version: version, caps: &caps, info: &info, out: (*carrierSession)(ss)}
+	req := &Request{srv: ss.srv, session: ss, id: msg.ID, version: version, caps: &caps, info: &info, out: sessionOut{ss}}
 	defer req.end()
 	return ss.srv.dispatch(ctx, req, msg.Method, wp)
 }

@@ -197,7 +197,7 @@ func (s *Server) leg(ctx context.Context, req *Request, ir mcp.InputRequest, for
 	if params != nil {
 		p = params
 	}
-	err := req.out.Call(req.routed(legCtx), ir.Method, p, &raw)
+	err := req.out.Call(legCtx, req.id, ir.Method, p, &raw)
 	switch {
 	case err == nil:
 		if bad := checkAnswer(ir.Method, form, raw); bad != nil {

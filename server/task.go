@@ -249,7 +249,7 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 		out: discardOut{},
 	}
 	if req.session != nil {
-		treq.out = (*carrierSession)(req.session)
+		treq.out = sessionOut{req.session}
 	}
 	var answer any
 	if req.modern {
@@ -275,8 +275,8 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 // came from has been answered, and 2026 has no other channel for it.
 type discardOut struct{}
 
-func (discardOut) Call(context.Context, string, any, any) error { return ErrModernRequest }
-func (discardOut) Notify(context.Context, string, any) error    { return nil }
+func (discardOut) Call(context.Context, mcp.ID, string, any, any) error { return ErrModernRequest }
+func (discardOut) Notify(context.Context, mcp.ID, string, any) error    { return nil }
 
 // runTask runs the task's handler until the task is terminal: again
 // after each round of input, as a multi round-trip handler runs again

@@ -1,6 +1,6 @@
 // Package transport defines the seam between mcpkit's JSON-RPC layer and
 // the carriers that move bytes: the Conn interface, its concurrency
-// contract, and the errors every carrier shares.
+// contract, the outgoing Message, and the errors every carrier shares.
 //
 // Carriers live in sub-packages: transport/stdio (newline-delimited JSON
 // over a reader and a writer, for servers launched by a client),
@@ -10,6 +10,13 @@
 // The HTTP server side is streamhttp.NewHandler: it routes each message
 // to the stream of the request it belongs to, which needs the session.
 //
-// This package must not import any other mcpkit package: it sits at the
-// bottom of the tree.
+// Routes and headers travel as data. Every Write gets a Message: the
+// bytes, the id of the peer request the message belongs to and whether it
+// is that request's response (filled in by jsonrpc.Conn), and the
+// per-message headers its sender asked for (jsonrpc.CallOptions). A
+// carrier never parses a message to find them, and never reads them from
+// a context.
+//
+// This package imports only mcp (pure vocabulary, for its ID type): it
+// sits at the bottom of the tree.
 package transport

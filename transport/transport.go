@@ -3,11 +3,16 @@ package transport
 import (
 	"context"
 	"errors"
+
+	"github.com/mcpkit/mcpkit/mcp"
 )
 
 // Conn carries whole JSON-RPC messages, one JSON value each, in both
 // directions between two MCP peers. Implementations frame and unframe bytes;
-// they never parse or rewrite a message.
+// they never parse or rewrite a message. What a carrier needs to know
+// about an outgoing message beyond its bytes — the peer request it belongs
+// to, per-message headers — comes with it as data, in Message: never
+// through the Write's context.
 //
 // Concurrency contract:
 //   - Read is called by one goroutine at a time (the owner's reader loop).
@@ -26,13 +31,48 @@ type Conn interface {
 	// blocked Read.
 	Read(ctx context.Context) ([]byte, error)
 
-	// Write sends one message. msg must not be retained after Write
-	// returns. Write honours ctx cancellation where the carrier allows it.
-	Write(ctx context.Context, msg []byte) error
+	// Write sends one message. Neither msg.Data nor msg.Header (nor the
+	// bytes they refer to) may be retained after Write returns: a carrier
+	// that keeps a message copies it. Write honours ctx cancellation where
+	// the carrier allows it; ctx carries nothing else a carrier reads.
+	Write(ctx context.Context, msg Message) error
 
 	// Close ends the connection and releases its resources. It is
 	// idempotent.
 	Close() error
+}
+
+// Message is one outgoing message: its bytes and where it belongs. It is
+// passed by value. A carrier with one stream in each direction (stdio,
+// command, memory) sends Data and ignores the rest.
+type Message struct {
+	// Data is the message: one whole JSON value.
+	Data []byte
+
+	// Related is the id of the peer request the message belongs to: its
+	// response, or a request or notification sent on its behalf while it
+	// is handled (progress, logging, server→client requests, the
+	// cancellation of such a request). The zero ID relates it to none. A
+	// carrier with several streams (the Streamable HTTP server) puts the
+	// message on the stream of that request; unrelated messages go to the
+	// standalone stream.
+	Related mcp.ID
+
+	// Final marks Data as the response to Related: nothing about that
+	// request follows, and its stream may end once Data is delivered.
+	Final bool
+
+	// Header lists request headers to send alongside Data, in order; the
+	// same name twice sends both values. The client uses it for the
+	// 2026-07-28 Mcp-Param-{Name} headers (SEP-2243), which mirror tool
+	// arguments only it can find: the carrier does not know tool schemas.
+	// Values are text. A carrier that puts them in an HTTP header
+	// (transport/streamable) sends a value as is when it is visible ASCII
+	// without leading or trailing space, and otherwise in the SEP-2243
+	// form "=?base64?{base64 of the UTF-8 text}?=" (so does a value that
+	// itself looks like that form). Carriers without per-message headers
+	// (stdio, command, memory) ignore Header.
+	Header []Header
 }
 
 var (
@@ -45,38 +85,8 @@ var (
 	ErrMessageTooLarge = errors.New("transport: message too large")
 )
 
-// Header is one request header attached to a message with WithHeader.
+// Header is one request header sent with a message (Message.Header).
 type Header struct {
 	Name  string
 	Value string
-}
-
-type headersKey struct{}
-
-// WithHeader returns a copy of ctx that asks the transport to send the
-// header name with the value value alongside the message written with
-// that context (the ctx given to Write). The client uses it for the
-// 2026-07-28 Mcp-Param-{Name} headers (SEP-2243), which mirror tool
-// arguments only it can find: the transport does not know tool schemas.
-//
-// value is text. A transport that puts it in an HTTP header
-// (transport/streamable) sends it as is when it is visible ASCII without
-// leading or trailing space, and otherwise in the SEP-2243 form
-// "=?base64?{base64 of the UTF-8 text}?=" (so does a value that itself
-// looks like that form). Transports without per-message headers (stdio,
-// command, memory) ignore it. Attaching the same name twice sends both
-// values.
-func WithHeader(ctx context.Context, name, value string) context.Context {
-	prev := HeadersFrom(ctx)
-	hs := make([]Header, len(prev), len(prev)+1)
-	copy(hs, prev)
-	return context.WithValue(ctx, headersKey{}, append(hs, Header{Name: name, Value: value}))
-}
-
-// HeadersFrom returns the headers attached to ctx with WithHeader, in the
-// order they were attached; nil when there are none. The slice must not
-// be modified.
-func HeadersFrom(ctx context.Context) []Header {
-	hs, _ := ctx.Value(headersKey{}).([]Header)
-	return hs
 }

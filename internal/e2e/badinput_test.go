@@ -36,7 +36,7 @@ type rawPeer struct {
 
 func (p rawPeer) send(msg string) {
 	p.t.Helper()
-	if err := p.tr.Write(testCtx(p.t), []byte(msg)); err != nil {
+	if err := p.tr.Write(testCtx(p.t), transport.Message{Data: []byte(msg)}); err != nil {
 		p.t.Fatalf("writing %s: %v", msg, err)
 	}
 }

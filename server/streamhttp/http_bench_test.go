@@ -88,8 +88,8 @@ func BenchmarkHTTPIdleSessionHeap(b *testing.B) {
 // nothing).
 type nopOutbound struct{}
 
-func (nopOutbound) Call(context.Context, string, any, any) error { return server.ErrNoSession }
-func (nopOutbound) Notify(context.Context, string, any) error    { return nil }
+func (nopOutbound) Call(context.Context, mcp.ID, string, any, any) error { return server.ErrNoSession }
+func (nopOutbound) Notify(context.Context, mcp.ID, string, any) error    { return nil }
 
 // BenchmarkModernToolsCallNoNet measures one 2026 tools/call without a
 // network, as the handler serves it: strict decode of the request, the

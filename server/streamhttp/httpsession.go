@@ -18,10 +18,10 @@ import (
 
 // httpSession is a legacy Session served over HTTP. It is also the
 // transport its jsonrpc.Conn writes to: each message goes to the stream
-// of the request it belongs to (the Route the connection attaches to
-// every write), everything else to the standalone GET stream. The
-// connection is fed by the HTTP handler (Conn.Process), so an idle
-// session owns no goroutine.
+// of the request it belongs to (the Related id the connection puts in
+// every transport.Message), everything else to the standalone GET
+// stream. The connection is fed by the HTTP handler (Conn.Process), so an
+// idle session owns no goroutine.
 type httpSession struct {
 	h        *Handler
 	ss       seam.Session
@@ -156,25 +156,28 @@ func (hs *httpSession) Read(ctx context.Context) ([]byte, error) {
 	return nil, transport.ErrClosed
 }
 
-// Write implements transport.Conn by routing msg to its stream.
-func (hs *httpSession) Write(ctx context.Context, msg []byte) error {
-	route := jsonrpc.RouteFrom(ctx)
+// Write implements transport.Conn by routing m.Data to the stream of
+// the request m relates to. It keeps m.Data without a copy, unlike other
+// carriers: its only writer is the session's jsonrpc.Conn, whose messages
+// are freshly encoded and never reused.
+func (hs *httpSession) Write(ctx context.Context, m transport.Message) error {
+	msg := m.Data
 	hs.mu.Lock()
 	if hs.closed {
 		hs.mu.Unlock()
 		return transport.ErrClosed
 	}
 	var st *stream
-	if route.Related.IsValid() {
-		st = hs.byReq[route.Related]
-		if route.Final {
-			delete(hs.byReq, route.Related)
+	if m.Related.IsValid() {
+		st = hs.byReq[m.Related]
+		if m.Final {
+			delete(hs.byReq, m.Related)
 		}
 	} else {
 		st = hs.get
 	}
 	hs.mu.Unlock()
-	if st == nil && !route.Related.IsValid() && hs.h.cluster != nil && !seam.IsLocalOnly(ctx) {
+	if st == nil && !m.Related.IsValid() && hs.h.cluster != nil && !seam.IsLocalOnly(ctx) {
 		// Another instance may hold the session's GET stream.
 		hs.h.cluster.broadcast(ctx, &clusterMsg{Kind: kindNotify, Session: hs.ss.ID(), Msg: msg})
 		return nil
@@ -183,10 +186,10 @@ func (hs *httpSession) Write(ctx context.Context, msg []byte) error {
 		// A message for a request that has ended, or an unrelated
 		// notification while no standalone stream was ever opened: the
 		// 2025-11-25 transport has no other place to put it.
-		hs.h.log.Debug("mcp: no stream for message", "session", hs.ss.ID(), "related", route.Related.String())
+		hs.h.log.Debug("mcp: no stream for message", "session", hs.ss.ID(), "related", m.Related.String())
 		return nil
 	}
-	st.push(msg, route.Final)
+	st.push(msg, m.Final)
 	return nil
 }
 

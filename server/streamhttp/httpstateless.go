@@ -48,9 +48,11 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, call *se
 // have nowhere to go.
 type streamOutbound struct{ st *stream }
 
-func (o streamOutbound) Call(context.Context, string, any, any) error { return server.ErrNoSession }
+func (o streamOutbound) Call(context.Context, mcp.ID, string, any, any) error {
+	return server.ErrNoSession
+}
 
-func (o streamOutbound) Notify(_ context.Context, method string, params any) error {
+func (o streamOutbound) Notify(_ context.Context, _ mcp.ID, method string, params any) error {
 	msg, err := jsonrpc.EncodeRequest(mcp.ID{}, method, params)
 	if err != nil {
 		return err

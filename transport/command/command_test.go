@@ -182,7 +182,7 @@ func TestEchoRoundTrip(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 	}
 	for _, m := range msgs {
-		if err := c.Write(ctx, []byte(m)); err != nil {
+		if err := c.Write(ctx, transport.Message{Data: []byte(m)}); err != nil {
 			t.Fatalf("Write: %v", err)
 		}
 		got := read(t, c)
@@ -208,7 +208,7 @@ func TestEchoRoundTrip(t *testing.T) {
 	if _, err := c.Read(ctx); !errors.Is(err, transport.ErrClosed) {
 		t.Errorf("Read after Close = %v, want ErrClosed", err)
 	}
-	if err := c.Write(ctx, []byte("{}")); !errors.Is(err, transport.ErrClosed) {
+	if err := c.Write(ctx, transport.Message{Data: []byte("{}")}); !errors.Is(err, transport.ErrClosed) {
 		t.Errorf("Write after Close = %v, want ErrClosed", err)
 	}
 	if err := c.Close(); err != nil {
@@ -320,7 +320,7 @@ func TestContextCancelShutsChildDown(t *testing.T) {
 			defer cancel()
 			c := start(t, ctx, tc.mode, Options{ExitWait: tc.exitWait, TermWait: time.Minute})
 			if tc.mode == "echo" {
-				if err := c.Write(ctx, []byte(`{"hello":1}`)); err != nil {
+				if err := c.Write(ctx, transport.Message{Data: []byte(`{"hello":1}`)}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -59,8 +59,10 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	}
 }
 
-// Write hands a copy of msg to the other end, waiting until it is read.
-func (c *Conn) Write(ctx context.Context, msg []byte) error {
+// Write hands a copy of m.Data to the other end, waiting until it is
+// read. Routes and headers are ignored.
+func (c *Conn) Write(ctx context.Context, m transport.Message) error {
+	msg := m.Data
 	select {
 	case <-c.closed:
 		return transport.ErrClosed

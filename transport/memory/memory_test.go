@@ -41,7 +41,7 @@ func TestPairBothDirections(t *testing.T) {
 		errc := make(chan error, 1)
 		go func() {
 			for i := range n {
-				if err := dir.from.Write(ctx, fmt.Appendf(nil, `{"i":%d}`, i)); err != nil {
+				if err := dir.from.Write(ctx, transport.Message{Data: fmt.Appendf(nil, `{"i":%d}`, i)}); err != nil {
 					errc <- err
 					return
 				}
@@ -76,7 +76,7 @@ func TestWriteCopies(t *testing.T) {
 		m, _ := b.Read(context.Background())
 		got <- m
 	}()
-	if err := a.Write(ctxGuard(t), buf); err != nil {
+	if err := a.Write(ctxGuard(t), transport.Message{Data: buf}); err != nil {
 		t.Fatal(err)
 	}
 	copy(buf, `{"v":2}`)
@@ -98,11 +98,11 @@ func TestWriteWaitsForReader(t *testing.T) {
 	// Without a reader, Write can only end with its ctx.
 	short, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	if err := a.Write(short, []byte("{}")); !errors.Is(err, context.DeadlineExceeded) {
+	if err := a.Write(short, transport.Message{Data: []byte("{}")}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Write without a reader = %v, want DeadlineExceeded", err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- a.Write(context.Background(), []byte("{}")) }()
+	go func() { done <- a.Write(context.Background(), transport.Message{Data: []byte("{}")}) }()
 	if _, err := b.Read(ctxGuard(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -143,11 +143,11 @@ func TestCloseGivesPeerEOF(t *testing.T) {
 	if _, err := a.Read(ctxGuard(t)); !errors.Is(err, transport.ErrClosed) {
 		t.Errorf("Read on the closed end = %v, want ErrClosed", err)
 	}
-	if err := a.Write(ctxGuard(t), []byte("{}")); !errors.Is(err, transport.ErrClosed) {
+	if err := a.Write(ctxGuard(t), transport.Message{Data: []byte("{}")}); !errors.Is(err, transport.ErrClosed) {
 		t.Errorf("Write on the closed end = %v, want ErrClosed", err)
 	}
 	// Writing to a closed peer fails instead of blocking.
-	if err := b.Write(ctxGuard(t), []byte("{}")); err == nil {
+	if err := b.Write(ctxGuard(t), transport.Message{Data: []byte("{}")}); err == nil {
 		t.Error("Write to a closed peer succeeded")
 	}
 	if err := a.Close(); err != nil {
@@ -161,7 +161,7 @@ func TestCloseUnblocksOwnReadAndWrite(t *testing.T) {
 	defer b.Close()
 	errs := make(chan error, 2)
 	go func() { _, err := a.Read(context.Background()); errs <- err }()
-	go func() { errs <- a.Write(context.Background(), []byte("{}")) }()
+	go func() { errs <- a.Write(context.Background(), transport.Message{Data: []byte("{}")}) }()
 	a.Close()
 	for range 2 {
 		select {
@@ -180,7 +180,7 @@ func TestWriteToClosedPeerWhileBlocked(t *testing.T) {
 	a, b := NewPair()
 	defer a.Close()
 	errc := make(chan error, 1)
-	go func() { errc <- a.Write(context.Background(), []byte("{}")) }()
+	go func() { errc <- a.Write(context.Background(), transport.Message{Data: []byte("{}")}) }()
 	b.Close()
 	select {
 	case err := <-errc:
@@ -200,7 +200,7 @@ func TestContextCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 2)
 	go func() { _, err := a.Read(ctx); errs <- err }()
-	go func() { errs <- a.Write(ctx, []byte("{}")) }()
+	go func() { errs <- a.Write(ctx, transport.Message{Data: []byte("{}")}) }()
 	// Nobody writes to a or reads from b: both calls can only end with
 	// ctx.
 	cancel()
@@ -226,11 +226,11 @@ func TestContextDeadline(t *testing.T) {
 	if _, err := a.Read(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Read = %v, want DeadlineExceeded", err)
 	}
-	if err := a.Write(ctx, []byte("{}")); !errors.Is(err, context.DeadlineExceeded) {
+	if err := a.Write(ctx, transport.Message{Data: []byte("{}")}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Write = %v, want DeadlineExceeded", err)
 	}
 	// The pair still works.
-	go func() { _ = a.Write(context.Background(), []byte(`{"ok":1}`)) }()
+	go func() { _ = a.Write(context.Background(), transport.Message{Data: []byte(`{"ok":1}`)}) }()
 	if m, err := b.Read(ctxGuard(t)); err != nil || !bytes.Equal(m, []byte(`{"ok":1}`)) {
 		t.Errorf("Read after timeouts = %s, %v", m, err)
 	}
@@ -248,7 +248,7 @@ func TestConcurrentWriters(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				if err := a.Write(context.Background(), fmt.Appendf(nil, "%d-%d", w, i)); err != nil {
+				if err := a.Write(context.Background(), transport.Message{Data: fmt.Appendf(nil, "%d-%d", w, i)}); err != nil {
 					t.Error(err)
 					return
 				}

@@ -146,10 +146,12 @@ func (c *Conn) drain(err error) error {
 	return nil
 }
 
-// Write writes msg and a newline. A message with raw newlines (a
+// Write writes m.Data and a newline. A message with raw newlines (a
 // verbatim JSON value written with indentation) is compacted first, since
-// a line is a message.
-func (c *Conn) Write(ctx context.Context, msg []byte) error {
+// a line is a message. Routes and headers have no place on one stream:
+// they are ignored.
+func (c *Conn) Write(ctx context.Context, m transport.Message) error {
+	msg := m.Data
 	select {
 	case <-c.closed:
 		return transport.ErrClosed

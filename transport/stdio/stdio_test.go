@@ -176,7 +176,7 @@ func TestReadWriteContext(t *testing.T) {
 	if _, err := c.Read(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Read with a cancelled ctx = %v", err)
 	}
-	if err := c.Write(ctx, []byte("{}")); !errors.Is(err, context.Canceled) {
+	if err := c.Write(ctx, transport.Message{Data: []byte("{}")}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Write with a cancelled ctx = %v", err)
 	}
 	if out.Len() != 0 {
@@ -205,7 +205,7 @@ func TestWrite(t *testing.T) {
 			c := NewConn(strings.NewReader(""), &out, Options{})
 			msg := []byte(tt.in)
 			orig := bytes.Clone(msg)
-			if err := c.Write(context.Background(), msg); err != nil {
+			if err := c.Write(context.Background(), transport.Message{Data: msg}); err != nil {
 				t.Fatal(err)
 			}
 			if got := out.String(); got != tt.want+"\n" {
@@ -218,10 +218,10 @@ func TestWrite(t *testing.T) {
 	}
 	var out bytes.Buffer
 	c := NewConn(strings.NewReader(""), &out, Options{})
-	if err := c.Write(context.Background(), []byte("{\"a\":\n")); err == nil {
+	if err := c.Write(context.Background(), transport.Message{Data: []byte("{\"a\":\n")}); err == nil {
 		t.Error("Write of invalid JSON with a newline succeeded")
 	}
-	if err := c.Write(context.Background(), []byte("{\"a\":\"raw\nnewline\"}")); err == nil {
+	if err := c.Write(context.Background(), transport.Message{Data: []byte("{\"a\":\"raw\nnewline\"}")}); err == nil {
 		t.Error("Write of a string with a raw newline succeeded")
 	}
 	if out.Len() != 0 {
@@ -278,7 +278,7 @@ func TestConcurrentWritersDoNotInterleave(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for i := range each {
-						if err := writer.Write(context.Background(), []byte(msg(w, i))); err != nil {
+						if err := writer.Write(context.Background(), transport.Message{Data: []byte(msg(w, i))}); err != nil {
 							t.Error(err)
 							return
 						}
@@ -359,7 +359,7 @@ func TestCloseUnblocksWrite(t *testing.T) {
 	c := NewConn(strings.NewReader(""), w, Options{})
 	errc := make(chan error, 1)
 	big := []byte(`"` + strings.Repeat("x", 4<<20) + `"`) // far more than a pipe holds
-	go func() { errc <- c.Write(context.Background(), big) }()
+	go func() { errc <- c.Write(context.Background(), transport.Message{Data: big}) }()
 	// Wait until the pipe is full and the Write therefore blocked: read a
 	// little so we know the write has begun.
 	buf := make([]byte, 1)
@@ -394,7 +394,7 @@ func TestAfterClose(t *testing.T) {
 	if _, err := c.Read(context.Background()); !errors.Is(err, transport.ErrClosed) {
 		t.Errorf("Read after Close = %v", err)
 	}
-	if err := c.Write(context.Background(), []byte("{}")); !errors.Is(err, transport.ErrClosed) {
+	if err := c.Write(context.Background(), transport.Message{Data: []byte("{}")}); !errors.Is(err, transport.ErrClosed) {
 		t.Errorf("Write after Close = %v", err)
 	}
 	// Both ends were closed.

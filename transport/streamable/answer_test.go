@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // TestAnswerDelivery: our answer to a server request that the server
@@ -52,13 +53,13 @@ func TestAnswerDelivery(t *testing.T) {
 			c := newConn(t, f, nil)
 			c.waitAfter = clock.After
 			ctx := testCtx(t)
-			if err := c.Write(ctx, []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`)); err != nil {
+			if err := c.Write(ctx, transport.Message{Data: []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`)}); err != nil {
 				t.Fatal(err)
 			}
 			if m := readMsg(t, c); !m.IsRequest() || m.Method != "roots/list" {
 				t.Fatalf("read %+v, want the server's roots/list", m)
 			}
-			err := c.Write(ctx, []byte(`{"jsonrpc":"2.0","id":"srv-1","result":{"roots":[]}}`))
+			err := c.Write(ctx, transport.Message{Data: []byte(`{"jsonrpc":"2.0","id":"srv-1","result":{"roots":[]}}`)})
 			if got := answers.Load(); got != tc.attempts {
 				t.Errorf("%d POSTs of the answer, want %d", got, tc.attempts)
 			}

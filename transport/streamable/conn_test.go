@@ -92,7 +92,7 @@ func TestJSONAnswersAndHeaders(t *testing.T) {
 	if _, err := c.Read(context.Background()); !isClosed(err) {
 		t.Errorf("Read after Close = %v, want ErrClosed", err)
 	}
-	if err := c.Write(context.Background(), []byte(notification("x"))); !isClosed(err) {
+	if err := c.Write(context.Background(), transport.Message{Data: []byte(notification("x"))}); !isClosed(err) {
 		t.Errorf("Write after Close = %v, want ErrClosed", err)
 	}
 	if err := c.Close(); err != nil {
@@ -267,41 +267,41 @@ func TestHTTPErrors(t *testing.T) {
 	c := newConn(t, f, nil)
 	ctx := testCtx(t)
 
-	err := c.Write(ctx, []byte(request(mcp.IntID(1), "plain500", "")))
+	err := c.Write(ctx, transport.Message{Data: []byte(request(mcp.IntID(1), "plain500", ""))})
 	var se *StatusError
 	if !errors.As(err, &se) || se.StatusCode != 500 || se.RPC != nil || !strings.Contains(err.Error(), "500 Internal Server Error") {
 		t.Errorf("500 without body: Write = %v", err)
 	}
-	err = c.Write(ctx, []byte(request(mcp.IntID(2), "html502", "")))
+	err = c.Write(ctx, transport.Message{Data: []byte(request(mcp.IntID(2), "html502", ""))})
 	if !errors.As(err, &se) || se.StatusCode != 502 || !strings.Contains(err.Error(), "502") {
 		t.Errorf("502 with HTML: Write = %v", err)
 	}
-	if err := c.Write(ctx, []byte(notification("notify500"))); !errors.As(err, &se) || se.StatusCode != 500 {
+	if err := c.Write(ctx, transport.Message{Data: []byte(notification("notify500"))}); !errors.As(err, &se) || se.StatusCode != 500 {
 		t.Errorf("notification answered 500: Write = %v", err)
 	}
-	if err := c.Write(ctx, []byte(request(mcp.IntID(3), "rpc400", ""))); err != nil {
+	if err := c.Write(ctx, transport.Message{Data: []byte(request(mcp.IntID(3), "rpc400", ""))}); err != nil {
 		t.Fatalf("400 with the request's JSON-RPC error: Write = %v, want nil (the error is queued)", err)
 	}
 	if m := readMsg(t, c); m.ID != mcp.IntID(3) || m.Error == nil || m.Error.Code != -32602 {
 		t.Errorf("400 with a JSON-RPC error: Read %v", m)
 	}
-	err = c.Write(ctx, []byte(request(mcp.IntID(4), "anon400", "")))
+	err = c.Write(ctx, transport.Message{Data: []byte(request(mcp.IntID(4), "anon400", ""))})
 	if !errors.As(err, &se) || se.StatusCode != 400 || se.RPC == nil || se.RPC.Code != -32600 {
 		t.Errorf("400 with an id-less JSON-RPC error: Write = %v", err)
 	}
 	if e, ok := jsonrpc.AsError(err); !ok || e.Code != -32600 {
 		t.Errorf("jsonrpc.AsError(%v) = %v %v", err, e, ok)
 	}
-	if err := c.Write(ctx, []byte(request(mcp.IntID(5), "weird", ""))); err == nil || !strings.Contains(err.Error(), "text/plain") {
+	if err := c.Write(ctx, transport.Message{Data: []byte(request(mcp.IntID(5), "weird", ""))}); err == nil || !strings.Contains(err.Error(), "text/plain") {
 		t.Errorf("text/plain answer: Write = %v", err)
 	}
-	err = c.Write(ctx, []byte(request(mcp.IntID(6), "anon200", "")))
+	err = c.Write(ctx, transport.Message{Data: []byte(request(mcp.IntID(6), "anon200", ""))})
 	if e, ok := jsonrpc.AsError(err); !ok || e.Code != -32000 {
 		t.Errorf("200 with an id-less error: Write = %v", err)
 	}
 	// Invalid outgoing messages are refused before anything is sent.
 	before := f.count(http.MethodPost)
-	if err := c.Write(ctx, []byte(`{"jsonrpc":"2.0","id":1}`)); err == nil {
+	if err := c.Write(ctx, transport.Message{Data: []byte(`{"jsonrpc":"2.0","id":1}`)}); err == nil {
 		t.Error("Write of an invalid message succeeded")
 	}
 	if f.count(http.MethodPost) != before {
@@ -315,14 +315,16 @@ func TestWriteContext(t *testing.T) {
 	c := newConn(t, f, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { errc <- c.Write(ctx, []byte(request(mcp.IntID(1), "slow", ""))) }()
+	go func() { errc <- c.Write(ctx, transport.Message{Data: []byte(request(mcp.IntID(1), "slow", ""))}) }()
 	f.next(t, http.MethodPost)
 	cancel()
 	if err := recv(t, errc, "Write to return"); !errors.Is(err, context.Canceled) {
 		t.Errorf("Write = %v, want context.Canceled", err)
 	}
 	// Close unblocks a pending Write too.
-	go func() { errc <- c.Write(context.Background(), []byte(request(mcp.IntID(2), "slow", ""))) }()
+	go func() {
+		errc <- c.Write(context.Background(), transport.Message{Data: []byte(request(mcp.IntID(2), "slow", ""))})
+	}()
 	f.next(t, http.MethodPost)
 	_ = closeConn(t, c)
 	if err := recv(t, errc, "Write to return"); !isClosed(err) {
@@ -388,10 +390,10 @@ func TestConcurrentWrites(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			if err := c.Write(testCtx(t), []byte(request(mcp.IntID(int64(i)), "x", ""))); err != nil {
+			if err := c.Write(testCtx(t), transport.Message{Data: []byte(request(mcp.IntID(int64(i)), "x", ""))}); err != nil {
 				t.Error(err)
 			}
-			if err := c.Write(testCtx(t), []byte(notification("y"))); err != nil {
+			if err := c.Write(testCtx(t), transport.Message{Data: []byte(notification("y"))}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -431,7 +433,7 @@ func TestOversizedMessages(t *testing.T) {
 	if m.ID != mcp.IntID(1) || m.Error == nil || m.Error.Code != mcp.CodeInternalError || !strings.Contains(m.Error.Message, "MaxEventBytes") {
 		t.Errorf("oversized SSE event: Read %v %v, want a -32603 naming MaxEventBytes", m, m.Error)
 	}
-	err := c.Write(testCtx(t), []byte(request(mcp.IntID(2), "json", "")))
+	err := c.Write(testCtx(t), transport.Message{Data: []byte(request(mcp.IntID(2), "json", ""))})
 	if !errors.Is(err, ErrEventTooLarge) {
 		t.Errorf("oversized JSON body: Write = %v, want ErrEventTooLarge", err)
 	}

@@ -11,8 +11,10 @@
 // Mcp-Name for tools/call, prompts/get (params.name), resources/read
 // (params.uri) and the tasks extension's tasks/get, tasks/update and
 // tasks/cancel (params.taskId), encoded with EncodeHeaderValue; the headers the caller
-// attached to the Write's context with transport.WithHeader (the
-// client's Mcp-Param-* headers) go with any message. The stream of a
+// puts in the written transport.Message (Header: the client's
+// Mcp-Param-* headers) go with the message's own POST, encoded the same
+// way. A message's route (Related, Final) is the server side's concern
+// and is ignored here. The stream of a
 // modern request is never resumed; the end of the Write's context closes
 // it, which is how the 2026-07-28 wire cancels a request (a
 // subscriptions/listen too), and notifications/cancelled for a modern

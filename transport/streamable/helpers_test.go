@@ -219,7 +219,7 @@ func readMsg(t testing.TB, c *Conn) *jsonrpc.Message {
 
 func mustWrite(t testing.TB, c *Conn, msg string) {
 	t.Helper()
-	if err := c.Write(testCtx(t), []byte(msg)); err != nil {
+	if err := c.Write(testCtx(t), transport.Message{Data: []byte(msg)}); err != nil {
 		t.Fatalf("Write(%.60s): %v", msg, err)
 	}
 }

@@ -85,10 +85,10 @@ func setModernHeaders(req *http.Request, m *jsonrpc.Message, mr *modernRequest) 
 	}
 }
 
-// addContextHeaders adds the headers attached to ctx with
-// transport.WithHeader, each value encoded with EncodeHeaderValue.
-func addContextHeaders(req *http.Request, ctx context.Context) {
-	for _, h := range transport.HeadersFrom(ctx) {
+// addMessageHeaders adds the headers of a written message
+// (transport.Message.Header), each value encoded with EncodeHeaderValue.
+func addMessageHeaders(req *http.Request, hs []transport.Header) {
+	for _, h := range hs {
 		req.Header.Add(h.Name, EncodeHeaderValue(h.Value))
 	}
 }

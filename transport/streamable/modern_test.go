@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -97,7 +98,7 @@ func TestModernRequestHeaders(t *testing.T) {
 	} {
 		id := mcp.IntID(int64(i + 1))
 		ctx := testCtx(t)
-		if err := c.Write(ctx, []byte(request(id, tc.method, modernParams("2026-07-28", tc.more)))); err != nil {
+		if err := c.Write(ctx, transport.Message{Data: []byte(request(id, tc.method, modernParams("2026-07-28", tc.more)))}); err != nil {
 			t.Fatal(err)
 		}
 		readMsg(t, c)
@@ -142,11 +143,11 @@ func TestModernRequestHeaders(t *testing.T) {
 	}
 }
 
-// TestContextHeaders: headers attached with transport.WithHeader go on
-// the POST of the message written with that context, encoded: plain
-// visible ASCII as is (the empty value included), anything else in the
-// base64 form.
-func TestContextHeaders(t *testing.T) {
+// TestMessageHeaders: the headers of a written message
+// (transport.Message.Header) go on its POST, encoded: plain visible
+// ASCII as is (the empty value included), anything else in the base64
+// form; a name given twice sends both values.
+func TestMessageHeaders(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, in rec) {
 		writeJSON(w, http.StatusOK, result(in.Msg.ID, `{"resultType":"complete","content":[]}`))
 	})
@@ -159,11 +160,13 @@ func TestContextHeaders(t *testing.T) {
 		"Mcp-Param-ControlChar": "line1\nline2", "Mcp-Param-CrLf": "line1\r\nline2", "Mcp-Param-Tab": "\tindented",
 		"Mcp-Param-Method": "test-method",
 	}
-	hctx := ctx
+	var hs []transport.Header
 	for k, v := range want {
-		hctx = transport.WithHeader(hctx, k, v)
+		hs = append(hs, transport.Header{Name: k, Value: v})
 	}
-	if err := c.Write(hctx, []byte(request(mcp.IntID(1), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"t"`)))); err != nil {
+	hs = append(hs, transport.Header{Name: "Mcp-Param-Twice", Value: "one"}, transport.Header{Name: "Mcp-Param-Twice", Value: "two"})
+	msg := transport.Message{Data: []byte(request(mcp.IntID(1), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"t"`))), Header: hs}
+	if err := c.Write(ctx, msg); err != nil {
 		t.Fatal(err)
 	}
 	readMsg(t, c)
@@ -178,6 +181,9 @@ func TestContextHeaders(t *testing.T) {
 			t.Errorf("%s: %q, want %q", k, got[0], EncodeHeaderValue(v))
 		}
 	}
+	if got := h.Values("Mcp-Param-Twice"); !slices.Equal(got, []string{"one", "two"}) {
+		t.Errorf("Mcp-Param-Twice: %q, want both values in order", got)
+	}
 	if h.Get("Mcp-Method") != mcp.MethodToolsCall {
 		t.Errorf("Mcp-Param-Method clobbered Mcp-Method: %q", h.Get("Mcp-Method"))
 	}
@@ -186,7 +192,7 @@ func TestContextHeaders(t *testing.T) {
 	readMsg(t, c)
 	for k := range f.next(t, http.MethodPost).Header {
 		if strings.HasPrefix(k, "Mcp-Param-") {
-			t.Errorf("header %s on a message without attached headers", k)
+			t.Errorf("header %s on a message without headers", k)
 		}
 	}
 }
@@ -210,7 +216,7 @@ func TestModernCancelClosesStream(t *testing.T) {
 	resumes := &resumeLog{}
 	c := newConn(t, f, &Options{Logger: slog.New(resumes)})
 	ctx, cancel := context.WithCancel(testCtx(t))
-	if err := c.Write(ctx, []byte(request(mcp.IntID(7), mcp.MethodSubscriptionsListen, modernParams("2026-07-28", `"notifications":{"toolsListChanged":true}`)))); err != nil {
+	if err := c.Write(ctx, transport.Message{Data: []byte(request(mcp.IntID(7), mcp.MethodSubscriptionsListen, modernParams("2026-07-28", `"notifications":{"toolsListChanged":true}`)))}); err != nil {
 		t.Fatal(err)
 	}
 	if m := readMsg(t, c); m.Method != mcp.NotificationProgress {
@@ -218,7 +224,7 @@ func TestModernCancelClosesStream(t *testing.T) {
 	}
 	cancel()
 	recv(t, closed, "the server to see the stream closed")
-	if err := c.Write(testCtx(t), []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`)); err != nil {
+	if err := c.Write(testCtx(t), transport.Message{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`)}); err != nil {
 		t.Fatal(err)
 	}
 	// Write POSTs before it returns, so a POSTed notification would be
@@ -229,11 +235,11 @@ func TestModernCancelClosesStream(t *testing.T) {
 
 	// notifications/cancelled for a request in flight closes its stream
 	// (when the layer above cancels without ending the context).
-	if err := c.Write(testCtx(t), []byte(request(mcp.IntID(8), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"slow"`)))); err != nil {
+	if err := c.Write(testCtx(t), transport.Message{Data: []byte(request(mcp.IntID(8), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"slow"`)))}); err != nil {
 		t.Fatal(err)
 	}
 	readMsg(t, c)
-	if err := c.Write(testCtx(t), []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`)); err != nil {
+	if err := c.Write(testCtx(t), transport.Message{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`)}); err != nil {
 		t.Fatal(err)
 	}
 	recv(t, closed, "the second stream to close")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // sessionServer is a fake server with real sessions: initialize mints
@@ -183,7 +184,7 @@ func TestSessionLost(t *testing.T) {
 		t.Errorf("client Wait = %v, want ErrSessionLost", err)
 	}
 	// The client's connection closed the transport as it ended.
-	if err := conn.Write(ctx, []byte(request(mcp.IntID(99), "ping", ""))); !isClosed(err) {
+	if err := conn.Write(ctx, transport.Message{Data: []byte(request(mcp.IntID(99), "ping", ""))}); !isClosed(err) {
 		t.Errorf("Write after the loss = %v, want ErrClosed", err)
 	}
 	if n := len(s.of(http.MethodPost)); n != 6 {
@@ -347,10 +348,10 @@ func TestSessionLostRaw(t *testing.T) {
 	mustWrite(t, conn, notification("notifications/initialized"))
 	conn.Listen()
 	s.next(t, http.MethodGet)
-	if err := conn.Write(ctx, []byte(request(mcp.IntID(2), "x", ""))); !errors.Is(err, ErrSessionLost) {
+	if err := conn.Write(ctx, transport.Message{Data: []byte(request(mcp.IntID(2), "x", ""))}); !errors.Is(err, ErrSessionLost) {
 		t.Fatalf("Write = %v, want ErrSessionLost", err)
 	}
-	if err := conn.Write(ctx, []byte(request(mcp.IntID(3), "ping", ""))); !errors.Is(err, ErrSessionLost) {
+	if err := conn.Write(ctx, transport.Message{Data: []byte(request(mcp.IntID(3), "ping", ""))}); !errors.Is(err, ErrSessionLost) {
 		t.Errorf("later Write = %v, want ErrSessionLost", err)
 	}
 	if m := readMsg(t, conn); m.ID != mcp.IntID(1) {

@@ -315,7 +315,7 @@ func (c *Conn) reinitialize(ctx context.Context, lost string, skipInitialized bo
 		if derr != nil {
 			return derr
 		}
-		if err := c.post(ctx, initialized, m, false, nil); err != nil {
+		if err := c.post(ctx, initialized, m, false, nil, nil); err != nil {
 			return fmt.Errorf("re-sending notifications/initialized: %w", err)
 		}
 	}

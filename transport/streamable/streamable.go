@@ -330,7 +330,8 @@ func (c *Conn) usable() error {
 // modern (2026-07-28) request, which ctx bounds to its end: closing it is
 // that request's cancellation, and it is never resumed (see the package
 // documentation).
-func (c *Conn) Write(ctx context.Context, msg []byte) error {
+func (c *Conn) Write(ctx context.Context, out transport.Message) error {
+	msg := out.Data
 	if err := c.usable(); err != nil {
 		return err
 	}
@@ -354,7 +355,7 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 		c.initialized = body
 		c.mu.Unlock()
 	}
-	err := c.post(ctx, body, m, isInit, mr)
+	err := c.post(ctx, body, m, isInit, mr, out.Header)
 	if m.IsResponse() {
 		err = c.deliverAnswer(ctx, body, m, err)
 	}
@@ -370,7 +371,7 @@ func (c *Conn) Write(ctx context.Context, msg []byte) error {
 		}
 		return c.loseSession(rerr)
 	}
-	err = c.post(ctx, body, m, isInit, nil)
+	err = c.post(ctx, body, m, isInit, nil, out.Header)
 	if errors.As(err, &nf) {
 		return c.loseSession(errors.New("the retried message was refused with 404 again"))
 	}
@@ -393,7 +394,7 @@ func (c *Conn) deliverAnswer(ctx context.Context, body []byte, m *jsonrpc.Messag
 		if !c.wait(c.ctx, 100*time.Millisecond<<i) {
 			break
 		}
-		err = c.post(ctx, body, m, false, nil)
+		err = c.post(ctx, body, m, false, nil, nil)
 	}
 	c.mu.Lock()
 	origin, ok := c.origins[m.ID]
@@ -509,8 +510,8 @@ func (c *Conn) newRequest(ctx context.Context, method string, body []byte, accep
 // the modern envelope of a 2026-07-28 request (nil for legacy traffic):
 // such a request goes without session headers, with the request metadata
 // headers, and the end of ctx cancels it for as long as its stream is
-// read.
-func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit bool, mr *modernRequest) error {
+// read. hs are the message's own headers (transport.Message.Header).
+func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit bool, mr *modernRequest, hs []transport.Header) error {
 	reqCtx, cancel := context.WithCancelCause(c.ctx)
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	detached := false
@@ -533,7 +534,7 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 	if mr != nil {
 		setModernHeaders(req, m, mr)
 	}
-	addContextHeaders(req, ctx)
+	addMessageHeaders(req, hs)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return c.requestError(ctx, "POST", err)

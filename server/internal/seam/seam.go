@@ -80,11 +80,15 @@ type Call struct {
 }
 
 // Outbound is the way back to the client for one request's messages.
+// related is the id of the request a message is sent on behalf of,
+// whatever context the handler passes: on an HTTP session it puts the
+// message on that request's stream (transport.Message.Related); the zero
+// ID relates it to none.
 type Outbound interface {
 	// Call sends a server→client request and waits for its answer.
-	Call(ctx context.Context, method string, params, result any) error
+	Call(ctx context.Context, related mcp.ID, method string, params, result any) error
 	// Notify sends a notification.
-	Notify(ctx context.Context, method string, params any) error
+	Notify(ctx context.Context, related mcp.ID, method string, params any) error
 }
 
 // SessionConfig says how a carrier serves a legacy session.
