@@ -1,5 +1,5 @@
 // Package auth is the OAuth 2.1 resource-server side of MCP
-// authorization (spec.md §8): a plain func(http.Handler) http.Handler
+// authorization (MCP authorization): a plain func(http.Handler) http.Handler
 // middleware (Require) that verifies bearer tokens through a pluggable
 // Verifier, answers 401/403/400 with the RFC 6750 and RFC 9728
 // WWW-Authenticate challenges MCP clients act on, enforces per-method

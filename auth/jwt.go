@@ -45,7 +45,7 @@ type JWTOptions struct {
 	Issuer string
 	// Audience is this resource's canonical URI (RFC 8707); a token's
 	// aud must contain it exactly, so tokens for other resources are
-	// refused (spec.md §8). Required.
+	// refused (MCP authorization). Required.
 	Audience string
 	// JWKSURL is the JWK Set holding the issuer's signing keys. Empty:
 	// the jwks_uri of the issuer's authorization server metadata
@@ -390,7 +390,7 @@ func (v *JWTVerifier) fetch(ctx context.Context) ([]jose.JSONWebKey, string, err
 
 // discover finds jwks_uri in the issuer's authorization server metadata,
 // trying the RFC 8414 and OpenID Connect well-known URIs in the order
-// MCP clients use (spec.md §8); the document's issuer must equal Issuer.
+// MCP clients use (MCP authorization); the document's issuer must equal Issuer.
 func (v *JWTVerifier) discover(ctx context.Context) (string, error) {
 	iss, err := url.Parse(v.o.Issuer)
 	if err != nil || iss.Host == "" {

@@ -23,7 +23,7 @@ import (
 )
 
 // offlineAccess is never put in a challenge or in scopes_supported
-// (SEP-2207, spec.md §8).
+// (SEP-2207, MCP authorization).
 const offlineAccess = "offline_access"
 
 // Options configures Require.
@@ -47,7 +47,7 @@ type Options struct {
 	// tools/call of the named tool.
 	ToolScopes map[string][]string
 	// Implies reports whether a granted scope satisfies a needed one,
-	// for scope hierarchies (spec.md §8: servers MUST account for them),
+	// for scope hierarchies (MCP authorization: servers MUST account for them),
 	// such as "files:write" implying "files:read". Default: equality.
 	Implies func(granted, needed string) bool
 	// Principal names the authenticated principal that sealed MRTR state
@@ -91,7 +91,7 @@ type middleware struct {
 }
 
 // Require returns middleware that lets a request through only with a
-// valid bearer token granting the scopes it needs (spec.md §8):
+// valid bearer token granting the scopes it needs (MCP authorization):
 //
 //   - no bearer credentials → 401 with
 //     WWW-Authenticate: Bearer resource_metadata="…", scope="…", the

@@ -95,7 +95,7 @@ func do(t *testing.T, h http.Handler, rs reqSpec) *httptest.ResponseRecorder {
 }
 
 // TestRequireChallenges: the status codes and exact WWW-Authenticate
-// headers of spec.md §8 / RFC 6750 §3.
+// headers of MCP authorization / RFC 6750 §3.
 func TestRequireChallenges(t *testing.T) {
 	sv := staticVerifier{
 		"good":    {Subject: "alice", Issuer: "https://as", Scopes: []string{"mcp", "tools"}},

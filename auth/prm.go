@@ -12,7 +12,7 @@ import (
 // WellKnownPath is the RFC 9728 well-known path prefix.
 const WellKnownPath = "/.well-known/oauth-protected-resource"
 
-// ProtectedResourceMetadata is the RFC 9728 §2 document (spec.md §8: an
+// ProtectedResourceMetadata is the RFC 9728 §2 document (MCP authorization: an
 // MCP server MUST serve it, with at least one authorization server).
 type ProtectedResourceMetadata struct {
 	// Resource is the canonical URI of the MCP server (RFC 8707), the
@@ -135,7 +135,7 @@ func ProtectedResourceHandler(meta ProtectedResourceMetadata) http.Handler {
 // at the path-based well-known URI of meta.Resource
 // (/.well-known/oauth-protected-resource/<path>) and at the root one
 // (/.well-known/oauth-protected-resource), the two places MCP clients
-// look (spec.md §8). When the resource has no path, both are the same
+// look (MCP authorization). When the resource has no path, both are the same
 // and it is registered once. A host serving several MCP resources should
 // mount each with its own path and register the root one itself, if at
 // all. It returns an error when meta does not Validate, and panics as

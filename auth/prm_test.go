@@ -10,7 +10,7 @@ import (
 )
 
 // TestProtectedResourceMetadata: served at the path-based and the root
-// well-known URIs (RFC 9728 §3.1, spec.md §8), offline_access dropped,
+// well-known URIs (RFC 9728 §3.1, MCP authorization), offline_access dropped,
 // bearer_methods_supported defaulted, GET/HEAD only, CORS open.
 func TestProtectedResourceMetadata(t *testing.T) {
 	meta := ProtectedResourceMetadata{
@@ -86,7 +86,7 @@ func TestProtectedResourceMetadata(t *testing.T) {
 }
 
 // TestProtectedResourceValidate: resource and authorization_servers are
-// required (spec.md §8: at least one authorization server).
+// required (MCP authorization: at least one authorization server).
 func TestProtectedResourceValidate(t *testing.T) {
 	for _, m := range []ProtectedResourceMetadata{
 		{AuthorizationServers: []string{"https://as"}},

@@ -43,7 +43,7 @@ func (ti *TokenInfo) HasScope(scope string) bool {
 // A Verifier checks a bearer access token and returns what it grants.
 //
 // Implementations MUST check the token's integrity, its expiry and that
-// it was issued for this resource server (RFC 8707 audience; spec.md §8:
+// it was issued for this resource server (RFC 8707 audience; MCP authorization:
 // tokens for other audiences are rejected). Errors are turned into a 401
 // invalid_token challenge, except those wrapping ErrUnavailable (503).
 // Errors must never contain the token.

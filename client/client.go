@@ -299,7 +299,7 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 }
 
 // hearsServer reports whether Connect starts the transport's listener:
-// the options answer server requests (reference-sdks B4), or ask for the
+// the options answer server requests, or ask for the
 // listener to hear notifications.
 func (o *Options) hearsServer() bool {
 	return o.Elicitation != nil || o.Sampling != nil || o.Roots != nil || o.Listen

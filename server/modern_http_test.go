@@ -6,8 +6,9 @@ package server
 // subscriptions/listen, and both eras on one endpoint at once. Every
 // error is checked for its JSON-RPC code, its HTTP status and the echoed
 // request id (an integer id and a string id), and every well-formed
-// message against the 2026-07-28 schema (spec.md §2.3–§2.4, §3.2–§3.3,
-// §6.6–§6.10, §7.3; conformance.md §5.3).
+// message against the 2026-07-28 schema (SEP-2575 envelope and discovery,
+// SEP-2243 headers, SEP-2549 cache hints, the 2026-07-28 Streamable HTTP
+// transport).
 //
 // The helpers shared with modern_stdio_test.go live here.
 
@@ -1157,7 +1158,7 @@ func TestModernHTTPResults(t *testing.T) {
 			r := m.send(req26(id, mcp.MethodResourcesRead, map[string]any{"uri": "test://none"}), true, h26(mcp.MethodResourcesRead, "test://none")...)
 			// SEP-2164: -32602 with data.uri, never empty contents. The spec
 			// gives no HTTP status for this error; it is an error of the
-			// method, answered 200 like other handler errors (spec.md §11.7).
+			// method, answered 200 like other handler errors.
 			e := m.wantErr(r, http.StatusOK, mcp.CodeInvalidParams, id)
 			if !jsonEqual(t, e.Data, `{"uri":"test://none"}`) {
 				t.Errorf("data %s, want {uri}", e.Data)

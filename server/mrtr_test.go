@@ -1,8 +1,7 @@
 package server
 
 // Tests of Multi Round-Trip Requests (SEP-2322) on the server: the legacy
-// shim (reference-sdks §6a, the 13 cases of the Ruby seed and the rest of
-// A1–A7) over a memory transport with a raw 2025-11-25 client, the 2026
+// shim (the cases of docs/design/mrtr.md) over a memory transport with a raw 2025-11-25 client, the 2026
 // wire (input-required results, the capability gate, answer checks) with
 // a raw 2026 client, and the sealed requestState (tampering, expiry,
 // binding, key rotation). The Streamable HTTP side is in mrtr_http_test.go.

@@ -16,7 +16,8 @@ import (
 
 const (
 	// DefaultShimRounds caps how many rounds of input the legacy shim
-	// collects for one request before giving up (reference-sdks §6a A4).
+	// collects for one request before giving up (SEP-2322 leaves the bound
+	// to the server; docs/design/mrtr.md).
 	DefaultShimRounds = 8
 	// DefaultShimLegTimeout bounds each server→client request the shim
 	// sends when Options.CallTimeout is zero: a human may be answering.
@@ -126,8 +127,8 @@ func (s *Server) inputRequired(ctx context.Context, req *Request, in *Input) (an
 	return &mcp.InputRequiredResult{ResultType: mcp.ResultInputRequired, InputRequests: in.requests, RequestState: token}, nil
 }
 
-// shim fulfils a handler's Input on a legacy session (reference-sdks
-// §6a): each round, check the session's capabilities before contacting
+// shim fulfils a handler's Input on a legacy session (SEP-2322, legacy
+// sessions; docs/design/mrtr.md): each round, check the session's capabilities before contacting
 // the client, send every input request as a real server→client request
 // tied to the original one (SEP-2260: on HTTP it rides the original
 // POST's stream), then run the handler again with this round's answers

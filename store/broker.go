@@ -9,8 +9,8 @@ import (
 
 // Broker carries messages between the instances of a server that share a
 // SessionStore and an EventStore (several processes behind one load
-// balancer, without sticky sessions). With a Broker in HTTPOptions an
-// HTTPHandler:
+// balancer, without sticky sessions). With a Broker in its options a
+// Streamable HTTP handler (server/streamhttp):
 //
 //   - forwards a client's answer to a server→client request (elicitation,
 //     sampling, roots, the legacy shim's legs) to the instance whose
@@ -29,7 +29,7 @@ import (
 // the event store; a state change is read from the SessionStore on the
 // session's next request). See docs/design/multi-instance.md.
 //
-// One Broker serves one HTTPHandler. Implementations must be safe for
+// One Broker serves one HTTP handler. Implementations must be safe for
 // concurrent use.
 type Broker interface {
 	// ID names this instance among those sharing the broker: a short
@@ -51,7 +51,7 @@ type Broker interface {
 // ErrBrokerClosed is returned by a closed broker.
 var ErrBrokerClosed = errors.New("mcp: broker closed")
 
-// MemoryBus connects Brokers within one process: several HTTPHandlers
+// MemoryBus connects Brokers within one process: several HTTP handlers
 // (tests, or a single binary that runs several instances) behave as
 // instances of one deployment. Messages are delivered on one goroutine
 // per broker, in order.

@@ -54,7 +54,7 @@ type SessionStore interface {
 var ErrUnknownSession = errors.New("mcp: unknown session")
 
 // MemorySessionStore is a SessionStore in this process's memory: several
-// HTTPHandlers in one process (with a MemoryBus) serve the same sessions
+// HTTP handlers in one process (with a MemoryBus) serve the same sessions
 // through it. It keeps sessions until they are deleted; a deployment of
 // several processes needs a shared store (such as the store/redis module).
 type MemorySessionStore struct {
