@@ -14,7 +14,14 @@
 // (SEP-2260). Progress and log notifications likewise travel with the
 // request.
 //
-// Package server imports mcp, jsonrpc, transport and internal packages. It
-// must not import client or any concrete transport: transports plug in
-// through transport.Conn.
+// The server serves stdio and other byte-stream transports itself
+// (Serve, Connect); the Streamable HTTP transport lives in
+// server/streamhttp, which reaches the server through the internal seam
+// (server/internal/seam). The deployment seams several instances share
+// (session, event and task stores, the broker) are in package store.
+//
+// Package server imports mcp, jsonrpc, transport, store and internal
+// packages. It must not import client, net/http or any concrete
+// transport: transports plug in through transport.Conn, and HTTP through
+// the seam.
 package server

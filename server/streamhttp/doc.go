@@ -1,0 +1,22 @@
+// Package streamhttp serves an MCP server (package server) over the
+// Streamable HTTP transport, both eras on one endpoint, decided per
+// request: legacy sessions (2025-11-25 and older, entered through
+// initialize) whose messages go on the SSE stream of the request they
+// belong to, with resumption (Last-Event-ID) over a store.EventStore; and
+// stateless 2026-07-28 requests with their SEP-2243 header checks.
+//
+// NewHandler returns an http.Handler. Its Options hold every limit of the
+// HTTP entry (body size and read time, session caps and idle TTL, Host
+// and Origin checks), each with a safe default (docs/design/hardening.md),
+// and the deployment seams for several instances: a store.SessionStore,
+// a store.EventStore and a store.Broker (docs/design/multi-instance.md).
+//
+// The package reaches the protocol server only through
+// server/internal/seam: it classifies a request, hands it to the server
+// in its era, and puts each message the server writes on the stream its
+// transport.Message names. It knows nothing of dispatch, registries or
+// the era rules.
+//
+// Package streamhttp imports server, server/internal/seam, store,
+// jsonrpc, mcp, transport and internal packages; never client.
+package streamhttp
