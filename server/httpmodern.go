@@ -158,14 +158,5 @@ func (is *inlineServe) silent() {
 }
 
 // modernErrorStatus is the HTTP status of a JSON-RPC error answer on the
-// 2026 wire: the three MCP errors are 400, an unknown method 404, and
-// errors of the method itself 200.
-func modernErrorStatus(e *jsonrpc.Error) int {
-	switch e.Code {
-	case mcp.CodeHeaderMismatch, mcp.CodeMissingRequiredClientCapability, mcp.CodeUnsupportedProtocolVersion:
-		return http.StatusBadRequest
-	case mcp.CodeMethodNotFound:
-		return http.StatusNotFound
-	}
-	return http.StatusOK
-}
+// 2026 wire, as the era has it (era.httpStatus).
+func modernErrorStatus(e *jsonrpc.Error) int { return eraModern.httpStatus(e) }

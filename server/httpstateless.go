@@ -64,7 +64,7 @@ func (s *Server) serveOne(ctx context.Context, version string, msg *jsonrpc.Mess
 		// nowhere to keep.
 		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s (this server has no sessions)", msg.Method)
 	}
-	req := &Request{srv: s, version: version, caps: &mcp.ClientCapabilities{}, out: out}
+	req := &Request{srv: s, version: version, caps: &mcp.ClientCapabilities{}, out: out, era: eraLegacy}
 	defer req.end()
 	return s.dispatch(ctx, req, msg.Method, wp)
 }
