@@ -92,13 +92,13 @@ func (c *carrierServer) ServeStateless(ctx context.Context, version string, call
 		// nowhere to keep.
 		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s (this server has no sessions)", msg.Method)
 	}
-	req := &Request{srv: s, version: version, caps: &mcp.ClientCapabilities{}, out: out}
+	req := &Request{srv: s, version: version, caps: &mcp.ClientCapabilities{}, out: out, era: eraLegacy}
 	defer req.end()
 	return s.dispatch(ctx, req, msg.Method, params(call))
 }
 
 // ModernStatus implements seam.Protocol.
-func (c *carrierServer) ModernStatus(e *jsonrpc.Error) int { return modernErrorStatus(e) }
+func (c *carrierServer) ModernStatus(e *jsonrpc.Error) int { return eraModern.httpStatus(e) }
 
 // NewSession implements seam.Protocol: a session whose connection writes
 // to the carrier and is fed by it instead of a read loop.

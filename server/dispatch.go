@@ -9,7 +9,7 @@ import (
 
 // methodFunc serves one method: it decodes params once and calls the
 // registered handler. The same functions serve every era; what differs
-// per era is how the Request is built.
+// per era is the Request's era (era.go), which they ask.
 type methodFunc func(ctx context.Context, s *Server, req *Request, wp *wireParams) (any, error)
 
 type method struct {
@@ -41,7 +41,7 @@ var methods = map[string]method{
 
 // dispatch finds and runs the method for req.
 func (s *Server) dispatch(ctx context.Context, req *Request, name string, params *wireParams) (any, error) {
-	if taskMethodName(req, name) {
+	if req.era.hasTaskMethod(req.version, name) {
 		return s.tasksMethod(ctx, req, name, params)
 	}
 	m, ok := methods[name]
@@ -60,11 +60,5 @@ func (s *Server) dispatch(ctx context.Context, req *Request, name string, params
 	if verr := in.validate(); verr != nil {
 		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %v", verr)
 	}
-	if req.modern {
-		if req.call.upfront != nil {
-			return s.upfront(ctx, req, m, params, in)
-		}
-		return s.inputRequired(ctx, req, in)
-	}
-	return s.shim(ctx, req, m, params, in)
+	return req.era.needInput(ctx, s, req, m, params, in)
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"net/http"
 	"slices"
 
 	"github.com/go-json-experiment/json"
@@ -85,7 +84,7 @@ func liftEnvelope(wp *wireParams) (env *envelope, claimed bool, err *jsonrpc.Err
 			return nil, true, invalidEnvelope("io.modelcontextprotocol/logLevel must be a logging level")
 		}
 	}
-	if !slices.Contains(modernVersions, env.version) {
+	if !eraModern.supports(env.version) {
 		return env, true, unsupportedVersion(env.version)
 	}
 	return env, true, nil
@@ -106,7 +105,7 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 // header is the HTTP request's header (nil on stdio), for the
 // Mcp-Param-* checks of tools/call.
 func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Message, wp *wireParams, out outbound, header map[string][]string) (any, error) {
-	req := &Request{srv: s, id: msg.ID, version: env.version, caps: &env.caps, info: env.info, out: cancelGuard{ctx, out}, modern: true, logLevel: env.logLevel, header: header}
+	req := &Request{srv: s, id: msg.ID, version: env.version, caps: &env.caps, info: env.info, out: cancelGuard{ctx, out}, era: eraModern, logLevel: env.logLevel, header: header}
 	defer req.end()
 	var (
 		result any
@@ -123,7 +122,7 @@ func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Me
 	if err != nil {
 		return nil, err
 	}
-	return s.stampModern(result, req.isRetry()), nil
+	return req.era.stamp(s, result, req.isRetry()), nil
 }
 
 // cancelGuard sends nothing more for a request once it is cancelled
@@ -168,64 +167,6 @@ func (s *Server) cacheScope() mcp.CacheScope {
 	return mcp.CachePrivate
 }
 
-// stampModern adds what every modern result carries: resultType, the
-// server's identity in _meta, and (for cacheable results) the cache hints
-// the handler did not set itself (SEP-2549).
-//
-// The result of a retried multi round-trip request gets no cache hints:
-// it answers one exchange, not the method and its params (SEP-2322).
-func (s *Server) stampModern(result any, retry bool) any {
-	// complete marks a final result; cacheable also adds the cache hints
-	// the handler did not set (never on a retry).
-	complete := func(rt *mcp.ResultType, meta *mcp.Meta) {
-		*rt, *meta = mcp.ResultComplete, s.withServerInfo(*meta)
-	}
-	cacheable := func(rt *mcp.ResultType, meta *mcp.Meta, ttl **int64, scope *mcp.CacheScope) {
-		complete(rt, meta)
-		if retry {
-			return
-		}
-		if *ttl == nil {
-			ms := s.opts.CacheTTL.Milliseconds()
-			*ttl = &ms
-		}
-		if *scope == "" {
-			*scope = s.cacheScope()
-		}
-	}
-	switch r := result.(type) {
-	case *mcp.DiscoverResult:
-		complete(&r.ResultType, &r.Meta)
-	case *mcp.ListToolsResult:
-		cacheable(&r.ResultType, &r.Meta, &r.TTLMs, &r.CacheScope)
-	case *mcp.ListPromptsResult:
-		cacheable(&r.ResultType, &r.Meta, &r.TTLMs, &r.CacheScope)
-	case *mcp.ListResourcesResult:
-		cacheable(&r.ResultType, &r.Meta, &r.TTLMs, &r.CacheScope)
-	case *mcp.ListResourceTemplatesResult:
-		cacheable(&r.ResultType, &r.Meta, &r.TTLMs, &r.CacheScope)
-	case *mcp.ReadResourceResult:
-		cacheable(&r.ResultType, &r.Meta, &r.TTLMs, &r.CacheScope)
-	case *mcp.CallToolResult:
-		complete(&r.ResultType, &r.Meta)
-	case *mcp.GetPromptResult:
-		complete(&r.ResultType, &r.Meta)
-	case *mcp.CompleteResult:
-		complete(&r.ResultType, &r.Meta)
-	case *mcp.DetailedTask:
-		complete(&r.ResultType, &r.Meta)
-	case *mcp.EmptyResult:
-		complete(&r.ResultType, &r.Meta)
-	case *mcp.InputRequiredResult: // never cacheable (SEP-2322); resultType set by its builder
-		r.Meta = s.withServerInfo(r.Meta)
-	case *mcp.CreatedTaskResult: // resultType "task" set by its builder
-		r.Meta = s.withServerInfo(r.Meta)
-	case struct{}:
-		return &mcp.EmptyResult{ResultType: mcp.ResultComplete, Meta: s.withServerInfo(nil)}
-	}
-	return result
-}
-
 // withServerInfo returns meta with the server's identity added
 // (SEP-2575: serverInfo travels in result _meta).
 func (s *Server) withServerInfo(meta mcp.Meta) mcp.Meta {
@@ -241,17 +182,4 @@ func (s *Server) withServerInfo(meta mcp.Meta) mcp.Meta {
 	}
 	out[mcp.MetaKeyServerInfo] = s.serverInfoJSON
 	return out
-}
-
-// modernErrorStatus is the HTTP status of a JSON-RPC error answer on the
-// 2026 wire: the three MCP errors are 400, an unknown method 404, and
-// errors of the method itself 200.
-func modernErrorStatus(e *jsonrpc.Error) int {
-	switch e.Code {
-	case mcp.CodeHeaderMismatch, mcp.CodeMissingRequiredClientCapability, mcp.CodeUnsupportedProtocolVersion:
-		return http.StatusBadRequest
-	case mcp.CodeMethodNotFound:
-		return http.StatusNotFound
-	}
-	return http.StatusOK
 }

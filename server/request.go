@@ -94,9 +94,10 @@ type Request struct {
 	meta    mcp.Meta
 	out     outbound
 	ended   atomic.Bool
-	// modern: a 2026-07-28 request, served without a session; logLevel
-	// is its envelope's level ("" sends no log notifications).
-	modern   bool
+	// era is the request's protocol era (era.go): what differs between
+	// legacy and 2026-07-28 requests. logLevel is a 2026 envelope's
+	// level ("" sends no log notifications).
+	era      era
 	logLevel mcp.LoggingLevel
 	header   map[string][]string // the HTTP request's headers (modern HTTP requests), for Mcp-Param-*
 
@@ -172,17 +173,8 @@ func (r *Request) Log(ctx context.Context, level mcp.LoggingLevel, logger string
 	if !level.Valid() {
 		return fmt.Errorf("mcp: invalid logging level %q", level)
 	}
-	threshold := mcp.LevelInfo
-	switch {
-	case r.modern:
-		if r.logLevel == "" {
-			return nil // 2026: no level in the envelope, no log notifications
-		}
-		threshold = r.logLevel
-	case r.session != nil:
-		threshold = r.session.logLevel()
-	}
-	if !level.AtLeast(threshold) {
+	threshold, ok := r.era.logThreshold(r)
+	if !ok || !level.AtLeast(threshold) {
 		return nil
 	}
 	if r.ended.Load() {
@@ -284,10 +276,11 @@ func (r *Request) CloseStream() {
 }
 
 // canCall enforces SEP-2260: server→client requests only from inside the
-// handler of a request on a legacy session.
+// handler of a request on a legacy session (and never in an era that has
+// none: era.canCall).
 func (r *Request) canCall() error {
-	if r.modern {
-		return ErrModernRequest
+	if err := r.era.canCall(); err != nil {
+		return err
 	}
 	if r.session == nil || r.out == nil {
 		return ErrNoSession

@@ -1,11 +1,6 @@
 package server
 
 import (
-	"fmt"
-
-	"github.com/go-json-experiment/json"
-
-	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -57,10 +52,5 @@ func (r *Request) Require(need mcp.ClientCapabilities) error {
 	if !short {
 		return nil
 	}
-	if r.modern {
-		return jsonrpc.NewError(mcp.CodeMissingRequiredClientCapability, "Missing required client capability").
-			WithData(mcp.MissingCapabilityData{RequiredCapabilities: missing})
-	}
-	names, _ := json.Marshal(missing)
-	return jsonrpc.NewError(mcp.CodeInternalError, fmt.Sprintf("Internal error: the client did not declare the capabilities this request needs: %s", names))
+	return r.era.missingCapability(missing)
 }

@@ -135,32 +135,28 @@ func readResource(ctx context.Context, s *Server, req *Request, wp *wireParams) 
 		}
 	}
 	if h == nil {
-		return nil, notFound(req.version, p.URI)
+		return nil, req.era.resourceNotFound(p.URI)
 	}
 	res, err := h(ctx, rr)
 	if in, ok := asInput(err); ok {
 		return nil, in
 	}
 	if errors.Is(err, ErrResourceNotFound) {
-		return nil, notFound(req.version, p.URI)
+		return nil, req.era.resourceNotFound(p.URI)
 	}
 	if err != nil {
 		return nil, handlerError(err)
 	}
 	if res == nil || len(res.Contents) == 0 {
 		// SEP-2164: a missing resource is an error, never empty contents.
-		return nil, notFound(req.version, p.URI)
+		return nil, req.era.resourceNotFound(p.URI)
 	}
 	return res, nil
 }
 
-// notFound is the resource-not-found error of a revision: -32002 on
-// legacy revisions, -32602 from 2026-07-28 on (SEP-2164).
-func notFound(version, uri string) *jsonrpc.Error {
-	code := int64(mcp.CodeResourceNotFound)
-	if mcp.IsModern(version) {
-		code = mcp.CodeInvalidParams
-	}
+// resourceNotFound is the resource-not-found error with the era's code
+// (era.resourceNotFound, SEP-2164).
+func resourceNotFound(code int64, uri string) *jsonrpc.Error {
 	return jsonrpc.Errorf(code, "Resource not found: %s", uri).WithData(map[string]string{"uri": uri})
 }
 

@@ -37,43 +37,18 @@ type mrtrCall struct {
 	upfront mcp.InputResponses
 }
 
-// prepareInput runs before an MRTR method's handler: on the 2026 wire it
-// opens the sealed requestState (tampered, expired, foreign or for
-// another request → -32602, and the handler never runs) and checks the
-// answers against what the state says was asked (checkAnswers: a
-// malformed answer, or content that does not match the form, is -32602
-// and the handler never runs); on legacy requests the client's own
-// inputResponses and requestState are ignored — only the in-process shim
-// supplies them.
+// prepareInput runs before an MRTR method's handler: it binds the
+// request to its call and lets the era check the answers the client sent
+// (era.openInput: on the 2026 wire, the sealed requestState and the
+// answers against it; on legacy requests, nothing — only the in-process
+// shim supplies answers). A run whose answers were set in process
+// (preset) does not read the wire's again.
 func (s *Server) prepareInput(ctx context.Context, req *Request, call mrtrCall, responses mcp.InputResponses, state string) error {
 	req.call = &call
-	if !req.modern || req.preset {
+	if req.preset {
 		return nil
 	}
-	req.retry = state != "" || len(responses) > 0
-	req.state, req.inputs = "", nil
-	if state == "" {
-		// Answers without a state answer nothing the server asked: each
-		// must be well formed now, and they wait until the handler asks
-		// (Server.upfront), to be checked against its questions.
-		if _, err := checkAnswers(responses, nil, nil); err != nil {
-			return err
-		}
-		if len(responses) > 0 {
-			req.call.upfront = responses
-		}
-		return nil
-	}
-	st, err := s.sealer.open(state, call.method, call.target, argsDigest(call.args), principalFrom(ctx))
-	if err != nil {
-		return jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: "+err.Error())
-	}
-	inputs, err := checkAnswers(responses, st.Asked, st.Forms)
-	if err != nil {
-		return err
-	}
-	req.state, req.inputs = st.State, inputs
-	return nil
+	return req.era.openInput(ctx, s, req, responses, state)
 }
 
 // upfront serves a 2026 request that carried answers without a

@@ -166,48 +166,6 @@ func (s *Server) hasTaskTools() bool {
 	return false
 }
 
-// hasTasksExtension reports whether a request declared the 2026 tasks
-// extension.
-func hasTasksExtension(req *Request) bool {
-	_, ok := req.ClientCapabilities().Extensions[mcp.ExtensionTasks]
-	return ok
-}
-
-// missingTasksExtension is -32021 naming the tasks extension.
-func missingTasksExtension() *jsonrpc.Error {
-	return jsonrpc.NewError(mcp.CodeMissingRequiredClientCapability, "Missing required client capability: the "+mcp.ExtensionTasks+" extension").
-		WithData(mcp.MissingCapabilityData{RequiredCapabilities: mcp.ClientCapabilities{
-			Extensions: map[string]jsontext.Value{mcp.ExtensionTasks: jsontext.Value("{}")},
-		}})
-}
-
-// taskEligible decides whether a tools/call may be answered with a task:
-// ok says it may; err is the refusal of a tool that requires a task
-// from a request that cannot have one.
-func taskEligible(req *Request, e *toolEntry, p *mcp.CallToolParams) (ok bool, err error) {
-	support := e.taskSupport()
-	if req.modern {
-		ext := hasTasksExtension(req)
-		if support == mcp.TaskSupportRequired && !ext {
-			return false, missingTasksExtension()
-		}
-		return ext && support != mcp.TaskSupportForbidden, nil
-	}
-	if !mcp.HasCoreTasks(req.version) {
-		if support == mcp.TaskSupportRequired {
-			return false, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: tool %q runs only as a task, which protocol revision %s lacks", e.tool.Name, req.version)
-		}
-		return false, nil
-	}
-	if p.Task == nil {
-		if support == mcp.TaskSupportRequired {
-			return false, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: tool %q must be called as a task (params.task)", e.tool.Name)
-		}
-		return false, nil
-	}
-	return support != mcp.TaskSupportForbidden, nil
-}
-
 // startTask creates a task for a tools/call and runs fn detached from
 // the request; it returns the answer to the request.
 func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolParams, fn ToolHandler) (any, error) {
@@ -216,13 +174,9 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 	if ttl <= 0 {
 		ttl = DefaultTaskTTL
 	}
-	if !req.modern && p.Task != nil && p.Task.TTL != nil && *p.Task.TTL > 0 {
-		if asked := time.Duration(*p.Task.TTL) * time.Millisecond; asked < ttl {
-			ttl = asked
-		}
-	}
+	ttl = req.era.taskTTL(p, ttl)
 	rec := &store.TaskRecord{
-		ID: newTaskID(), Principal: requestor(ctx, req), Modern: req.modern,
+		ID: newTaskID(), Principal: requestor(ctx, req), Modern: req.era.modernTasks(),
 		Status: mcp.TaskWorking, CreatedAt: now, LastUpdatedAt: now,
 		TTL: ttl, PollInterval: DefaultTaskPollInterval,
 	}
@@ -245,18 +199,13 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 
 	treq := &Request{
 		srv: s, session: req.session, version: req.version, caps: req.caps, info: req.info,
-		meta: req.meta, modern: req.modern, call: req.call, inputs: req.inputs, state: req.state,
+		meta: req.meta, era: req.era, call: req.call, inputs: req.inputs, state: req.state,
 		out: discardOut{},
 	}
 	if req.session != nil {
 		treq.out = sessionOut{req.session}
 	}
-	var answer any
-	if req.modern {
-		answer = &mcp.CreatedTaskResult{ResultType: mcp.ResultTask, TaskInfo: taskInfo(rec)}
-	} else {
-		answer = &mcp.CreateTaskResult{Task: legacyTask(rec)}
-	}
+	answer := req.era.createdTask(rec)
 	go func() {
 		defer func() {
 			stopExpire()
@@ -301,7 +250,7 @@ func (s *Server) runTask(ctx context.Context, run *taskRun, rec *store.TaskRecor
 				s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: " + verr.Error()})
 				return
 			}
-			if !s.gatherInput(ctx, run, rec, treq, in) {
+			if !treq.era.gatherTaskInput(ctx, s, run, rec, treq, in) {
 				if errors.Is(context.Cause(ctx), errTaskExpired) {
 					_ = s.taskStore().Delete(context.Background(), rec.ID)
 					return
@@ -343,60 +292,64 @@ func callHandler(ctx context.Context, fn ToolHandler, req *CallToolRequest) (res
 	return fn(ctx, req)
 }
 
-// gatherInput puts the task in input_required until every request of in
-// is answered, then back to working with the answers on treq. 2026 tasks
-// wait for tasks/update; legacy tasks ask the client as the legacy shim
-// does, on the stream of a tasks/result request in flight (waiting for
-// one), the requests tagged with related-task _meta.
-// It reports false when the task ended meanwhile (cancelled, expired,
-// or failed).
-func (s *Server) gatherInput(ctx context.Context, run *taskRun, rec *store.TaskRecord, treq *Request, in *Input) bool {
-	if !rec.Modern {
-		if s.opts.DisableLegacyShim {
-			s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: the task needs input and the legacy shim is disabled"})
+// askTaskInput puts a 2025-11-25 task in input_required until every
+// request of in is answered, then back to working with the answers on
+// treq: it asks the client as the legacy shim does, on the stream of a
+// tasks/result request in flight (waiting for one), the requests tagged
+// with related-task _meta. It reports false when the task ended
+// meanwhile (cancelled, expired, or failed).
+func (s *Server) askTaskInput(ctx context.Context, run *taskRun, rec *store.TaskRecord, treq *Request, in *Input) bool {
+	if s.opts.DisableLegacyShim {
+		s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: the task needs input and the legacy shim is disabled"})
+		return false
+	}
+	if err := treq.Require(in.needed()); err != nil {
+		e, _ := jsonrpc.AsError(err)
+		s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: e.Code, Message: e.Message})
+		return false
+	}
+	s.setStatus(run, rec, mcp.TaskInputRequired, in.requests)
+	answers := make(mcp.InputResponses, len(in.keys))
+	for i := 0; i < len(in.keys); {
+		k := in.keys[i]
+		ir := in.requests[k]
+		ir.Params = withRelatedTask(ir.Params, rec.ID)
+		c := run.waitCarrier(ctx)
+		if c == nil {
 			return false
 		}
-		if err := treq.Require(in.needed()); err != nil {
-			e, _ := jsonrpc.AsError(err)
+		legCtx, cancel := context.WithCancel(ctx)
+		stop := context.AfterFunc(c.ctx, cancel)
+		raw, err := s.leg(legCtx, c.req, ir, in.forms[k])
+		stop()
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return false
+			}
+			if c.ctx.Err() != nil {
+				continue // that tasks/result went away: ask on the next
+			}
+			e, ok := jsonrpc.AsError(err)
+			if !ok {
+				e = jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %v", err)
+			}
 			s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: e.Code, Message: e.Message})
 			return false
 		}
-		s.setStatus(run, rec, mcp.TaskInputRequired, in.requests)
-		answers := make(mcp.InputResponses, len(in.keys))
-		for i := 0; i < len(in.keys); {
-			k := in.keys[i]
-			ir := in.requests[k]
-			ir.Params = withRelatedTask(ir.Params, rec.ID)
-			c := run.waitCarrier(ctx)
-			if c == nil {
-				return false
-			}
-			legCtx, cancel := context.WithCancel(ctx)
-			stop := context.AfterFunc(c.ctx, cancel)
-			raw, err := s.leg(legCtx, c.req, ir, in.forms[k])
-			stop()
-			cancel()
-			if err != nil {
-				if ctx.Err() != nil {
-					return false
-				}
-				if c.ctx.Err() != nil {
-					continue // that tasks/result went away: ask on the next
-				}
-				e, ok := jsonrpc.AsError(err)
-				if !ok {
-					e = jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %v", err)
-				}
-				s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: e.Code, Message: e.Message})
-				return false
-			}
-			answers[k] = raw
-			i++
-		}
-		treq.inputs, treq.state = answers, in.state
-		s.setStatus(run, rec, mcp.TaskWorking, nil)
-		return true
+		answers[k] = raw
+		i++
 	}
+	treq.inputs, treq.state = answers, in.state
+	s.setStatus(run, rec, mcp.TaskWorking, nil)
+	return true
+}
+
+// awaitTaskInput puts a task of the 2026 extension in input_required
+// until tasks/update has answered every request of in, then back to
+// working with the answers on treq. It reports false when the task
+// ended meanwhile.
+func (s *Server) awaitTaskInput(ctx context.Context, run *taskRun, rec *store.TaskRecord, treq *Request, in *Input) bool {
 	run.mu.Lock()
 	run.asked, run.forms = in.asked(), in.forms
 	run.answers = nil
@@ -477,22 +430,10 @@ func (s *Server) settle(run *taskRun, rec *store.TaskRecord, status mcp.TaskStat
 	s.announceTask(run, rec)
 }
 
-// announceTask sends a task's new status: notifications/tasks/status on
-// the legacy session that created it; notifications/tasks on 2026
-// subscriptions/listen streams that asked for the task.
+// announceTask sends a task's new status to whoever listens, as the
+// task's era has it (era.announceTask).
 func (s *Server) announceTask(run *taskRun, rec *store.TaskRecord) {
-	if !rec.Modern {
-		if run != nil && run.session != nil && run.session.ready() {
-			ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
-			t := legacyTask(rec)
-			if err := run.session.notify(ctx, mcp.NotificationTasksStatus, &t); err != nil {
-				s.log.Debug("mcp: task status not delivered", "task", rec.ID, "err", err)
-			}
-			cancel()
-		}
-		return
-	}
-	s.notifyTaskListeners(rec)
+	taskEra(rec).announceTask(s, run, rec)
 }
 
 // taskInfo is a record as the 2026 extension sends it.
@@ -542,7 +483,7 @@ func (s *Server) lookupTask(ctx context.Context, req *Request, id string) (*stor
 		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: taskId is required")
 	}
 	rec, err := s.taskStore().Get(ctx, id)
-	if err != nil || rec.Principal != requestor(ctx, req) || rec.Modern != req.modern {
+	if err != nil || rec.Principal != requestor(ctx, req) || rec.Modern != req.era.modernTasks() {
 		if err != nil && !errors.Is(err, store.ErrTaskNotFound) {
 			s.log.Warn("mcp: reading a task", "task", id, "err", err)
 		}
@@ -562,8 +503,8 @@ func (s *Server) taskRun(id string) *taskRun {
 // declared the extension: -32021 otherwise) and the 2025-11-25 core
 // tasks/get, tasks/result, tasks/list and tasks/cancel.
 func (s *Server) tasksMethod(ctx context.Context, req *Request, name string, wp *wireParams) (any, error) {
-	if req.modern && !hasTasksExtension(req) {
-		return nil, missingTasksExtension()
+	if err := req.era.checkTasks(req); err != nil {
+		return nil, err
 	}
 	req.meta = wp.Meta
 	if name == mcp.MethodTasksList {
@@ -575,16 +516,11 @@ func (s *Server) tasksMethod(ctx context.Context, req *Request, name string, wp 
 	}
 	switch name {
 	case mcp.MethodTasksGet:
-		if req.modern {
-			d := detailedTask(rec)
-			return d, nil
-		}
-		t := legacyTask(rec)
-		return &t, nil
+		return req.era.renderTask(rec), nil
 	case mcp.MethodTasksUpdate:
 		return s.updateTask(rec, wp.InputResponses)
 	case mcp.MethodTasksCancel:
-		return s.cancelTask(ctx, req, rec)
+		return req.era.cancelTask(ctx, s, rec)
 	case mcp.MethodTasksResult:
 		return s.taskResult(ctx, req, rec)
 	}
@@ -639,35 +575,14 @@ func (s *Server) updateTask(rec *store.TaskRecord, responses mcp.InputResponses)
 	return &mcp.EmptyResult{}, nil
 }
 
-// cancelTask cancels a task. 2026: cooperative — an empty ack, also for
-// a task already terminal; the task settles cancelled when its handler
-// returns. 2025-11-25: the task is cancelled at once and returned; a
-// terminal task cannot be (-32602).
-func (s *Server) cancelTask(ctx context.Context, req *Request, rec *store.TaskRecord) (any, error) {
-	if rec.Status.Terminal() {
-		if req.modern {
-			return &mcp.EmptyResult{}, nil
-		}
-		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: task %q is already %s", rec.ID, rec.Status)
-	}
-	run := s.taskRun(rec.ID)
+// stopTask cancels the handler of a task running in this process and
+// returns its run; nil when none runs here.
+func (s *Server) stopTask(id string) *taskRun {
+	run := s.taskRun(id)
 	if run != nil {
 		run.cancel(errTaskCancelled)
 	}
-	if req.modern {
-		if run == nil { // no work here to wind down
-			s.settle(nil, rec, mcp.TaskCancelled, "", nil, nil)
-		}
-		return &mcp.EmptyResult{}, nil
-	}
-	rec.StatusMessage = "cancelled by the client"
-	s.settle(run, rec, mcp.TaskCancelled, rec.StatusMessage, nil, nil)
-	cur, err := s.taskStore().Get(ctx, rec.ID)
-	if err != nil {
-		cur = rec
-	}
-	t := legacyTask(cur)
-	return &t, nil
+	return run
 }
 
 // taskResult answers tasks/result (2025-11-25): it waits until the task
@@ -745,19 +660,4 @@ func (s *Server) listTasks(ctx context.Context, req *Request, wp *wireParams) (a
 		}
 	}
 	return res, nil
-}
-
-// taskMethodName reports whether name is a tasks/* method this server
-// serves on the request's revision: the 2026 extension has get, update
-// and cancel; 2025-11-25 has get, result, list and cancel.
-func taskMethodName(req *Request, name string) bool {
-	switch name {
-	case mcp.MethodTasksGet, mcp.MethodTasksCancel:
-		return req.modern || mcp.HasCoreTasks(req.version)
-	case mcp.MethodTasksUpdate:
-		return req.modern
-	case mcp.MethodTasksResult, mcp.MethodTasksList:
-		return !req.modern && mcp.HasCoreTasks(req.version)
-	}
-	return false
 }

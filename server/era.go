@@ -1,0 +1,145 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/store"
+)
+
+// era is what differs between the two protocol eras a request may
+// belong to. Every Request has one, fixed when it is built: legacy
+// (revisions 2025-11-25 and older, entered through initialize; sessions,
+// server→client requests) or modern (2026-07-28: stateless, the
+// per-request _meta envelope). Feature code — dispatch, tools, tasks,
+// the Request's own methods — asks its request's era instead of
+// branching on the revision, so that a further revision is one more
+// implementation of this interface, not a search through the package.
+//
+// The implementations are stateless package-level values (eraLegacy,
+// eraModern): choosing an era allocates nothing. Methods that need the
+// server or the request take them as arguments.
+//
+// What each method owns, and the rule it implements:
+type era interface {
+	// supports reports whether this server serves revision v in this
+	// era. Legacy: the revisions initialize negotiates. Modern: the
+	// revisions an envelope may claim; any other claim, legacy ones
+	// included, is -32022 with data.supported (SEP-2575).
+	supports(v string) bool
+
+	// openInput checks a retried multi round-trip request's answers
+	// before its handler runs (SEP-2322): modern opens the sealed
+	// requestState and checks inputResponses against what it says was
+	// asked (-32602 otherwise); legacy ignores what the client sent —
+	// only the in-process shim supplies answers there.
+	openInput(ctx context.Context, s *Server, req *Request, responses mcp.InputResponses, state string) error
+	// needInput answers a handler that asked for input (*Input, after
+	// validation). Modern: an input-required result with a sealed
+	// requestState (SEP-2322), or a rerun with answers the client sent
+	// before it was asked. Legacy: the shim asks the client itself with
+	// server→client requests tied to the original one (SEP-2260) and
+	// runs the handler again.
+	needInput(ctx context.Context, s *Server, req *Request, m method, params *wireParams, in *Input) (any, error)
+	// stamp adds what every result of the era carries. Modern:
+	// resultType, serverInfo in result _meta (SEP-2575), and the default
+	// cache hints ttlMs/cacheScope on cacheable results except a
+	// multi round-trip retry's (SEP-2549, SEP-2322). Legacy: nothing.
+	stamp(s *Server, result any, retry bool) any
+
+	// canCall says whether a handler may send server→client requests
+	// (elicitation, sampling, roots) at all. Legacy: yes, tied to the
+	// request in progress on its session (SEP-2260; Request.canCall
+	// checks the rest). Modern: never — ErrModernRequest; handlers ask
+	// with an input-required result instead.
+	canCall() error
+	// logThreshold is the lowest level a request's log notifications
+	// may have; ok false sends none. Legacy: the session's
+	// logging/setLevel, info by default. Modern: the envelope's logLevel,
+	// and no level means no log notifications.
+	logThreshold(r *Request) (level mcp.LoggingLevel, ok bool)
+	// missingCapability is the error of a request whose client did not
+	// declare what the handler needs (Request.Require). Modern: -32021
+	// with data.requiredCapabilities (SEP-2575). Legacy: -32603 naming
+	// it (-32021 does not exist there).
+	missingCapability(missing mcp.ClientCapabilities) *jsonrpc.Error
+	// resourceNotFound is resources/read's error for a missing resource:
+	// -32002 on legacy revisions, -32602 on modern ones (SEP-2164).
+	resourceNotFound(uri string) *jsonrpc.Error
+	// httpStatus is the HTTP status of a JSON-RPC error answer on
+	// Streamable HTTP. Legacy: 200 (the error travels in the body).
+	// Modern: 400 for -32020, -32021 and -32022, 404 for an unknown
+	// method, 200 for errors of the method itself.
+	httpStatus(e *jsonrpc.Error) int
+
+	// Tasks: the 2025-11-25 core tasks (params.task, tasks/get, result,
+	// list, cancel, notifications/tasks/status) on legacy requests; the
+	// io.modelcontextprotocol/tasks extension (declared per request;
+	// tasks/get, update, cancel; notifications/tasks on
+	// subscriptions/listen) on modern ones.
+
+	// hasTaskMethod reports whether name is a tasks/* method of this
+	// era on revision v (core tasks exist from 2025-11-25 only).
+	hasTaskMethod(v, name string) bool
+	// checkTasks refuses a tasks/* request that may not use tasks:
+	// modern requests must declare the extension (-32021); legacy ones
+	// got here through hasTaskMethod.
+	checkTasks(req *Request) error
+	// taskEligible decides whether a tools/call with the tool's task
+	// support may be answered with a task: ok says it may; err refuses a
+	// tool that requires a task from a request that cannot have one.
+	// Modern: the extension declared. Legacy: params.task on 2025-11-25.
+	taskEligible(req *Request, e *toolEntry, p *mcp.CallToolParams) (ok bool, err error)
+	// taskTTL is the TTL of a new task given the server's: legacy
+	// clients may ask for a shorter one (params.task.ttl); the extension
+	// has no such request.
+	taskTTL(p *mcp.CallToolParams, ttl time.Duration) time.Duration
+	// modernTasks is the value of store.TaskRecord.Modern for this era's
+	// tasks: a task is only visible to requests of the era that created
+	// it (lookupTask), and taskEra maps a record back to its era.
+	modernTasks() bool
+	// createdTask is the answer to a tools/call that became a task:
+	// CreateTaskResult (core) or the extension's resultType "task".
+	createdTask(rec *store.TaskRecord) any
+	// renderTask is a task as tasks/get returns it: Task (core) or
+	// DetailedTask with its input requests, result or error (extension).
+	renderTask(rec *store.TaskRecord) any
+	// cancelTask serves tasks/cancel. Core: the task is cancelled at once
+	// and returned; a terminal one is -32602. Extension: cooperative, an
+	// empty acknowledgement, also for a terminal task.
+	cancelTask(ctx context.Context, s *Server, rec *store.TaskRecord) (any, error)
+	// gatherTaskInput holds a task in input_required until the handler's
+	// questions are answered. Core: the server asks the client itself on
+	// a tasks/result request in flight (SEP-2260), as the shim does.
+	// Extension: the client answers with tasks/update (SEP-2322).
+	gatherTaskInput(ctx context.Context, s *Server, run *taskRun, rec *store.TaskRecord, treq *Request, in *Input) bool
+	// announceTask tells whoever listens that a task's status changed:
+	// notifications/tasks/status on the creating session (core), or
+	// notifications/tasks on the listen streams that name it (extension).
+	announceTask(s *Server, run *taskRun, rec *store.TaskRecord)
+}
+
+// The two eras. Their types are empty: an era in an interface value
+// costs no allocation.
+var (
+	eraLegacy era = legacyEra{}
+	eraModern era = modernEra{}
+)
+
+// taskEra is the era of a stored task (store.TaskRecord.Modern).
+func taskEra(rec *store.TaskRecord) era {
+	if rec.Modern {
+		return eraModern
+	}
+	return eraLegacy
+}
+
+// The HTTP statuses (RFC 9110) the eras give error answers. The protocol
+// server does not import net/http; server/streamhttp sends these.
+const (
+	statusOK         = 200
+	statusBadRequest = 400
+	statusNotFound   = 404
+)

@@ -1,0 +1,148 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/store"
+)
+
+// legacyEra is the era of revisions 2025-11-25 and older: a session
+// begun with initialize carries the client's capabilities and log level,
+// and a handler may ask the client for input with server→client requests
+// tied to the request it serves (SEP-2260). See era for each method's
+// contract.
+type legacyEra struct{}
+
+func (legacyEra) supports(v string) bool { return isLegacyVersion(v) }
+
+// openInput ignores the client's inputResponses and requestState: only
+// the in-process shim supplies answers on a legacy request.
+func (legacyEra) openInput(context.Context, *Server, *Request, mcp.InputResponses, string) error {
+	return nil
+}
+
+func (legacyEra) needInput(ctx context.Context, s *Server, req *Request, m method, params *wireParams, in *Input) (any, error) {
+	return s.shim(ctx, req, m, params, in)
+}
+
+func (legacyEra) stamp(_ *Server, result any, _ bool) any { return result }
+
+func (legacyEra) canCall() error { return nil }
+
+// logThreshold is the session's level (logging/setLevel), info before
+// any and on a session-less request.
+func (legacyEra) logThreshold(r *Request) (mcp.LoggingLevel, bool) {
+	if r.session != nil {
+		return r.session.logLevel(), true
+	}
+	return mcp.LevelInfo, true
+}
+
+func (legacyEra) missingCapability(missing mcp.ClientCapabilities) *jsonrpc.Error {
+	names, _ := json.Marshal(missing)
+	return jsonrpc.NewError(mcp.CodeInternalError, fmt.Sprintf("Internal error: the client did not declare the capabilities this request needs: %s", names))
+}
+
+func (legacyEra) resourceNotFound(uri string) *jsonrpc.Error {
+	return resourceNotFound(mcp.CodeResourceNotFound, uri)
+}
+
+// httpStatus is 200: a legacy JSON-RPC error answer travels in the body
+// of a successful HTTP response. (Failures of the transport itself —
+// unknown session, a store that cannot be written — get their own
+// statuses from the HTTP layer; they are not the era's.)
+func (legacyEra) httpStatus(*jsonrpc.Error) int { return statusOK }
+
+// hasTaskMethod: the core tasks of 2025-11-25 are get, result, list and
+// cancel; older revisions have none.
+func (legacyEra) hasTaskMethod(v, name string) bool {
+	switch name {
+	case mcp.MethodTasksGet, mcp.MethodTasksCancel, mcp.MethodTasksResult, mcp.MethodTasksList:
+		return mcp.HasCoreTasks(v)
+	}
+	return false
+}
+
+func (legacyEra) checkTasks(*Request) error { return nil }
+
+// taskEligible: a 2025-11-25 request asks for a task with params.task;
+// a tool that runs only as a task is -32601 without it, or on a revision
+// without tasks.
+func (legacyEra) taskEligible(req *Request, e *toolEntry, p *mcp.CallToolParams) (bool, error) {
+	support := e.taskSupport()
+	if !mcp.HasCoreTasks(req.version) {
+		if support == mcp.TaskSupportRequired {
+			return false, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: tool %q runs only as a task, which protocol revision %s lacks", e.tool.Name, req.version)
+		}
+		return false, nil
+	}
+	if p.Task == nil {
+		if support == mcp.TaskSupportRequired {
+			return false, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: tool %q must be called as a task (params.task)", e.tool.Name)
+		}
+		return false, nil
+	}
+	return support != mcp.TaskSupportForbidden, nil
+}
+
+// taskTTL honours a shorter params.task.ttl.
+func (legacyEra) taskTTL(p *mcp.CallToolParams, ttl time.Duration) time.Duration {
+	if p.Task != nil && p.Task.TTL != nil && *p.Task.TTL > 0 {
+		if asked := time.Duration(*p.Task.TTL) * time.Millisecond; asked < ttl {
+			return asked
+		}
+	}
+	return ttl
+}
+
+func (legacyEra) modernTasks() bool { return false }
+
+func (legacyEra) createdTask(rec *store.TaskRecord) any {
+	return &mcp.CreateTaskResult{Task: legacyTask(rec)}
+}
+
+func (legacyEra) renderTask(rec *store.TaskRecord) any {
+	t := legacyTask(rec)
+	return &t
+}
+
+// cancelTask cancels the task at once and returns it as it now is; a
+// terminal task cannot be cancelled (-32602).
+func (legacyEra) cancelTask(ctx context.Context, s *Server, rec *store.TaskRecord) (any, error) {
+	if rec.Status.Terminal() {
+		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: task %q is already %s", rec.ID, rec.Status)
+	}
+	run := s.stopTask(rec.ID)
+	rec.StatusMessage = "cancelled by the client"
+	s.settle(run, rec, mcp.TaskCancelled, rec.StatusMessage, nil, nil)
+	cur, err := s.taskStore().Get(ctx, rec.ID)
+	if err != nil {
+		cur = rec
+	}
+	t := legacyTask(cur)
+	return &t, nil
+}
+
+func (legacyEra) gatherTaskInput(ctx context.Context, s *Server, run *taskRun, rec *store.TaskRecord, treq *Request, in *Input) bool {
+	return s.askTaskInput(ctx, run, rec, treq, in)
+}
+
+// announceTask sends notifications/tasks/status on the session that
+// created the task, while it is open.
+func (legacyEra) announceTask(s *Server, run *taskRun, rec *store.TaskRecord) {
+	if run == nil || run.session == nil || !run.session.ready() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+	defer cancel()
+	t := legacyTask(rec)
+	if err := run.session.notify(ctx, mcp.NotificationTasksStatus, &t); err != nil {
+		s.log.Debug("mcp: task status not delivered", "task", rec.ID, "err", err)
+	}
+}
