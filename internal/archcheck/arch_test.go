@@ -98,6 +98,11 @@ func ruleFor(rules []rule, pkg string) (rule, bool) {
 	return best, found
 }
 
+// noHTTP are the packages that must not import net/http: the protocol
+// server and what it stands on know nothing of HTTP (ARCHITECTURE.md);
+// the Streamable HTTP server is server/streamhttp.
+var noHTTP = []string{"mcp", "jsonrpc", "transport", "store", "server", "server/internal/seam"}
+
 type listed struct {
 	ImportPath string
 	Imports    []string
@@ -158,6 +163,9 @@ func TestImportRules(t *testing.T) {
 				continue
 			}
 			for _, imp := range p.Imports {
+				if imp == "net/http" && slices.Contains(noHTTP, pkg) {
+					t.Errorf("%s imports net/http; the protocol server and its layers know nothing of HTTP", pkg)
+				}
 				dep, mine := strings.CutPrefix(imp, module+"/")
 				if !mine {
 					continue
