@@ -5,7 +5,7 @@ package server
 // table without HTTP (code and echoed id), a modern request on a legacy
 // connection served statelessly, per-request logging, cancellation by
 // notifications/cancelled, and subscriptions/listen. Helpers shared with
-// the HTTP tests are in modern_http_test.go.
+// the HTTP tests are in the modern_http*_test.go files.
 
 import (
 	"context"
