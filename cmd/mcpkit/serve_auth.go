@@ -66,7 +66,7 @@ type demoAS struct {
 	log    io.Writer // one line per registration and authorization; nil: none
 	cfg    authConfig
 	signer jose.Signer
-	jwk    jose.JSONWebKey   // the public signing key
+	jwk    jose.JSONWebKey    // the public signing key
 	proofs *auth.DPoPVerifier // nil with DPoP off
 	// rsSecret authenticates the resource server at /introspect (client
 	// "mcp-resource", client_secret_basic).
