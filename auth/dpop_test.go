@@ -253,7 +253,11 @@ func TestDPoPForgedProofs(t *testing.T) {
 	e.bind("tok", k)
 	const m, u = "POST", testResource
 	privJWK := k.publicJWK(t)
-	privJWK["d"] = base64.RawURLEncoding.EncodeToString(k.priv.D.FillBytes(make([]byte, 32)))
+	d, err := k.priv.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	privJWK["d"] = base64.RawURLEncoding.EncodeToString(d)
 	for _, tc := range []struct {
 		name  string
 		proof string

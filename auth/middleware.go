@@ -116,16 +116,34 @@ type middleware struct {
 //     query string → 400 invalid_request;
 //   - a Verifier error wrapping ErrUnavailable → 503.
 //
+// With Options.DPoP (RFC 9449), "Authorization: DPoP <token>" is
+// accepted too, and every 401 and 403 carries a DPoP challenge with
+// algs next to the Bearer one (alone when DPoP is required):
+//
+//   - a token whose cnf.jkt binds it to a key needs the DPoP scheme and
+//     one valid DPoP proof by that key for this very request (method,
+//     URL, ath), not seen before → else 401 invalid_dpop_proof (or
+//     invalid_token for a bound token used as a bearer token);
+//   - more than one DPoP header → 401 invalid_dpop_proof;
+//   - with nonces (DPoPOptions.NonceKey), a proof without a fresh one →
+//     401 use_dpop_nonce and a DPoP-Nonce header; every accepted
+//     request's response carries the next nonce;
+//   - a replay cache that fails → 503.
+//
+// Without Options.DPoP, a token bound by cnf is refused (its binding
+// could not be checked).
+//
 // The token is read only from the Authorization header (scheme
 // case-insensitive). The Verifier owns expiry checks; as a safeguard the
 // middleware also refuses a TokenInfo whose Expiration is more than
 // DefaultLeeway in the past. On success the request's context carries the
 // TokenInfo (TokenInfoFrom) and the principal (server.WithPrincipal),
-// and the Authorization header is removed before next runs, so that the
-// token cannot be passed upstream.
+// and the Authorization and DPoP headers are removed before next runs,
+// so that the token cannot be passed upstream.
 //
 // Require panics when v is nil or opts names neither Resource nor
-// ResourceMetadataURL, or names an invalid Resource.
+// ResourceMetadataURL, or names an invalid Resource, or sets DPoP
+// without Resource or DPoPOptions.TargetURL.
 func Require(v Verifier, opts *Options) func(http.Handler) http.Handler {
 	if v == nil {
 		panic("auth: Require needs a Verifier")
