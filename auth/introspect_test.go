@@ -286,6 +286,7 @@ func TestIntrospectionFailures(t *testing.T) {
 			}
 			// Never cached: once the server answers, the token is active.
 			e.as.set(func(a *introAS) { a.status, a.raw, a.block = 0, "", false })
+			e.v.timeout = DefaultIntrospectionTimeout // 50 ms is short for a call under load
 			if _, err := e.v.Verify(context.Background(), "tok"); err != nil {
 				t.Fatalf("after recovery: %v", err)
 			}
