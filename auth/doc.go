@@ -8,19 +8,29 @@
 // the request context; a JWT verifier (JWTVerifier) on go-jose with a
 // cached, rotating JWKS fetched over https only (http on loopback
 // hosts), following no redirect to another origin, and RFC 8707
-// audience binding; and the RFC 9728
+// audience binding; an introspection verifier (IntrospectionVerifier,
+// RFC 7662) for opaque tokens, caching active answers by token hash for
+// a bounded time; DPoP-bound tokens (RFC 9449: DPoPVerifier, set as
+// Options.DPoP), whose proofs are checked on every request against the
+// request, the token's cnf.jkt and a ReplayCache (MemoryReplayCache in
+// one process; store/redis holds one for several instances), with
+// optional stateless server nonces; and the RFC 9728
 // Protected Resource Metadata document (ProtectedResourceHandler,
 // MountProtectedResource).
 //
 // The middleware binds the authenticated principal to the request with
 // server.WithPrincipal, so that sealed MRTR request state minted for one
 // principal is refused to any other. Tokens are never logged, never put
-// in errors, and the Authorization header is removed before the request
-// reaches the wrapped handler (tokens are not passed upstream).
+// in errors, and the Authorization and DPoP headers are removed before
+// the request reaches the wrapped handler (tokens are not passed
+// upstream). docs/design/dpop-introspection.md gives the DPoP and
+// introspection rules and decisions.
 //
 // Package auth imports server (for WithPrincipal only), jsonrpc (the same
 // strict decoder the server uses, so that the scope peek and the server
 // agree on what a body says), internal/httpbody (the server's own body
 // reader, with its size and time bounds) and mcp. It must not import
-// client or any transport package, nor the OAuth client (auth/oauth).
+// client or any transport package, nor the OAuth client (auth/oauth);
+// only its end-to-end DPoP test does, to run that client against
+// Require.
 package auth

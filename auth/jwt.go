@@ -233,6 +233,9 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*TokenInfo, err
 	if err != nil {
 		return nil, err
 	}
+	if ti.JKT, err = confirmationJKT(raw["cnf"]); err != nil {
+		return nil, err
+	}
 	for k, val := range raw {
 		if slices.Contains(registered, k) {
 			continue

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -67,6 +68,14 @@ type Options struct {
 	// ReadTimeout (which already bounds the request). Default
 	// streamhttp.DefaultBodyReadTimeout; negative: no bound.
 	BodyReadTimeout time.Duration
+	// DPoP, when set, makes the middleware accept DPoP-bound tokens
+	// (RFC 9449): "Authorization: DPoP <token>" with one DPoP proof
+	// header, checked by this verifier against the request, the token
+	// and its cnf.jkt; with DPoPOptions.Required, bearer tokens are
+	// refused. Share one verifier (or at least one ReplayCache) between
+	// the instances serving a resource. Without it, "DPoP" credentials
+	// are not recognized and DPoP-bound tokens are refused.
+	DPoP *DPoPVerifier
 	// Logger receives the reason of each rejection at debug level.
 	// Tokens are never logged. Default: nothing is logged.
 	Logger *slog.Logger
@@ -88,6 +97,9 @@ type middleware struct {
 	maxBody   int64
 	// bodyTimeout bounds the body read of needed (negative: none).
 	bodyTimeout time.Duration
+	dpop        *DPoPVerifier
+	// target is the URL a request was sent to (the htu of its proof).
+	target func(*http.Request) string
 }
 
 // Require returns middleware that lets a request through only with a
@@ -106,16 +118,34 @@ type middleware struct {
 //     query string → 400 invalid_request;
 //   - a Verifier error wrapping ErrUnavailable → 503.
 //
+// With Options.DPoP (RFC 9449), "Authorization: DPoP <token>" is
+// accepted too, and every 401 and 403 carries a DPoP challenge with
+// algs next to the Bearer one (alone when DPoP is required):
+//
+//   - a token whose cnf.jkt binds it to a key needs the DPoP scheme and
+//     one valid DPoP proof by that key for this very request (method,
+//     URL, ath), not seen before → else 401 invalid_dpop_proof (or
+//     invalid_token for a bound token used as a bearer token);
+//   - more than one DPoP header → 401 invalid_dpop_proof;
+//   - with nonces (DPoPOptions.NonceKey), a proof without a fresh one →
+//     401 use_dpop_nonce and a DPoP-Nonce header; every accepted
+//     request's response carries the next nonce;
+//   - a replay cache that fails → 503.
+//
+// Without Options.DPoP, a token bound by cnf is refused (its binding
+// could not be checked).
+//
 // The token is read only from the Authorization header (scheme
 // case-insensitive). The Verifier owns expiry checks; as a safeguard the
 // middleware also refuses a TokenInfo whose Expiration is more than
 // DefaultLeeway in the past. On success the request's context carries the
 // TokenInfo (TokenInfoFrom) and the principal (server.WithPrincipal),
-// and the Authorization header is removed before next runs, so that the
-// token cannot be passed upstream.
+// and the Authorization and DPoP headers are removed before next runs,
+// so that the token cannot be passed upstream.
 //
 // Require panics when v is nil or opts names neither Resource nor
-// ResourceMetadataURL, or names an invalid Resource.
+// ResourceMetadataURL, or names an invalid Resource, or sets DPoP
+// without Resource or DPoPOptions.TargetURL.
 func Require(v Verifier, opts *Options) func(http.Handler) http.Handler {
 	if v == nil {
 		panic("auth: Require needs a Verifier")
@@ -158,6 +188,20 @@ func Require(v Verifier, opts *Options) func(http.Handler) http.Handler {
 	if m.bodyTimeout == 0 {
 		m.bodyTimeout = streamhttp.DefaultBodyReadTimeout
 	}
+	if m.dpop = m.o.DPoP; m.dpop != nil {
+		m.target = m.dpop.o.TargetURL
+		if m.target == nil {
+			if m.o.Resource == "" {
+				panic("auth: Require with DPoP needs Options.Resource or DPoPOptions.TargetURL")
+			}
+			ru, err := url.Parse(m.o.Resource)
+			if err != nil {
+				panic("auth: Options.Resource: " + err.Error())
+			}
+			origin := originOf(ru)
+			m.target = func(r *http.Request) string { return origin + r.URL.EscapedPath() }
+		}
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			m.serve(w, r, next)
@@ -166,7 +210,7 @@ func Require(v Verifier, opts *Options) func(http.Handler) http.Handler {
 }
 
 func (m *middleware) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
-	token, present, reason := bearerToken(r)
+	scheme, token, present, reason := credentials(r, m.dpop != nil)
 	if reason != "" {
 		m.debug(r, "malformed request", "reason", reason)
 		m.challenge(w, http.StatusBadRequest, "invalid_request", reason, nil)
@@ -176,8 +220,19 @@ func (m *middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	// client must not make the server read (up to MaxBodyBytes) what it
 	// sends. Until then, only the headers hint at the scopes needed.
 	if !present {
-		m.debug(r, "no bearer token")
+		m.debug(r, "no access token")
 		m.challenge(w, http.StatusUnauthorized, "", "", m.hinted(r))
+		return
+	}
+	proofs := r.Header.Values("DPoP")
+	if m.dpop != nil && len(proofs) > 1 {
+		m.debug(r, "more than one DPoP header")
+		m.challenge(w, http.StatusUnauthorized, ErrCodeInvalidDPoPProof, "more than one DPoP proof", m.hinted(r))
+		return
+	}
+	if m.dpop != nil && m.dpop.Required() && scheme != schemeDPoP {
+		m.debug(r, "bearer token where DPoP is required")
+		m.challenge(w, http.StatusUnauthorized, "invalid_token", "a DPoP-bound access token is required", m.hinted(r))
 		return
 	}
 	ti, err := m.v.Verify(r.Context(), token)
@@ -186,6 +241,9 @@ func (m *middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 	if err == nil && !ti.Expiration.IsZero() && m.now().After(ti.Expiration.Add(DefaultLeeway)) {
 		err = fmt.Errorf("%w: token expired", ErrInvalidToken)
+	}
+	if err == nil {
+		err = m.checkBinding(r, scheme, token, ti, proofs)
 	}
 	if err != nil {
 		if errors.Is(err, ErrUnavailable) {
@@ -197,6 +255,13 @@ func (m *middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			return
 		}
 		m.debug(r, "invalid token", "err", err)
+		if de := (*DPoPError)(nil); errors.As(err, &de) {
+			if de.Code == ErrCodeUseDPoPNonce {
+				w.Header().Set("DPoP-Nonce", m.dpop.NewNonce())
+			}
+			m.challenge(w, http.StatusUnauthorized, de.Code, de.Description, m.hinted(r))
+			return
+		}
 		m.challenge(w, http.StatusUnauthorized, "invalid_token", "the access token is invalid or expired", m.hinted(r))
 		return
 	}
@@ -214,12 +279,38 @@ func (m *middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		m.challenge(w, http.StatusForbidden, "insufficient_scope", "the access token lacks scopes this request needs", needed)
 		return
 	}
+	if m.dpop != nil && m.dpop.UsesNonces() {
+		w.Header().Set("DPoP-Nonce", m.dpop.NewNonce()) // RFC 9449 §8.2: the next nonce to use
+	}
 	ctx := WithTokenInfo(r.Context(), ti)
 	ctx = server.WithPrincipal(ctx, m.principal(ti))
 	r = r.WithContext(ctx)
 	r.Header = r.Header.Clone() // WithContext shares the header map
 	r.Header.Del("Authorization")
+	r.Header.Del("DPoP")
 	next.ServeHTTP(w, r)
+}
+
+// checkBinding enforces the token's DPoP binding (RFC 9449 §7): a bound
+// token only with the DPoP scheme and a valid proof by its key, the
+// DPoP scheme only with a bound token.
+func (m *middleware) checkBinding(r *http.Request, scheme, token string, ti *TokenInfo, proofs []string) error {
+	switch {
+	case ti.JKT == "" && scheme == schemeDPoP:
+		return fmt.Errorf("%w: the DPoP scheme with a token that is not DPoP-bound", ErrInvalidToken)
+	case ti.JKT == "":
+		return nil
+	case m.dpop == nil:
+		return fmt.Errorf("%w: a DPoP-bound token, and DPoP is not enabled", ErrInvalidToken)
+	case scheme != schemeDPoP:
+		return fmt.Errorf("%w: a DPoP-bound token used as a bearer token", ErrInvalidToken)
+	case len(proofs) == 0:
+		return badProof("a DPoP-bound token without a DPoP proof")
+	}
+	_, err := m.dpop.Verify(r.Context(), DPoPRequest{
+		Proof: proofs[0], Method: r.Method, URL: m.target(r), AccessToken: token, JKT: ti.JKT,
+	})
+	return err
 }
 
 // grants reports whether ti's scopes satisfy every needed scope.
@@ -296,19 +387,33 @@ func (m *middleware) needed(w http.ResponseWriter, r *http.Request) ([]string, i
 	return normScopes(need), 0, nil
 }
 
-// challenge writes an error answer with its WWW-Authenticate header.
+// challenge writes an error answer with its WWW-Authenticate header:
+// a Bearer challenge unless DPoP is required, and a DPoP challenge
+// (RFC 9449 §7.1, with algs) when DPoP is enabled. The error code goes
+// in each, except the DPoP-only ones (invalid_dpop_proof,
+// use_dpop_nonce), which go in the DPoP challenge only.
 func (m *middleware) challenge(w http.ResponseWriter, status int, code, desc string, scopes []string) {
-	var b strings.Builder
-	b.WriteString("Bearer ")
-	if code != "" {
-		fmt.Fprintf(&b, "error=%s, ", quote(code))
+	params := func(scheme, extra string, withCode bool) string {
+		var b strings.Builder
+		b.WriteString(scheme + " ")
+		if code != "" && withCode {
+			fmt.Fprintf(&b, "error=%s, ", quote(code))
+		}
+		b.WriteString(extra)
+		fmt.Fprintf(&b, "resource_metadata=%s", quote(m.metaURL))
+		if len(scopes) > 0 {
+			fmt.Fprintf(&b, ", scope=%s", quote(strings.Join(scopes, " ")))
+		}
+		return b.String()
 	}
-	fmt.Fprintf(&b, "resource_metadata=%s", quote(m.metaURL))
-	if len(scopes) > 0 {
-		fmt.Fprintf(&b, ", scope=%s", quote(strings.Join(scopes, " ")))
-	}
+	dpopOnly := code == ErrCodeInvalidDPoPProof || code == ErrCodeUseDPoPNonce
 	h := w.Header()
-	h.Set("WWW-Authenticate", b.String())
+	if m.dpop == nil || !m.dpop.Required() {
+		h.Add("WWW-Authenticate", params("Bearer", "", !dpopOnly))
+	}
+	if m.dpop != nil {
+		h.Add("WWW-Authenticate", params("DPoP", fmt.Sprintf("algs=%s, ", quote(m.dpop.Algorithms())), true))
+	}
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -334,34 +439,45 @@ func oauthError(code, desc string) []byte {
 	return b
 }
 
-// bearerToken extracts the bearer token of r. present is false when r
-// carries no bearer credentials; reason is non-empty when the request is
-// malformed (RFC 6750 invalid_request).
-func bearerToken(r *http.Request) (token string, present bool, reason string) {
+// The authentication schemes Require reads.
+const (
+	schemeBearer = "Bearer"
+	schemeDPoP   = "DPoP"
+)
+
+// credentials extracts the access token of r and its scheme: Bearer,
+// or DPoP when dpop is true. present is false when r carries no such
+// credentials; reason is non-empty when the request is malformed
+// (RFC 6750 invalid_request).
+func credentials(r *http.Request, dpop bool) (scheme, token string, present bool, reason string) {
 	if r.URL.Query().Has("access_token") {
-		return "", false, "access tokens are not accepted in the query string"
+		return "", "", false, "access tokens are not accepted in the query string"
 	}
 	vals := r.Header.Values("Authorization")
 	switch len(vals) {
 	case 0:
-		return "", false, ""
+		return "", "", false, ""
 	case 1:
 	default:
-		return "", false, "more than one Authorization header"
+		return "", "", false, "more than one Authorization header"
 	}
 	v := strings.TrimSpace(vals[0])
 	scheme, rest, _ := strings.Cut(v, " ")
-	if !strings.EqualFold(scheme, "Bearer") {
-		if scheme == "" {
-			return "", false, "empty Authorization header"
-		}
-		return "", false, "" // another scheme: no bearer credentials
+	switch {
+	case strings.EqualFold(scheme, schemeBearer):
+		scheme = schemeBearer
+	case dpop && strings.EqualFold(scheme, schemeDPoP):
+		scheme = schemeDPoP
+	case scheme == "":
+		return "", "", false, "empty Authorization header"
+	default:
+		return "", "", false, "" // another scheme: no credentials of ours
 	}
 	token = strings.TrimLeft(rest, " ")
 	if !isToken68(token) {
-		return "", false, "malformed bearer token"
+		return "", "", false, "malformed access token"
 	}
-	return token, true, ""
+	return scheme, token, true, ""
 }
 
 // isToken68 reports whether s is an RFC 7235 token68 (RFC 6750 b64token).

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -20,7 +21,12 @@ type TokenInfo struct {
 	Audience []string
 	// Issuer is the token's iss: the authorization server.
 	Issuer string
-	// Extra holds the other claims (client_id, azp, jti, …).
+	// JKT is the cnf.jkt of a DPoP-bound token (RFC 9449 §6): the
+	// RFC 7638 thumbprint of the key whose proofs must come with it.
+	// Empty for a bearer token. Require refuses a bound token used
+	// without its proof, or as a bearer token.
+	JKT string
+	// Extra holds the other claims (client_id, azp, jti, cnf, …).
 	Extra map[string]any
 }
 
@@ -57,6 +63,26 @@ type VerifierFunc func(ctx context.Context, token string) (*TokenInfo, error)
 // Verify calls f.
 func (f VerifierFunc) Verify(ctx context.Context, token string) (*TokenInfo, error) {
 	return f(ctx, token)
+}
+
+// confirmationJKT reads a token's cnf claim (RFC 7800): absent, or an
+// object whose jkt (RFC 9449 §6.1) is the thumbprint returned. A cnf
+// naming only other confirmation methods (an mTLS certificate, say) is
+// refused: the token is bound to something this resource cannot check,
+// and accepting it as a bearer token would undo the binding.
+func confirmationJKT(cnf any) (string, error) {
+	if cnf == nil {
+		return "", nil
+	}
+	obj, ok := cnf.(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("%w: cnf claim is not an object", ErrInvalidToken)
+	}
+	jkt, ok := obj["jkt"].(string)
+	if !ok || jkt == "" {
+		return "", fmt.Errorf("%w: cnf claim binds the token by a method other than DPoP (no jkt)", ErrInvalidToken)
+	}
+	return jkt, nil
 }
 
 var (

@@ -28,7 +28,8 @@ const (
 const usageText = `mcpkit: serve a demo MCP server, or inspect and call any MCP server.
 
 Usage:
-  mcpkit serve [--http ADDR [--auth] [--allow-host NAME] [--allow-origin ORIGIN] | --stdio]
+  mcpkit serve [--http ADDR [--auth [--auth-tokens jwt|opaque] [--dpop off|optional|required]]
+               [--allow-host NAME] [--allow-origin ORIGIN] | --stdio]
   mcpkit inspect  [flags] TARGET
   mcpkit call     [flags] TARGET TOOL [JSON | key=value ...]
   mcpkit read     [flags] TARGET URI
@@ -37,7 +38,12 @@ Usage:
   mcpkit listen   [flags] [--tools] [--prompts] [--resources] [--resource URI ...] TARGET
 
 serve --auth requires OAuth on the HTTP endpoint, from a built-in demo
-authorization server on the same origin that approves every request.
+authorization server on the same origin that approves every request. Its
+access tokens are signed JWTs (--auth-tokens jwt, the default) or opaque
+tokens the endpoint checks by introspection (--auth-tokens opaque); a token
+request carrying a DPoP proof gets a token bound to the proof's key, whose
+proofs the endpoint then checks (--dpop optional, the default), or demands
+(--dpop required), or ignores (--dpop off).
 serve --http on a loopback address accepts loopback Host names and origins
 only; beyond loopback it accepts any Host but no browser request (one with
 an Origin), unless --allow-host and --allow-origin (repeatable) name them.
@@ -82,6 +88,9 @@ and reused by later runs.
   --client-id ID             a pre-registered client
   --client-secret SECRET     its secret (or $MCPKIT_CLIENT_SECRET)
   --no-auth                  never authorize: a 401 is a connection failure
+  --dpop                     ask for DPoP-bound tokens (RFC 9449), proving
+                             possession of a P-256 key kept in
+                             $MCPKIT_CONFIG_DIR/dpop.pem (made on first use)
 
 Exit codes:
   0   success

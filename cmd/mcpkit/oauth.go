@@ -2,6 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -48,6 +53,11 @@ func oauthClient(f *clientFlags, stderr io.Writer) (*http.Client, error) {
 		ClientName:  "mcpkit",
 		Store:       &fileStore{path: path},
 	}
+	if f.dpop {
+		if t.DPoP, err = dpopKey(); err != nil {
+			return nil, &exitError{code: exitConn, err: fmt.Errorf("the DPoP key: %w", err)}
+		}
+	}
 	if os.Getenv(headlessEnv) == "1" {
 		t.Authorize = oauth.Headless(nil)
 	}
@@ -59,6 +69,56 @@ func oauthClient(f *clientFlags, stderr io.Writer) (*http.Client, error) {
 		t.Client = &oauth.ClientInfo{ClientID: f.clientID, ClientSecret: secret}
 	}
 	return &http.Client{Transport: t}, nil
+}
+
+// dpopKey loads the DPoP key of mcpkit from dpop.pem in the
+// configuration directory, or makes one and saves it there (mode 0600):
+// tokens stored in oauth.json stay bound to it across runs.
+func dpopKey() (*oauth.DPoPKey, error) {
+	path, err := configPath("dpop.pem")
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if err == nil {
+		blk, _ := pem.Decode(b)
+		if blk == nil || blk.Type != "EC PRIVATE KEY" {
+			return nil, fmt.Errorf("%s holds no EC PRIVATE KEY", path)
+		}
+		k, err := x509.ParseECPrivateKey(blk.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return oauth.NewDPoPKeyFrom(k)
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	// O_EXCL: of two first runs at once, one key wins and the other run
+	// fails rather than overwrite it.
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := pem.Encode(fh, &pem.Block{Type: "EC PRIVATE KEY", Bytes: der}); err != nil {
+		fh.Close()
+		return nil, err
+	}
+	if err := fh.Close(); err != nil {
+		return nil, err
+	}
+	return oauth.NewDPoPKeyFrom(k)
 }
 
 // configPath is file in mcpkit's configuration directory:

@@ -20,11 +20,18 @@ import (
 )
 
 // startAS runs the demo authorization server of "mcpkit serve --auth" on
-// an origin of its own.
-func startAS(t *testing.T) *demoAS {
+// an origin of its own (default configuration unless cfg is given).
+func startAS(t *testing.T, cfg ...authConfig) *demoAS {
 	srv := httptest.NewUnstartedServer(nil)
 	t.Cleanup(srv.Close)
-	a := newDemoAS("http://"+srv.Listener.Addr().String(), nil)
+	c := authConfig{tokens: tokensJWT, dpop: dpopOptional}
+	if len(cfg) > 0 {
+		c = cfg[0]
+	}
+	a, err := newDemoAS("http://"+srv.Listener.Addr().String(), nil, c)
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	a.mount(mux)
 	srv.Config.Handler = mux
@@ -50,10 +57,12 @@ func startProtected(t *testing.T, a *demoAS) string {
 	})
 	resource := "http://" + rs.Listener.Addr().String() + "/mcp"
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", auth.Require(a.verifier(resource), &auth.Options{Resource: resource})(h))
-	if err := auth.MountProtectedResource(mux, auth.ProtectedResourceMetadata{
-		Resource: resource, AuthorizationServers: []string{a.issuer},
-	}); err != nil {
+	ph, err := a.protect(resource, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux.Handle("/mcp", ph)
+	if err := auth.MountProtectedResource(mux, a.metadata(resource)); err != nil {
 		t.Fatal(err)
 	}
 	rs.Config.Handler = mux

@@ -30,6 +30,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	addr := fs.String("http", "", "serve Streamable HTTP at `ADDR` (endpoint /mcp)")
 	useStdio := fs.Bool("stdio", false, "serve over stdin/stdout")
 	withAuth := fs.Bool("auth", false, "require OAuth on --http, with a built-in demo authorization server")
+	authCfg := authConfig{}
+	fs.StringVar(&authCfg.tokens, "auth-tokens", tokensJWT, "with --auth, the access tokens: jwt (checked against the JWK Set) or opaque (checked by introspection)")
+	fs.StringVar(&authCfg.dpop, "dpop", dpopOptional, "with --auth, DPoP-bound tokens (RFC 9449): off, optional or required")
 	var hosts, origins listFlag
 	fs.Var(&hosts, "allow-host", "accept this Host `NAME` (host or host:port; repeatable) instead of loopback names only, or any name beyond loopback")
 	fs.Var(&origins, "allow-origin", "accept browser requests from this `ORIGIN` (such as https://app.example.com; repeatable)")
@@ -46,6 +49,18 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if *withAuth && *useStdio {
 		return usageErr("--auth applies to --http only")
 	}
+	var protect *authConfig
+	authOnly := false
+	fs.Visit(func(f *flag.Flag) { authOnly = authOnly || f.Name == "auth-tokens" || f.Name == "dpop" })
+	if authOnly && !*withAuth {
+		return usageErr("--auth-tokens and --dpop apply to --auth only")
+	}
+	if *withAuth {
+		if err := authCfg.check(); err != nil {
+			return usageErr("%v", err)
+		}
+		protect = &authCfg
+	}
 	if *useStdio && len(hosts)+len(origins) > 0 {
 		return usageErr("--allow-host and --allow-origin apply to --http only")
 	}
@@ -57,13 +72,13 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		return nil
 	}
-	return serveHTTP(ctx, s, *addr, *withAuth, &streamhttp.Options{AllowedHosts: hosts, AllowedOrigins: origins}, stderr)
+	return serveHTTP(ctx, s, *addr, protect, &streamhttp.Options{AllowedHosts: hosts, AllowedOrigins: origins}, stderr)
 }
 
 // shutdownGrace bounds the shutdown of mcpkit serve --http after SIGINT.
 const shutdownGrace = 3 * time.Second
 
-func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth bool, opts *streamhttp.Options, stderr io.Writer) error {
+func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth *authConfig, opts *streamhttp.Options, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return &exitError{code: exitConn, err: err}
@@ -74,7 +89,7 @@ func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth bool
 		// --auth, the resource clients must use).
 		origin = fmt.Sprintf("http://127.0.0.1:%d", ta.Port)
 	}
-	if withAuth {
+	if withAuth != nil {
 		if err := demoAuthAddr(ln.Addr()); err != nil {
 			ln.Close()
 			return usageErr("%v", err)
@@ -82,20 +97,26 @@ func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth bool
 	}
 	h := streamhttp.NewHandler(s, opts)
 	mux := http.NewServeMux()
-	if withAuth {
+	if withAuth != nil {
 		// The demo authorization server shares the origin; the MCP
 		// endpoint takes only the tokens it issued for that endpoint.
 		resource := origin + "/mcp"
-		as := newDemoAS(origin, stderr)
-		as.mount(mux)
-		if err := auth.MountProtectedResource(mux, auth.ProtectedResourceMetadata{
-			Resource: resource, AuthorizationServers: []string{origin}, ResourceName: "mcpkit demo",
-		}); err != nil {
+		as, err := newDemoAS(origin, stderr, *withAuth)
+		if err == nil {
+			as.mount(mux)
+			err = auth.MountProtectedResource(mux, as.metadata(resource))
+		}
+		var ph http.Handler
+		if err == nil {
+			ph, err = as.protect(resource, h)
+		}
+		if err != nil {
 			ln.Close()
 			return err
 		}
-		mux.Handle("/mcp", auth.Require(as.verifier(resource), &auth.Options{Resource: resource})(h))
-		fmt.Fprintf(stderr, "mcpkit: OAuth required; authorization server %s (approves every request)\n", origin)
+		mux.Handle("/mcp", ph)
+		fmt.Fprintf(stderr, "mcpkit: OAuth required (%s tokens, DPoP %s); authorization server %s (approves every request)\n",
+			withAuth.tokens, withAuth.dpop, origin)
 	} else {
 		mux.Handle("/mcp", h)
 	}

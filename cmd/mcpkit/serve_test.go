@@ -36,7 +36,7 @@ func TestServeShutdownStuckHandlers(t *testing.T) {
 	defer interrupt()
 	pr, pw := io.Pipe()
 	served := make(chan error, 1)
-	go func() { served <- serveHTTP(ctx, s, "127.0.0.1:0", false, &streamhttp.Options{}, pw); pw.Close() }()
+	go func() { served <- serveHTTP(ctx, s, "127.0.0.1:0", nil, &streamhttp.Options{}, pw); pw.Close() }()
 	lines := bufio.NewScanner(pr)
 	var url string
 	for url == "" && lines.Scan() {

@@ -33,6 +33,7 @@ type clientFlags struct {
 	roots          multiFlag
 	logLevel       string
 	noAuth         bool
+	dpop           bool
 	open           bool
 	clientID       string
 	clientSecret   string
@@ -54,6 +55,7 @@ func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.roots, "root", "a root `URI` offered to the server (repeatable)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "the server's log messages to show, from `LEVEL` up (off: none)")
 	fs.BoolVar(&f.noAuth, "no-auth", false, "do not run the OAuth flow when the server answers 401")
+	fs.BoolVar(&f.dpop, "dpop", false, "ask for DPoP-bound OAuth tokens, with the key in the configuration directory")
 	fs.BoolVar(&f.open, "open", false, "open the OAuth authorization URL in a browser (else it is only printed)")
 	fs.StringVar(&f.clientID, "client-id", "", "pre-registered OAuth client `ID`")
 	fs.StringVar(&f.clientSecret, "client-secret", "", "the pre-registered client's `SECRET` (or $MCPKIT_CLIENT_SECRET)")
