@@ -15,8 +15,11 @@
 //     stream resumed on another instance is relayed live from its owner,
 //     and list changes, resource updates, session state and DELETE reach
 //     every instance.
+//   - ReplayCache remembers DPoP proofs (RFC 9449 jti) across instances
+//     with SET NX and the proof's expiry; it satisfies auth.ReplayCache
+//     (auth.DPoPOptions) without this package importing auth.
 //
-// Pass all three to streamhttp.NewHandler, and give every instance the
+// Pass the first three to streamhttp.NewHandler, and give every instance the
 // same server.Options.RequestStateKeys:
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
@@ -41,5 +44,6 @@
 // server→client requests.
 //
 // The package is its own Go module so that the core SDK does not depend
-// on a Redis client.
+// on a Redis client. It imports the deployment seams (package store),
+// never the server.
 package redisstore
