@@ -92,7 +92,7 @@ func (c *carrierServer) ServeStateless(ctx context.Context, version string, call
 		// nowhere to keep.
 		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s (this server has no sessions)", msg.Method)
 	}
-	req := &Request{srv: s, version: version, caps: &mcp.ClientCapabilities{}, out: out, era: eraLegacy}
+	req := &Request{srv: s, version: version, caps: &mcp.ClientCapabilities{}, out: out, eraID: idLegacy}
 	defer req.end()
 	return s.dispatch(ctx, req, msg.Method, params(call))
 }

@@ -41,7 +41,7 @@ var methods = map[string]method{
 
 // dispatch finds and runs the method for req.
 func (s *Server) dispatch(ctx context.Context, req *Request, name string, params *wireParams) (any, error) {
-	if req.era.hasTaskMethod(req.version, name) {
+	if req.era().hasTaskMethod(req.version, name) {
 		return s.tasksMethod(ctx, req, name, params)
 	}
 	m, ok := methods[name]
@@ -60,5 +60,5 @@ func (s *Server) dispatch(ctx context.Context, req *Request, name string, params
 	if verr := in.validate(); verr != nil {
 		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %v", verr)
 	}
-	return req.era.needInput(ctx, s, req, m, params, in)
+	return req.era().needInput(ctx, s, req, m, params, in)
 }

@@ -121,11 +121,22 @@ type era interface {
 	announceTask(s *Server, run *taskRun, rec *store.TaskRecord)
 }
 
-// The two eras. Their types are empty: an era in an interface value
-// costs no allocation.
+// eraID names the era of a Request in one byte (an interface value
+// would take 16, and push Request into a larger size class).
+type eraID uint8
+
+const (
+	idLegacy eraID = iota
+	idModern
+)
+
+// eras are the two eras by id. Their types are empty: an era in an
+// interface value costs no allocation.
+var eras = [...]era{idLegacy: legacyEra{}, idModern: modernEra{}}
+
 var (
-	eraLegacy era = legacyEra{}
-	eraModern era = modernEra{}
+	eraLegacy = eras[idLegacy]
+	eraModern = eras[idModern]
 )
 
 // taskEra is the era of a stored task (store.TaskRecord.Modern).

@@ -105,7 +105,7 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 // header is the HTTP request's header (nil on stdio), for the
 // Mcp-Param-* checks of tools/call.
 func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Message, wp *wireParams, out outbound, header map[string][]string) (any, error) {
-	req := &Request{srv: s, id: msg.ID, version: env.version, caps: &env.caps, info: env.info, out: cancelGuard{ctx, out}, era: eraModern, logLevel: env.logLevel, header: header}
+	req := &Request{srv: s, id: msg.ID, version: env.version, caps: &env.caps, info: env.info, out: cancelGuard{ctx, out}, eraID: idModern, logLevel: env.logLevel, header: header}
 	defer req.end()
 	var (
 		result any
@@ -122,7 +122,7 @@ func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Me
 	if err != nil {
 		return nil, err
 	}
-	return req.era.stamp(s, result, req.isRetry()), nil
+	return req.era().stamp(s, result, req.isRetry()), nil
 }
 
 // cancelGuard sends nothing more for a request once it is cancelled

@@ -94,10 +94,10 @@ type Request struct {
 	meta    mcp.Meta
 	out     outbound
 	ended   atomic.Bool
-	// era is the request's protocol era (era.go): what differs between
-	// legacy and 2026-07-28 requests. logLevel is a 2026 envelope's
-	// level ("" sends no log notifications).
-	era      era
+	// eraID is the request's protocol era (era.go, Request.era): what
+	// differs between legacy and 2026-07-28 requests. logLevel is a 2026
+	// envelope's level ("" sends no log notifications).
+	eraID    eraID
 	logLevel mcp.LoggingLevel
 	header   map[string][]string // the HTTP request's headers (modern HTTP requests), for Mcp-Param-*
 
@@ -173,7 +173,7 @@ func (r *Request) Log(ctx context.Context, level mcp.LoggingLevel, logger string
 	if !level.Valid() {
 		return fmt.Errorf("mcp: invalid logging level %q", level)
 	}
-	threshold, ok := r.era.logThreshold(r)
+	threshold, ok := r.era().logThreshold(r)
 	if !ok || !level.AtLeast(threshold) {
 		return nil
 	}
@@ -279,7 +279,7 @@ func (r *Request) CloseStream() {
 // handler of a request on a legacy session (and never in an era that has
 // none: era.canCall).
 func (r *Request) canCall() error {
-	if err := r.era.canCall(); err != nil {
+	if err := r.era().canCall(); err != nil {
 		return err
 	}
 	if r.session == nil || r.out == nil {
@@ -290,3 +290,6 @@ func (r *Request) canCall() error {
 	}
 	return nil
 }
+
+// era returns the request's era.
+func (r *Request) era() era { return eras[r.eraID] }

@@ -52,5 +52,5 @@ func (r *Request) Require(need mcp.ClientCapabilities) error {
 	if !short {
 		return nil
 	}
-	return r.era.missingCapability(missing)
+	return r.era().missingCapability(missing)
 }

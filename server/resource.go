@@ -135,21 +135,21 @@ func readResource(ctx context.Context, s *Server, req *Request, wp *wireParams) 
 		}
 	}
 	if h == nil {
-		return nil, req.era.resourceNotFound(p.URI)
+		return nil, req.era().resourceNotFound(p.URI)
 	}
 	res, err := h(ctx, rr)
 	if in, ok := asInput(err); ok {
 		return nil, in
 	}
 	if errors.Is(err, ErrResourceNotFound) {
-		return nil, req.era.resourceNotFound(p.URI)
+		return nil, req.era().resourceNotFound(p.URI)
 	}
 	if err != nil {
 		return nil, handlerError(err)
 	}
 	if res == nil || len(res.Contents) == 0 {
 		// SEP-2164: a missing resource is an error, never empty contents.
-		return nil, req.era.resourceNotFound(p.URI)
+		return nil, req.era().resourceNotFound(p.URI)
 	}
 	return res, nil
 }

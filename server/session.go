@@ -256,7 +256,7 @@ func (ss *Session) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 	if state == stateNew {
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidRequest, "Invalid Request: %s before initialize: the session must begin with initialize", msg.Method)
 	}
-	req := &Request{srv: ss.srv, session: ss, id: msg.ID, version: version, caps: &caps, info: &info, out: sessionOut{ss}, era: eraLegacy}
+	req := &Request{srv: ss.srv, session: ss, id: msg.ID, version: version, caps: &caps, info: &info, out: sessionOut{ss}, eraID: idLegacy}
 	defer req.end()
 	return ss.srv.dispatch(ctx, req, msg.Method, wp)
 }

@@ -48,7 +48,7 @@ func (s *Server) prepareInput(ctx context.Context, req *Request, call mrtrCall, 
 	if req.preset {
 		return nil
 	}
-	return req.era.openInput(ctx, s, req, responses, state)
+	return req.era().openInput(ctx, s, req, responses, state)
 }
 
 // upfront serves a 2026 request that carried answers without a

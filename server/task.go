@@ -174,9 +174,9 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 	if ttl <= 0 {
 		ttl = DefaultTaskTTL
 	}
-	ttl = req.era.taskTTL(p, ttl)
+	ttl = req.era().taskTTL(p, ttl)
 	rec := &store.TaskRecord{
-		ID: newTaskID(), Principal: requestor(ctx, req), Modern: req.era.modernTasks(),
+		ID: newTaskID(), Principal: requestor(ctx, req), Modern: req.era().modernTasks(),
 		Status: mcp.TaskWorking, CreatedAt: now, LastUpdatedAt: now,
 		TTL: ttl, PollInterval: DefaultTaskPollInterval,
 	}
@@ -199,13 +199,13 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 
 	treq := &Request{
 		srv: s, session: req.session, version: req.version, caps: req.caps, info: req.info,
-		meta: req.meta, era: req.era, call: req.call, inputs: req.inputs, state: req.state,
+		meta: req.meta, eraID: req.eraID, call: req.call, inputs: req.inputs, state: req.state,
 		out: discardOut{},
 	}
 	if req.session != nil {
 		treq.out = sessionOut{req.session}
 	}
-	answer := req.era.createdTask(rec)
+	answer := req.era().createdTask(rec)
 	go func() {
 		defer func() {
 			stopExpire()
@@ -250,7 +250,7 @@ func (s *Server) runTask(ctx context.Context, run *taskRun, rec *store.TaskRecor
 				s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: " + verr.Error()})
 				return
 			}
-			if !treq.era.gatherTaskInput(ctx, s, run, rec, treq, in) {
+			if !treq.era().gatherTaskInput(ctx, s, run, rec, treq, in) {
 				if errors.Is(context.Cause(ctx), errTaskExpired) {
 					_ = s.taskStore().Delete(context.Background(), rec.ID)
 					return
@@ -483,7 +483,7 @@ func (s *Server) lookupTask(ctx context.Context, req *Request, id string) (*stor
 		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: taskId is required")
 	}
 	rec, err := s.taskStore().Get(ctx, id)
-	if err != nil || rec.Principal != requestor(ctx, req) || rec.Modern != req.era.modernTasks() {
+	if err != nil || rec.Principal != requestor(ctx, req) || rec.Modern != req.era().modernTasks() {
 		if err != nil && !errors.Is(err, store.ErrTaskNotFound) {
 			s.log.Warn("mcp: reading a task", "task", id, "err", err)
 		}
@@ -503,7 +503,7 @@ func (s *Server) taskRun(id string) *taskRun {
 // declared the extension: -32021 otherwise) and the 2025-11-25 core
 // tasks/get, tasks/result, tasks/list and tasks/cancel.
 func (s *Server) tasksMethod(ctx context.Context, req *Request, name string, wp *wireParams) (any, error) {
-	if err := req.era.checkTasks(req); err != nil {
+	if err := req.era().checkTasks(req); err != nil {
 		return nil, err
 	}
 	req.meta = wp.Meta
@@ -516,11 +516,11 @@ func (s *Server) tasksMethod(ctx context.Context, req *Request, name string, wp 
 	}
 	switch name {
 	case mcp.MethodTasksGet:
-		return req.era.renderTask(rec), nil
+		return req.era().renderTask(rec), nil
 	case mcp.MethodTasksUpdate:
 		return s.updateTask(rec, wp.InputResponses)
 	case mcp.MethodTasksCancel:
-		return req.era.cancelTask(ctx, s, rec)
+		return req.era().cancelTask(ctx, s, rec)
 	case mcp.MethodTasksResult:
 		return s.taskResult(ctx, req, rec)
 	}
