@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/internal/wirecheck"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -53,19 +55,19 @@ func TestModernHTTPGetDeleteWithoutSession(t *testing.T) {
 	for _, method := range []string{http.MethodGet, http.MethodDelete} {
 		// A 2026 client has no session: GET and DELETE are not for it
 		// (streamable-http: 405).
-		resp := m.do(method, "", "", withHeader("MCP-Protocol-Version", v26))
-		m.expectStatus(resp, http.StatusMethodNotAllowed)
+		resp := m.Do(method, "", "", httpenv.WithHeader("MCP-Protocol-Version", v26))
+		m.ExpectStatus(resp, http.StatusMethodNotAllowed)
 		if allow := resp.Header.Get("Allow"); !strings.Contains(allow, "POST") {
 			t.Errorf("%s: 405 with Allow %q, want POST listed", method, allow)
 		}
 		// A legacy client without a session id is a bad request (2025-11-25).
-		m.expectStatus(m.do(method, "", ""), http.StatusBadRequest)
-		m.expectStatus(m.do(method, "", "", withHeader("MCP-Protocol-Version", mcp.Version20251125)), http.StatusBadRequest)
+		m.ExpectStatus(m.Do(method, "", ""), http.StatusBadRequest)
+		m.ExpectStatus(m.Do(method, "", "", httpenv.WithHeader("MCP-Protocol-Version", mcp.Version20251125)), http.StatusBadRequest)
 	}
 	// With a legacy session the session rules apply, whatever the header.
-	sid := m.legacy.initialize("{}")
-	m.expectStatus(m.do(http.MethodGet, sid, "", withHeader("MCP-Protocol-Version", v26)), http.StatusBadRequest)
-	m.expectStatus(m.do(http.MethodDelete, sid, ""), http.StatusNoContent)
+	sid := m.legacy.Initialize("{}")
+	m.ExpectStatus(m.Do(http.MethodGet, sid, "", httpenv.WithHeader("MCP-Protocol-Version", v26)), http.StatusBadRequest)
+	m.ExpectStatus(m.Do(http.MethodDelete, sid, ""), http.StatusNoContent)
 }
 
 // ---------------------------------------------------------------------
@@ -74,66 +76,66 @@ func TestModernHTTPGetDeleteWithoutSession(t *testing.T) {
 func TestModernHTTPBothErasAtOnce(t *testing.T) {
 	f := newFixture26(nil)
 	m := newModernEnv(t, f.s, nil)
-	sid := m.legacy.initialize(`{"elicitation":{}}`)
+	sid := m.legacy.Initialize(`{"elicitation":{}}`)
 
 	// A legacy tools/call waits for its user's answer, over its own POST
 	// stream, while modern and legacy requests come and go.
-	askID := m.id()
-	ask := m.legacy.openSSE(m.legacy.post(sid, toolCall(askID, "ask", "", "")))
-	ask.prime(0)
-	_, el := ask.message()
+	askID := m.ID()
+	ask := m.legacy.OpenSSE(m.legacy.Post(sid, httpenv.ToolCall(askID, "ask", "", "")))
+	ask.Prime(0)
+	_, el := ask.Message()
 	if el.Method != mcp.MethodElicitationCreate {
-		t.Fatalf("want elicitation/create on the legacy POST stream, got %s", el.raw)
+		t.Fatalf("want elicitation/create on the legacy POST stream, got %s", el.Raw)
 	}
 
 	const n = 8
 	type pending struct {
 		id     any
 		body   string
-		ch     <-chan asyncAnswer
+		ch     <-chan httpenv.AsyncAnswer
 		modern bool
 	}
 	var all []pending
 	for i := range n {
-		id := any(m.id())
+		id := any(m.ID())
 		if i%2 == 1 {
-			id = fmt.Sprintf("m-%d", m.id())
+			id = fmt.Sprintf("m-%d", m.ID())
 		}
 		body := req26(id, mcp.MethodToolsCall, map[string]any{"name": "echo", "arguments": map[string]any{"text": fmt.Sprintf("modern %d", i)}})
-		m.obs(wirecheck.ClientToServer, []byte(body))
-		all = append(all, pending{id: id, body: body, modern: true, ch: m.doAsync(http.MethodPost, "", body, h26(mcp.MethodToolsCall, "echo")...)})
-		lid := m.id()
-		lbody := toolCall(lid, "echo", fmt.Sprintf(`{"text":"legacy %d"}`, i), "")
-		all = append(all, pending{id: lid, body: lbody, ch: m.legacy.postAsync(sid, lbody)})
+		m.Obs(wirecheck.ClientToServer, []byte(body))
+		all = append(all, pending{id: id, body: body, modern: true, ch: m.DoAsync(http.MethodPost, "", body, h26(mcp.MethodToolsCall, "echo")...)})
+		lid := m.ID()
+		lbody := httpenv.ToolCall(lid, "echo", fmt.Sprintf(`{"text":"legacy %d"}`, i), "")
+		all = append(all, pending{id: lid, body: lbody, ch: m.legacy.PostAsync(sid, lbody)})
 	}
 	// A modern "ask" cannot ask: 2026 has no server→client requests.
-	r := m.call(m.id(), mcp.MethodToolsCall, "ask", map[string]any{"name": "ask", "arguments": map[string]any{}})
+	r := m.call(m.ID(), mcp.MethodToolsCall, "ask", map[string]any{"name": "ask", "arguments": map[string]any{}})
 	if text, isErr := resultText(t, r); !isErr || !strings.Contains(text, "input-required") {
 		t.Errorf("modern ask answered %q (isError %v)", text, isErr)
 	}
 	for i, p := range all {
-		a := recvT(t, p.ch, "an answer")
-		if a.err != nil {
-			t.Fatalf("request %d: %v", i, a.err)
+		a := httpenv.RecvT(t, p.ch, "an answer")
+		if a.Err != nil {
+			t.Fatalf("request %d: %v", i, a.Err)
 		}
-		if a.resp.StatusCode != http.StatusOK {
-			t.Fatalf("request %d: status %d: %s", i, a.resp.StatusCode, a.body)
+		if a.Resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: status %d: %s", i, a.Resp.StatusCode, a.Body)
 		}
-		msg := parseWire(t, a.body)
+		msg := parseWire(t, a.Body)
 		var res map[string]json.RawMessage
 		if err := json.Unmarshal(msg.Result, &res); err != nil {
-			t.Fatalf("request %d: %s", i, a.body)
+			t.Fatalf("request %d: %s", i, a.Body)
 		}
 		if p.modern {
-			m.obs(wirecheck.ServerToClient, a.body)
+			m.Obs(wirecheck.ServerToClient, a.Body)
 			checkModernResult(t, msg, p.id, "fixture26")
 		} else {
-			m.legacy.obs(wirecheck.ServerToClient, a.body)
+			m.legacy.Obs(wirecheck.ServerToClient, a.Body)
 			if _, ok := res["resultType"]; ok {
-				t.Errorf("legacy result with resultType: %s", a.body)
+				t.Errorf("legacy result with resultType: %s", a.Body)
 			}
 			if _, ok := res["_meta"]; ok {
-				t.Errorf("legacy result with _meta: %s", a.body)
+				t.Errorf("legacy result with _meta: %s", a.Body)
 			}
 		}
 		text, _ := resultText(t, res)
@@ -149,15 +151,15 @@ func TestModernHTTPBothErasAtOnce(t *testing.T) {
 		t.Errorf("the echo handler ran %d times for modern and %d for legacy requests, want %d each", mo, le, n)
 	}
 	// The legacy elicitation completes.
-	m.legacy.expect202(m.legacy.post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"accept","content":{"name":"Ada"}}}`, el.ID)))
-	_, res := ask.message()
-	if text, _ := toolText(t, res); text != "answered accept" {
+	m.legacy.Expect202(m.legacy.Post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"accept","content":{"name":"Ada"}}}`, el.ID)))
+	_, res := ask.Message()
+	if text, _ := httpenv.ToolText(t, res); text != "answered accept" {
 		t.Errorf("legacy ask answered %q", text)
 	}
-	ask.end()
+	ask.End()
 
 	// The same list in both shapes.
-	legacyList := m.legacy.rpc(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, m.id()))
+	legacyList := m.legacy.RPC(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, m.ID()))
 	var lr map[string]json.RawMessage
 	_ = json.Unmarshal(legacyList.Result, &lr)
 	for _, k := range []string{"resultType", "ttlMs", "cacheScope", "_meta"} {
@@ -165,7 +167,7 @@ func TestModernHTTPBothErasAtOnce(t *testing.T) {
 			t.Errorf("legacy tools/list has %s", k)
 		}
 	}
-	mr := m.call(m.id(), mcp.MethodToolsList, "", nil)
+	mr := m.call(m.ID(), mcp.MethodToolsList, "", nil)
 	for _, k := range []string{"resultType", "ttlMs", "cacheScope", "_meta"} {
 		if _, ok := mr[k]; !ok {
 			t.Errorf("modern tools/list lacks %s", k)

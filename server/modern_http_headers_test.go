@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/internal/wirecheck"
@@ -60,37 +62,37 @@ func TestModernHTTPStandardHeaders(t *testing.T) {
 		name   string
 		method string
 		params map[string]any
-		opts   []reqOpt // after the correct headers
-		ok     bool     // served; otherwise -32020/400
+		opts   []httpenv.ReqOpt // after the correct headers
+		ok     bool             // served; otherwise -32020/400
 	}{
-		{"Mcp-Method missing", mcp.MethodToolsList, nil, []reqOpt{withHeader("Mcp-Method", "")}, false},
-		{"Mcp-Method other than the body", mcp.MethodToolsList, nil, []reqOpt{withHeader("Mcp-Method", mcp.MethodPromptsList)}, false},
-		{"Mcp-Method uppercase", mcp.MethodToolsCall, echo, []reqOpt{withHeader("Mcp-Method", "TOOLS/CALL")}, false},
-		{"Mcp-Method capitalized", mcp.MethodServerDiscover, nil, []reqOpt{withHeader("Mcp-Method", "Server/Discover")}, false},
-		{"Mcp-Method empty", mcp.MethodToolsList, nil, []reqOpt{withRawHeader("Mcp-Method", "")}, false},
-		{"header name lowercase", mcp.MethodToolsCall, echo, []reqOpt{withRawHeader("mcp-method", mcp.MethodToolsCall), withRawHeader("mcp-name", "echo"), withRawHeader("mcp-protocol-version", v26)}, true},
-		{"header name uppercase", mcp.MethodToolsCall, echo, []reqOpt{withRawHeader("MCP-METHOD", mcp.MethodToolsCall), withRawHeader("MCP-NAME", "echo")}, true},
-		{"Mcp-Name missing (tools/call)", mcp.MethodToolsCall, echo, []reqOpt{withHeader("Mcp-Name", "")}, false},
-		{"Mcp-Name other (tools/call)", mcp.MethodToolsCall, echo, []reqOpt{withHeader("Mcp-Name", "greet")}, false},
-		{"Mcp-Name other case (tools/call)", mcp.MethodToolsCall, echo, []reqOpt{withHeader("Mcp-Name", "Echo")}, false},
-		{"Mcp-Name missing (prompts/get)", mcp.MethodPromptsGet, greet, []reqOpt{withHeader("Mcp-Name", "")}, false},
-		{"Mcp-Name other (prompts/get)", mcp.MethodPromptsGet, greet, []reqOpt{withHeader("Mcp-Name", "echo")}, false},
-		{"Mcp-Name missing (resources/read)", mcp.MethodResourcesRead, read, []reqOpt{withHeader("Mcp-Name", "")}, false},
-		{"Mcp-Name other (resources/read)", mcp.MethodResourcesRead, read, []reqOpt{withHeader("Mcp-Name", "test://cached")}, false},
-		{"Mcp-Name the name, not the uri (resources/read)", mcp.MethodResourcesRead, read, []reqOpt{withHeader("Mcp-Name", "r")}, false},
-		{"Mcp-Name base64", mcp.MethodToolsCall, echo, []reqOpt{withHeader("Mcp-Name", b64("echo"))}, true},
-		{"Mcp-Name base64 of a uri", mcp.MethodResourcesRead, read, []reqOpt{withHeader("Mcp-Name", b64("test://r"))}, true},
-		{"Mcp-Name base64 of non-ASCII", mcp.MethodToolsCall, call("héllo wörld"), []reqOpt{withHeader("Mcp-Name", b64("héllo wörld"))}, true},
-		{"Mcp-Name base64 of another name", mcp.MethodToolsCall, echo, []reqOpt{withHeader("Mcp-Name", b64("greet"))}, false},
-		{"Mcp-Name base64 bad padding", mcp.MethodToolsCall, echo, []reqOpt{withHeader("Mcp-Name", "=?base64?ZWNobw?=")}, false},
-		{"Mcp-Name base64 bad alphabet", mcp.MethodToolsCall, echo, []reqOpt{withHeader("Mcp-Name", "=?base64?ZW*obw==?=")}, false},
-		{"Mcp-Name base64 url alphabet", mcp.MethodToolsCall, call("ÿþ"), []reqOpt{withHeader("Mcp-Name", "=?base64?"+base64.URLEncoding.EncodeToString([]byte("ÿþ"))+"?=")}, false},
-		{"Mcp-Name base64 std alphabet", mcp.MethodToolsCall, call("ÿþ"), []reqOpt{withHeader("Mcp-Name", b64("ÿþ"))}, true},
-		{"Mcp-Name prefix only is literal", mcp.MethodToolsCall, call("=?base64?ZWNobw=="), []reqOpt{withHeader("Mcp-Name", "=?base64?ZWNobw==")}, true},
-		{"Mcp-Name suffix only is literal", mcp.MethodToolsCall, call("ZWNobw==?="), []reqOpt{withHeader("Mcp-Name", "ZWNobw==?=")}, true},
-		{"Mcp-Name uppercase marker is literal", mcp.MethodToolsCall, call("=?BASE64?ZWNobw==?="), []reqOpt{withHeader("Mcp-Name", "=?BASE64?ZWNobw==?=")}, true},
-		{"Mcp-Name uppercase marker is not decoded", mcp.MethodToolsCall, echo, []reqOpt{withHeader("Mcp-Name", "=?BASE64?ZWNobw==?=")}, false},
-		{"Mcp-Name ignored where not defined", mcp.MethodToolsList, nil, []reqOpt{withHeader("Mcp-Name", "whatever")}, true},
+		{"Mcp-Method missing", mcp.MethodToolsList, nil, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Method", "")}, false},
+		{"Mcp-Method other than the body", mcp.MethodToolsList, nil, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Method", mcp.MethodPromptsList)}, false},
+		{"Mcp-Method uppercase", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Method", "TOOLS/CALL")}, false},
+		{"Mcp-Method capitalized", mcp.MethodServerDiscover, nil, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Method", "Server/Discover")}, false},
+		{"Mcp-Method empty", mcp.MethodToolsList, nil, []httpenv.ReqOpt{withRawHeader("Mcp-Method", "")}, false},
+		{"header name lowercase", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{withRawHeader("mcp-method", mcp.MethodToolsCall), withRawHeader("mcp-name", "echo"), withRawHeader("mcp-protocol-version", v26)}, true},
+		{"header name uppercase", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{withRawHeader("MCP-METHOD", mcp.MethodToolsCall), withRawHeader("MCP-NAME", "echo")}, true},
+		{"Mcp-Name missing (tools/call)", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "")}, false},
+		{"Mcp-Name other (tools/call)", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "greet")}, false},
+		{"Mcp-Name other case (tools/call)", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "Echo")}, false},
+		{"Mcp-Name missing (prompts/get)", mcp.MethodPromptsGet, greet, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "")}, false},
+		{"Mcp-Name other (prompts/get)", mcp.MethodPromptsGet, greet, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "echo")}, false},
+		{"Mcp-Name missing (resources/read)", mcp.MethodResourcesRead, read, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "")}, false},
+		{"Mcp-Name other (resources/read)", mcp.MethodResourcesRead, read, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "test://cached")}, false},
+		{"Mcp-Name the name, not the uri (resources/read)", mcp.MethodResourcesRead, read, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "r")}, false},
+		{"Mcp-Name base64", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", b64("echo"))}, true},
+		{"Mcp-Name base64 of a uri", mcp.MethodResourcesRead, read, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", b64("test://r"))}, true},
+		{"Mcp-Name base64 of non-ASCII", mcp.MethodToolsCall, call("héllo wörld"), []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", b64("héllo wörld"))}, true},
+		{"Mcp-Name base64 of another name", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", b64("greet"))}, false},
+		{"Mcp-Name base64 bad padding", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "=?base64?ZWNobw?=")}, false},
+		{"Mcp-Name base64 bad alphabet", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "=?base64?ZW*obw==?=")}, false},
+		{"Mcp-Name base64 url alphabet", mcp.MethodToolsCall, call("ÿþ"), []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "=?base64?"+base64.URLEncoding.EncodeToString([]byte("ÿþ"))+"?=")}, false},
+		{"Mcp-Name base64 std alphabet", mcp.MethodToolsCall, call("ÿþ"), []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", b64("ÿþ"))}, true},
+		{"Mcp-Name prefix only is literal", mcp.MethodToolsCall, call("=?base64?ZWNobw=="), []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "=?base64?ZWNobw==")}, true},
+		{"Mcp-Name suffix only is literal", mcp.MethodToolsCall, call("ZWNobw==?="), []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "ZWNobw==?=")}, true},
+		{"Mcp-Name uppercase marker is literal", mcp.MethodToolsCall, call("=?BASE64?ZWNobw==?="), []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "=?BASE64?ZWNobw==?=")}, true},
+		{"Mcp-Name uppercase marker is not decoded", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "=?BASE64?ZWNobw==?=")}, false},
+		{"Mcp-Name ignored where not defined", mcp.MethodToolsList, nil, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "whatever")}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,10 +120,10 @@ func TestModernHTTPStandardHeaders(t *testing.T) {
 // exactly as given, which net/http's client would normalize) on a fresh
 // connection and returns the answer.
 func (m *modernEnv) rawPost(headers []string, body string) *reply {
-	m.t.Helper()
-	conn, err := net.Dial("tcp", m.ts.Listener.Addr().String())
+	m.T.Helper()
+	conn, err := net.Dial("tcp", m.TS.Listener.Addr().String())
 	if err != nil {
-		m.t.Fatal(err)
+		m.T.Fatal(err)
 	}
 	defer conn.Close()
 	var b strings.Builder
@@ -131,21 +133,21 @@ func (m *modernEnv) rawPost(headers []string, body string) *reply {
 	}
 	fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n%s", len(body), body)
 	if _, err := io.WriteString(conn, b.String()); err != nil {
-		m.t.Fatal(err)
+		m.T.Fatal(err)
 	}
-	_ = conn.SetReadDeadline(time.Now().Add(httpHangGuard))
+	_ = conn.SetReadDeadline(time.Now().Add(httpenv.HangGuard))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
-		m.t.Fatal(err)
+		m.T.Fatal(err)
 	}
 	raw, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		m.t.Fatal(err)
+		m.T.Fatal(err)
 	}
-	m.obs(wirecheck.ClientToServer, []byte(body))
-	m.obs(wirecheck.ServerToClient, raw)
-	return &reply{status: resp.StatusCode, ctype: resp.Header.Get("Content-Type"), wireMsg: parseWire(m.t, raw)}
+	m.Obs(wirecheck.ClientToServer, []byte(body))
+	m.Obs(wirecheck.ServerToClient, raw)
+	return &reply{status: resp.StatusCode, ctype: resp.Header.Get("Content-Type"), wireMsg: parseWire(m.T, raw)}
 }
 
 // The wire as another client may write it: header names in any case,
@@ -193,7 +195,7 @@ func TestModernHTTPHeaderWhitespaceInHandler(t *testing.T) {
 		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
 		r.Host = "localhost"
 		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", acceptBoth)
+		r.Header.Set("Accept", httpenv.AcceptBoth)
 		r.Header.Set("MCP-Protocol-Version", v26)
 		r.Header["Mcp-Method"] = []string{" tools/call\t"}
 		r.Header["Mcp-Name"] = []string{"\txh "}
@@ -229,53 +231,53 @@ func TestModernHTTPParamHeaders(t *testing.T) {
 		}
 		return a
 	}
-	hs := func(mods ...reqOpt) []reqOpt {
-		return append([]reqOpt{
-			withHeader("Mcp-Param-Region", "eu-west"),
-			withHeader("Mcp-Param-Level", "7"),
-			withHeader("Mcp-Param-Dry-Run", "true"),
-			withHeader("Mcp-Param-Zone", "z1"),
+	hs := func(mods ...httpenv.ReqOpt) []httpenv.ReqOpt {
+		return append([]httpenv.ReqOpt{
+			httpenv.WithHeader("Mcp-Param-Region", "eu-west"),
+			httpenv.WithHeader("Mcp-Param-Level", "7"),
+			httpenv.WithHeader("Mcp-Param-Dry-Run", "true"),
+			httpenv.WithHeader("Mcp-Param-Zone", "z1"),
 		}, mods...)
 	}
 	cases := []struct {
 		name string
 		args map[string]any
-		opts []reqOpt
+		opts []httpenv.ReqOpt
 		ok   bool // served (a result); otherwise -32020/400
 	}{
 		{"all match", base(), hs(), true},
-		{"integer compared numerically", base(), hs(withHeader("Mcp-Param-Level", "07")), true},
+		{"integer compared numerically", base(), hs(httpenv.WithHeader("Mcp-Param-Level", "07")), true},
 		{"integer written 7.0 in the body", with(map[string]any{"level": json.RawMessage("7.0")}), hs(), true},
-		{"negative integer", with(map[string]any{"level": -12}), hs(withHeader("Mcp-Param-Level", "-12")), true},
-		{"string as base64", base(), hs(withHeader("Mcp-Param-Region", b64("eu-west"))), true},
-		{"non-ASCII string as base64", with(map[string]any{"region": "Grüße, 世界"}), hs(withHeader("Mcp-Param-Region", b64("Grüße, 世界"))), true},
-		{"string with spaces inside as base64", with(map[string]any{"region": " padded "}), hs(withHeader("Mcp-Param-Region", b64(" padded "))), true},
-		{"sentinel-looking string, literal", with(map[string]any{"region": "=?base64?abc"}), hs(withHeader("Mcp-Param-Region", "=?base64?abc")), true},
-		{"sentinel-looking string, encoded", with(map[string]any{"region": "=?base64?abc?="}), hs(withHeader("Mcp-Param-Region", b64("=?base64?abc?="))), true},
-		{"absent value, no header", with(map[string]any{"dry": nil}), hs(withHeader("Mcp-Param-Dry-Run", "")), true},
-		{"absent nested value, no header", with(map[string]any{"scope": map[string]any{}}), hs(withHeader("Mcp-Param-Zone", "")), true},
-		{"header name lowercase", base(), hs(withHeader("Mcp-Param-Region", ""), withRawHeader("mcp-param-region", "eu-west")), true},
-		{"header name uppercase", base(), hs(withHeader("Mcp-Param-Level", ""), withRawHeader("MCP-PARAM-LEVEL", "7")), true},
+		{"negative integer", with(map[string]any{"level": -12}), hs(httpenv.WithHeader("Mcp-Param-Level", "-12")), true},
+		{"string as base64", base(), hs(httpenv.WithHeader("Mcp-Param-Region", b64("eu-west"))), true},
+		{"non-ASCII string as base64", with(map[string]any{"region": "Grüße, 世界"}), hs(httpenv.WithHeader("Mcp-Param-Region", b64("Grüße, 世界"))), true},
+		{"string with spaces inside as base64", with(map[string]any{"region": " padded "}), hs(httpenv.WithHeader("Mcp-Param-Region", b64(" padded "))), true},
+		{"sentinel-looking string, literal", with(map[string]any{"region": "=?base64?abc"}), hs(httpenv.WithHeader("Mcp-Param-Region", "=?base64?abc")), true},
+		{"sentinel-looking string, encoded", with(map[string]any{"region": "=?base64?abc?="}), hs(httpenv.WithHeader("Mcp-Param-Region", b64("=?base64?abc?="))), true},
+		{"absent value, no header", with(map[string]any{"dry": nil}), hs(httpenv.WithHeader("Mcp-Param-Dry-Run", "")), true},
+		{"absent nested value, no header", with(map[string]any{"scope": map[string]any{}}), hs(httpenv.WithHeader("Mcp-Param-Zone", "")), true},
+		{"header name lowercase", base(), hs(httpenv.WithHeader("Mcp-Param-Region", ""), withRawHeader("mcp-param-region", "eu-west")), true},
+		{"header name uppercase", base(), hs(httpenv.WithHeader("Mcp-Param-Level", ""), withRawHeader("MCP-PARAM-LEVEL", "7")), true},
 		{"unannotated argument needs no header", with(map[string]any{"note": "anything"}), hs(), true},
 
-		{"string mismatch", base(), hs(withHeader("Mcp-Param-Region", "eu-east")), false},
-		{"string case differs", base(), hs(withHeader("Mcp-Param-Region", "EU-WEST")), false},
-		{"integer mismatch", base(), hs(withHeader("Mcp-Param-Level", "8")), false},
-		{"integer not a number", base(), hs(withHeader("Mcp-Param-Level", "seven")), false},
-		{"integer written as a float", base(), hs(withHeader("Mcp-Param-Level", "7.0")), false},
-		{"boolean mismatch", base(), hs(withHeader("Mcp-Param-Dry-Run", "false")), false},
-		{"boolean capitalized", base(), hs(withHeader("Mcp-Param-Dry-Run", "True")), false},
-		{"boolean as 1", base(), hs(withHeader("Mcp-Param-Dry-Run", "1")), false},
-		{"header missing, value in the body", base(), hs(withHeader("Mcp-Param-Region", "")), false},
-		{"nested header missing", base(), hs(withHeader("Mcp-Param-Zone", "")), false},
-		{"nested mismatch", base(), hs(withHeader("Mcp-Param-Zone", "z2")), false},
+		{"string mismatch", base(), hs(httpenv.WithHeader("Mcp-Param-Region", "eu-east")), false},
+		{"string case differs", base(), hs(httpenv.WithHeader("Mcp-Param-Region", "EU-WEST")), false},
+		{"integer mismatch", base(), hs(httpenv.WithHeader("Mcp-Param-Level", "8")), false},
+		{"integer not a number", base(), hs(httpenv.WithHeader("Mcp-Param-Level", "seven")), false},
+		{"integer written as a float", base(), hs(httpenv.WithHeader("Mcp-Param-Level", "7.0")), false},
+		{"boolean mismatch", base(), hs(httpenv.WithHeader("Mcp-Param-Dry-Run", "false")), false},
+		{"boolean capitalized", base(), hs(httpenv.WithHeader("Mcp-Param-Dry-Run", "True")), false},
+		{"boolean as 1", base(), hs(httpenv.WithHeader("Mcp-Param-Dry-Run", "1")), false},
+		{"header missing, value in the body", base(), hs(httpenv.WithHeader("Mcp-Param-Region", "")), false},
+		{"nested header missing", base(), hs(httpenv.WithHeader("Mcp-Param-Zone", "")), false},
+		{"nested mismatch", base(), hs(httpenv.WithHeader("Mcp-Param-Zone", "z2")), false},
 		{"header present, value absent", with(map[string]any{"dry": nil}), hs(), false},
 		{"header present, value null", with(map[string]any{"dry": json.RawMessage("null")}), hs(), false},
 		{"header present, nested value null", with(map[string]any{"scope": map[string]any{"zone": nil}}), hs(), false},
-		{"base64 bad padding", base(), hs(withHeader("Mcp-Param-Region", "=?base64?ZXUtd2VzdA=?=")), false},
-		{"base64 bad alphabet", base(), hs(withHeader("Mcp-Param-Region", "=?base64?ZXUt*2VzdA==?=")), false},
-		{"base64 of another value", base(), hs(withHeader("Mcp-Param-Region", b64("eu-east"))), false},
-		{"base64 for an integer, other value", base(), hs(withHeader("Mcp-Param-Level", b64("8"))), false},
+		{"base64 bad padding", base(), hs(httpenv.WithHeader("Mcp-Param-Region", "=?base64?ZXUtd2VzdA=?=")), false},
+		{"base64 bad alphabet", base(), hs(httpenv.WithHeader("Mcp-Param-Region", "=?base64?ZXUt*2VzdA==?=")), false},
+		{"base64 of another value", base(), hs(httpenv.WithHeader("Mcp-Param-Region", b64("eu-east"))), false},
+		{"base64 for an integer, other value", base(), hs(httpenv.WithHeader("Mcp-Param-Level", b64("8"))), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -297,9 +299,9 @@ func TestModernHTTPParamHeaders(t *testing.T) {
 		// null counts as absent for the header (the client omits it); the
 		// schema then rejects null for a boolean: a tool error, not -32020.
 		m := m.sub(t)
-		id := m.id()
+		id := m.ID()
 		r := m.send(req26(id, mcp.MethodToolsCall, map[string]any{"name": "xh", "arguments": with(map[string]any{"dry": json.RawMessage("null")})}), true,
-			h26(mcp.MethodToolsCall, "xh", hs(withHeader("Mcp-Param-Dry-Run", ""))...)...)
+			h26(mcp.MethodToolsCall, "xh", hs(httpenv.WithHeader("Mcp-Param-Dry-Run", ""))...)...)
 		if _, isErr := resultText(t, m.wantOK(r, id)); !isErr {
 			t.Error("a null boolean passed the input schema")
 		}

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -44,20 +46,20 @@ func TestModernHTTPResults(t *testing.T) {
 		d := m.call(id, mcp.MethodServerDiscover, "", nil)
 		cacheable(d, "server/discover", 0, "private")
 		for _, method := range []string{mcp.MethodToolsList, mcp.MethodPromptsList, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList} {
-			cacheable(m.call(m.id(), method, "", nil), method, 0, "private")
-			cacheable(m.call(fmt.Sprint("s", m.id()), method, "", nil), method, 0, "private")
+			cacheable(m.call(m.ID(), method, "", nil), method, 0, "private")
+			cacheable(m.call(fmt.Sprint("s", m.ID()), method, "", nil), method, 0, "private")
 		}
-		cacheable(m.call(m.id(), mcp.MethodResourcesRead, "test://r", map[string]any{"uri": "test://r"}), "resources/read", 0, "private")
-		cacheable(m.call(m.id(), mcp.MethodResourcesRead, "test://t/42", map[string]any{"uri": "test://t/42"}), "resources/read (template)", 0, "private")
+		cacheable(m.call(m.ID(), mcp.MethodResourcesRead, "test://r", map[string]any{"uri": "test://r"}), "resources/read", 0, "private")
+		cacheable(m.call(m.ID(), mcp.MethodResourcesRead, "test://t/42", map[string]any{"uri": "test://t/42"}), "resources/read (template)", 0, "private")
 		// The handler's own hints are kept.
-		cacheable(m.call(m.id(), mcp.MethodResourcesRead, "test://cached", map[string]any{"uri": "test://cached"}), "resources/read (handler)", 5, "public")
+		cacheable(m.call(m.ID(), mcp.MethodResourcesRead, "test://cached", map[string]any{"uri": "test://cached"}), "resources/read (handler)", 5, "public")
 		// Not cacheable, but stamped all the same (call checks resultType
 		// and serverInfo on each).
-		m.call(m.id(), mcp.MethodToolsCall, "echo", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}})
-		m.call(m.id(), mcp.MethodPromptsGet, "greet", map[string]any{"name": "greet", "arguments": map[string]any{"who": "Ada"}})
-		m.call(m.id(), mcp.MethodCompletionComplete, "", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "greet"}, "argument": map[string]any{"name": "who", "value": "a"}})
+		m.call(m.ID(), mcp.MethodToolsCall, "echo", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}})
+		m.call(m.ID(), mcp.MethodPromptsGet, "greet", map[string]any{"name": "greet", "arguments": map[string]any{"who": "Ada"}})
+		m.call(m.ID(), mcp.MethodCompletionComplete, "", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "greet"}, "argument": map[string]any{"name": "who", "value": "a"}})
 		// A tool error is still a complete result.
-		r := m.call(m.id(), mcp.MethodToolsCall, "echo", map[string]any{"name": "echo", "arguments": map[string]any{"text": 5}})
+		r := m.call(m.ID(), mcp.MethodToolsCall, "echo", map[string]any{"name": "echo", "arguments": map[string]any{"text": 5}})
 		if _, isErr := resultText(t, r); !isErr {
 			t.Error("invalid arguments did not give an isError result")
 		}
@@ -98,7 +100,7 @@ func TestModernHTTPResults(t *testing.T) {
 			var tools []struct {
 				Name string `json:"name"`
 			}
-			r := m.call(m.id(), mcp.MethodToolsList, "", nil)
+			r := m.call(m.ID(), mcp.MethodToolsList, "", nil)
 			if err := json.Unmarshal(r["tools"], &tools); err != nil {
 				t.Fatal(err)
 			}
@@ -142,14 +144,14 @@ func TestModernHTTPCacheHintOptions(t *testing.T) {
 			t.Errorf("%s: ttlMs %s cacheScope %s, want %s %s", what, r["ttlMs"], r["cacheScope"], ttl, scope)
 		}
 	}
-	check(m.call(m.id(), mcp.MethodServerDiscover, "", nil), "server/discover", "90000", `"public"`)
+	check(m.call(m.ID(), mcp.MethodServerDiscover, "", nil), "server/discover", "90000", `"public"`)
 	for _, method := range []string{mcp.MethodToolsList, mcp.MethodPromptsList, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList} {
-		check(m.call(m.id(), method, "", nil), method, "90000", `"public"`)
+		check(m.call(m.ID(), method, "", nil), method, "90000", `"public"`)
 	}
-	check(m.call(m.id(), mcp.MethodResourcesRead, "test://r", map[string]any{"uri": "test://r"}), "resources/read", "90000", `"public"`)
-	check(m.call(m.id(), mcp.MethodResourcesRead, "test://cached", map[string]any{"uri": "test://cached"}), "resources/read (handler)", "5", `"public"`)
+	check(m.call(m.ID(), mcp.MethodResourcesRead, "test://r", map[string]any{"uri": "test://r"}), "resources/read", "90000", `"public"`)
+	check(m.call(m.ID(), mcp.MethodResourcesRead, "test://cached", map[string]any{"uri": "test://cached"}), "resources/read (handler)", "5", `"public"`)
 	// No result that is not cacheable carries the hints.
-	r := m.call(m.id(), mcp.MethodToolsCall, "echo", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}})
+	r := m.call(m.ID(), mcp.MethodToolsCall, "echo", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}})
 	if _, ok := r["ttlMs"]; ok {
 		t.Errorf("tools/call result with ttlMs")
 	}
@@ -160,8 +162,8 @@ func TestModernHTTPCacheHintOptions(t *testing.T) {
 	})
 	m2 := newModernEnv(t, s, nil)
 	// A handler's explicit 0 is kept, not replaced by the default.
-	check(m2.call(m2.id(), mcp.MethodResourcesRead, "test://p", map[string]any{"uri": "test://p"}), "resources/read (handler 0)", "0", `"public"`)
-	check(m2.call(m2.id(), mcp.MethodResourcesList, "", nil), "resources/list", "1000", `"private"`)
+	check(m2.call(m2.ID(), mcp.MethodResourcesRead, "test://p", map[string]any{"uri": "test://p"}), "resources/read (handler 0)", "0", `"public"`)
+	check(m2.call(m2.ID(), mcp.MethodResourcesList, "", nil), "resources/list", "1000", `"private"`)
 }
 
 // ---------------------------------------------------------------------
@@ -218,25 +220,25 @@ func TestModernHTTPMissingCapability(t *testing.T) {
 		m := m.sub(t)
 		with := map[string]any{"_meta": meta26(map[string]any{mcp.MetaKeyClientCapabilities: map[string]any{"sampling": map[string]any{}}}), "name": "needs", "arguments": needIn{Sampling: true}}
 		without := map[string]any{"name": "needs", "arguments": needIn{Sampling: true}}
-		id := m.id()
+		id := m.ID()
 		m.wantOK(m.send(req26(id, mcp.MethodToolsCall, with), true, h26(mcp.MethodToolsCall, "needs")...), id)
-		id = m.id()
+		id = m.ID()
 		m.wantErr(m.send(req26(id, mcp.MethodToolsCall, without), true, h26(mcp.MethodToolsCall, "needs")...), http.StatusBadRequest, mcp.CodeMissingRequiredClientCapability, id)
 	})
 	t.Run("legacy session", func(t *testing.T) {
 		// -32021 does not exist before 2026-07-28: a legacy session gets
 		// -32603 naming the capabilities, in a 200 answer.
 		m := m.sub(t)
-		sid := m.legacy.initialize(`{"roots":{}}`)
-		id := m.id()
-		msg := m.legacy.rpc(sid, toolCall(id, "needs", `{"sampling":true,"roots":true}`, ""))
+		sid := m.legacy.Initialize(`{"roots":{}}`)
+		id := m.ID()
+		msg := m.legacy.RPC(sid, httpenv.ToolCall(id, "needs", `{"sampling":true,"roots":true}`, ""))
 		if msg.Error == nil || msg.Error.Code != mcp.CodeInternalError || !strings.Contains(msg.Error.Message, `{"sampling":{}}`) {
-			t.Errorf("legacy answer %s, want -32603 naming sampling", msg.raw)
+			t.Errorf("legacy answer %s, want -32603 naming sampling", msg.Raw)
 		}
 		if string(msg.ID) != idJSON(id) {
 			t.Errorf("id %s, want %d", msg.ID, id)
 		}
-		if text, _ := toolText(t, m.legacy.rpc(sid, toolCall(m.id(), "needs", `{"roots":true}`, ""))); text != "served" {
+		if text, _ := httpenv.ToolText(t, m.legacy.RPC(sid, httpenv.ToolCall(m.ID(), "needs", `{"roots":true}`, ""))); text != "served" {
 			t.Errorf("declared at initialize, answered %q", text)
 		}
 	})
@@ -291,7 +293,7 @@ func TestModernHTTPLogging(t *testing.T) {
 				for _, n := range notes {
 					switch n.Method {
 					case mcp.NotificationProgress:
-						tok, p := progressOf(t, n)
+						tok, p := httpenv.ProgressOf(t, n)
 						if tok != tc.token {
 							t.Errorf("progress token %q, want %q", tok, tc.token)
 						}
@@ -305,7 +307,7 @@ func TestModernHTTPLogging(t *testing.T) {
 				if !slices.Equal(got, tc.want) {
 					t.Errorf("stream carried %q, want %q", got, tc.want)
 				}
-				res := checkModernResult(t, parseWire(t, []byte(resp.raw)), id, "fixture26")
+				res := checkModernResult(t, parseWire(t, []byte(resp.Raw)), id, "fixture26")
 				if text, _ := resultText(t, res); text != "logged" {
 					t.Errorf("answered %q", text)
 				}
@@ -322,15 +324,15 @@ func TestModernHTTPNotificationsOnOwnStream(t *testing.T) {
 	m := newModernEnv(t, f.s, nil)
 	listenID := "watch"
 	listen := m.stream(req26(listenID, mcp.MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{"toolsListChanged": true}}), h26(mcp.MethodSubscriptionsListen, "")...)
-	if _, ack := listen.message(); ack.Method != mcp.NotificationSubscriptionsAcknowledged {
-		t.Fatalf("first listen message %s", ack.raw)
+	if _, ack := listen.Message(); ack.Method != mcp.NotificationSubscriptionsAcknowledged {
+		t.Fatalf("first listen message %s", ack.Raw)
 	}
 	type req struct {
 		id  any
 		tag string
-		s   *sseStream
+		s   *httpenv.SSEStream
 	}
-	reqs := []*req{{id: m.id(), tag: "a"}, {id: "b-" + fmt.Sprint(m.id()), tag: "b"}, {id: m.id(), tag: "c"}}
+	reqs := []*req{{id: m.ID(), tag: "a"}, {id: "b-" + fmt.Sprint(m.ID()), tag: "b"}, {id: m.ID(), tag: "c"}}
 	for _, r := range reqs {
 		meta := meta26(map[string]any{mcp.MetaKeyLogLevel: "info", mcp.MetaKeyProgressToken: "tok-" + r.tag})
 		r.s = m.stream(req26(r.id, mcp.MethodToolsCall, map[string]any{"_meta": meta, "name": "gate", "arguments": map[string]any{"tag": r.tag}}), h26(mcp.MethodToolsCall, "gate")...)
@@ -338,9 +340,9 @@ func TestModernHTTPNotificationsOnOwnStream(t *testing.T) {
 	// Every request is in flight (its first progress has arrived) before
 	// any goes on.
 	for _, r := range reqs {
-		_, n := r.s.message()
-		if tok, p := progressOf(t, n); tok != "tok-"+r.tag || p != 1 {
-			t.Errorf("request %s: first message %s", r.tag, n.raw)
+		_, n := r.s.Message()
+		if tok, p := httpenv.ProgressOf(t, n); tok != "tok-"+r.tag || p != 1 {
+			t.Errorf("request %s: first message %s", r.tag, n.Raw)
 		}
 	}
 	close(f.gate)
@@ -350,22 +352,22 @@ func TestModernHTTPNotificationsOnOwnStream(t *testing.T) {
 			t.Fatalf("request %s: %d messages before the response, want a log and a progress", r.tag, len(notes))
 		}
 		if notes[0].Method != mcp.NotificationMessage || logLevelOf(t, notes[0]) != "info:log "+r.tag {
-			t.Errorf("request %s: got %s, want its own log", r.tag, notes[0].raw)
+			t.Errorf("request %s: got %s, want its own log", r.tag, notes[0].Raw)
 		}
-		if tok, p := progressOf(t, notes[1]); tok != "tok-"+r.tag || p != 2 {
-			t.Errorf("request %s: got %s, want its own progress", r.tag, notes[1].raw)
+		if tok, p := httpenv.ProgressOf(t, notes[1]); tok != "tok-"+r.tag || p != 2 {
+			t.Errorf("request %s: got %s, want its own progress", r.tag, notes[1].Raw)
 		}
-		res := checkModernResult(t, parseWire(t, []byte(resp.raw)), r.id, "fixture26")
+		res := checkModernResult(t, parseWire(t, []byte(resp.Raw)), r.id, "fixture26")
 		if text, _ := resultText(t, res); text != "gate "+r.tag {
 			t.Errorf("request %s answered %q", r.tag, text)
 		}
 	}
 	// The listen stream saw none of it: its next message is this change.
-	m.call(m.id(), mcp.MethodToolsCall, "add_tool", map[string]any{"name": "add_tool", "arguments": map[string]any{"name": "marker"}})
-	if _, n := listen.message(); n.Method != mcp.NotificationToolsListChanged {
-		t.Errorf("listen stream carried %s", n.raw)
+	m.call(m.ID(), mcp.MethodToolsCall, "add_tool", map[string]any{"name": "add_tool", "arguments": map[string]any{"name": "marker"}})
+	if _, n := listen.Message(); n.Method != mcp.NotificationToolsListChanged {
+		t.Errorf("listen stream carried %s", n.Raw)
 	}
-	listen.close()
+	listen.Close()
 }
 
 // ---------------------------------------------------------------------
@@ -408,7 +410,7 @@ func BenchmarkHTTPModernToolsCall(b *testing.B) {
 			b.Fatal(err)
 		}
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", acceptBoth)
+		req.Header.Set("Accept", httpenv.AcceptBoth)
 		req.Header.Set("Mcp-Protocol-Version", v26)
 		req.Header.Set("Mcp-Method", "tools/call")
 		req.Header.Set("Mcp-Name", "forecast")

@@ -14,6 +14,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -28,13 +30,13 @@ func TestModernHTTPCancellation(t *testing.T) {
 		for _, id := range m.ids() {
 			var addr string
 			meta := meta26(map[string]any{mcp.MetaKeyProgressToken: "tok", mcp.MetaKeyLogLevel: "debug"})
-			s := m.stream(req26(id, mcp.MethodToolsCall, map[string]any{"_meta": meta, "name": "block", "arguments": map[string]any{}}), h26(mcp.MethodToolsCall, "block", withConnAddr(&addr))...)
-			if _, n := s.message(); n.Method != mcp.NotificationProgress {
-				t.Fatalf("first message %s", n.raw)
+			s := m.stream(req26(id, mcp.MethodToolsCall, map[string]any{"_meta": meta, "name": "block", "arguments": map[string]any{}}), h26(mcp.MethodToolsCall, "block", httpenv.WithConnAddr(&addr))...)
+			if _, n := s.Message(); n.Method != mcp.NotificationProgress {
+				t.Fatalf("first message %s", n.Raw)
 			}
-			recvT(t, f.blocked, "the handler to start")
-			s.close() // the cancellation of a 2026 request over HTTP
-			rep := recvT(t, f.unblocked, "the handler's context to end")
+			httpenv.RecvT(t, f.blocked, "the handler to start")
+			s.Close() // the cancellation of a 2026 request over HTTP
+			rep := httpenv.RecvT(t, f.unblocked, "the handler's context to end")
 			if !errors.Is(rep.cause, context.Canceled) {
 				t.Errorf("cancellation cause %v, want context.Canceled", rep.cause)
 			}
@@ -43,30 +45,30 @@ func TestModernHTTPCancellation(t *testing.T) {
 			if rep.progressErr == nil || rep.logErr == nil {
 				t.Errorf("after the cancellation Progress = %v, Log = %v; want both refused", rep.progressErr, rep.logErr)
 			}
-			recvT(t, m.serverClosed(addr), "the POST handler to return")
+			httpenv.RecvT(t, m.ServerClosed(addr), "the POST handler to return")
 		}
 	})
 	t.Run("before the answer began", func(t *testing.T) {
 		m := m.sub(t)
 		for _, id := range m.ids() {
-			ctx, cancel := context.WithCancel(m.ctx)
+			ctx, cancel := context.WithCancel(m.Ctx)
 			var addr string
-			ch := m.doAsync(http.MethodPost, "", req26(id, mcp.MethodToolsCall, map[string]any{"name": "block", "arguments": map[string]any{}}),
-				h26(mcp.MethodToolsCall, "block", withCtx(ctx), withConnAddr(&addr))...)
-			recvT(t, f.blocked, "the handler to start")
+			ch := m.DoAsync(http.MethodPost, "", req26(id, mcp.MethodToolsCall, map[string]any{"name": "block", "arguments": map[string]any{}}),
+				h26(mcp.MethodToolsCall, "block", httpenv.WithCtx(ctx), httpenv.WithConnAddr(&addr))...)
+			httpenv.RecvT(t, f.blocked, "the handler to start")
 			cancel()
-			if a := recvT(t, ch, "the client to give up"); a.err == nil {
-				t.Errorf("the request was answered: %d %s", a.resp.StatusCode, a.body)
+			if a := httpenv.RecvT(t, ch, "the client to give up"); a.Err == nil {
+				t.Errorf("the request was answered: %d %s", a.Resp.StatusCode, a.Body)
 			}
-			rep := recvT(t, f.unblocked, "the handler's context to end")
+			rep := httpenv.RecvT(t, f.unblocked, "the handler's context to end")
 			if !errors.Is(rep.cause, context.Canceled) {
 				t.Errorf("cancellation cause %v, want context.Canceled", rep.cause)
 			}
-			recvT(t, m.serverClosed(addr), "the POST handler to return")
+			httpenv.RecvT(t, m.ServerClosed(addr), "the POST handler to return")
 		}
 	})
 	// The server is still serving.
-	m.call(m.id(), mcp.MethodToolsList, "", nil)
+	m.call(m.ID(), mcp.MethodToolsList, "", nil)
 }
 
 // A panicking handler is a -32603 error, not the end of the process.
@@ -77,7 +79,7 @@ func TestModernHTTPHandlerPanic(t *testing.T) {
 		r := m.send(req26(id, mcp.MethodToolsCall, map[string]any{"name": "boom", "arguments": map[string]any{}}), true, h26(mcp.MethodToolsCall, "boom")...)
 		m.wantErr(r, http.StatusOK, mcp.CodeInternalError, id)
 	}
-	m.call(m.id(), mcp.MethodToolsList, "", nil)
+	m.call(m.ID(), mcp.MethodToolsList, "", nil)
 }
 
 // ---------------------------------------------------------------------
@@ -86,70 +88,70 @@ func TestModernHTTPHandlerPanic(t *testing.T) {
 // openListen opens a listen stream and checks its acknowledgement: the
 // first message, tagged with the listen id (type kept), carrying the
 // agreed filter. addr receives the connection's local address.
-func (m *modernEnv) openListen(id any, filter map[string]any, agreed string, addr *string) *sseStream {
-	m.t.Helper()
+func (m *modernEnv) openListen(id any, filter map[string]any, agreed string, addr *string) *httpenv.SSEStream {
+	m.T.Helper()
 	opts := h26(mcp.MethodSubscriptionsListen, "")
 	if addr != nil {
-		opts = append(opts, withConnAddr(addr))
+		opts = append(opts, httpenv.WithConnAddr(addr))
 	}
 	s := m.stream(req26(id, mcp.MethodSubscriptionsListen, map[string]any{"notifications": filter}), opts...)
-	f, ack := s.message()
-	if f.hasID || f.hasRtry {
-		m.t.Errorf("listen frame %v has an event id or retry", f)
+	f, ack := s.Message()
+	if f.HasID || f.HasRetry {
+		m.T.Errorf("listen frame %v has an event id or retry", f)
 	}
 	if ack.Method != mcp.NotificationSubscriptionsAcknowledged {
-		m.t.Fatalf("first listen message %s, want the acknowledgement", ack.raw)
+		m.T.Fatalf("first listen message %s, want the acknowledgement", ack.Raw)
 	}
 	var p struct {
 		Meta          map[string]json.RawMessage `json:"_meta"`
 		Notifications json.RawMessage            `json:"notifications"`
 	}
 	if err := json.Unmarshal(ack.Params, &p); err != nil {
-		m.t.Fatal(err)
+		m.T.Fatal(err)
 	}
 	if got := string(p.Meta[mcp.MetaKeySubscriptionID]); got != idJSON(id) {
-		m.t.Errorf("acknowledgement subscriptionId %s, want %s", got, idJSON(id))
+		m.T.Errorf("acknowledgement subscriptionId %s, want %s", got, idJSON(id))
 	}
-	if !jsonEqual(m.t, p.Notifications, agreed) {
-		m.t.Errorf("acknowledged %s, want %s", p.Notifications, agreed)
+	if !jsonEqual(m.T, p.Notifications, agreed) {
+		m.T.Errorf("acknowledged %s, want %s", p.Notifications, agreed)
 	}
 	return s
 }
 
 // expectListen reads the next listen notification: method, tag, uri.
-func (m *modernEnv) expectListen(s *sseStream, id any, method, uri string) {
-	m.t.Helper()
-	_, n := s.message()
+func (m *modernEnv) expectListen(s *httpenv.SSEStream, id any, method, uri string) {
+	m.T.Helper()
+	_, n := s.Message()
 	if n.Method != method {
-		m.t.Fatalf("listen %s: got %s, want %s", idJSON(id), n.raw, method)
+		m.T.Fatalf("listen %s: got %s, want %s", idJSON(id), n.Raw, method)
 	}
 	var p struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 		URI  string                     `json:"uri"`
 	}
 	if err := json.Unmarshal(n.Params, &p); err != nil {
-		m.t.Fatal(err)
+		m.T.Fatal(err)
 	}
 	if got := string(p.Meta[mcp.MetaKeySubscriptionID]); got != idJSON(id) {
-		m.t.Errorf("%s tagged %s, want %s", method, got, idJSON(id))
+		m.T.Errorf("%s tagged %s, want %s", method, got, idJSON(id))
 	}
 	if p.URI != uri {
-		m.t.Errorf("%s uri %q, want %q", method, p.URI, uri)
+		m.T.Errorf("%s uri %q, want %q", method, p.URI, uri)
 	}
 }
 
 // trigger makes a change through a tools/call (on a connection of its
 // own: every listen holds one).
 func (m *modernEnv) trigger(tool string, args map[string]any) {
-	m.t.Helper()
-	m.call(m.id(), mcp.MethodToolsCall, tool, map[string]any{"name": tool, "arguments": args})
+	m.T.Helper()
+	m.call(m.ID(), mcp.MethodToolsCall, tool, map[string]any{"name": tool, "arguments": args})
 }
 
 func TestModernHTTPListen(t *testing.T) {
 	f := newFixture26(nil)
 	m := newModernEnv(t, f.s, nil)
 	var addr2 string
-	id1, id2, id3 := m.id(), "listen-prompts", "listen-tools"
+	id1, id2, id3 := m.ID(), "listen-prompts", "listen-tools"
 	l1 := m.openListen(id1, map[string]any{"toolsListChanged": true, "promptsListChanged": true, "resourceSubscriptions": []string{"test://r", "test://t/1"}},
 		`{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["test://r","test://t/1"]}`, nil)
 	l2 := m.openListen(id2, map[string]any{"promptsListChanged": true, "taskIds": []string{"t1"}}, `{"promptsListChanged":true}`, &addr2)
@@ -178,8 +180,8 @@ func TestModernHTTPListen(t *testing.T) {
 	m.expectListen(l1, id1, mcp.NotificationResourcesUpdated, "test://t/1") // no resources/list_changed before it
 
 	// The client closing a stream ends that subscription only.
-	l2.close()
-	recvT(t, m.serverClosed(addr2), "the closed listen to end")
+	l2.Close()
+	httpenv.RecvT(t, m.ServerClosed(addr2), "the closed listen to end")
 	if n := listenerCount(f.s); n != 2 {
 		t.Errorf("%d listeners after one stream closed, want 2", n)
 	}
@@ -192,20 +194,20 @@ func TestModernHTTPListen(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, l := range []struct {
-		s  *sseStream
+		s  *httpenv.SSEStream
 		id any
 	}{{l1, id1}, {l3, id3}} {
-		_, resp := l.s.message()
+		_, resp := l.s.Message()
 		if resp.Method != "" || string(resp.ID) != idJSON(l.id) {
-			t.Fatalf("want the listen result, got %s", resp.raw)
+			t.Fatalf("want the listen result, got %s", resp.Raw)
 		}
-		r := checkModernResult(t, parseWire(t, []byte(resp.raw)), l.id, "fixture26")
+		r := checkModernResult(t, parseWire(t, []byte(resp.Raw)), l.id, "fixture26")
 		var meta map[string]json.RawMessage
 		_ = json.Unmarshal(r["_meta"], &meta)
 		if got := string(meta[mcp.MetaKeySubscriptionID]); got != idJSON(l.id) {
 			t.Errorf("listen result subscriptionId %s, want %s", got, idJSON(l.id))
 		}
-		l.s.end()
+		l.s.End()
 	}
 	if n := listenerCount(f.s); n != 0 {
 		t.Errorf("%d listeners after Close, want 0", n)
@@ -228,16 +230,16 @@ func TestModernHTTPListenFilterFollowsCapabilities(t *testing.T) {
 	l0 := m.openListen(int64(0), map[string]any{}, `{}`, nil)
 	AddTool(s, &mcp.Tool{Name: "echo2"}, func(ctx context.Context, req *CallToolRequest, in textIn) (string, error) { return in.Text, nil })
 	m.expectListen(l, "only", mcp.NotificationToolsListChanged, "")
-	l.close()
-	recvT(t, m.serverClosed(addr), "the listen to end")
+	l.Close()
+	httpenv.RecvT(t, m.ServerClosed(addr), "the listen to end")
 	if err := m.h.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, resp := l0.message()
+	_, resp := l0.Message()
 	if string(resp.ID) != "0" || resp.Method != "" {
-		t.Errorf("listen 0 got %s, want its result", resp.raw)
+		t.Errorf("listen 0 got %s, want its result", resp.Raw)
 	}
-	l0.end()
+	l0.End()
 	if n := listenerCount(s); n != 0 {
 		t.Errorf("%d listeners left", n)
 	}
@@ -258,8 +260,8 @@ func TestModernHTTPListenNoLeak(t *testing.T) {
 			m.trigger("add_tool", map[string]any{"name": fmt.Sprintf("t%d", i)})
 			m.expectListen(l, id, mcp.NotificationToolsListChanged, "")
 		}
-		l.close()
-		recvT(t, m.serverClosed(addr), "the listen to end")
+		l.Close()
+		httpenv.RecvT(t, m.ServerClosed(addr), "the listen to end")
 	}
 	if n := listenerCount(f.s); n != 0 {
 		t.Errorf("%d listeners left after every stream closed", n)

@@ -29,6 +29,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/internal/wirecheck"
@@ -411,7 +413,7 @@ func jsonEqual(t testing.TB, got []byte, want string) bool {
 	return reflect.DeepEqual(g, w)
 }
 
-func logLevelOf(t testing.TB, m *rpcMsg) string {
+func logLevelOf(t testing.TB, m *httpenv.RPCMsg) string {
 	t.Helper()
 	var p struct {
 		Level string `json:"level"`
@@ -439,8 +441,8 @@ func newModernEnv(t testing.TB, srv *Server, opts *HTTPOptions) *modernEnv {
 	legacy := newHTTPEnv(t, srv, opts)
 	m := &modernEnv{legacy: legacy, wc26: wirecheck.For(t, v26)}
 	c := *legacy
-	c.wc = m.wc26
-	c.obs = m.wc26.Observe(t)
+	c.WC = m.wc26
+	c.Obs = m.wc26.Observe(t)
 	m.httpEnv = &c
 	return m
 }
@@ -448,30 +450,30 @@ func newModernEnv(t testing.TB, srv *Server, opts *HTTPOptions) *modernEnv {
 // sub returns a view of m whose failures (and 2026 observer) belong to t.
 func (m *modernEnv) sub(t testing.TB) *modernEnv {
 	c := *m.httpEnv
-	c.t = t
-	c.obs = m.wc26.Observe(t)
+	c.T = t
+	c.Obs = m.wc26.Observe(t)
 	return &modernEnv{httpEnv: &c, legacy: m.legacy.sub(t), wc26: m.wc26}
 }
 
 // ids returns a fresh integer id and a fresh string id.
 func (m *modernEnv) ids() []any {
-	n := m.id()
+	n := m.ID()
 	return []any{n, fmt.Sprintf("req-%d", n)}
 }
 
 // h26 are the headers of a 2026 request (MCP-Protocol-Version, Mcp-Method
 // and, when name is set, Mcp-Name), then more.
-func h26(method, name string, more ...reqOpt) []reqOpt {
-	opts := []reqOpt{withHeader("MCP-Protocol-Version", v26), withHeader("Mcp-Method", method)}
+func h26(method, name string, more ...httpenv.ReqOpt) []httpenv.ReqOpt {
+	opts := []httpenv.ReqOpt{httpenv.WithHeader("MCP-Protocol-Version", v26), httpenv.WithHeader("Mcp-Method", method)}
 	if name != "" {
-		opts = append(opts, withHeader("Mcp-Name", name))
+		opts = append(opts, httpenv.WithHeader("Mcp-Name", name))
 	}
 	return append(opts, more...)
 }
 
 // withRawHeader sets a header under exactly the name given (not
 // canonicalized), replacing the canonical one.
-func withRawHeader(k, v string) reqOpt {
+func withRawHeader(k, v string) httpenv.ReqOpt {
 	return func(r *http.Request) {
 		r.Header.Del(k)
 		r.Header[k] = []string{v}
@@ -488,79 +490,79 @@ type reply struct {
 // send posts body. A well-formed request is observed as sent and its
 // JSON answer as its response; the answer to a malformed one is checked
 // on its own.
-func (m *modernEnv) send(body string, wellFormed bool, opts ...reqOpt) *reply {
-	m.t.Helper()
+func (m *modernEnv) send(body string, wellFormed bool, opts ...httpenv.ReqOpt) *reply {
+	m.T.Helper()
 	if wellFormed {
-		m.obs(wirecheck.ClientToServer, []byte(body))
+		m.Obs(wirecheck.ClientToServer, []byte(body))
 	}
-	resp := m.do(http.MethodPost, "", body, opts...)
+	resp := m.Do(http.MethodPost, "", body, opts...)
 	raw, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		m.t.Fatalf("reading the answer: %v", err)
+		m.T.Fatalf("reading the answer: %v", err)
 	}
 	r := &reply{status: resp.StatusCode, ctype: resp.Header.Get("Content-Type")}
 	if r.ctype != "application/json" {
-		m.t.Fatalf("status %d, Content-Type %q, want a JSON answer: %q", r.status, r.ctype, raw)
+		m.T.Fatalf("status %d, Content-Type %q, want a JSON answer: %q", r.status, r.ctype, raw)
 	}
-	r.wireMsg = parseWire(m.t, raw)
+	r.wireMsg = parseWire(m.T, raw)
 	if wellFormed {
-		m.obs(wirecheck.ServerToClient, raw)
+		m.Obs(wirecheck.ServerToClient, raw)
 	} else if err := m.wc26.Check(raw); err != nil {
-		m.t.Errorf("answer does not conform: %v\n%s", err, raw)
+		m.T.Errorf("answer does not conform: %v\n%s", err, raw)
 	}
 	return r
 }
 
 // wantErr checks an error answer: HTTP status, code, echoed id, schema.
 func (m *modernEnv) wantErr(r *reply, status int, code int64, id any) *wireError {
-	m.t.Helper()
+	m.T.Helper()
 	if r.status != status {
-		m.t.Errorf("HTTP status %d, want %d: %s", r.status, status, r.raw)
+		m.T.Errorf("HTTP status %d, want %d: %s", r.status, status, r.raw)
 	}
-	return checkErr(m.t, m.wc26, r.wireMsg, code, id)
+	return checkErr(m.T, m.wc26, r.wireMsg, code, id)
 }
 
 // wantOK checks a result answer (200, resultType, serverInfo).
 func (m *modernEnv) wantOK(r *reply, id any) map[string]json.RawMessage {
-	m.t.Helper()
+	m.T.Helper()
 	if r.status != http.StatusOK {
-		m.t.Errorf("HTTP status %d, want 200: %s", r.status, r.raw)
+		m.T.Errorf("HTTP status %d, want 200: %s", r.status, r.raw)
 	}
-	return checkModernResult(m.t, r.wireMsg, id, m.srv.opts.Info.Name)
+	return checkModernResult(m.T, r.wireMsg, id, m.srv.opts.Info.Name)
 }
 
 // call sends a well-formed 2026 request with its headers and expects a
 // result.
 func (m *modernEnv) call(id any, method, name string, params map[string]any) map[string]json.RawMessage {
-	m.t.Helper()
+	m.T.Helper()
 	return m.wantOK(m.send(req26(id, method, params), true, h26(method, name)...), id)
 }
 
 // stream posts a well-formed 2026 request whose answer is an event
 // stream and returns the stream once its headers have arrived.
-func (m *modernEnv) stream(body string, opts ...reqOpt) *sseStream {
-	m.t.Helper()
-	return m.openSSE(m.post("", body, opts...))
+func (m *modernEnv) stream(body string, opts ...httpenv.ReqOpt) *httpenv.SSEStream {
+	m.T.Helper()
+	return m.OpenSSE(m.Post("", body, opts...))
 }
 
 // rest reads a 2026 request's stream to its end: the messages before
 // the response, then the response, after which the stream must end.
-func (m *modernEnv) rest(s *sseStream, id any) (notes []*rpcMsg, resp *rpcMsg) {
-	m.t.Helper()
+func (m *modernEnv) rest(s *httpenv.SSEStream, id any) (notes []*httpenv.RPCMsg, resp *httpenv.RPCMsg) {
+	m.T.Helper()
 	for {
-		f, msg := s.message()
-		if f.hasID || f.hasRtry {
-			m.t.Errorf("2026 streams are not resumable, yet frame %v has an id or retry", f)
+		f, msg := s.Message()
+		if f.HasID || f.HasRetry {
+			m.T.Errorf("2026 streams are not resumable, yet frame %v has an id or retry", f)
 		}
 		if msg.Method != "" {
 			notes = append(notes, msg)
 			continue
 		}
 		if string(msg.ID) != idJSON(id) {
-			m.t.Fatalf("response %s answers another request than %s", msg.raw, idJSON(id))
+			m.T.Fatalf("response %s answers another request than %s", msg.Raw, idJSON(id))
 		}
-		s.end()
+		s.End()
 		return notes, msg
 	}
 }
@@ -574,7 +576,7 @@ func TestModernHTTPEnvelopeErrors(t *testing.T) {
 	var discover struct {
 		SupportedVersions []string `json:"supportedVersions"`
 	}
-	res := m.call(m.id(), mcp.MethodServerDiscover, "", nil)
+	res := m.call(m.ID(), mcp.MethodServerDiscover, "", nil)
 	if err := json.Unmarshal(res["supportedVersions"], &discover.SupportedVersions); err != nil || len(discover.SupportedVersions) == 0 {
 		t.Fatalf("server/discover supportedVersions = %s", res["supportedVersions"])
 	}
@@ -630,9 +632,9 @@ func TestModernHTTPEnvelopeErrors(t *testing.T) {
 				}
 				opts := h26(mcp.MethodToolsCall, "echo")
 				if tc.version == "-" {
-					opts = append(opts, withHeader("MCP-Protocol-Version", ""))
+					opts = append(opts, httpenv.WithHeader("MCP-Protocol-Version", ""))
 				} else {
-					opts = append(opts, withHeader("MCP-Protocol-Version", tc.version))
+					opts = append(opts, httpenv.WithHeader("MCP-Protocol-Version", tc.version))
 				}
 				e := m.wantErr(m.send(body, tc.wellFormed, opts...), http.StatusBadRequest, tc.code, id)
 				if tc.code != mcp.CodeUnsupportedProtocolVersion {
@@ -670,7 +672,7 @@ func TestModernHTTPEnvelopeErrors(t *testing.T) {
 		m := m.sub(t)
 		caps := map[string]any{"elicitation": map[string]any{"form": map[string]any{}}, "extensions": map[string]any{"com.example/x": map[string]any{}}}
 		params := withMeta(meta26(map[string]any{mcp.MetaKeyClientCapabilities: caps}))
-		id := m.id()
+		id := m.ID()
 		m.wantOK(m.send(rawReq(id, mcp.MethodToolsCall, params), true, h26(mcp.MethodToolsCall, "echo")...), id)
 	})
 }

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"go.uber.org/goleak"
 
 	"github.com/mcpkit/mcpkit/internal/wirecheck"
@@ -98,7 +100,7 @@ func (p *stdioPeer) send(body string, kind int) {
 	case sendLegacy:
 		p.legObs(wirecheck.ClientToServer, []byte(body))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), httpHangGuard)
+	ctx, cancel := context.WithTimeout(context.Background(), httpenv.HangGuard)
 	defer cancel()
 	if err := p.conn.Write(ctx, transport.Message{Data: []byte(body)}); err != nil {
 		p.t.Fatalf("write: %v", err)
@@ -114,7 +116,7 @@ func (p *stdioPeer) next(legacy bool) *wireMsg {
 	ok := false
 	select {
 	case raw, ok = <-p.in:
-	case <-time.After(httpHangGuard):
+	case <-time.After(httpenv.HangGuard):
 		p.t.Fatal("timed out waiting for a message from the server")
 	}
 	if !ok {
@@ -352,7 +354,7 @@ func TestModernStdioLogging(t *testing.T) {
 					}
 					got = append(got, fmt.Sprintf("progress %v", pp.Progress))
 				case mcp.NotificationMessage:
-					got = append(got, "log "+logLevelOf(t, &rpcMsg{Params: json.RawMessage(n.Params)}))
+					got = append(got, "log "+logLevelOf(t, &httpenv.RPCMsg{Params: json.RawMessage(n.Params)}))
 				default:
 					got = append(got, n.Method)
 				}
@@ -379,9 +381,9 @@ func TestModernStdioCancellation(t *testing.T) {
 		if n := p.next(false); n.Method != mcp.NotificationProgress {
 			t.Fatalf("first message %s", n.raw)
 		}
-		recvT(t, f.blocked, "the handler to start")
+		httpenv.RecvT(t, f.blocked, "the handler to start")
 		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"enough"}}`, idJSON(id)), sendModern)
-		rep := recvT(t, f.unblocked, "the handler's context to end")
+		rep := httpenv.RecvT(t, f.unblocked, "the handler's context to end")
 		if rep.cause == nil {
 			t.Error("the handler's context ended without a cause")
 		}

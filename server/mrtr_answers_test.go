@@ -203,7 +203,7 @@ func TestModernHTTPAnswerWithoutState(t *testing.T) {
 	e := newHTTPEnv(t, s, nil)
 	wc := wirecheck.For(t, mcp.Version20260728)
 	params := `{"_meta":` + string(mustJSON(t, modernMeta(formCaps))) + `,"name":"profile","inputResponses":{"p":{"action":"yolo"}}}`
-	status, m := modernHTTP(t, wc, e.client, e.ts.URL, nil, mcp.MethodToolsCall, "profile", params)
+	status, m := modernHTTP(t, wc, e.Client, e.TS.URL, nil, mcp.MethodToolsCall, "profile", params)
 	if status != http.StatusOK || m.Error == nil || m.Error.Code != mcp.CodeInvalidParams ||
 		!strings.Contains(m.Error.Message, `inputResponses["p"].action`) {
 		t.Errorf("%d %s, want 200 with -32602 naming inputResponses[\"p\"].action", status, m.raw)

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -61,11 +63,11 @@ func mrtrHTTPServer(opts *Options, probe *mrtrProbe) *Server {
 func TestShimHTTPPOSTStream(t *testing.T) {
 	probe := &mrtrProbe{}
 	e := newHTTPEnv(t, mrtrHTTPServer(&Options{RequestStateKeys: [][]byte{stateKey}}, probe), nil)
-	sid := e.initialize(elicitCaps)
+	sid := e.Initialize(elicitCaps)
 	e.subscribe(sid, "file:///marker")
-	get := e.openSSE(e.do(http.MethodGet, sid, ""))
-	defer get.close()
-	get.prime(0)
+	get := e.OpenSSE(e.Do(http.MethodGet, sid, ""))
+	defer get.Close()
+	get.Prime(0)
 
 	for _, tc := range []struct {
 		tool    string
@@ -78,33 +80,33 @@ func TestShimHTTPPOSTStream(t *testing.T) {
 		t.Run(tc.tool, func(t *testing.T) {
 			e := e.sub(t)
 			before := probe.count()
-			id := e.id()
-			post := e.openSSE(e.post(sid, toolCall(id, tc.tool, "", "")))
-			stream := post.prime(0)
+			id := e.ID()
+			post := e.OpenSSE(e.Post(sid, httpenv.ToolCall(id, tc.tool, "", "")))
+			stream := post.Prime(0)
 			for i, answer := range tc.answers {
-				f, req := post.message()
+				f, req := post.Message()
 				if req.Method != mcp.MethodElicitationCreate || len(req.ID) == 0 {
-					t.Fatalf("leg %d: want an elicitation/create request on the POST stream, got %s", i+1, req.raw)
+					t.Fatalf("leg %d: want an elicitation/create request on the POST stream, got %s", i+1, req.Raw)
 				}
-				if got, seq := splitEventID(t, f.id); got != stream || seq != uint64(i+1) {
-					t.Errorf("leg %d event id %q, want %s_%d", i+1, f.id, stream, i+1)
+				if got, seq := httpenv.SplitEventID(t, f.ID); got != stream || seq != uint64(i+1) {
+					t.Errorf("leg %d event id %q, want %s_%d", i+1, f.ID, stream, i+1)
 				}
-				e.expect202(e.post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, answer)))
+				e.Expect202(e.Post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, answer)))
 			}
-			f, res := post.message()
+			f, res := post.Message()
 			if string(res.ID) != strconv.FormatInt(id, 10) {
-				t.Fatalf("after the legs the stream carried %s, want the response to %d", res.raw, id)
+				t.Fatalf("after the legs the stream carried %s, want the response to %d", res.Raw, id)
 			}
-			if _, seq := splitEventID(t, f.id); seq != uint64(len(tc.answers)+1) {
-				t.Errorf("response event id %q", f.id)
+			if _, seq := httpenv.SplitEventID(t, f.ID); seq != uint64(len(tc.answers)+1) {
+				t.Errorf("response event id %q", f.ID)
 			}
-			if text, isErr := toolText(t, res); text != tc.want || isErr {
+			if text, isErr := httpenv.ToolText(t, res); text != tc.want || isErr {
 				t.Errorf("%s = %q (isError %v), want %q", tc.tool, text, isErr, tc.want)
 			}
-			if bytes.Contains([]byte(res.raw), []byte("resultType")) {
-				t.Errorf("legacy result with resultType: %s", res.raw)
+			if bytes.Contains([]byte(res.Raw), []byte("resultType")) {
+				t.Errorf("legacy result with resultType: %s", res.Raw)
 			}
-			post.end() // nothing after the result
+			post.End() // nothing after the result
 			runs := probe.all()[before:]
 			if len(runs) != len(tc.answers)+1 {
 				t.Fatalf("the handler ran %d times, want %d", len(runs), len(tc.answers)+1)
@@ -136,36 +138,36 @@ func TestShimHTTPPOSTStream(t *testing.T) {
 // the leg on the original POST's stream, where the leg itself went
 // (the cancellation keeps the route of the call it cancels).
 func TestShimHTTPLegEnds(t *testing.T) {
-	cancelFor := func(t *testing.T, stream *sseStream, legID string) {
+	cancelFor := func(t *testing.T, stream *httpenv.SSEStream, legID string) {
 		t.Helper()
-		_, m := stream.message()
+		_, m := stream.Message()
 		var p struct {
 			RequestID jsontext.Value `json:"requestId"`
 		}
 		if m.Method != "notifications/cancelled" || json.Unmarshal(m.Params, &p) != nil || string(p.RequestID) != legID {
-			t.Errorf("the POST stream carried %s, want notifications/cancelled for the leg %s", m.raw, legID)
+			t.Errorf("the POST stream carried %s, want notifications/cancelled for the leg %s", m.Raw, legID)
 		}
 	}
 	t.Run("timeout", func(t *testing.T) {
 		probe := &mrtrProbe{}
 		e := newHTTPEnv(t, mrtrHTTPServer(&Options{CallTimeout: 50 * time.Millisecond}, probe), nil)
-		sid := e.initialize(elicitCaps)
-		get := e.openSSE(e.do(http.MethodGet, sid, ""))
-		defer get.close()
-		get.prime(0)
-		id := e.id()
-		post := e.openSSE(e.post(sid, toolCall(id, "greet", "", "")))
-		post.prime(0)
-		_, leg := post.message()
+		sid := e.Initialize(elicitCaps)
+		get := e.OpenSSE(e.Do(http.MethodGet, sid, ""))
+		defer get.Close()
+		get.Prime(0)
+		id := e.ID()
+		post := e.OpenSSE(e.Post(sid, httpenv.ToolCall(id, "greet", "", "")))
+		post.Prime(0)
+		_, leg := post.Message()
 		if leg.Method != mcp.MethodElicitationCreate {
-			t.Fatalf("want the leg, got %s", leg.raw)
+			t.Fatalf("want the leg, got %s", leg.Raw)
 		}
 		cancelFor(t, post, string(leg.ID)) // the client never answers
-		_, res := post.message()
+		_, res := post.Message()
 		if res.Error == nil || res.Error.Code != -32001 || string(res.ID) != strconv.FormatInt(id, 10) {
-			t.Errorf("want -32001 for %d, got %s", id, res.raw)
+			t.Errorf("want -32001 for %d, got %s", id, res.Raw)
 		}
-		post.end()
+		post.End()
 		if n := probe.count(); n != 1 {
 			t.Errorf("the handler ran %d times, want 1", n)
 		}
@@ -173,19 +175,19 @@ func TestShimHTTPLegEnds(t *testing.T) {
 	t.Run("original cancelled", func(t *testing.T) {
 		probe := &mrtrProbe{}
 		e := newHTTPEnv(t, mrtrHTTPServer(nil, probe), nil)
-		sid := e.initialize(elicitCaps)
-		get := e.openSSE(e.do(http.MethodGet, sid, ""))
-		defer get.close()
-		get.prime(0)
-		id := e.id()
-		post := e.openSSE(e.post(sid, toolCall(id, "greet", "", "")))
-		defer post.close()
-		post.prime(0)
-		_, leg := post.message()
-		e.expect202(e.post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"user"}}`, id)))
+		sid := e.Initialize(elicitCaps)
+		get := e.OpenSSE(e.Do(http.MethodGet, sid, ""))
+		defer get.Close()
+		get.Prime(0)
+		id := e.ID()
+		post := e.OpenSSE(e.Post(sid, httpenv.ToolCall(id, "greet", "", "")))
+		defer post.Close()
+		post.Prime(0)
+		_, leg := post.Message()
+		e.Expect202(e.Post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"user"}}`, id)))
 		cancelFor(t, post, string(leg.ID))
 		// A late answer to the cancelled leg is accepted and ignored.
-		e.expect202(e.post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"accept","content":{"name":"late"}}}`, leg.ID)))
+		e.Expect202(e.Post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"accept","content":{"name":"late"}}}`, leg.ID)))
 		if n := probe.count(); n != 1 {
 			t.Errorf("the handler ran %d times, want 1", n)
 		}
@@ -208,20 +210,20 @@ func TestShimHTTPStateless(t *testing.T) {
 	})
 	e := newHTTPEnv(t, s, &HTTPOptions{Stateless: true})
 	for _, body := range []string{
-		toolCall(e.id(), "greet", "", ""),
-		fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"prompts/get","params":{"name":"p"}}`, e.id()),
-		fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"test://r"}}`, e.id()),
+		httpenv.ToolCall(e.ID(), "greet", "", ""),
+		fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"prompts/get","params":{"name":"p"}}`, e.ID()),
+		fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"test://r"}}`, e.ID()),
 	} {
-		m := e.rpc("", body, withHeader("MCP-Protocol-Version", mcp.Version20251125))
+		m := e.RPC("", body, httpenv.WithHeader("MCP-Protocol-Version", mcp.Version20251125))
 		if m.Error == nil || m.Error.Code != mcp.CodeInternalError || !strings.Contains(m.Error.Message, "require the 2026-07-28 stateless lifecycle") {
-			t.Errorf("%s answered %s, want -32603 naming the 2026-07-28 lifecycle", body, m.raw)
+			t.Errorf("%s answered %s, want -32603 naming the 2026-07-28 lifecycle", body, m.Raw)
 		}
 	}
 	if n := probe.count(); n != 3 {
 		t.Errorf("handlers ran %d times, want 3", n)
 	}
 	wc := wirecheck.For(t, mcp.Version20260728)
-	status, msg := modernHTTP(t, wc, e.client, e.ts.URL, nil, mcp.MethodToolsCall, "greet", map[string]any{"_meta": modernMeta(formCaps), "name": "greet"})
+	status, msg := modernHTTP(t, wc, e.Client, e.TS.URL, nil, mcp.MethodToolsCall, "greet", map[string]any{"_meta": modernMeta(formCaps), "name": "greet"})
 	if status != http.StatusOK || msg.Error != nil {
 		t.Fatalf("2026 tools/call on a session-less server: %d %s", status, msg.raw)
 	}
@@ -257,7 +259,7 @@ func modernHTTP(t *testing.T, wc *wirecheck.Checker, client *http.Client, url st
 		rawParams = mustJSON(t, p)
 	}
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, modernIDs.Add(1), method, rawParams)
-	ctx, cancel := context.WithTimeout(context.Background(), httpHangGuard)
+	ctx, cancel := context.WithTimeout(context.Background(), httpenv.HangGuard)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -267,7 +269,7 @@ func modernHTTP(t *testing.T, wc *wirecheck.Checker, client *http.Client, url st
 		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", acceptBoth)
+	req.Header.Set("Accept", httpenv.AcceptBoth)
 	req.Header.Set("MCP-Protocol-Version", mcp.Version20260728)
 	req.Header.Set("Mcp-Method", method)
 	if name != "" {
@@ -317,7 +319,7 @@ func TestModernHTTP(t *testing.T) {
 		for k, v := range extra {
 			params[k] = v
 		}
-		return modernHTTP(t, wc, e.client, e.ts.URL, nil, mcp.MethodToolsCall, "greet", params)
+		return modernHTTP(t, wc, e.Client, e.TS.URL, nil, mcp.MethodToolsCall, "greet", params)
 	}
 	status, m := post(formCaps, nil)
 	if status != http.StatusOK || m.Error != nil {

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -306,17 +308,17 @@ func TestShimCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- p.conn.Call(ctx, mcp.MethodToolsCall, map[string]any{"name": "greet"}, nil) }()
-		legID := recvT(t, legs, "the leg")
+		legID := httpenv.RecvT(t, legs, "the leg")
 		cancel() // the client sends notifications/cancelled for the original
-		if err := recvT(t, done, "the cancelled call"); err != context.Canceled {
+		if err := httpenv.RecvT(t, done, "the cancelled call"); err != context.Canceled {
 			t.Errorf("call = %v", err)
 		}
-		recvT(t, legEnded, "the leg to be cancelled by the server")
+		httpenv.RecvT(t, legEnded, "the leg to be cancelled by the server")
 		cancelledLeg(t, p, legID)
 		// Close the server side: its handlers have returned and written
 		// what they would write; then nothing may answer the original.
 		p.ss.Close()
-		recvT(t, p.conn.Done(), "the client connection to end")
+		httpenv.RecvT(t, p.conn.Done(), "the client connection to end")
 		var origID jsontext.Value
 		for _, m := range p.writtenMessages() {
 			var r struct {
@@ -349,8 +351,8 @@ func TestShimCancel(t *testing.T) {
 		p, legs, legEnded := leg(t, s)
 		_, err := p.callTool("greet", "")
 		wantRPCError(t, err, -32001)
-		legID := recvT(t, legs, "the leg")
-		recvT(t, legEnded, "the timed-out leg to be cancelled")
+		legID := httpenv.RecvT(t, legs, "the leg")
+		httpenv.RecvT(t, legEnded, "the timed-out leg to be cancelled")
 		cancelledLeg(t, p, legID)
 		if n := probe.count(); n != 1 {
 			t.Errorf("the handler ran %d times, want 1", n)

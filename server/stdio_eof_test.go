@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 )
@@ -49,16 +51,16 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 }
 
 // responses returns the responses written, by id (JSON).
-func (b *lockedBuffer) responses(t *testing.T) map[string]*rpcMsg {
+func (b *lockedBuffer) responses(t *testing.T) map[string]*httpenv.RPCMsg {
 	t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make(map[string]*rpcMsg)
+	out := make(map[string]*httpenv.RPCMsg)
 	for _, line := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
 		if line == "" {
 			continue
 		}
-		m := parseMsg(t, []byte(line))
+		m := httpenv.ParseMsg(t, []byte(line))
 		if m.Method == "" {
 			if _, dup := out[string(m.ID)]; dup {
 				t.Errorf("two answers to id %s", m.ID)
@@ -126,14 +128,14 @@ func TestServeAnswersBeforeEndOfInput(t *testing.T) {
 	for _, id := range []string{"1", "3"} {
 		if m := got[id]; m == nil {
 			t.Errorf("tools/call %s: no answer", id)
-		} else if text, isErr := toolText(t, m); text != "waited" || isErr {
-			t.Errorf("tools/call %s: %s", id, m.raw)
+		} else if text, isErr := httpenv.ToolText(t, m); text != "waited" || isErr {
+			t.Errorf("tools/call %s: %s", id, m.Raw)
 		}
 	}
 	if m := got["2"]; m == nil {
 		t.Error("tools/call 2 (waiting for roots/list): no answer")
-	} else if m.Error == nil && !strings.Contains(m.raw, `"isError":true`) {
-		t.Errorf("tools/call 2: %s, want an error", m.raw)
+	} else if m.Error == nil && !strings.Contains(m.Raw, `"isError":true`) {
+		t.Errorf("tools/call 2: %s, want an error", m.Raw)
 	}
 	if m := got["0"]; m == nil || m.Error != nil {
 		t.Errorf("initialize: %v", m)
@@ -197,7 +199,7 @@ func TestPingWhileBusyStdio(t *testing.T) {
 	for id := 1; id <= 2; id++ {
 		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"block"}}`, id), sendLegacy)
 	}
-	recvT(t, started, "the first call to start")
+	httpenv.RecvT(t, started, "the first call to start")
 	p.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`, sendLegacy)
 	if m := p.next(true); string(m.ID) != `"ping"` || string(m.Result) != "{}" {
 		t.Fatalf("got %s, want the ping's answer", m.raw)
@@ -213,15 +215,15 @@ func TestPingWhileBusyStdio(t *testing.T) {
 func TestPingWhileBusyHTTP(t *testing.T) {
 	release, started := make(chan struct{}), make(chan struct{}, 4)
 	e := newHTTPEnv(t, blockingServer(release, started), nil)
-	sid := e.initialize("")
+	sid := e.Initialize("")
 	answer := make(chan *http.Response, 1)
-	go func() { answer <- e.do(http.MethodPost, sid, toolCall(100, "block", "", "")) }()
-	recvT(t, started, "the call to start")
-	if m := e.rpc(sid, `{"jsonrpc":"2.0","id":"ping","method":"ping"}`); string(m.Result) != "{}" {
-		t.Fatalf("ping: %s", m.raw)
+	go func() { answer <- e.Do(http.MethodPost, sid, httpenv.ToolCall(100, "block", "", "")) }()
+	httpenv.RecvT(t, started, "the call to start")
+	if m := e.RPC(sid, `{"jsonrpc":"2.0","id":"ping","method":"ping"}`); string(m.Result) != "{}" {
+		t.Fatalf("ping: %s", m.Raw)
 	}
 	close(release)
-	resp := recvT(t, answer, "the call's answer")
+	resp := httpenv.RecvT(t, answer, "the call's answer")
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 }
@@ -239,14 +241,14 @@ func TestModernPingWhileBusyHTTP(t *testing.T) {
 	})
 	m := newModernEnv(t, s, nil)
 	answer := make(chan *http.Response, 1)
-	body := req26(m.id(), mcp.MethodToolsCall, map[string]any{"name": "block", "arguments": map[string]any{}})
-	go func() { answer <- m.do(http.MethodPost, "", body, h26(mcp.MethodToolsCall, "block")...) }()
-	recvT(t, started, "the call to start")
-	id := m.id()
+	body := req26(m.ID(), mcp.MethodToolsCall, map[string]any{"name": "block", "arguments": map[string]any{}})
+	go func() { answer <- m.Do(http.MethodPost, "", body, h26(mcp.MethodToolsCall, "block")...) }()
+	httpenv.RecvT(t, started, "the call to start")
+	id := m.ID()
 	m.wantErr(m.send(req26(id, mcp.MethodPing, nil), false, h26(mcp.MethodPing, "")...), http.StatusNotFound, mcp.CodeMethodNotFound, id)
-	m.call(m.id(), mcp.MethodToolsCall, "quick", map[string]any{"name": "quick", "arguments": map[string]any{}})
+	m.call(m.ID(), mcp.MethodToolsCall, "quick", map[string]any{"name": "quick", "arguments": map[string]any{}})
 	close(release)
-	resp := recvT(t, answer, "the call's answer")
+	resp := httpenv.RecvT(t, answer, "the call's answer")
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 }
@@ -264,7 +266,7 @@ func serveToEnd(t *testing.T, s *Server, in io.Reader, what string) *lockedBuffe
 		if err != nil {
 			t.Fatalf("Serve = %v, want nil", err)
 		}
-	case <-time.After(httpHangGuard): // a hang guard, not a synchronisation
+	case <-time.After(httpenv.HangGuard): // a hang guard, not a synchronisation
 		t.Fatal("Serve did not return after " + what)
 	}
 	return out

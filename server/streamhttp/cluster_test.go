@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/server"
 
 	"github.com/mcpkit/mcpkit/store"
@@ -33,7 +35,7 @@ func clusterPair(t *testing.T, setup func(*server.Server)) (a, b *httpEnv, broke
 		}
 		*x.env = newHTTPEnv(t, srv, &Options{SessionStore: sessions, EventStore: events, Broker: x.br, KeepAlive: -1})
 	}
-	t.Cleanup(a.shutdown) // before b's leak check, which would see a's goroutines
+	t.Cleanup(a.Shutdown) // before b's leak check, which would see a's goroutines
 	return a, b, brokerA, brokerB
 }
 
@@ -54,54 +56,54 @@ func TestClusterOrphanStreams(t *testing.T) {
 			return "", ctx.Err()
 		})
 	})
-	sid := a.initialize("{}")
+	sid := a.Initialize("{}")
 
-	get := a.openSSE(a.do(http.MethodGet, sid, ""))
-	standalone := get.prime(0)
-	get.close()
+	get := a.OpenSSE(a.Do(http.MethodGet, sid, ""))
+	standalone := get.Prime(0)
+	get.Close()
 	if owner, post := ownerOfStream(standalone); owner != brokerA.ID() || post {
 		t.Fatalf("standalone stream id %q: want one of instance %s, not a POST's", standalone, brokerA.ID())
 	}
 
-	call := a.openSSE(a.post(sid, toolCall(a.id(), "two", `{}`, "")))
-	stream := call.prime(0)
-	recvT(t, logged, "the tool's logs")
+	call := a.OpenSSE(a.Post(sid, httpenv.ToolCall(a.ID(), "two", `{}`, "")))
+	stream := call.Prime(0)
+	httpenv.RecvT(t, logged, "the tool's logs")
 	// The client has seen both logs: an event reaches the client only once
 	// the store has it (appends run outside the stream's lock, after the
 	// handler's Log returns), so both are stored before A goes.
 	for _, want := range []string{"one", "two"} {
-		if _, m := call.message(); m.Method != mcp.NotificationMessage || !strings.Contains(string(m.Params), want) {
-			t.Fatalf("call stream: %s, want the log %q", m.raw, want)
+		if _, m := call.Message(); m.Method != mcp.NotificationMessage || !strings.Contains(string(m.Params), want) {
+			t.Fatalf("call stream: %s, want the log %q", m.Raw, want)
 		}
 	}
-	call.close()
+	call.Close()
 
 	brokerA.Close() // instance A is gone, as B sees it
 
-	replay := b.openSSE(b.do(http.MethodGet, sid, "", withHeader("Last-Event-ID", stream+"_0")))
-	replay.plain = true
+	replay := b.OpenSSE(b.Do(http.MethodGet, sid, "", httpenv.WithHeader("Last-Event-ID", stream+"_0")))
+	replay.Plain = true
 	for i, want := range []string{"one", "two"} {
-		f, m := replay.message()
-		if f.id != stream+"_"+string(rune('1'+i)) || m.Method != mcp.NotificationMessage || !strings.Contains(string(m.Params), want) {
+		f, m := replay.Message()
+		if f.ID != stream+"_"+string(rune('1'+i)) || m.Method != mcp.NotificationMessage || !strings.Contains(string(m.Params), want) {
 			t.Fatalf("replayed event %d: %v", i+1, f)
 		}
 	}
-	replay.end()
+	replay.End()
 
-	m := b.expectStatus(b.do(http.MethodGet, sid, "", withHeader("Last-Event-ID", stream+"_2")), http.StatusGone)
+	m := b.ExpectStatus(b.Do(http.MethodGet, sid, "", httpenv.WithHeader("Last-Event-ID", stream+"_2")), http.StatusGone)
 	if m.Error.Code != mcp.CodeInternalError || !strings.Contains(m.Error.Message, "stopped before it finished") {
 		t.Errorf("410 body: %+v", m.Error)
 	}
 
-	cont := b.openSSE(b.do(http.MethodGet, sid, "", withHeader("Last-Event-ID", standalone+"_0")))
-	if own := cont.prime(0); own == standalone {
+	cont := b.OpenSSE(b.Do(http.MethodGet, sid, "", httpenv.WithHeader("Last-Event-ID", standalone+"_0")))
+	if own := cont.Prime(0); own == standalone {
 		t.Errorf("the standalone stream continued under the dead instance's id %q", own)
 	}
 	server.AddTool(b.srv, &mcp.Tool{Name: "late"}, func(context.Context, *server.CallToolRequest, struct{}) (string, error) { return "", nil })
-	if _, n := cont.message(); n.Method != mcp.NotificationToolsListChanged {
+	if _, n := cont.Message(); n.Method != mcp.NotificationToolsListChanged {
 		t.Errorf("standalone stream on B: %s, want tools/list_changed", n.Method)
 	}
-	cont.close()
+	cont.Close()
 }
 
 // TestClusterRelayEnds: a stream resumed on another instance is relayed
@@ -122,32 +124,32 @@ func TestClusterRelayEnds(t *testing.T) {
 			return "done", nil
 		})
 	})
-	sid := a.initialize("{}")
-	call := a.openSSE(a.post(sid, toolCall(a.id(), "slow", `{}`, "")))
-	call.prime(0)
-	recvT(t, logged, "the first log")
-	f, _ := call.message()
-	call.close()
+	sid := a.Initialize("{}")
+	call := a.OpenSSE(a.Post(sid, httpenv.ToolCall(a.ID(), "slow", `{}`, "")))
+	call.Prime(0)
+	httpenv.RecvT(t, logged, "the first log")
+	f, _ := call.Message()
+	call.Close()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	relayed := b.openSSE(resume(b, sid, f.id, withCtx(ctx)))
-	relayed.plain = true
+	relayed := b.OpenSSE(resume(b, sid, f.ID, httpenv.WithCtx(ctx)))
+	relayed.Plain = true
 	waitFor(t, "the relay to start", func() bool { return servingRelays(a.h) == 1 })
 	cancel()
-	relayed.close()
+	relayed.Close()
 	waitFor(t, "the owner to stop relaying", func() bool { return servingRelays(a.h) == 0 })
 
 	// Resumed again, on B, the stream goes on to its end.
-	again := b.openSSE(resume(b, sid, f.id))
-	again.plain = true
+	again := b.OpenSSE(resume(b, sid, f.ID))
+	again.Plain = true
 	close(release)
-	if _, m := again.message(); m.Method != mcp.NotificationMessage || !strings.Contains(string(m.Params), "after") {
+	if _, m := again.Message(); m.Method != mcp.NotificationMessage || !strings.Contains(string(m.Params), "after") {
 		t.Fatalf("relayed: %s %s", m.Method, m.Params)
 	}
-	if _, m := again.message(); m.Error != nil || !strings.Contains(string(m.Result), "done") {
-		t.Fatalf("relayed final message: %s", m.raw)
+	if _, m := again.Message(); m.Error != nil || !strings.Contains(string(m.Result), "done") {
+		t.Fatalf("relayed final message: %s", m.Raw)
 	}
-	again.end()
+	again.End()
 }
 
 // resume sends GET with Last-Event-ID, again while the answer is 409:
@@ -155,17 +157,17 @@ func TestClusterRelayEnds(t *testing.T) {
 // (a client does the same). It waits for that as long as the env's hang
 // guard allows, not for a fixed number of tries: under load the server
 // may take a while to notice.
-func resume(e *httpEnv, sid, last string, opts ...reqOpt) *http.Response {
-	e.t.Helper()
+func resume(e *httpEnv, sid, last string, opts ...httpenv.ReqOpt) *http.Response {
+	e.T.Helper()
 	for {
-		resp := e.do(http.MethodGet, sid, "", append(opts, withHeader("Last-Event-ID", last))...)
-		if resp.StatusCode != http.StatusConflict || e.ctx.Err() != nil {
+		resp := e.Do(http.MethodGet, sid, "", append(opts, httpenv.WithHeader("Last-Event-ID", last))...)
+		if resp.StatusCode != http.StatusConflict || e.Ctx.Err() != nil {
 			return resp
 		}
 		resp.Body.Close()
 		select {
 		case <-time.After(10 * time.Millisecond):
-		case <-e.ctx.Done():
+		case <-e.Ctx.Done():
 		}
 	}
 }
@@ -182,21 +184,21 @@ func servingRelays(h *Handler) int {
 // once.
 func TestClusterOneStandalone(t *testing.T) {
 	a, b, _, _ := clusterPair(t, nil)
-	sid := a.initialize("{}")
-	first := a.openSSE(a.do(http.MethodGet, sid, ""))
-	first.prime(0)
-	second := b.openSSE(b.do(http.MethodGet, sid, ""))
-	second.prime(0)
-	first.end() // A dropped its stream when B opened one
+	sid := a.Initialize("{}")
+	first := a.OpenSSE(a.Do(http.MethodGet, sid, ""))
+	first.Prime(0)
+	second := b.OpenSSE(b.Do(http.MethodGet, sid, ""))
+	second.Prime(0)
+	first.End() // A dropped its stream when B opened one
 	waitFor(t, "A to drop its standalone stream", func() bool {
 		hs := a.h.local(sid)
 		return hs != nil && hs.standalone() == nil
 	})
 	server.AddTool(a.srv, &mcp.Tool{Name: "late"}, func(context.Context, *server.CallToolRequest, struct{}) (string, error) { return "", nil })
-	if _, n := second.message(); n.Method != mcp.NotificationToolsListChanged {
+	if _, n := second.Message(); n.Method != mcp.NotificationToolsListChanged {
 		t.Fatalf("B's stream: %s", n.Method)
 	}
-	second.close()
+	second.Close()
 }
 
 // TestSessionBoundToPrincipal: a session opened by one principal is not
@@ -216,7 +218,7 @@ func TestSessionBoundToPrincipal(t *testing.T) {
 	post := func(url, sid, principal, body string) (int, http.Header) {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", acceptBoth)
+		req.Header.Set("Accept", httpenv.AcceptBoth)
 		if sid != "" {
 			req.Header.Set("Mcp-Session-Id", sid)
 		}
@@ -230,7 +232,7 @@ func TestSessionBoundToPrincipal(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode, resp.Header
 	}
-	status, hdr := post(urls[0], "", "alice", initBody(1, "{}"))
+	status, hdr := post(urls[0], "", "alice", httpenv.InitBody(1, "{}"))
 	sid := hdr.Get("Mcp-Session-Id")
 	if status != http.StatusOK || sid == "" {
 		t.Fatalf("initialize: %d", status)

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
@@ -40,7 +42,7 @@ func BenchmarkHTTPToolsCallSession(b *testing.B) {
 			b.Fatal(err)
 		}
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", acceptBoth)
+		req.Header.Set("Accept", httpenv.AcceptBoth)
 		if sid != "" {
 			req.Header.Set("Mcp-Session-Id", sid)
 			req.Header.Set("Mcp-Protocol-Version", mcp.Version20251125)
@@ -56,7 +58,7 @@ func BenchmarkHTTPToolsCallSession(b *testing.B) {
 		}
 		return resp, out
 	}
-	resp, _ := post("", []byte(initBody(1, "{}")))
+	resp, _ := post("", []byte(httpenv.InitBody(1, "{}")))
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if resp, _ := post(sid, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); resp.StatusCode != http.StatusAccepted {
 		b.Fatalf("initialized: %d", resp.StatusCode)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/server"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -39,20 +41,20 @@ func (st *stuckTool) free() { st.once.Do(func() { close(st.release) }) }
 
 // expectEnded checks the answer a request in flight gets when its session
 // ends: a JSON-RPC error for its id, code -32603, as a JSON body.
-func expectEnded(t testing.TB, e *httpEnv, a asyncAnswer, id int64) {
+func expectEnded(t testing.TB, e *httpEnv, a httpenv.AsyncAnswer, id int64) {
 	t.Helper()
-	if a.err != nil {
-		t.Fatalf("request: %v", a.err)
+	if a.Err != nil {
+		t.Fatalf("request: %v", a.Err)
 	}
-	if a.resp.StatusCode != http.StatusOK || a.resp.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("answer: status %d, Content-Type %q, body %q; want 200 application/json", a.resp.StatusCode, a.resp.Header.Get("Content-Type"), a.body)
+	if a.Resp.StatusCode != http.StatusOK || a.Resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("answer: status %d, Content-Type %q, body %q; want 200 application/json", a.Resp.StatusCode, a.Resp.Header.Get("Content-Type"), a.Body)
 	}
-	if err := e.wc.Check(a.body); err != nil {
-		t.Errorf("answer does not conform: %v\n%s", err, a.body)
+	if err := e.WC.Check(a.Body); err != nil {
+		t.Errorf("answer does not conform: %v\n%s", err, a.Body)
 	}
-	m := parseMsg(t, a.body)
+	m := httpenv.ParseMsg(t, a.Body)
 	if m.Error == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != idJSON(id) {
-		t.Errorf("answer %s; want a -32603 error for id %d", a.body, id)
+		t.Errorf("answer %s; want a -32603 error for id %d", a.Body, id)
 	}
 }
 
@@ -67,21 +69,21 @@ func TestHTTPShutdownStuckHandlers(t *testing.T) {
 	e := newHTTPEnv(t, s, nil)
 	defer tool.free() // before the env's cleanup checks for leaks
 	ids := make([]int64, n)
-	answers := make([]<-chan asyncAnswer, n)
+	answers := make([]<-chan httpenv.AsyncAnswer, n)
 	for i := range n {
-		sid := e.initialize("{}")
-		ids[i] = e.id()
-		answers[i] = e.postAsync(sid, toolCall(ids[i], "stuck", "", ""))
+		sid := e.Initialize("{}")
+		ids[i] = e.ID()
+		answers[i] = e.PostAsync(sid, httpenv.ToolCall(ids[i], "stuck", "", ""))
 	}
 	for range n {
-		recvT(t, tool.entered, "a handler to start")
+		httpenv.RecvT(t, tool.entered, "a handler to start")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	shut := make(chan error, 1)
 	go func() { shut <- e.h.Shutdown(ctx) }()
 	for i := range n {
-		expectEnded(t, e, recvT(t, answers[i], "the answer of a request in flight"), ids[i])
+		expectEnded(t, e, httpenv.RecvT(t, answers[i], "the answer of a request in flight"), ids[i])
 	}
 	if n := e.h.SessionCount(); n != 0 {
 		t.Errorf("SessionCount during Shutdown = %d, want 0", n)
@@ -92,10 +94,10 @@ func TestHTTPShutdownStuckHandlers(t *testing.T) {
 	default:
 	}
 	cancel()
-	if err := recvT(t, shut, "Shutdown to return at the end of its context"); !errors.Is(err, context.Canceled) {
+	if err := httpenv.RecvT(t, shut, "Shutdown to return at the end of its context"); !errors.Is(err, context.Canceled) {
 		t.Errorf("Shutdown = %v, want context.Canceled", err)
 	}
-	e.expectStatus(e.do(http.MethodPost, "", initBody(1, "{}")), http.StatusServiceUnavailable)
+	e.ExpectStatus(e.Do(http.MethodPost, "", httpenv.InitBody(1, "{}")), http.StatusServiceUnavailable)
 	tool.free()
 	// Once the handlers return, Shutdown (and Close) finish cleanly; the
 	// env's cleanup then checks that no goroutine is left.
@@ -114,15 +116,15 @@ func TestHTTPCloseIsBounded(t *testing.T) {
 	defer tool.free()
 	defer func() { e.h.closeAfter = 0 }() // the env's own Close waits for the freed handlers
 	for range 3 {
-		sid := e.initialize("{}")
-		id := e.id()
-		ch := e.postAsync(sid, toolCall(id, "stuck", "", ""))
-		recvT(t, tool.entered, "the handler to start")
-		defer func() { expectEnded(t, e, recvT(t, ch, "the answer"), id) }()
+		sid := e.Initialize("{}")
+		id := e.ID()
+		ch := e.PostAsync(sid, httpenv.ToolCall(id, "stuck", "", ""))
+		httpenv.RecvT(t, tool.entered, "the handler to start")
+		defer func() { expectEnded(t, e, httpenv.RecvT(t, ch, "the answer"), id) }()
 	}
 	closed := make(chan error, 1)
 	go func() { closed <- e.h.Close() }()
-	if err := recvT(t, closed, "Close to return"); !errors.Is(err, context.DeadlineExceeded) {
+	if err := httpenv.RecvT(t, closed, "Close to return"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Close with handlers still running = %v, want context.DeadlineExceeded", err)
 	}
 }
@@ -142,36 +144,36 @@ func TestHTTPDeleteDoesNotWait(t *testing.T) {
 			tool := addStuckTool(s)
 			e := newHTTPEnv(t, s, nil).sub(t)
 			defer tool.free()
-			sid := e.initialize("{}")
-			id := e.id()
+			sid := e.Initialize("{}")
+			id := e.ID()
 			token := ""
 			if sse {
 				token = "tok"
 			}
-			var post *sseStream
-			var answer <-chan asyncAnswer
+			var post *httpenv.SSEStream
+			var answer <-chan httpenv.AsyncAnswer
 			if sse {
-				post = e.openSSE(e.post(sid, toolCall(id, "stuck", "", token)))
-				post.prime(0)
-				post.message() // the progress notification
+				post = e.OpenSSE(e.Post(sid, httpenv.ToolCall(id, "stuck", "", token)))
+				post.Prime(0)
+				post.Message() // the progress notification
 			} else {
-				answer = e.postAsync(sid, toolCall(id, "stuck", "", ""))
+				answer = e.PostAsync(sid, httpenv.ToolCall(id, "stuck", "", ""))
 			}
-			recvT(t, tool.entered, "the handler to start")
-			del := e.doAsync(http.MethodDelete, sid, "")
-			if a := recvT(t, del, "the DELETE to be answered while the handler is blocked"); a.err != nil || a.resp.StatusCode != http.StatusNoContent {
-				t.Fatalf("DELETE: %v %v", a.err, a.resp)
+			httpenv.RecvT(t, tool.entered, "the handler to start")
+			del := e.DoAsync(http.MethodDelete, sid, "")
+			if a := httpenv.RecvT(t, del, "the DELETE to be answered while the handler is blocked"); a.Err != nil || a.Resp.StatusCode != http.StatusNoContent {
+				t.Fatalf("DELETE: %v %v", a.Err, a.Resp)
 			}
 			if sse {
-				_, m := post.message()
+				_, m := post.Message()
 				if m.Error == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != idJSON(id) {
-					t.Errorf("event %s; want a -32603 error for id %d", m.raw, id)
+					t.Errorf("event %s; want a -32603 error for id %d", m.Raw, id)
 				}
-				post.end()
+				post.End()
 			} else {
-				expectEnded(t, e, recvT(t, answer, "the answer of the request in flight"), id)
+				expectEnded(t, e, httpenv.RecvT(t, answer, "the answer of the request in flight"), id)
 			}
-			e.expectStatus(e.do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusNotFound)
+			e.ExpectStatus(e.Do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusNotFound)
 			if n := e.h.SessionCount(); n != 0 {
 				t.Errorf("SessionCount after DELETE = %d", n)
 			}

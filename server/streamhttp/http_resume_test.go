@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/server"
 
 	"github.com/mcpkit/mcpkit/store"
@@ -73,70 +75,70 @@ func (p *pollTool) do(t testing.TB, step string) {
 	t.Helper()
 	select {
 	case p.steps <- step:
-	case <-time.After(httpHangGuard):
+	case <-time.After(httpenv.HangGuard):
 		t.Fatalf("the tool did not take step %s", step)
 	}
-	recvT(t, p.done, "step "+step)
+	httpenv.RecvT(t, p.done, "step "+step)
 }
 
 // finish lets the tool answer.
 func (p *pollTool) finish(t testing.TB) {
 	t.Helper()
 	close(p.steps)
-	if err := recvT(t, p.ctxErr, "the tool to answer"); err != nil {
+	if err := httpenv.RecvT(t, p.ctxErr, "the tool to answer"); err != nil {
 		t.Errorf("the handler's context ended (%v): disconnection is not cancellation", err)
 	}
 }
 
 // expectProgress reads the next message, a progress notification with
 // the given value and event sequence number.
-func expectProgress(t testing.TB, s *sseStream, stream string, value float64, seq uint64) string {
+func expectProgress(t testing.TB, s *httpenv.SSEStream, stream string, value float64, seq uint64) string {
 	t.Helper()
-	f, m := s.message()
-	if _, p := progressOf(t, m); p != value {
+	f, m := s.Message()
+	if _, p := httpenv.ProgressOf(t, m); p != value {
 		t.Errorf("progress %v, want %v", p, value)
 	}
-	if st, n := splitEventID(t, f.id); st != stream || n != seq {
-		t.Errorf("event id %q, want %s_%d", f.id, stream, seq)
+	if st, n := httpenv.SplitEventID(t, f.ID); st != stream || n != seq {
+		t.Errorf("event id %q, want %s_%d", f.ID, stream, seq)
 	}
-	return f.id
+	return f.ID
 }
 
 // expectResult reads the next message, the poll tool's response.
-func expectResult(t testing.TB, s *sseStream, stream string, id int64, seq uint64) string {
+func expectResult(t testing.TB, s *httpenv.SSEStream, stream string, id int64, seq uint64) string {
 	t.Helper()
-	f, m := s.message()
-	if text, _ := toolText(t, m); text != "polled" {
+	f, m := s.Message()
+	if text, _ := httpenv.ToolText(t, m); text != "polled" {
 		t.Errorf("poll answered %q", text)
 	}
 	if string(m.ID) != strconv.FormatInt(id, 10) {
 		t.Errorf("response id %s, want %d", m.ID, id)
 	}
-	if st, n := splitEventID(t, f.id); st != stream || n != seq {
-		t.Errorf("event id %q, want %s_%d", f.id, stream, seq)
+	if st, n := httpenv.SplitEventID(t, f.ID); st != stream || n != seq {
+		t.Errorf("event id %q, want %s_%d", f.ID, stream, seq)
 	}
-	return f.id
+	return f.ID
 }
 
 func (e *httpEnv) resume(sid, lastEventID string) *http.Response {
-	return e.do(http.MethodGet, sid, "", withHeader("Last-Event-ID", lastEventID))
+	return e.Do(http.MethodGet, sid, "", httpenv.WithHeader("Last-Event-ID", lastEventID))
 }
 
 func TestHTTPCloseStreamAndResume(t *testing.T) {
 	s := echoServer()
 	tool := addPollTool(s)
 	e := newHTTPEnv(t, s, &Options{RetryInterval: 250 * time.Millisecond})
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 
-	id := e.id()
-	pending := e.postHeaders(sid, toolCall(id, "poll", "", "tok"))
+	id := e.ID()
+	pending := e.PostHeaders(sid, httpenv.ToolCall(id, "poll", "", "tok"))
 	tool.do(t, "progress")
-	post := e.openSSE(e.headers(pending))
-	stream := post.prime(0)
+	post := e.OpenSSE(e.Headers(pending))
+	stream := post.Prime(0)
 	first := expectProgress(t, post, stream, 1, 1)
 	tool.do(t, "close")
 	// The POST's response ends, with a retry: line last.
-	if !post.end() {
+	if !post.End() {
 		t.Error("the closed stream did not end with a retry: line")
 	}
 	// Messages sent while the client is away wait for it.
@@ -145,33 +147,33 @@ func TestHTTPCloseStreamAndResume(t *testing.T) {
 
 	// Resuming after the last event seen delivers what was missed, then
 	// the rest live.
-	get := e.openSSE(e.resume(sid, first))
+	get := e.OpenSSE(e.resume(sid, first))
 	expectProgress(t, get, stream, 2, 2)
-	if f, m := get.message(); m.Method != mcp.NotificationMessage || f.id != stream+"_3" {
-		t.Errorf("want the log message as event %s_3, got %v %s", stream, f, m.raw)
+	if f, m := get.Message(); m.Method != mcp.NotificationMessage || f.ID != stream+"_3" {
+		t.Errorf("want the log message as event %s_3, got %v %s", stream, f, m.Raw)
 	}
 	tool.do(t, "progress")
 	expectProgress(t, get, stream, 3, 4)
 	tool.finish(t)
 	last := expectResult(t, get, stream, id, 5)
-	if get.end() {
+	if get.End() {
 		t.Error("the resumed stream ended with retry: after its response")
 	}
 
 	// The stream is over: a replay from its start comes from the store,
 	// every event in order, and ends.
-	replay := e.openSSE(e.resume(sid, stream+"_0"))
-	replay.plain = true
+	replay := e.OpenSSE(e.resume(sid, stream+"_0"))
+	replay.Plain = true
 	for seq := uint64(1); seq <= 5; seq++ {
-		f, _ := replay.message()
-		if f.id != fmt.Sprintf("%s_%d", stream, seq) {
-			t.Errorf("replayed event %q, want %s_%d", f.id, stream, seq)
+		f, _ := replay.Message()
+		if f.ID != fmt.Sprintf("%s_%d", stream, seq) {
+			t.Errorf("replayed event %q, want %s_%d", f.ID, stream, seq)
 		}
 	}
-	replay.end()
+	replay.End()
 	// A replay after the last event is empty, and ends.
-	empty := e.openSSE(e.resume(sid, last))
-	empty.end()
+	empty := e.OpenSSE(e.resume(sid, last))
+	empty.End()
 }
 
 // CloseStream before the tool has sent anything: the answer must become
@@ -181,28 +183,28 @@ func TestHTTPCloseStreamFirst(t *testing.T) {
 	s := echoServer()
 	tool := addPollTool(s)
 	e := newHTTPEnv(t, s, nil)
-	sid := e.initialize("{}")
-	id := e.id()
-	answer := e.postAsync(sid, toolCall(id, "poll", "", ""))
+	sid := e.Initialize("{}")
+	id := e.ID()
+	answer := e.PostAsync(sid, httpenv.ToolCall(id, "poll", "", ""))
 	tool.do(t, "close")
-	var a asyncAnswer
+	var a httpenv.AsyncAnswer
 	select {
 	case a = <-answer:
 	case <-time.After(5 * time.Second): // hang guard: the bug keeps the POST open until the tool answers
 		t.Error("CloseStream did not end the POST's connection")
 		tool.finish(t)
-		a = recvT(t, answer, "the POST answer")
-		t.Fatalf("the POST was answered only when the tool finished: %s %q", a.resp.Header.Get("Content-Type"), a.body)
+		a = httpenv.RecvT(t, answer, "the POST answer")
+		t.Fatalf("the POST was answered only when the tool finished: %s %q", a.Resp.Header.Get("Content-Type"), a.Body)
 	}
-	post := e.sseOf(a)
-	stream := post.prime(0)
-	if !post.end() {
+	post := e.SSEOf(a)
+	stream := post.Prime(0)
+	if !post.End() {
 		t.Error("no retry: before the end of the closed stream")
 	}
 	tool.finish(t)
-	get := e.openSSE(e.resume(sid, stream+"_0"))
+	get := e.OpenSSE(e.resume(sid, stream+"_0"))
 	expectResult(t, get, stream, id, 1)
-	get.end()
+	get.End()
 }
 
 // Cutting the POST's connection is not cancellation: the handler runs
@@ -212,33 +214,33 @@ func TestHTTPDisconnectThenResume(t *testing.T) {
 	s := echoServer()
 	tool := addPollTool(s)
 	e := newHTTPEnv(t, s, nil)
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 
-	id := e.id()
-	ctx, cut := context.WithCancel(e.ctx)
+	id := e.ID()
+	ctx, cut := context.WithCancel(e.Ctx)
 	var addr string
-	pending := e.postHeaders(sid, toolCall(id, "poll", "", "tok"), withCtx(ctx), withConnAddr(&addr))
+	pending := e.PostHeaders(sid, httpenv.ToolCall(id, "poll", "", "tok"), httpenv.WithCtx(ctx), httpenv.WithConnAddr(&addr))
 	tool.do(t, "progress")
-	post := e.openSSE(e.headers(pending))
-	stream := post.prime(0)
+	post := e.OpenSSE(e.Headers(pending))
+	stream := post.Prime(0)
 	expectProgress(t, post, stream, 1, 1)
 	tool.do(t, "progress")
 	expectProgress(t, post, stream, 2, 2)
 	cut() // the client's TCP connection goes away
-	post.close()
-	recvT(t, e.serverClosed(addr), "the server to see the cut connection")
+	post.Close()
+	httpenv.RecvT(t, e.ServerClosed(addr), "the server to see the cut connection")
 	tool.do(t, "progress") // while nobody listens
 
 	// Resume from the priming event: 1 and 2 come from the store, 3 was
 	// waiting, the rest is live.
-	get := e.openSSE(e.resume(sid, stream+"_0"))
-	get.plain = true
+	get := e.OpenSSE(e.resume(sid, stream+"_0"))
+	get.Plain = true
 	for seq := uint64(1); seq <= 3; seq++ {
 		expectProgress(t, get, stream, float64(seq), seq)
 	}
 	tool.finish(t)
 	expectResult(t, get, stream, id, 4)
-	get.end()
+	get.End()
 }
 
 func TestHTTPResumeErrors(t *testing.T) {
@@ -246,24 +248,24 @@ func TestHTTPResumeErrors(t *testing.T) {
 	tool := addPollTool(s)
 	es := store.NewMemoryEventStore(&store.MemoryEventStoreOptions{MaxEventsPerStream: 2})
 	e := newHTTPEnv(t, s, &Options{EventStore: es})
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 
 	for _, bad := range []string{"garbage", "_5", "abc_", "abc_x", "abc_-1", "abc_1.5"} {
-		e.expectStatus(e.resume(sid, bad), http.StatusBadRequest)
+		e.ExpectStatus(e.resume(sid, bad), http.StatusBadRequest)
 	}
 	// Resumption needs the session like any other request.
-	e.expectStatus(e.do(http.MethodGet, "", "", withHeader("Last-Event-ID", "abc_1")), http.StatusBadRequest)
+	e.ExpectStatus(e.Do(http.MethodGet, "", "", httpenv.WithHeader("Last-Event-ID", "abc_1")), http.StatusBadRequest)
 
-	id := e.id()
-	pending := e.postHeaders(sid, toolCall(id, "poll", "", "tok"))
+	id := e.ID()
+	pending := e.PostHeaders(sid, httpenv.ToolCall(id, "poll", "", "tok"))
 	tool.do(t, "progress")
 	tool.do(t, "progress")
-	post := e.openSSE(e.headers(pending))
-	stream := post.prime(0)
+	post := e.OpenSSE(e.Headers(pending))
+	stream := post.Prime(0)
 	expectProgress(t, post, stream, 1, 1)
 	second := expectProgress(t, post, stream, 2, 2)
 	tool.do(t, "close")
-	post.end()
+	post.End()
 	// Two more while the client is away: the store, which keeps two
 	// events per stream, drops 1 and 2.
 	tool.do(t, "progress")
@@ -277,25 +279,25 @@ func TestHTTPResumeErrors(t *testing.T) {
 
 	// Events 1 and 2 are gone: resuming from the priming event cannot be
 	// served in full, and a partial replay would lose messages silently.
-	e.expectStatus(e.resume(sid, stream+"_0"), http.StatusConflict)
-	e.expectStatus(e.resume(sid, stream+"_1"), http.StatusConflict)
+	e.ExpectStatus(e.resume(sid, stream+"_0"), http.StatusConflict)
+	e.ExpectStatus(e.resume(sid, stream+"_1"), http.StatusConflict)
 	// From the last event seen, nothing is missing.
-	get := e.openSSE(e.resume(sid, second))
+	get := e.OpenSSE(e.resume(sid, second))
 	expectProgress(t, get, stream, 3, 3)
 	expectProgress(t, get, stream, 4, 4)
 	tool.finish(t)
 	expectResult(t, get, stream, id, 5)
-	get.end()
+	get.End()
 	// After the stream finished, the store has events 4 and 5 only.
-	e.expectStatus(e.resume(sid, stream+"_2"), http.StatusConflict)
-	replay := e.openSSE(e.resume(sid, stream+"_3"))
-	replay.plain = true
-	replay.messageFrame(t, mcp.NotificationProgress)
-	f, _ := replay.message()
-	if f.id != stream+"_5" {
-		t.Errorf("replayed %q, want %s_5", f.id, stream)
+	e.ExpectStatus(e.resume(sid, stream+"_2"), http.StatusConflict)
+	replay := e.OpenSSE(e.resume(sid, stream+"_3"))
+	replay.Plain = true
+	replay.MessageFrame(t, mcp.NotificationProgress)
+	f, _ := replay.Message()
+	if f.ID != stream+"_5" {
+		t.Errorf("replayed %q, want %s_5", f.ID, stream)
 	}
-	replay.end()
+	replay.End()
 }
 
 // Another session's event ids give nothing away.
@@ -303,25 +305,25 @@ func TestHTTPResumeOtherSession(t *testing.T) {
 	s := echoServer()
 	addProgressTool(s, nil)
 	e := newHTTPEnv(t, s, nil)
-	a, b := e.initialize("{}"), e.initialize("{}")
-	id := e.id()
-	stream, _ := readToolStream(e, e.openSSE(e.post(a, toolCall(id, "progress", `{"steps":2,"tag":"secret"}`, "tok"))), id)
+	a, b := e.Initialize("{}"), e.Initialize("{}")
+	id := e.ID()
+	stream, _ := readToolStream(e, e.OpenSSE(e.Post(a, httpenv.ToolCall(id, "progress", `{"steps":2,"tag":"secret"}`, "tok"))), id)
 	resp := e.resume(b, stream+"_0")
 	if resp.StatusCode == http.StatusOK {
-		st := e.openSSE(resp)
-		if f, err := st.frame(); err == nil && f.hasData && f.data != "" {
+		st := e.OpenSSE(resp)
+		if f, err := st.Frame(); err == nil && f.HasData && f.Data != "" {
 			t.Errorf("session b replayed session a's event %v", f)
 		}
-		st.close()
+		st.Close()
 	} else {
 		resp.Body.Close()
 	}
 	// And a's own replay works (retried while the POST's reader may still
 	// be finishing: 409).
-	replay := e.openSSE(resume(e, a, stream+"_0"))
-	replay.plain = true
-	replay.messageFrame(t, mcp.NotificationProgress)
-	replay.close()
+	replay := e.OpenSSE(resume(e, a, stream+"_0"))
+	replay.Plain = true
+	replay.MessageFrame(t, mcp.NotificationProgress)
+	replay.Close()
 }
 
 // A POST answered with JSON whose client went away before the answer
@@ -332,24 +334,24 @@ func TestHTTPAbandonedJSONRequestFreed(t *testing.T) {
 	s := echoServer()
 	tool := addPollTool(s)
 	e := newHTTPEnv(t, s, nil)
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 	hs := e.session(sid)
 
-	ctx, cut := context.WithCancel(e.ctx)
+	ctx, cut := context.WithCancel(e.Ctx)
 	var addr string
-	answer := e.postAsync(sid, toolCall(e.id(), "poll", "", ""), withCtx(ctx), withConnAddr(&addr))
+	answer := e.PostAsync(sid, httpenv.ToolCall(e.ID(), "poll", "", ""), httpenv.WithCtx(ctx), httpenv.WithConnAddr(&addr))
 	tool.do(t, "noop") // the handler is running, and has sent nothing
 	cut()
-	if a := recvT(t, answer, "the cut POST"); a.err == nil {
-		t.Fatalf("the POST was answered: %q", a.body)
+	if a := httpenv.RecvT(t, answer, "the cut POST"); a.Err == nil {
+		t.Fatalf("the POST was answered: %q", a.Body)
 	}
-	recvT(t, e.serverClosed(addr), "the server to see the cut connection")
+	httpenv.RecvT(t, e.ServerClosed(addr), "the server to see the cut connection")
 	if byReq, byID := hs.streams(); byReq != 0 || byID != 0 {
 		t.Errorf("after the client left a JSON request: %d streams by request, %d by id; want none", byReq, byID)
 	}
 	tool.finish(t)
 	// The session is fine.
-	e.rpc(sid, toolCall(e.id(), "echo", "", ""))
+	e.RPC(sid, httpenv.ToolCall(e.ID(), "echo", "", ""))
 	if byReq, byID := hs.streams(); byReq != 0 || byID != 0 {
 		t.Errorf("after the late answer: %d streams by request, %d by id; want none", byReq, byID)
 	}
@@ -383,11 +385,11 @@ func TestHTTPResumeAfterFailedFinalWrite(t *testing.T) {
 	s := echoServer()
 	tool := addPollTool(s)
 	e := newHTTPEnv(t, s, nil)
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 	hs := e.session(sid)
 
-	id := e.id()
-	msg, derr := jsonrpc.Decode([]byte(toolCall(id, "poll", "", "tok")), jsonrpc.Limits{})
+	id := e.ID()
+	msg, derr := jsonrpc.Decode([]byte(httpenv.ToolCall(id, "poll", "", "tok")), jsonrpc.Limits{})
 	if derr != nil {
 		t.Fatal(derr)
 	}
@@ -404,7 +406,7 @@ func TestHTTPResumeAfterFailedFinalWrite(t *testing.T) {
 	}()
 	tool.do(t, "progress")
 	tool.finish(t)
-	recvT(t, served, "serve to return after the failed write")
+	httpenv.RecvT(t, served, "serve to return after the failed write")
 	w.mu.Lock()
 	wrote := w.wrote.String()
 	w.mu.Unlock()
@@ -412,13 +414,13 @@ func TestHTTPResumeAfterFailedFinalWrite(t *testing.T) {
 		t.Fatalf("the progress event was not written: %q", wrote)
 	}
 
-	answer := e.doAsync(http.MethodGet, sid, "", withHeader("Last-Event-ID", st.id+"_1"))
+	answer := e.DoAsync(http.MethodGet, sid, "", httpenv.WithHeader("Last-Event-ID", st.id+"_1"))
 	select {
 	case a := <-answer:
-		get := e.sseOf(a)
-		get.plain = true
+		get := e.SSEOf(a)
+		get.Plain = true
 		expectResult(t, get, st.id, id, 2)
-		get.end()
+		get.End()
 	case <-time.After(5 * time.Second): // hang guard; the cleanup's Close ends the GET
 		t.Error("the resumed stream delivered its response but did not end")
 	}
@@ -430,21 +432,21 @@ func TestHTTPDuplicateRequestID(t *testing.T) {
 	s := echoServer()
 	tool := addPollTool(s)
 	e := newHTTPEnv(t, s, nil)
-	sid := e.initialize("{}")
-	body := toolCall(999, "poll", "", "")
-	pending := e.postHeaders(sid, body)
+	sid := e.Initialize("{}")
+	body := httpenv.ToolCall(999, "poll", "", "")
+	pending := e.PostHeaders(sid, body)
 	tool.do(t, "noop") // in flight
-	m := e.expectStatus(e.do(http.MethodPost, sid, toolCall(999, "echo", "", "")), http.StatusBadRequest)
+	m := e.ExpectStatus(e.Do(http.MethodPost, sid, httpenv.ToolCall(999, "echo", "", "")), http.StatusBadRequest)
 	if m == nil || string(m.ID) != "999" || m.Error.Code != mcp.CodeInvalidRequest {
 		t.Errorf("duplicate id answered %+v", m)
 	}
 	tool.finish(t)
-	answer := e.readJSON(e.headers(pending))
-	e.obs(wirecheck.ServerToClient, []byte(answer.raw))
-	if text, _ := toolText(t, answer); text != "polled" {
+	answer := e.ReadJSON(e.Headers(pending))
+	e.Obs(wirecheck.ServerToClient, []byte(answer.Raw))
+	if text, _ := httpenv.ToolText(t, answer); text != "polled" {
 		t.Errorf("poll answered %q", text)
 	}
-	if text, _ := toolText(t, e.rpc(sid, toolCall(999, "echo", `{"text":"again"}`, ""))); text != `{"text":"again"}` {
+	if text, _ := httpenv.ToolText(t, e.RPC(sid, httpenv.ToolCall(999, "echo", `{"text":"again"}`, ""))); text != `{"text":"again"}` {
 		t.Errorf("echo answered %q", text)
 	}
 }

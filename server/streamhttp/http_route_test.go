@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/server"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -27,9 +29,9 @@ func TestHTTPRouteWithoutHandlerContext(t *testing.T) {
 		return "done", nil
 	})
 	e := newHTTPEnv(t, s, nil)
-	sid := e.initialize("{}")
-	id := e.id()
-	_, msgs := readToolStream(e, e.openSSE(e.post(sid, toolCall(id, "detached", `{}`, "tok"))), id)
+	sid := e.Initialize("{}")
+	id := e.ID()
+	_, msgs := readToolStream(e, e.OpenSSE(e.Post(sid, httpenv.ToolCall(id, "detached", `{}`, "tok"))), id)
 	var kinds []string
 	for _, m := range msgs {
 		kinds = append(kinds, m.Method)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/server"
 
 	"github.com/mcpkit/mcpkit/internal/wirecheck"
@@ -27,13 +29,13 @@ func TestHTTPSessionID(t *testing.T) {
 	e := newHTTPEnv(t, echoServer(), nil)
 	seen := map[string]bool{}
 	for range 50 {
-		id := e.id()
-		resp := e.post("", initBody(id, "{}"))
+		id := e.ID()
+		resp := e.Post("", httpenv.InitBody(id, "{}"))
 		sid := resp.Header.Get("Mcp-Session-Id")
-		m := e.readJSON(resp)
-		e.obs(wirecheck.ServerToClient, []byte(m.raw))
+		m := e.ReadJSON(resp)
+		e.Obs(wirecheck.ServerToClient, []byte(m.Raw))
 		if m.Error != nil || string(m.ID) != strconv.FormatInt(id, 10) {
-			t.Fatalf("initialize answer %s", m.raw)
+			t.Fatalf("initialize answer %s", m.Raw)
 		}
 		if len(sid) < 16 {
 			t.Errorf("session id %q is too short to be unguessable", sid)
@@ -55,31 +57,31 @@ func TestHTTPSessionID(t *testing.T) {
 
 func TestHTTPSessionLifecycle(t *testing.T) {
 	e := newHTTPEnv(t, echoServer(), nil)
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 
 	t.Run("notification and response are accepted with 202", func(t *testing.T) {
 		e := e.sub(t)
-		e.expect202(e.do(http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`))
+		e.Expect202(e.Do(http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`))
 		// A response to no pending server request is still a response: accepted.
-		e.expect202(e.do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":"nobody-asked","result":{}}`))
-		e.expect202(e.do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"declined"}}`))
+		e.Expect202(e.Do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":"nobody-asked","result":{}}`))
+		e.Expect202(e.Do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"declined"}}`))
 	})
 
 	t.Run("request works", func(t *testing.T) {
 		e := e.sub(t)
-		id := e.id()
-		m := e.rpc(sid, toolCall(id, "echo", `{"text":"hi"}`, ""))
-		if text, isErr := toolText(t, m); isErr || text != `{"text":"hi"}` {
+		id := e.ID()
+		m := e.RPC(sid, httpenv.ToolCall(id, "echo", `{"text":"hi"}`, ""))
+		if text, isErr := httpenv.ToolText(t, m); isErr || text != `{"text":"hi"}` {
 			t.Errorf("echo answered %q (isError %v)", text, isErr)
 		}
 	})
 
 	t.Run("missing session id is 400", func(t *testing.T) {
 		e := e.sub(t)
-		e.expectStatus(e.do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), http.StatusBadRequest)
-		e.expectStatus(e.do(http.MethodPost, "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`), http.StatusBadRequest)
-		e.expectStatus(e.do(http.MethodGet, "", ""), http.StatusBadRequest)
-		e.expectStatus(e.do(http.MethodDelete, "", ""), http.StatusBadRequest)
+		e.ExpectStatus(e.Do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), http.StatusBadRequest)
+		e.ExpectStatus(e.Do(http.MethodPost, "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`), http.StatusBadRequest)
+		e.ExpectStatus(e.Do(http.MethodGet, "", ""), http.StatusBadRequest)
+		e.ExpectStatus(e.Do(http.MethodDelete, "", ""), http.StatusBadRequest)
 	})
 
 	t.Run("unknown session id is 404", func(t *testing.T) {
@@ -89,21 +91,21 @@ func TestHTTPSessionLifecycle(t *testing.T) {
 			if method == http.MethodPost {
 				body = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 			}
-			e.expectStatus(e.do(method, "NOSUCHSESSIONXXXXXXXXXXXXX", body), http.StatusNotFound)
+			e.ExpectStatus(e.Do(method, "NOSUCHSESSIONXXXXXXXXXXXXX", body), http.StatusNotFound)
 		}
 	})
 
 	t.Run("protocol version header", func(t *testing.T) {
 		e := e.sub(t)
 		// Absent: the server assumes 2025-03-26, which it supports.
-		m := e.readJSON(e.do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":100,"method":"tools/list"}`, withHeader("MCP-Protocol-Version", "")))
+		m := e.ReadJSON(e.Do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":100,"method":"tools/list"}`, httpenv.WithHeader("MCP-Protocol-Version", "")))
 		if m.Error != nil {
-			t.Errorf("tools/list without MCP-Protocol-Version: %s", m.raw)
+			t.Errorf("tools/list without MCP-Protocol-Version: %s", m.Raw)
 		}
 		for _, v := range []string{"2025-03-26", "2025-06-18", "2025-11-25"} {
-			m := e.readJSON(e.do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":101,"method":"ping"}`, withHeader("MCP-Protocol-Version", v)))
+			m := e.ReadJSON(e.Do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":101,"method":"ping"}`, httpenv.WithHeader("MCP-Protocol-Version", v)))
 			if m.Error != nil {
-				t.Errorf("ping with MCP-Protocol-Version %s: %s", v, m.raw)
+				t.Errorf("ping with MCP-Protocol-Version %s: %s", v, m.Raw)
 			}
 		}
 		for _, v := range []string{"1999-01-01", "2026-07-28", "latest", "2025-11-2"} {
@@ -112,26 +114,26 @@ func TestHTTPSessionLifecycle(t *testing.T) {
 				if method == http.MethodPost {
 					body = `{"jsonrpc":"2.0","id":102,"method":"ping"}`
 				}
-				e.expectStatus(e.do(method, sid, body, withHeader("MCP-Protocol-Version", v)), http.StatusBadRequest)
+				e.ExpectStatus(e.Do(method, sid, body, httpenv.WithHeader("MCP-Protocol-Version", v)), http.StatusBadRequest)
 			}
 		}
 		// The session survived every refusal, DELETE included.
-		e.readJSON(e.do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":103,"method":"ping"}`))
+		e.ReadJSON(e.Do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":103,"method":"ping"}`))
 	})
 
 	t.Run("DELETE ends the session", func(t *testing.T) {
 		e := e.sub(t)
-		other := e.initialize("{}")
+		other := e.Initialize("{}")
 		before := e.h.SessionCount()
-		e.expectStatus(e.do(http.MethodDelete, other, ""), http.StatusNoContent)
+		e.ExpectStatus(e.Do(http.MethodDelete, other, ""), http.StatusNoContent)
 		if n := e.h.SessionCount(); n != before-1 {
 			t.Errorf("SessionCount after DELETE = %d, want %d", n, before-1)
 		}
-		e.expectStatus(e.do(http.MethodPost, other, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusNotFound)
-		e.expectStatus(e.do(http.MethodGet, other, ""), http.StatusNotFound)
-		e.expectStatus(e.do(http.MethodDelete, other, ""), http.StatusNotFound)
+		e.ExpectStatus(e.Do(http.MethodPost, other, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusNotFound)
+		e.ExpectStatus(e.Do(http.MethodGet, other, ""), http.StatusNotFound)
+		e.ExpectStatus(e.Do(http.MethodDelete, other, ""), http.StatusNotFound)
 		// The first session is untouched.
-		e.readJSON(e.do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":104,"method":"ping"}`))
+		e.ReadJSON(e.Do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":104,"method":"ping"}`))
 	})
 }
 
@@ -139,17 +141,17 @@ func TestHTTPSessionLifecycle(t *testing.T) {
 // with an InitializeResult, and an error is not one.
 func TestHTTPInitializeErrorNoSession(t *testing.T) {
 	e := newHTTPEnv(t, echoServer(), nil)
-	resp := e.do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	resp := e.Do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
 	sid := resp.Header.Get("Mcp-Session-Id")
-	m := e.readJSON(resp)
+	m := e.ReadJSON(resp)
 	if m.Error == nil || m.Error.Code != mcp.CodeInvalidParams {
-		t.Fatalf("initialize without protocolVersion answered %s, want -32602", m.raw)
+		t.Fatalf("initialize without protocolVersion answered %s, want -32602", m.Raw)
 	}
 	if n := e.h.SessionCount(); n != 0 {
 		t.Errorf("SessionCount after a failed initialize = %d, want 0", n)
 	}
 	if sid != "" {
-		e.expectStatus(e.do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`), http.StatusNotFound)
+		e.ExpectStatus(e.Do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`), http.StatusNotFound)
 	}
 }
 
@@ -157,54 +159,54 @@ func TestHTTPHardening(t *testing.T) {
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	t.Run("defaults", func(t *testing.T) {
 		e := newHTTPEnv(t, echoServer(), nil)
-		sid := e.initialize("{}")
-		port := e.ts.URL[strings.LastIndexByte(e.ts.URL, ':'):]
+		sid := e.Initialize("{}")
+		port := e.TS.URL[strings.LastIndexByte(e.TS.URL, ':'):]
 		for _, tc := range []struct {
 			name string
-			opts []reqOpt
+			opts []httpenv.ReqOpt
 			want int
 		}{
-			{"evil host", []reqOpt{withHost("evil.example.com")}, http.StatusForbidden},
-			{"evil host with port", []reqOpt{withHost("evil.example.com" + port)}, http.StatusForbidden},
-			{"evil origin", []reqOpt{withHeader("Origin", "http://evil.example.com")}, http.StatusForbidden},
-			{"null origin", []reqOpt{withHeader("Origin", "null")}, http.StatusForbidden},
-			{"loopback origin", []reqOpt{withHeader("Origin", "http://localhost:3000")}, http.StatusOK},
-			{"loopback IP origin", []reqOpt{withHeader("Origin", "http://127.0.0.1"+port)}, http.StatusOK},
-			{"IPv6 loopback origin", []reqOpt{withHeader("Origin", "http://[::1]:8080")}, http.StatusOK},
-			{"localhost host", []reqOpt{withHost("localhost" + port)}, http.StatusOK},
+			{"evil host", []httpenv.ReqOpt{httpenv.WithHost("evil.example.com")}, http.StatusForbidden},
+			{"evil host with port", []httpenv.ReqOpt{httpenv.WithHost("evil.example.com" + port)}, http.StatusForbidden},
+			{"evil origin", []httpenv.ReqOpt{httpenv.WithHeader("Origin", "http://evil.example.com")}, http.StatusForbidden},
+			{"null origin", []httpenv.ReqOpt{httpenv.WithHeader("Origin", "null")}, http.StatusForbidden},
+			{"loopback origin", []httpenv.ReqOpt{httpenv.WithHeader("Origin", "http://localhost:3000")}, http.StatusOK},
+			{"loopback IP origin", []httpenv.ReqOpt{httpenv.WithHeader("Origin", "http://127.0.0.1"+port)}, http.StatusOK},
+			{"IPv6 loopback origin", []httpenv.ReqOpt{httpenv.WithHeader("Origin", "http://[::1]:8080")}, http.StatusOK},
+			{"localhost host", []httpenv.ReqOpt{httpenv.WithHost("localhost" + port)}, http.StatusOK},
 			{"no origin", nil, http.StatusOK},
-			{"text/plain", []reqOpt{withHeader("Content-Type", "text/plain")}, http.StatusUnsupportedMediaType},
-			{"no content type", []reqOpt{withHeader("Content-Type", "")}, http.StatusUnsupportedMediaType},
-			{"json with charset", []reqOpt{withHeader("Content-Type", "application/json; charset=utf-8")}, http.StatusOK},
-			{"accept json only", []reqOpt{withHeader("Accept", "application/json")}, http.StatusNotAcceptable},
-			{"accept sse only", []reqOpt{withHeader("Accept", "text/event-stream")}, http.StatusNotAcceptable},
-			{"no accept", []reqOpt{withHeader("Accept", "")}, http.StatusNotAcceptable},
-			{"accept split", []reqOpt{func(r *http.Request) {
+			{"text/plain", []httpenv.ReqOpt{httpenv.WithHeader("Content-Type", "text/plain")}, http.StatusUnsupportedMediaType},
+			{"no content type", []httpenv.ReqOpt{httpenv.WithHeader("Content-Type", "")}, http.StatusUnsupportedMediaType},
+			{"json with charset", []httpenv.ReqOpt{httpenv.WithHeader("Content-Type", "application/json; charset=utf-8")}, http.StatusOK},
+			{"accept json only", []httpenv.ReqOpt{httpenv.WithHeader("Accept", "application/json")}, http.StatusNotAcceptable},
+			{"accept sse only", []httpenv.ReqOpt{httpenv.WithHeader("Accept", "text/event-stream")}, http.StatusNotAcceptable},
+			{"no accept", []httpenv.ReqOpt{httpenv.WithHeader("Accept", "")}, http.StatusNotAcceptable},
+			{"accept split", []httpenv.ReqOpt{func(r *http.Request) {
 				r.Header.Set("Accept", "application/json")
 				r.Header.Add("Accept", "text/event-stream;q=0.9")
 			}}, http.StatusOK},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				e := e.sub(t)
-				resp := e.do(http.MethodPost, sid, ping, tc.opts...)
+				resp := e.Do(http.MethodPost, sid, ping, tc.opts...)
 				if tc.want == http.StatusOK {
-					if m := e.readJSON(resp); m.Error != nil {
-						t.Errorf("ping answered %s", m.raw)
+					if m := e.ReadJSON(resp); m.Error != nil {
+						t.Errorf("ping answered %s", m.Raw)
 					}
 					return
 				}
-				m := e.expectStatus(resp, tc.want)
+				m := e.ExpectStatus(resp, tc.want)
 				if m != nil && len(m.ID) > 0 {
-					t.Errorf("transport error with an id: %s", m.raw)
+					t.Errorf("transport error with an id: %s", m.Raw)
 				}
 			})
 		}
 		// GET and DELETE go through the same Host/Origin checks.
-		e.expectStatus(e.do(http.MethodGet, sid, "", withHeader("Origin", "http://evil.example.com")), http.StatusForbidden)
-		e.expectStatus(e.do(http.MethodDelete, sid, "", withHost("evil.example.com")), http.StatusForbidden)
+		e.ExpectStatus(e.Do(http.MethodGet, sid, "", httpenv.WithHeader("Origin", "http://evil.example.com")), http.StatusForbidden)
+		e.ExpectStatus(e.Do(http.MethodDelete, sid, "", httpenv.WithHost("evil.example.com")), http.StatusForbidden)
 		// A refused initialize creates nothing.
 		before := e.h.SessionCount()
-		e.expectStatus(e.do(http.MethodPost, "", initBody(2, "{}"), withHeader("Origin", "http://evil.example.com")), http.StatusForbidden)
+		e.ExpectStatus(e.Do(http.MethodPost, "", httpenv.InitBody(2, "{}"), httpenv.WithHeader("Origin", "http://evil.example.com")), http.StatusForbidden)
 		if n := e.h.SessionCount(); n != before {
 			t.Errorf("a refused initialize created a session")
 		}
@@ -212,18 +214,18 @@ func TestHTTPHardening(t *testing.T) {
 
 	t.Run("malformed JSON", func(t *testing.T) {
 		e := newHTTPEnv(t, echoServer(), nil)
-		sid := e.initialize("{}")
+		sid := e.Initialize("{}")
 		for _, body := range []string{`{"jsonrpc":"2.0","id":1,"method":"ping"`, `not json`, `{"jsonrpc":"2.0","id":1,"method":"ping"}garbage`} {
-			m := e.expectStatus(e.do(http.MethodPost, sid, body), http.StatusBadRequest)
+			m := e.ExpectStatus(e.Do(http.MethodPost, sid, body), http.StatusBadRequest)
 			if m == nil || m.Error.Code != -32700 {
 				t.Errorf("%q: want a -32700 error, got %+v", body, m)
 			} else if len(m.ID) != 0 {
-				t.Errorf("%q: parse error with an id: %s", body, m.raw)
+				t.Errorf("%q: parse error with an id: %s", body, m.Raw)
 			}
 		}
 		// Malformed JSON without a session is still a parse error, and
 		// creates no session.
-		m := e.expectStatus(e.do(http.MethodPost, "", `{`), http.StatusBadRequest)
+		m := e.ExpectStatus(e.Do(http.MethodPost, "", `{`), http.StatusBadRequest)
 		if m == nil || m.Error.Code != -32700 {
 			t.Errorf("want -32700, got %+v", m)
 		}
@@ -234,11 +236,11 @@ func TestHTTPHardening(t *testing.T) {
 
 	t.Run("methods", func(t *testing.T) {
 		e := newHTTPEnv(t, echoServer(), nil)
-		sid := e.initialize("{}")
+		sid := e.Initialize("{}")
 		for _, method := range []string{http.MethodPut, http.MethodPatch, "OPTIONS"} {
-			resp := e.do(method, sid, ping)
+			resp := e.Do(method, sid, ping)
 			allow := resp.Header.Get("Allow")
-			e.expectStatus(resp, http.StatusMethodNotAllowed)
+			e.ExpectStatus(resp, http.StatusMethodNotAllowed)
 			for _, m := range []string{"GET", "POST", "DELETE"} {
 				if !strings.Contains(allow, m) {
 					t.Errorf("%s: Allow %q lacks %s", method, allow, m)
@@ -249,17 +251,17 @@ func TestHTTPHardening(t *testing.T) {
 
 	t.Run("body cap", func(t *testing.T) {
 		e := newHTTPEnv(t, echoServer(), &Options{MaxBodyBytes: 1024})
-		sid := e.initialize("{}")
-		big := toolCall(5, "echo", `{"text":"`+strings.Repeat("x", 2000)+`"}`, "")
-		e.expectStatus(e.do(http.MethodPost, sid, big), http.StatusRequestEntityTooLarge)
+		sid := e.Initialize("{}")
+		big := httpenv.ToolCall(5, "echo", `{"text":"`+strings.Repeat("x", 2000)+`"}`, "")
+		e.ExpectStatus(e.Do(http.MethodPost, sid, big), http.StatusRequestEntityTooLarge)
 		// Chunked (no Content-Length) too.
-		e.expectStatus(e.do(http.MethodPost, sid, big, func(r *http.Request) { r.ContentLength = -1 }), http.StatusRequestEntityTooLarge)
+		e.ExpectStatus(e.Do(http.MethodPost, sid, big, func(r *http.Request) { r.ContentLength = -1 }), http.StatusRequestEntityTooLarge)
 		// Just under the cap passes.
-		small := toolCall(6, "echo", `{"text":"`+strings.Repeat("y", 900)+`"}`, "")
+		small := httpenv.ToolCall(6, "echo", `{"text":"`+strings.Repeat("y", 900)+`"}`, "")
 		if len(small) > 1024 {
 			t.Fatalf("test body too big: %d", len(small))
 		}
-		if text, _ := toolText(t, e.readJSON(e.post(sid, small))); !strings.Contains(text, "yyy") {
+		if text, _ := httpenv.ToolText(t, e.ReadJSON(e.Post(sid, small))); !strings.Contains(text, "yyy") {
 			t.Errorf("echo answered %q", text)
 		}
 	})
@@ -269,24 +271,24 @@ func TestHTTPHardening(t *testing.T) {
 			AllowedHosts:   []string{"mcp.example.com"},
 			AllowedOrigins: []string{"https://app.example.com"},
 		})
-		good := withHost("mcp.example.com")
-		resp := e.do(http.MethodPost, "", initBody(1, "{}"), good, withHeader("Origin", "https://app.example.com"))
+		good := httpenv.WithHost("mcp.example.com")
+		resp := e.Do(http.MethodPost, "", httpenv.InitBody(1, "{}"), good, httpenv.WithHeader("Origin", "https://app.example.com"))
 		sid := resp.Header.Get("Mcp-Session-Id")
-		e.readJSON(resp)
-		e.readJSON(e.do(http.MethodPost, sid, ping, good))
-		port := e.ts.URL[strings.LastIndexByte(e.ts.URL, ':'):]
-		e.readJSON(e.do(http.MethodPost, sid, ping, withHost("mcp.example.com"+port))) // host:port matches a host entry
+		e.ReadJSON(resp)
+		e.ReadJSON(e.Do(http.MethodPost, sid, ping, good))
+		port := e.TS.URL[strings.LastIndexByte(e.TS.URL, ':'):]
+		e.ReadJSON(e.Do(http.MethodPost, sid, ping, httpenv.WithHost("mcp.example.com"+port))) // host:port matches a host entry
 		// The allow list replaces the loopback default.
-		e.expectStatus(e.do(http.MethodPost, sid, ping), http.StatusForbidden)
-		e.expectStatus(e.do(http.MethodPost, sid, ping, withHost("localhost")), http.StatusForbidden)
-		e.expectStatus(e.do(http.MethodPost, sid, ping, good, withHeader("Origin", "http://localhost")), http.StatusForbidden)
-		e.expectStatus(e.do(http.MethodPost, sid, ping, good, withHeader("Origin", "https://evil.example.com")), http.StatusForbidden)
-		e.expectStatus(e.do(http.MethodPost, sid, ping, good, withHeader("Origin", "https://app.example.com.evil.com")), http.StatusForbidden)
+		e.ExpectStatus(e.Do(http.MethodPost, sid, ping), http.StatusForbidden)
+		e.ExpectStatus(e.Do(http.MethodPost, sid, ping, httpenv.WithHost("localhost")), http.StatusForbidden)
+		e.ExpectStatus(e.Do(http.MethodPost, sid, ping, good, httpenv.WithHeader("Origin", "http://localhost")), http.StatusForbidden)
+		e.ExpectStatus(e.Do(http.MethodPost, sid, ping, good, httpenv.WithHeader("Origin", "https://evil.example.com")), http.StatusForbidden)
+		e.ExpectStatus(e.Do(http.MethodPost, sid, ping, good, httpenv.WithHeader("Origin", "https://app.example.com.evil.com")), http.StatusForbidden)
 	})
 
 	t.Run("DisableHostCheck", func(t *testing.T) {
 		e := newHTTPEnv(t, echoServer(), &Options{DisableHostCheck: true})
-		sid := e.initialize("{}")
-		e.readJSON(e.do(http.MethodPost, sid, ping, withHost("evil.example.com"), withHeader("Origin", "http://evil.example.com")))
+		sid := e.Initialize("{}")
+		e.ReadJSON(e.Do(http.MethodPost, sid, ping, httpenv.WithHost("evil.example.com"), httpenv.WithHeader("Origin", "http://evil.example.com")))
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/server"
 
 	"github.com/mcpkit/mcpkit/internal/wirecheck"
@@ -17,16 +19,16 @@ func TestHTTPStateless(t *testing.T) {
 	e := newHTTPEnv(t, s, &Options{Stateless: true})
 
 	// initialize is answered and creates nothing.
-	resp := e.post("", initBody(e.id(), elicitCaps))
+	resp := e.Post("", httpenv.InitBody(e.ID(), elicitCaps))
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 		t.Errorf("stateless initialize issued session id %q", sid)
 	}
-	m := e.readJSON(resp)
-	e.obs(wirecheck.ServerToClient, []byte(m.raw))
+	m := e.ReadJSON(resp)
+	e.Obs(wirecheck.ServerToClient, []byte(m.Raw))
 	if m.Error != nil || !strings.Contains(string(m.Result), `"protocolVersion":"2025-11-25"`) {
-		t.Errorf("initialize answered %s", m.raw)
+		t.Errorf("initialize answered %s", m.Raw)
 	}
-	e.expect202(e.post("", `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	e.Expect202(e.Post("", `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	if n := e.h.SessionCount(); n != 0 {
 		t.Errorf("SessionCount = %d, want 0", n)
 	}
@@ -35,64 +37,64 @@ func TestHTTPStateless(t *testing.T) {
 	}
 
 	// Requests need no session id, with or without a version header.
-	m = e.rpc("", toolCall(e.id(), "echo", `{"text":"s"}`, ""), withHeader("MCP-Protocol-Version", "2025-11-25"))
-	if text, _ := toolText(t, m); text != `{"text":"s"}` {
+	m = e.RPC("", httpenv.ToolCall(e.ID(), "echo", `{"text":"s"}`, ""), httpenv.WithHeader("MCP-Protocol-Version", "2025-11-25"))
+	if text, _ := httpenv.ToolText(t, m); text != `{"text":"s"}` {
 		t.Errorf("echo answered %q", text)
 	}
-	e.rpc("", `{"jsonrpc":"2.0","id":"p","method":"ping"}`)
-	e.expectStatus(e.do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, withHeader("MCP-Protocol-Version", "1999-01-01")), http.StatusBadRequest)
+	e.RPC("", `{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	e.ExpectStatus(e.Do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, httpenv.WithHeader("MCP-Protocol-Version", "1999-01-01")), http.StatusBadRequest)
 	// A session id from elsewhere is ignored, not looked up.
-	e.rpc("", `{"jsonrpc":"2.0","id":"p2","method":"ping"}`, withHeader("Mcp-Session-Id", "whatever"))
+	e.RPC("", `{"jsonrpc":"2.0","id":"p2","method":"ping"}`, httpenv.WithHeader("Mcp-Session-Id", "whatever"))
 
 	// Per-client state has nowhere to live.
 	for _, body := range []string{
 		`{"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"debug"}}`,
 		`{"jsonrpc":"2.0","id":"sub","method":"resources/subscribe","params":{"uri":"file:///marker"}}`,
 	} {
-		if m := e.rpc("", body); m.Error == nil || m.Error.Code != mcp.CodeMethodNotFound {
-			t.Errorf("%s answered %s, want -32601", body, m.raw)
+		if m := e.RPC("", body); m.Error == nil || m.Error.Code != mcp.CodeMethodNotFound {
+			t.Errorf("%s answered %s, want -32601", body, m.Raw)
 		}
 	}
 
 	// Server→client requests are refused: the tool gets ErrNoSession.
-	m = e.rpc("", toolCall(e.id(), "ask", "", ""))
-	text, isErr := toolText(t, m)
+	m = e.RPC("", httpenv.ToolCall(e.ID(), "ask", "", ""))
+	text, isErr := httpenv.ToolText(t, m)
 	if !isErr || !strings.Contains(text, server.ErrNoSession.Error()) {
 		t.Errorf("ask answered %q (isError %v), want an isError result with %q", text, isErr, server.ErrNoSession)
 	}
 
 	// Notifications of a request still ride its own stream, without ids
 	// (nothing can be resumed) and so without a priming event.
-	id := e.id()
-	st := e.openSSE(e.post("", toolCall(id, "progress", `{"steps":2,"tag":"s"}`, "tok")))
+	id := e.ID()
+	st := e.OpenSSE(e.Post("", httpenv.ToolCall(id, "progress", `{"steps":2,"tag":"s"}`, "tok")))
 	var methods []string
 	for {
-		f, m := st.message()
-		if f.hasID {
-			t.Errorf("stateless event with id %q", f.id)
+		f, m := st.Message()
+		if f.HasID {
+			t.Errorf("stateless event with id %q", f.ID)
 		}
 		methods = append(methods, m.Method)
 		if m.Method == "" {
 			break
 		}
 	}
-	st.end()
+	st.End()
 	if strings.Join(methods, ",") != "notifications/progress,notifications/message,notifications/progress," {
 		t.Errorf("stream carried %q", methods)
 	}
 
 	// No GET stream, no DELETE.
 	for _, method := range []string{http.MethodGet, http.MethodDelete} {
-		resp := e.do(method, "", "")
+		resp := e.Do(method, "", "")
 		allow := resp.Header.Get("Allow")
-		e.expectStatus(resp, http.StatusMethodNotAllowed)
+		e.ExpectStatus(resp, http.StatusMethodNotAllowed)
 		if allow != "POST" {
 			t.Errorf("%s: Allow %q, want POST", method, allow)
 		}
 	}
 	// The hardening applies.
-	e.expectStatus(e.do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, withHost("evil.example.com")), http.StatusForbidden)
-	e.expectStatus(e.do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, withHeader("Content-Type", "text/plain")), http.StatusUnsupportedMediaType)
+	e.ExpectStatus(e.Do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, httpenv.WithHost("evil.example.com")), http.StatusForbidden)
+	e.ExpectStatus(e.Do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, httpenv.WithHeader("Content-Type", "text/plain")), http.StatusUnsupportedMediaType)
 	if n := e.h.SessionCount(); n != 0 {
 		t.Errorf("SessionCount = %d, want 0", n)
 	}

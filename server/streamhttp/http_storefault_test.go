@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/server"
 
 	"github.com/mcpkit/mcpkit/store"
@@ -41,11 +43,11 @@ func TestHTTPInitializeStoreDown(t *testing.T) {
 	store := &faultySessionStore{MemorySessionStore: store.NewMemorySessionStore()}
 	e := newHTTPEnv(t, echoServer(), &Options{SessionStore: store})
 	store.failPut.Store(true)
-	resp := e.post("", initBody(7, "{}"))
+	resp := e.Post("", httpenv.InitBody(7, "{}"))
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 		t.Errorf("a failed initialize handed out session id %q", sid)
 	}
-	m := e.expectStatus(resp, http.StatusServiceUnavailable)
+	m := e.ExpectStatus(resp, http.StatusServiceUnavailable)
 	if m == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != "7" {
 		t.Errorf("initialize with the store down answered %v; want a -32603 error for id 7", m)
 	}
@@ -57,7 +59,7 @@ func TestHTTPInitializeStoreDown(t *testing.T) {
 	}
 	waitFor(t, "the failed session to close", func() bool { return len(e.srv.Sessions()) == 0 })
 	store.failPut.Store(false)
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 	if _, err := store.Get(context.Background(), sid); err != nil {
 		t.Errorf("the session of a good initialize is not stored: %v", err)
 	}
@@ -68,21 +70,21 @@ func TestHTTPInitializeStoreDown(t *testing.T) {
 func TestHTTPStateWriteStoreDown(t *testing.T) {
 	store := &faultySessionStore{MemorySessionStore: store.NewMemorySessionStore()}
 	e := newHTTPEnv(t, elicitServer(), &Options{SessionStore: store})
-	ready := e.initialize("{}")
-	resp := e.post("", initBody(e.id(), "{}"))
+	ready := e.Initialize("{}")
+	resp := e.Post("", httpenv.InitBody(e.ID(), "{}"))
 	notReady := resp.Header.Get("Mcp-Session-Id")
-	if m := e.readJSON(resp); m.Error != nil || notReady == "" {
-		t.Fatalf("initialize: %s", m.raw)
+	if m := e.ReadJSON(resp); m.Error != nil || notReady == "" {
+		t.Fatalf("initialize: %s", m.Raw)
 	}
 	store.failPut.Store(true)
 	for _, method := range []string{"logging/setLevel", "resources/subscribe", "resources/unsubscribe"} {
-		id := e.id()
+		id := e.ID()
 		params := `{"uri":"file:///marker"}`
 		if method == "logging/setLevel" {
 			params = `{"level":"debug"}`
 		}
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)
-		m := e.expectStatus(e.post(ready, body), http.StatusServiceUnavailable)
+		m := e.ExpectStatus(e.Post(ready, body), http.StatusServiceUnavailable)
 		if m == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != idJSON(id) {
 			t.Errorf("%s with the store down answered %v; want a -32603 error for id %d", method, m, id)
 		}
@@ -92,14 +94,14 @@ func TestHTTPStateWriteStoreDown(t *testing.T) {
 			t.Errorf("%s: a change the store refused was kept (subscriptions %v, level %q)", method, st.Subscriptions, st.LogLevel)
 		}
 	}
-	e.expectStatus(e.post(notReady, `{"jsonrpc":"2.0","method":"notifications/initialized"}`), http.StatusServiceUnavailable)
+	e.ExpectStatus(e.Post(notReady, `{"jsonrpc":"2.0","method":"notifications/initialized"}`), http.StatusServiceUnavailable)
 	store.failPut.Store(false)
-	e.expect202(e.post(notReady, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	e.Expect202(e.Post(notReady, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	if st, err := store.Get(context.Background(), notReady); err != nil || !st.Ready {
 		t.Errorf("after the store came back: %+v, %v", st, err)
 	}
-	if m := e.rpc(ready, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"logging/setLevel","params":{"level":"debug"}}`, e.id())); m.Error != nil {
-		t.Errorf("setLevel after the store came back: %s", m.raw)
+	if m := e.RPC(ready, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"logging/setLevel","params":{"level":"debug"}}`, e.ID())); m.Error != nil {
+		t.Errorf("setLevel after the store came back: %s", m.Raw)
 	}
 }
 
@@ -162,12 +164,12 @@ func TestHTTPEventAppendOutsideLock(t *testing.T) {
 	s := echoServer()
 	next := progressTool(s)
 	store := newFaultyEventStore()
-	e := newHTTPEnv(t, s, &Options{EventStore: store, StoreTimeout: httpHangGuard})
-	sid := e.initialize("{}")
+	e := newHTTPEnv(t, s, &Options{EventStore: store, StoreTimeout: httpenv.HangGuard})
+	sid := e.Initialize("{}")
 	store.block.Store(true)
-	id := e.id()
-	answer := e.postHeaders(sid, toolCall(id, "progress", "", "tok"))
-	recvT(t, store.appending, "the progress event's append")
+	id := e.ID()
+	answer := e.PostHeaders(sid, httpenv.ToolCall(id, "progress", "", "tok"))
+	httpenv.RecvT(t, store.appending, "the progress event's append")
 	e.session(sid).mu.Lock()
 	st := e.session(sid).byReq[mcp.IntID(id)]
 	e.session(sid).mu.Unlock()
@@ -179,16 +181,16 @@ func TestHTTPEventAppendOutsideLock(t *testing.T) {
 	}
 	st.mu.Unlock()
 	close(store.release)
-	post := e.openSSE(e.headers(answer))
-	post.prime(0)
-	if _, m := post.message(); m.Method != mcp.NotificationProgress {
-		t.Errorf("first message %s, want the progress", m.raw)
+	post := e.OpenSSE(e.Headers(answer))
+	post.Prime(0)
+	if _, m := post.Message(); m.Method != mcp.NotificationProgress {
+		t.Errorf("first message %s, want the progress", m.Raw)
 	}
 	next <- struct{}{}
-	if _, m := post.message(); string(m.ID) != idJSON(id) || m.Error != nil {
-		t.Errorf("second message %s, want the result", m.raw)
+	if _, m := post.Message(); string(m.ID) != idJSON(id) || m.Error != nil {
+		t.Errorf("second message %s, want the result", m.Raw)
 	}
-	post.end()
+	post.End()
 }
 
 // TestHTTPEventAppendTimeout: an append is bounded by StoreTimeout; an
@@ -198,22 +200,22 @@ func TestHTTPEventAppendTimeout(t *testing.T) {
 	next := progressTool(s)
 	store := newFaultyEventStore()
 	e := newHTTPEnv(t, s, &Options{EventStore: store, StoreTimeout: time.Millisecond})
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 	store.block.Store(true) // and never released: only the timeout ends an append
-	id := e.id()
-	post := e.openSSE(e.post(sid, toolCall(id, "progress", "", "tok")))
-	post.prime(0)
-	if _, m := post.message(); m.Method != mcp.NotificationProgress {
-		t.Errorf("first message %s, want the progress", m.raw)
+	id := e.ID()
+	post := e.OpenSSE(e.Post(sid, httpenv.ToolCall(id, "progress", "", "tok")))
+	post.Prime(0)
+	if _, m := post.Message(); m.Method != mcp.NotificationProgress {
+		t.Errorf("first message %s, want the progress", m.Raw)
 	}
 	if !store.deadline.Load() {
 		t.Error("an append ran without a deadline")
 	}
 	next <- struct{}{}
-	if _, m := post.message(); string(m.ID) != idJSON(id) {
-		t.Errorf("second message %s, want the result", m.raw)
+	if _, m := post.Message(); string(m.ID) != idJSON(id) {
+		t.Errorf("second message %s, want the result", m.Raw)
 	}
-	post.end()
+	post.End()
 }
 
 // TestHTTPEventAppendFailure: an event the store failed to keep is
@@ -224,18 +226,18 @@ func TestHTTPEventAppendFailure(t *testing.T) {
 	next := progressTool(s)
 	store := newFaultyEventStore()
 	e := newHTTPEnv(t, s, &Options{EventStore: store})
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 	store.fail.Store(true)
-	id := e.id()
+	id := e.ID()
 	var addr string
-	post := e.openSSE(e.post(sid, toolCall(id, "progress", "", "tok"), withConnAddr(&addr)))
-	primeID := post.prime(0)
-	if _, m := post.message(); m.Method != mcp.NotificationProgress {
-		t.Fatalf("first message %s, want the progress (delivered live)", m.raw)
+	post := e.OpenSSE(e.Post(sid, httpenv.ToolCall(id, "progress", "", "tok"), httpenv.WithConnAddr(&addr)))
+	primeID := post.Prime(0)
+	if _, m := post.Message(); m.Method != mcp.NotificationProgress {
+		t.Fatalf("first message %s, want the progress (delivered live)", m.Raw)
 	}
-	post.close()
-	recvT(t, e.serverClosed(addr), "the server to see the client leave")
-	e.expectStatus(e.do(http.MethodGet, sid, "", withHeader("Last-Event-ID", primeID+"_0")), http.StatusConflict)
+	post.Close()
+	httpenv.RecvT(t, e.ServerClosed(addr), "the server to see the client leave")
+	e.ExpectStatus(e.Do(http.MethodGet, sid, "", httpenv.WithHeader("Last-Event-ID", primeID+"_0")), http.StatusConflict)
 	store.fail.Store(false)
 	next <- struct{}{}
 }

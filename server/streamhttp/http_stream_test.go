@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/server"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -48,51 +50,51 @@ func TestHTTPJSONAnswer(t *testing.T) {
 	s := echoServer()
 	addProgressTool(s, nil)
 	e := newHTTPEnv(t, s, nil)
-	sid := e.initialize("{}")
-	m := e.rpc(sid, toolCall(e.id(), "echo", `{"text":"plain"}`, ""))
-	if text, _ := toolText(t, m); text != `{"text":"plain"}` {
+	sid := e.Initialize("{}")
+	m := e.RPC(sid, httpenv.ToolCall(e.ID(), "echo", `{"text":"plain"}`, ""))
+	if text, _ := httpenv.ToolText(t, m); text != `{"text":"plain"}` {
 		t.Errorf("echo answered %q", text)
 	}
 	// A progress token alone does not make a stream: only messages do.
-	m = e.rpc(sid, toolCall(e.id(), "echo", `{}`, "tok"))
-	toolText(t, m)
+	m = e.RPC(sid, httpenv.ToolCall(e.ID(), "echo", `{}`, "tok"))
+	httpenv.ToolText(t, m)
 	// Neither does a tool that sends nothing (steps 0, and the log is
 	// sent only with the first step).
-	m = e.rpc(sid, toolCall(e.id(), "progress", `{"steps":0,"tag":"z"}`, "tok"))
-	if text, _ := toolText(t, m); text != "done z" {
+	m = e.RPC(sid, httpenv.ToolCall(e.ID(), "progress", `{"steps":0,"tag":"z"}`, "tok"))
+	if text, _ := httpenv.ToolText(t, m); text != "done z" {
 		t.Errorf("progress answered %q", text)
 	}
-	if m := e.rpc(sid, `{"jsonrpc":"2.0","id":"list-1","method":"tools/list"}`); m.Error != nil {
-		t.Errorf("tools/list: %s", m.raw)
+	if m := e.RPC(sid, `{"jsonrpc":"2.0","id":"list-1","method":"tools/list"}`); m.Error != nil {
+		t.Errorf("tools/list: %s", m.Raw)
 	}
 	// JSON-RPC errors are answered 200 with the error body.
-	if m := e.rpc(sid, toolCall(e.id(), "nosuchtool", "", "")); m.Error == nil || m.Error.Code != mcp.CodeInvalidParams {
-		t.Errorf("unknown tool answered %s", m.raw)
+	if m := e.RPC(sid, httpenv.ToolCall(e.ID(), "nosuchtool", "", "")); m.Error == nil || m.Error.Code != mcp.CodeInvalidParams {
+		t.Errorf("unknown tool answered %s", m.Raw)
 	}
 }
 
 // readToolStream reads a POST's event stream to its end: the priming
 // event, the messages, the response last. It checks that the event ids
 // are <stream>_<seq> with one stream id and sequence numbers 0, 1, 2...
-func readToolStream(e *httpEnv, s *sseStream, reqID int64) (stream string, msgs []*rpcMsg) {
-	e.t.Helper()
-	stream = s.prime(0)
+func readToolStream(e *httpEnv, s *httpenv.SSEStream, reqID int64) (stream string, msgs []*httpenv.RPCMsg) {
+	e.T.Helper()
+	stream = s.Prime(0)
 	for seq := uint64(1); ; seq++ {
-		f, m := s.message()
-		st, n := splitEventID(e.t, f.id)
+		f, m := s.Message()
+		st, n := httpenv.SplitEventID(e.T, f.ID)
 		if st != stream || n != seq {
-			e.t.Errorf("event id %q, want %s_%d", f.id, stream, seq)
+			e.T.Errorf("event id %q, want %s_%d", f.ID, stream, seq)
 		}
 		msgs = append(msgs, m)
 		if m.Method == "" {
 			if string(m.ID) != strconv.FormatInt(reqID, 10) {
-				e.t.Fatalf("response %s answers another request than %d", m.raw, reqID)
+				e.T.Fatalf("response %s answers another request than %d", m.Raw, reqID)
 			}
 			break
 		}
 	}
-	if s.end() {
-		e.t.Errorf("the stream ended with retry: after its response")
+	if s.End() {
+		e.T.Errorf("the stream ended with retry: after its response")
 	}
 	return stream, msgs
 }
@@ -101,22 +103,22 @@ func TestHTTPSSEAnswer(t *testing.T) {
 	s := echoServer()
 	addProgressTool(s, nil)
 	e := newHTTPEnv(t, s, nil)
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 	var streams []string
 	for _, tag := range []string{"a", "b"} {
-		id := e.id()
-		stream, msgs := readToolStream(e, e.openSSE(e.post(sid, toolCall(id, "progress", `{"steps":3,"tag":"`+tag+`"}`, "tok-"+tag))), id)
+		id := e.ID()
+		stream, msgs := readToolStream(e, e.OpenSSE(e.Post(sid, httpenv.ToolCall(id, "progress", `{"steps":3,"tag":"`+tag+`"}`, "tok-"+tag))), id)
 		streams = append(streams, stream)
 		var kinds []string
 		for _, m := range msgs {
 			switch m.Method {
 			case mcp.NotificationProgress:
-				tok, p := progressOf(t, m)
+				tok, p := httpenv.ProgressOf(t, m)
 				kinds = append(kinds, fmt.Sprintf("progress %s %v", tok, p))
 			case mcp.NotificationMessage:
 				kinds = append(kinds, "log")
 			case "":
-				text, _ := toolText(t, m)
+				text, _ := httpenv.ToolText(t, m)
 				kinds = append(kinds, "result "+text)
 			default:
 				kinds = append(kinds, m.Method)
@@ -131,8 +133,8 @@ func TestHTTPSSEAnswer(t *testing.T) {
 		t.Errorf("two POST streams share the stream id %q", streams[0])
 	}
 	// Without a progress token, the log alone turns the answer into a stream.
-	id := e.id()
-	_, msgs := readToolStream(e, e.openSSE(e.post(sid, toolCall(id, "progress", `{"steps":2,"tag":"c"}`, ""))), id)
+	id := e.ID()
+	_, msgs := readToolStream(e, e.OpenSSE(e.Post(sid, httpenv.ToolCall(id, "progress", `{"steps":2,"tag":"c"}`, ""))), id)
 	if len(msgs) != 2 || msgs[0].Method != mcp.NotificationMessage {
 		t.Errorf("want a log message and the response, got %d messages", len(msgs))
 	}
@@ -140,20 +142,20 @@ func TestHTTPSSEAnswer(t *testing.T) {
 
 func TestHTTPAlwaysSSE(t *testing.T) {
 	e := newHTTPEnv(t, echoServer(), &Options{AlwaysSSE: true})
-	id := e.id()
-	resp := e.post("", initBody(id, "{}"))
+	id := e.ID()
+	resp := e.Post("", httpenv.InitBody(id, "{}"))
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if sid == "" {
 		t.Fatal("no Mcp-Session-Id on an event-stream initialize answer")
 	}
-	_, msgs := readToolStream(e, e.openSSE(resp), id)
+	_, msgs := readToolStream(e, e.OpenSSE(resp), id)
 	if len(msgs) != 1 {
 		t.Fatalf("initialize stream carried %d messages, want 1", len(msgs))
 	}
-	e.expect202(e.post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
-	id = e.id()
-	_, msgs = readToolStream(e, e.openSSE(e.post(sid, toolCall(id, "echo", `{"text":"x"}`, ""))), id)
-	if text, _ := toolText(t, msgs[len(msgs)-1]); text != `{"text":"x"}` {
+	e.Expect202(e.Post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	id = e.ID()
+	_, msgs = readToolStream(e, e.OpenSSE(e.Post(sid, httpenv.ToolCall(id, "echo", `{"text":"x"}`, ""))), id)
+	if text, _ := httpenv.ToolText(t, msgs[len(msgs)-1]); text != `{"text":"x"}` {
 		t.Errorf("echo answered %q", text)
 	}
 }
@@ -170,33 +172,33 @@ func TestHTTPSSEAfterKeepAlive(t *testing.T) {
 		return &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: "slow done"}}}, nil
 	})
 	e := newHTTPEnv(t, s, &Options{SSEAfter: 100 * time.Millisecond, KeepAlive: 50 * time.Millisecond})
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 	// A quick answer is still JSON.
-	e.rpc(sid, toolCall(e.id(), "echo", "", ""))
+	e.RPC(sid, httpenv.ToolCall(e.ID(), "echo", "", ""))
 
-	id := e.id()
-	st := e.openSSE(e.post(sid, toolCall(id, "slow", "", ""))) // headers arrive at SSEAfter
-	stream := st.prime(0)
+	id := e.ID()
+	st := e.OpenSSE(e.Post(sid, httpenv.ToolCall(id, "slow", "", ""))) // headers arrive at SSEAfter
+	stream := st.Prime(0)
 	keepAlives := 0
 	for keepAlives < 2 {
-		f := st.mustFrame()
-		if f.hasData || f.hasID || f.hasRtry || len(f.comments) == 0 {
+		f := st.MustFrame()
+		if f.HasData || f.HasID || f.HasRetry || len(f.Comments) == 0 {
 			t.Fatalf("while the tool is silent, got %v; want keep-alive comments", f)
 		}
 		keepAlives++
 	}
 	close(release)
-	f, m := st.message()
-	if text, _ := toolText(t, m); text != "slow done" {
+	f, m := st.Message()
+	if text, _ := httpenv.ToolText(t, m); text != "slow done" {
 		t.Errorf("slow answered %q", text)
 	}
-	if got, seq := splitEventID(t, f.id); got != stream || seq != 1 {
-		t.Errorf("response event id %q, want %s_1", f.id, stream)
+	if got, seq := httpenv.SplitEventID(t, f.ID); got != stream || seq != 1 {
+		t.Errorf("response event id %q, want %s_1", f.ID, stream)
 	}
 	if string(m.ID) != strconv.FormatInt(id, 10) {
 		t.Errorf("response id %s, want %d", m.ID, id)
 	}
-	st.end()
+	st.End()
 }
 
 // elicitServer has "ask", which elicits a name, and a resource to
@@ -223,31 +225,31 @@ const elicitCaps = `{"elicitation":{"form":{}}}`
 
 // subscribe subscribes the session to uri.
 func (e *httpEnv) subscribe(sid, uri string) {
-	e.t.Helper()
-	if m := e.rpc(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":%q}}`, e.id(), uri)); m.Error != nil {
-		e.t.Fatalf("resources/subscribe: %s", m.raw)
+	e.T.Helper()
+	if m := e.RPC(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":%q}}`, e.ID(), uri)); m.Error != nil {
+		e.T.Fatalf("resources/subscribe: %s", m.Raw)
 	}
 }
 
 // expectNext reads the next message of a standalone stream and checks it
 // is the notification method: a marker sent after the traffic under test
 // proves that nothing else reached the stream before it.
-func expectNext(t testing.TB, st *sseStream, method string) *rpcMsg {
+func expectNext(t testing.TB, st *httpenv.SSEStream, method string) *httpenv.RPCMsg {
 	t.Helper()
-	_, m := st.message()
+	_, m := st.Message()
 	if m.Method != method || len(m.ID) != 0 {
-		t.Fatalf("the GET stream carried %s; want %s next", m.raw, method)
+		t.Fatalf("the GET stream carried %s; want %s next", m.Raw, method)
 	}
 	return m
 }
 
 func TestHTTPElicitationOnPOSTStream(t *testing.T) {
 	e := newHTTPEnv(t, elicitServer(), nil)
-	sid := e.initialize(elicitCaps)
+	sid := e.Initialize(elicitCaps)
 	e.subscribe(sid, "file:///marker")
-	get := e.openSSE(e.do(http.MethodGet, sid, ""))
-	defer get.close()
-	get.prime(0)
+	get := e.OpenSSE(e.Do(http.MethodGet, sid, ""))
+	defer get.Close()
+	get.Prime(0)
 
 	for _, tc := range []struct {
 		name, answer, want string
@@ -259,15 +261,15 @@ func TestHTTPElicitationOnPOSTStream(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := e.sub(t)
-			id := e.id()
-			post := e.openSSE(e.post(sid, toolCall(id, "ask", "", "")))
-			stream := post.prime(0)
-			f, req := post.message()
+			id := e.ID()
+			post := e.OpenSSE(e.Post(sid, httpenv.ToolCall(id, "ask", "", "")))
+			stream := post.Prime(0)
+			f, req := post.Message()
 			if req.Method != mcp.MethodElicitationCreate || len(req.ID) == 0 {
-				t.Fatalf("want an elicitation/create request on the POST stream, got %s", req.raw)
+				t.Fatalf("want an elicitation/create request on the POST stream, got %s", req.Raw)
 			}
-			if got, seq := splitEventID(t, f.id); got != stream || seq != 1 {
-				t.Errorf("elicitation event id %q, want %s_1", f.id, stream)
+			if got, seq := httpenv.SplitEventID(t, f.ID); got != stream || seq != 1 {
+				t.Errorf("elicitation event id %q, want %s_1", f.ID, stream)
 			}
 			var p struct {
 				Message string `json:"message"`
@@ -276,16 +278,16 @@ func TestHTTPElicitationOnPOSTStream(t *testing.T) {
 				t.Errorf("elicitation params %s", req.Params)
 			}
 			answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,%s}`, req.ID, tc.answer)
-			e.expect202(e.post(sid, answer))
-			_, res := post.message()
-			text, isErr := toolText(t, res)
+			e.Expect202(e.Post(sid, answer))
+			_, res := post.Message()
+			text, isErr := httpenv.ToolText(t, res)
 			if !strings.Contains(text, tc.want) || isErr != tc.isError {
 				t.Errorf("ask answered %q (isError %v), want %q (isError %v)", text, isErr, tc.want, tc.isError)
 			}
 			if string(res.ID) != strconv.FormatInt(id, 10) {
 				t.Errorf("response id %s, want %d", res.ID, id)
 			}
-			post.end()
+			post.End()
 		})
 	}
 	// SEP-2260: the GET stream saw none of it. The marker is the first
@@ -304,30 +306,30 @@ func TestHTTPConcurrentPOSTsNoCrossTalk(t *testing.T) {
 		return &mcp.ReadResourceResult{}, nil
 	})
 	e := newHTTPEnv(t, s, nil)
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 	e.subscribe(sid, "file:///marker")
-	get := e.openSSE(e.do(http.MethodGet, sid, ""))
-	defer get.close()
-	get.prime(0)
+	get := e.OpenSSE(e.Do(http.MethodGet, sid, ""))
+	defer get.Close()
+	get.Prime(0)
 
-	answers := make([]<-chan asyncAnswer, calls)
+	answers := make([]<-chan httpenv.AsyncAnswer, calls)
 	ids := make([]int64, calls)
 	for i := range calls {
 		tag := fmt.Sprintf("c%d", i)
-		ids[i] = e.id()
-		answers[i] = e.postAsync(sid, toolCall(ids[i], "progress", `{"steps":5,"tag":"`+tag+`"}`, "tok-"+tag))
+		ids[i] = e.ID()
+		answers[i] = e.PostAsync(sid, httpenv.ToolCall(ids[i], "progress", `{"steps":5,"tag":"`+tag+`"}`, "tok-"+tag))
 	}
 	n := 0
 	for i := range calls {
 		tag := fmt.Sprintf("c%d", i)
-		_, msgs := readToolStream(e, e.sseOf(recvT(t, answers[i], "call "+tag)), ids[i])
+		_, msgs := readToolStream(e, e.SSEOf(httpenv.RecvT(t, answers[i], "call "+tag)), ids[i])
 		n++
 		var progress []float64
 		logs := 0
 		for _, m := range msgs {
 			switch m.Method {
 			case mcp.NotificationProgress:
-				tok, p := progressOf(t, m)
+				tok, p := httpenv.ProgressOf(t, m)
 				if tok != "tok-"+tag {
 					t.Errorf("stream of %s carried progress for %s", tag, tok)
 				}
@@ -338,11 +340,11 @@ func TestHTTPConcurrentPOSTsNoCrossTalk(t *testing.T) {
 					t.Errorf("stream of %s carried log %s", tag, m.Params)
 				}
 			case "":
-				if text, _ := toolText(t, m); text != "done "+tag {
+				if text, _ := httpenv.ToolText(t, m); text != "done "+tag {
 					t.Errorf("stream of %s carried result %q", tag, text)
 				}
 			default:
-				t.Errorf("stream of %s carried %s", tag, m.raw)
+				t.Errorf("stream of %s carried %s", tag, m.Raw)
 			}
 		}
 		if fmt.Sprint(progress) != "[1 2 3 4 5]" || logs != 1 {
@@ -371,21 +373,21 @@ func TestHTTPUnrelatedNotificationsOnGET(t *testing.T) {
 		return &mcp.ReadResourceResult{}, nil
 	})
 	e := newHTTPEnv(t, s, nil)
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 	e.subscribe(sid, "file:///r")
-	get := e.openSSE(e.do(http.MethodGet, sid, ""))
-	defer get.close()
-	getStream := get.prime(0)
+	get := e.OpenSSE(e.Do(http.MethodGet, sid, ""))
+	defer get.Close()
+	getStream := get.Prime(0)
 
-	id := e.id()
-	post := e.openSSE(e.post(sid, toolCall(id, "hold", "", "tok")))
-	postStream := post.prime(0)
+	id := e.ID()
+	post := e.OpenSSE(e.Post(sid, httpenv.ToolCall(id, "hold", "", "tok")))
+	postStream := post.Prime(0)
 	if getStream == postStream {
 		t.Errorf("the GET and POST streams share the id %q", getStream)
 	}
-	_, m := post.message()
-	progressOf(t, m)
-	recvT(t, reached, "the tool to report progress")
+	_, m := post.Message()
+	httpenv.ProgressOf(t, m)
+	httpenv.RecvT(t, reached, "the tool to report progress")
 
 	// While the POST stream is open, unrelated notifications go to GET.
 	s.AddRawTool(&mcp.Tool{Name: "added"}, func(ctx context.Context, req *server.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -393,95 +395,85 @@ func TestHTTPUnrelatedNotificationsOnGET(t *testing.T) {
 	})
 	s.ResourceUpdated("file:///r")
 	s.ResourceUpdated("file:///not-subscribed")
-	f1 := get.messageFrame(t, mcp.NotificationToolsListChanged)
-	f2 := get.messageFrame(t, mcp.NotificationResourcesUpdated)
-	if st, seq := splitEventID(t, f1.id); st != getStream || seq != 1 {
-		t.Errorf("GET event id %q, want %s_1", f1.id, getStream)
+	f1 := get.MessageFrame(t, mcp.NotificationToolsListChanged)
+	f2 := get.MessageFrame(t, mcp.NotificationResourcesUpdated)
+	if st, seq := httpenv.SplitEventID(t, f1.ID); st != getStream || seq != 1 {
+		t.Errorf("GET event id %q, want %s_1", f1.ID, getStream)
 	}
-	if st, seq := splitEventID(t, f2.id); st != getStream || seq != 2 {
-		t.Errorf("GET event id %q, want %s_2", f2.id, getStream)
+	if st, seq := httpenv.SplitEventID(t, f2.ID); st != getStream || seq != 2 {
+		t.Errorf("GET event id %q, want %s_2", f2.ID, getStream)
 	}
 
 	close(release)
-	_, res := post.message()
-	if text, _ := toolText(t, res); text != "held" {
+	_, res := post.Message()
+	if text, _ := httpenv.ToolText(t, res); text != "held" {
 		t.Errorf("hold answered %q", text)
 	}
-	post.end() // nothing else on the POST stream
+	post.End() // nothing else on the POST stream
 
 	// A server ping goes to the GET stream too, and its answer is POSTed.
 	ss := e.srv.Sessions()[0]
 	pinged := make(chan error, 1)
-	go func() { pinged <- ss.Ping(e.ctx) }()
-	_, ping := get.message()
+	go func() { pinged <- ss.Ping(e.Ctx) }()
+	_, ping := get.Message()
 	if ping.Method != mcp.MethodPing || len(ping.ID) == 0 {
-		t.Fatalf("want a ping request on the GET stream, got %s", ping.raw)
+		t.Fatalf("want a ping request on the GET stream, got %s", ping.Raw)
 	}
-	e.expect202(e.post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, ping.ID)))
-	if err := recvT(t, pinged, "the ping answer"); err != nil {
+	e.Expect202(e.Post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, ping.ID)))
+	if err := httpenv.RecvT(t, pinged, "the ping answer"); err != nil {
 		t.Errorf("Ping: %v", err)
 	}
-}
-
-// messageFrame reads the next message and checks its method.
-func (s *sseStream) messageFrame(t testing.TB, method string) sseFrame {
-	t.Helper()
-	f, m := s.message()
-	if m.Method != method {
-		t.Fatalf("got %s, want %s", m.raw, method)
-	}
-	return f
 }
 
 func TestHTTPGETStream(t *testing.T) {
 	t.Run("one at a time", func(t *testing.T) {
 		e := newHTTPEnv(t, elicitServer(), &Options{KeepAlive: 50 * time.Millisecond})
-		sid := e.initialize("{}")
+		sid := e.Initialize("{}")
 		e.subscribe(sid, "file:///marker")
 		var addr string
-		get := e.openSSE(e.do(http.MethodGet, sid, "", withConnAddr(&addr)))
-		stream := get.prime(0)
+		get := e.OpenSSE(e.Do(http.MethodGet, sid, "", httpenv.WithConnAddr(&addr)))
+		stream := get.Prime(0)
 		// A second GET while the first is attached: 409.
-		e.expectStatus(e.do(http.MethodGet, sid, ""), http.StatusConflict)
+		e.ExpectStatus(e.Do(http.MethodGet, sid, ""), http.StatusConflict)
 		// Keep-alives flow on an idle GET stream.
-		if f := get.mustFrame(); len(f.comments) == 0 || f.hasData || f.hasID {
+		if f := get.MustFrame(); len(f.Comments) == 0 || f.HasData || f.HasID {
 			t.Fatalf("want a keep-alive comment, got %v", f)
 		}
 		e.srv.ResourceUpdated("file:///marker")
-		f := get.messageFrame(t, mcp.NotificationResourcesUpdated)
-		if st, seq := splitEventID(t, f.id); st != stream || seq != 1 {
-			t.Errorf("event id %q, want %s_1", f.id, stream)
+		f := get.MessageFrame(t, mcp.NotificationResourcesUpdated)
+		if st, seq := httpenv.SplitEventID(t, f.ID); st != stream || seq != 1 {
+			t.Errorf("event id %q, want %s_1", f.ID, stream)
 		}
 		// Once the client drops it (and the server has noticed), the
 		// stream can be opened again; it continues the same numbering.
-		get.close()
-		recvT(t, e.serverClosed(addr), "the server to close the dropped GET connection")
-		again := e.openSSE(e.do(http.MethodGet, sid, ""))
-		defer again.close()
-		if st := again.prime(1); st != stream {
+		get.Close()
+		httpenv.RecvT(t, e.ServerClosed(addr), "the server to close the dropped GET connection")
+		again := e.OpenSSE(e.Do(http.MethodGet, sid, ""))
+		defer again.Close()
+		if st := again.Prime(1); st != stream {
 			t.Errorf("reopened GET stream id %q, want %q", st, stream)
 		}
 		e.srv.ResourceUpdated("file:///marker")
-		f = again.messageFrame(t, mcp.NotificationResourcesUpdated)
-		if _, seq := splitEventID(t, f.id); seq != 2 {
-			t.Errorf("event id %q, want sequence 2", f.id)
+		f = again.MessageFrame(t, mcp.NotificationResourcesUpdated)
+		if _, seq := httpenv.SplitEventID(t, f.ID); seq != 2 {
+			t.Errorf("event id %q, want sequence 2", f.ID)
 		}
 	})
 	t.Run("Accept", func(t *testing.T) {
 		e := newHTTPEnv(t, elicitServer(), nil)
-		sid := e.initialize("{}")
-		e.expectStatus(e.do(http.MethodGet, sid, "", withHeader("Accept", "application/json")), http.StatusNotAcceptable)
-		e.expectStatus(e.do(http.MethodGet, sid, "", withHeader("Accept", "")), http.StatusNotAcceptable)
-		get := e.openSSE(e.do(http.MethodGet, sid, "", withHeader("Accept", "text/event-stream; q=1, application/json")))
-		get.prime(0)
-		get.close()
+		sid := e.Initialize("{}")
+		e.ExpectStatus(e.Do(http.MethodGet, sid, "", httpenv.WithHeader("Accept", "application/json")), http.StatusNotAcceptable)
+		e.ExpectStatus(e.Do(http.MethodGet, sid, "", httpenv.WithHeader("Accept", "")), http.StatusNotAcceptable)
+		get := e.OpenSSE(e.Do(http.MethodGet, sid, "", httpenv.WithHeader("Accept", "text/event-stream; q=1, application/json")))
+		get.Prime(0)
+		get.Close()
 	})
 	t.Run("NoStandaloneStream", func(t *testing.T) {
 		e := newHTTPEnv(t, elicitServer(), &Options{NoStandaloneStream: true})
-		sid := e.initialize("{}")
-		resp := e.do(http.MethodGet, sid, "")
+		sid := e.Initialize("{}")
+		resp := e.Do(http.MethodGet, sid, "")
 		allow := resp.Header.Get("Allow")
-		e.expectStatus(resp, http.StatusMethodNotAllowed)
+		e.ExpectStatus(resp, http.StatusMethodNotAllowed)
 		if strings.Contains(allow, "GET") {
 			t.Errorf("405 for GET with Allow %q", allow)
 		}
@@ -489,6 +481,6 @@ func TestHTTPGETStream(t *testing.T) {
 		// answers are unaffected.
 		e.subscribe(sid, "file:///marker")
 		e.srv.ResourceUpdated("file:///marker")
-		e.rpc(sid, toolCall(e.id(), "echo", "", ""))
+		e.RPC(sid, httpenv.ToolCall(e.ID(), "echo", "", ""))
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/server"
 
 	"github.com/mcpkit/mcpkit/store"
@@ -18,7 +20,7 @@ import (
 // server's own clock (the idle sweep); the deadline is a hang guard.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(httpHangGuard)
+	deadline := time.Now().Add(httpenv.HangGuard)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -52,14 +54,14 @@ func heapAlloc() uint64 {
 // openSession sends initialize (and, when ready, the initialized
 // notification) without the wire observer, for bulk use.
 func (e *httpEnv) openSession(ready bool) string {
-	e.t.Helper()
-	resp := e.do(http.MethodPost, "", initBody(1, "{}"))
+	e.T.Helper()
+	resp := e.Do(http.MethodPost, "", httpenv.InitBody(1, "{}"))
 	sid := resp.Header.Get("Mcp-Session-Id")
-	if m := e.readJSON(resp); m.Error != nil || sid == "" {
-		e.t.Fatalf("initialize: %s (session %q)", m.raw, sid)
+	if m := e.ReadJSON(resp); m.Error != nil || sid == "" {
+		e.T.Fatalf("initialize: %s (session %q)", m.Raw, sid)
 	}
 	if ready {
-		e.expect202(e.do(http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+		e.Expect202(e.Do(http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	}
 	return sid
 }
@@ -90,7 +92,7 @@ func TestHTTPIdleSweep(t *testing.T) {
 	e := newHTTPEnv(t, echoServer(), &Options{SessionTTL: sweepTestTTL})
 	clock := e.useManualClock()
 	// Open the client's connection first so that it is in the baseline.
-	e.expectStatus(e.do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusBadRequest)
+	e.ExpectStatus(e.Do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusBadRequest)
 	baseG := runtime.NumGoroutine()
 	baseHeap := heapAlloc()
 
@@ -143,15 +145,15 @@ func TestHTTPSweepSparesBusySessions(t *testing.T) {
 	})
 	e := newHTTPEnv(t, s, &Options{SessionTTL: sweepTestTTL, SSEAfter: -1, KeepAlive: -1})
 	clock := e.useManualClock()
-	withGET := e.initialize("{}")
+	withGET := e.Initialize("{}")
 	e.subscribe(withGET, "file:///marker")
 	var getAddr string
-	get := e.openSSE(e.do(http.MethodGet, withGET, "", withConnAddr(&getAddr)))
-	get.prime(0)
-	withPOST := e.initialize("{}")
-	id := e.id()
-	pending := e.postHeaders(withPOST, toolCall(id, "wait", "", ""))
-	idle := e.initialize("{}")
+	get := e.OpenSSE(e.Do(http.MethodGet, withGET, "", httpenv.WithConnAddr(&getAddr)))
+	get.Prime(0)
+	withPOST := e.Initialize("{}")
+	id := e.ID()
+	pending := e.PostHeaders(withPOST, httpenv.ToolCall(id, "wait", "", ""))
+	idle := e.Initialize("{}")
 	// The POST is busy once its handler runs: wait for the session's
 	// request count rather than for time.
 	waitFor(t, "the tool call to be in flight", func() bool { return e.session(withPOST).busy.Load() > 0 })
@@ -170,20 +172,20 @@ func TestHTTPSweepSparesBusySessions(t *testing.T) {
 		t.Error("a session with a request in flight was swept")
 	}
 	e.srv.ResourceUpdated("file:///marker")
-	get.messageFrame(t, mcp.NotificationResourcesUpdated)
+	get.MessageFrame(t, mcp.NotificationResourcesUpdated)
 	close(release)
-	if text, _ := toolText(t, e.readJSON(e.headers(pending))); text != "waited" {
+	if text, _ := httpenv.ToolText(t, e.ReadJSON(e.Headers(pending))); text != "waited" {
 		t.Errorf("wait answered %q", text)
 	}
 	// Once they are idle, they go too. (The POST's request ends just after
 	// its answer is read: sweep until it has.)
-	get.close()
-	recvT(t, e.serverClosed(getAddr), "the server to close the GET connection")
+	get.Close()
+	httpenv.RecvT(t, e.ServerClosed(getAddr), "the server to close the GET connection")
 	waitFor(t, "the other sessions to be swept", func() bool {
 		e.h.sweepOnce()
 		return e.h.SessionCount() == 0 && len(e.srv.Sessions()) == 0
 	})
-	e.expectStatus(e.do(http.MethodPost, withGET, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusNotFound)
+	e.ExpectStatus(e.Do(http.MethodPost, withGET, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusNotFound)
 }
 
 func TestHTTPCloseEndsEverything(t *testing.T) {
@@ -199,48 +201,48 @@ func TestHTTPCloseEndsEverything(t *testing.T) {
 		return nil, ctx.Err()
 	})
 	e := newHTTPEnv(t, s, nil)
-	sid := e.initialize(elicitCaps)
-	get := e.openSSE(e.do(http.MethodGet, sid, ""))
-	get.prime(0)
+	sid := e.Initialize(elicitCaps)
+	get := e.OpenSSE(e.Do(http.MethodGet, sid, ""))
+	get.Prime(0)
 	// A request in flight, on an open stream.
-	post := e.openSSE(e.post(sid, toolCall(e.id(), "forever", "", "tok")))
-	post.prime(0)
-	post.message()
+	post := e.OpenSSE(e.Post(sid, httpenv.ToolCall(e.ID(), "forever", "", "tok")))
+	post.Prime(0)
+	post.Message()
 	// A request whose stream was closed, waiting for a resumption.
-	pending := e.postHeaders(sid, toolCall(e.id(), "poll", "", "tok"))
+	pending := e.PostHeaders(sid, httpenv.ToolCall(e.ID(), "poll", "", "tok"))
 	tool.do(t, "progress")
-	polled := e.openSSE(e.headers(pending))
-	polled.prime(0)
-	polled.message()
+	polled := e.OpenSSE(e.Headers(pending))
+	polled.Prime(0)
+	polled.Message()
 	tool.do(t, "close")
-	polled.end()
+	polled.End()
 	// An elicitation waiting for the client.
-	ask := e.openSSE(e.post(sid, toolCall(e.id(), "ask", "", "")))
-	ask.prime(0)
-	ask.message()
-	other := e.initialize("{}")
+	ask := e.OpenSSE(e.Post(sid, httpenv.ToolCall(e.ID(), "ask", "", "")))
+	ask.Prime(0)
+	ask.Message()
+	other := e.Initialize("{}")
 
 	if err := e.h.Close(); err != nil {
 		t.Fatal(err)
 	}
-	get.end()
+	get.End()
 	// The requests in flight are answered with an error, not cut short.
-	for _, st := range []*sseStream{post, ask} {
-		if _, m := st.message(); m.Error == nil || m.Error.Code != mcp.CodeInternalError {
-			t.Errorf("a request in flight at Close got %s, want a -32603 error", m.raw)
+	for _, st := range []*httpenv.SSEStream{post, ask} {
+		if _, m := st.Message(); m.Error == nil || m.Error.Code != mcp.CodeInternalError {
+			t.Errorf("a request in flight at Close got %s, want a -32603 error", m.Raw)
 		}
-		st.end()
+		st.End()
 	}
-	if err := recvT(t, cancelled, "the running handler to be cancelled"); err == nil {
+	if err := httpenv.RecvT(t, cancelled, "the running handler to be cancelled"); err == nil {
 		t.Error("the handler's context did not end")
 	}
 	if n := e.h.SessionCount(); n != 0 {
 		t.Errorf("SessionCount after Close = %d", n)
 	}
 	for _, id := range []string{sid, other} {
-		e.expectStatus(e.do(http.MethodPost, id, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusNotFound)
+		e.ExpectStatus(e.Do(http.MethodPost, id, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusNotFound)
 	}
-	e.expectStatus(e.do(http.MethodPost, "", initBody(1, "{}")), http.StatusServiceUnavailable)
+	e.ExpectStatus(e.Do(http.MethodPost, "", httpenv.InitBody(1, "{}")), http.StatusServiceUnavailable)
 	if n := e.h.SessionCount(); n != 0 {
 		t.Errorf("SessionCount after an initialize past Close = %d", n)
 	}
@@ -272,13 +274,13 @@ func measureIdleSessionHeap(tb testing.TB, n int) (float64, int64, int) {
 	e := newHTTPEnv(tb, echoServer(), &Options{SessionTTL: -1})
 	// 2n+2 requests: under -race on a loaded machine they can take longer
 	// than the env's hang guard, which bounds a single wait's worth.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*httpHangGuard)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*httpenv.HangGuard)
 	defer cancel()
-	e.ctx = ctx
+	e.Ctx = ctx
 	e.openSession(true) // warm up: connection, pools, first-use allocations
 	// A request that starts no handler, so that the warm-up's has ended
 	// (at worst the baseline counts it, which weakens the check only).
-	e.expectStatus(e.do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusBadRequest)
+	e.ExpectStatus(e.Do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusBadRequest)
 	baseG := runtime.NumGoroutine()
 	base := heapAlloc()
 	for range n {
@@ -290,6 +292,6 @@ func measureIdleSessionHeap(tb testing.TB, n int) (float64, int64, int) {
 		tb.Fatalf("SessionCount = %d, want %d", got, n+1)
 	}
 	delta := int64(after) - int64(base)
-	e.shutdown()
+	e.Shutdown()
 	return float64(delta) / float64(n), delta, afterG - baseG
 }

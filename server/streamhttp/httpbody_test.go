@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/server"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -25,17 +27,17 @@ import (
 // connection, then waits for the server's answer without sending more.
 func slowBody(t *testing.T, e *httpEnv, framing, part string) (*http.Response, []byte, net.Conn) {
 	t.Helper()
-	conn, err := net.Dial("tcp", e.ts.Listener.Addr().String())
+	conn, err := net.Dial("tcp", e.TS.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	head := "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: " + acceptBoth + "\r\n" + framing + "\r\n"
+	head := "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: " + httpenv.AcceptBoth + "\r\n" + framing + "\r\n"
 	if _, err := io.WriteString(conn, head+part); err != nil {
 		t.Fatal(err)
 	}
 	// The hang guard, not a synchronisation: the answer is awaited.
-	_ = conn.SetReadDeadline(time.Now().Add(httpHangGuard))
+	_ = conn.SetReadDeadline(time.Now().Add(httpenv.HangGuard))
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
@@ -55,7 +57,7 @@ func slowBody(t *testing.T, e *httpEnv, framing, part string) (*http.Response, [
 
 func TestHTTPBodyReadTimeout(t *testing.T) {
 	e := newHTTPEnv(t, echoServer(), &Options{BodyReadTimeout: 50 * time.Millisecond})
-	body := initBody(1, "{}")
+	body := httpenv.InitBody(1, "{}")
 	for _, tc := range []struct{ name, framing, part string }{
 		{"Content-Length", fmt.Sprintf("Content-Length: %d\r\n", len(body)), body[:len(body)/2]},
 		{"chunked", "Transfer-Encoding: chunked\r\n", fmt.Sprintf("%x\r\n%s\r\n", len(body)/2, body[:len(body)/2])},
@@ -73,10 +75,10 @@ func TestHTTPBodyReadTimeout(t *testing.T) {
 			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 				t.Errorf("Content-Type %q", ct)
 			}
-			if err := e.wc.Check(raw); err != nil {
+			if err := e.WC.Check(raw); err != nil {
 				t.Errorf("408 body does not conform: %v\n%s", err, raw)
 			}
-			if m := parseMsg(t, raw); m.Error == nil || m.Error.Code != mcp.CodeInvalidRequest {
+			if m := httpenv.ParseMsg(t, raw); m.Error == nil || m.Error.Code != mcp.CodeInvalidRequest {
 				t.Errorf("408 body %s, want a -32600 error", raw)
 			}
 		})
@@ -85,7 +87,7 @@ func TestHTTPBodyReadTimeout(t *testing.T) {
 		t.Errorf("%d sessions after stalled initializes", n)
 	}
 	// A body that arrives in time is served as before.
-	e.initialize("{}")
+	e.Initialize("{}")
 }
 
 // TestHTTPBodyReadTimeoutFallback: a ResponseWriter without read
@@ -99,7 +101,7 @@ func TestHTTPBodyReadTimeoutFallback(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/", pr)
 	r.Host = "localhost"
 	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", acceptBoth)
+	r.Header.Set("Accept", httpenv.AcceptBoth)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r) // returns once the pipe is closed
 	if w.Code != http.StatusRequestTimeout || w.Header().Get("Connection") != "close" {
@@ -128,20 +130,20 @@ func TestHTTPBodyReadTimeoutSparesLongAnswers(t *testing.T) {
 
 	t.Run("legacy SSE", func(t *testing.T) {
 		e := m.legacy.sub(t)
-		sid := e.initialize("{}")
-		id := e.id()
-		st := e.openSSE(e.post(sid, toolCall(id, "slow", "", "tok")))
-		stream := st.prime(0)
+		sid := e.Initialize("{}")
+		id := e.ID()
+		st := e.OpenSSE(e.Post(sid, httpenv.ToolCall(id, "slow", "", "tok")))
+		stream := st.Prime(0)
 		expectProgress(t, st, stream, 1, 1)
-		f, msg := st.message()
-		if text, isErr := toolText(t, msg); text != "slow ok" || isErr {
+		f, msg := st.Message()
+		if text, isErr := httpenv.ToolText(t, msg); text != "slow ok" || isErr {
 			t.Errorf("slow answered %q (isError %v), event %v", text, isErr, f)
 		}
-		st.end()
+		st.End()
 	})
 	t.Run("2026 JSON", func(t *testing.T) {
 		m := m.sub(t)
-		id := m.id()
+		id := m.ID()
 		res := m.wantOK(m.send(req26(id, mcp.MethodToolsCall, map[string]any{"name": "slow"}), true, h26(mcp.MethodToolsCall, "slow")...), id)
 		if text, isErr := resultText(t, res); text != "slow ok" || isErr {
 			t.Errorf("slow answered %q (isError %v)", text, isErr)

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/server"
 
 	"github.com/mcpkit/mcpkit/internal/wirecheck"
@@ -23,10 +25,10 @@ import (
 // initializeAs runs one initialize through h as principal ("" for none)
 // and returns the recorded answer.
 func initializeAs(h *Handler, principal string, id int64) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(initBody(id, "{}")))
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(httpenv.InitBody(id, "{}")))
 	r.Host = "localhost"
 	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", acceptBoth)
+	r.Header.Set("Accept", httpenv.AcceptBoth)
 	if principal != "" {
 		r = r.WithContext(server.WithPrincipal(r.Context(), principal))
 	}
@@ -50,7 +52,7 @@ func expectRefused(t *testing.T, wc *wirecheck.Checker, w *httptest.ResponseReco
 	if err := wc.Check(w.Body.Bytes()); err != nil {
 		t.Errorf("503 body does not conform: %v\n%s", err, w.Body.Bytes())
 	}
-	m := parseMsg(t, w.Body.Bytes())
+	m := httpenv.ParseMsg(t, w.Body.Bytes())
 	if m.Error == nil || string(m.ID) != strconv.FormatInt(id, 10) {
 		t.Errorf("503 body %s: want a JSON-RPC error for id %d", w.Body.Bytes(), id)
 	}

@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
 // addHeader adds a second (or further) value of a header: net/http's
 // client sends each value as a header line of its own.
-func addHeader(k, v string) reqOpt {
+func addHeader(k, v string) httpenv.ReqOpt {
 	return func(r *http.Request) { r.Header.Add(k, v) }
 }
 
@@ -25,10 +27,10 @@ func TestHTTPDuplicateHeadersModern(t *testing.T) {
 	m := newModernEnv(t, f.s, nil)
 	args := map[string]any{"region": "eu-west", "level": 7}
 	params := map[string]any{"name": "xh", "arguments": args}
-	base := func(more ...reqOpt) []reqOpt {
-		return h26(mcp.MethodToolsCall, "xh", append([]reqOpt{
-			withHeader("Mcp-Param-Region", "eu-west"),
-			withHeader("Mcp-Param-Level", "7"),
+	base := func(more ...httpenv.ReqOpt) []httpenv.ReqOpt {
+		return h26(mcp.MethodToolsCall, "xh", append([]httpenv.ReqOpt{
+			httpenv.WithHeader("Mcp-Param-Region", "eu-west"),
+			httpenv.WithHeader("Mcp-Param-Level", "7"),
 		}, more...)...)
 	}
 	// The request is served as it is.
@@ -50,7 +52,7 @@ func TestHTTPDuplicateHeadersModern(t *testing.T) {
 			m := m.sub(t)
 			opts := base()
 			if tc.header == "Mcp-Param-Other" {
-				opts = append(opts, withHeader(tc.header, "x"))
+				opts = append(opts, httpenv.WithHeader(tc.header, "x"))
 			}
 			opts = append(opts, addHeader(tc.header, tc.second))
 			for _, id := range m.ids() {
@@ -63,8 +65,8 @@ func TestHTTPDuplicateHeadersModern(t *testing.T) {
 	// modern MCP-Protocol-Version makes the request a 2026 one.
 	t.Run("era from a second header value", func(t *testing.T) {
 		m := m.sub(t)
-		id := m.id()
-		r := m.send(rawReq(id, mcp.MethodToolsList, nil), false, withHeader("MCP-Protocol-Version", mcp.Version20251125), addHeader("MCP-Protocol-Version", v26), withHeader("Mcp-Method", mcp.MethodToolsList))
+		id := m.ID()
+		r := m.send(rawReq(id, mcp.MethodToolsList, nil), false, httpenv.WithHeader("MCP-Protocol-Version", mcp.Version20251125), addHeader("MCP-Protocol-Version", v26), httpenv.WithHeader("Mcp-Method", mcp.MethodToolsList))
 		m.wantErr(r, http.StatusBadRequest, mcp.CodeHeaderMismatch, id)
 	})
 	if n := f.modernEcho.Load() + f.legacyEcho.Load(); n != 0 {
@@ -77,9 +79,9 @@ func TestHTTPDuplicateHeadersModern(t *testing.T) {
 // header is an invalid request (-32600, 400), and nothing runs.
 func TestHTTPDuplicateHeadersLegacy(t *testing.T) {
 	e := newHTTPEnv(t, echoServer(), nil)
-	sid := e.initialize("{}")
-	other := e.initialize("{}")
-	call := func(id int64) string { return toolCall(id, "echo", `{"text":"x"}`, "") }
+	sid := e.Initialize("{}")
+	other := e.Initialize("{}")
+	call := func(id int64) string { return httpenv.ToolCall(id, "echo", `{"text":"x"}`, "") }
 	headers := []struct{ name, header, second string }{
 		{"Mcp-Session-Id, same value", "Mcp-Session-Id", sid},
 		{"Mcp-Session-Id, another session", "Mcp-Session-Id", other},
@@ -91,8 +93,8 @@ func TestHTTPDuplicateHeadersLegacy(t *testing.T) {
 	for _, tc := range headers {
 		t.Run("POST "+tc.name, func(t *testing.T) {
 			e := e.sub(t)
-			id := e.id()
-			m := e.expectStatus(e.do(http.MethodPost, sid, call(id), withHeader(tc.header, tc.second), addHeader(tc.header, tc.second)), http.StatusBadRequest)
+			id := e.ID()
+			m := e.ExpectStatus(e.Do(http.MethodPost, sid, call(id), httpenv.WithHeader(tc.header, tc.second), addHeader(tc.header, tc.second)), http.StatusBadRequest)
 			if m == nil || m.Error.Code != mcp.CodeInvalidRequest {
 				t.Fatalf("want -32600, got %+v", m)
 			}
@@ -103,7 +105,7 @@ func TestHTTPDuplicateHeadersLegacy(t *testing.T) {
 		t.Run("GET and DELETE "+tc.name, func(t *testing.T) {
 			e := e.sub(t)
 			for _, method := range []string{http.MethodGet, http.MethodDelete} {
-				m := e.expectStatus(e.do(method, sid, "", withHeader(tc.header, tc.second), addHeader(tc.header, tc.second)), http.StatusBadRequest)
+				m := e.ExpectStatus(e.Do(method, sid, "", httpenv.WithHeader(tc.header, tc.second), addHeader(tc.header, tc.second)), http.StatusBadRequest)
 				if m == nil || m.Error.Code != mcp.CodeInvalidRequest {
 					t.Fatalf("%s: want -32600, got %+v", method, m)
 				}
@@ -111,13 +113,13 @@ func TestHTTPDuplicateHeadersLegacy(t *testing.T) {
 		})
 	}
 	// The session was not ended by the refused DELETEs.
-	e.readJSON(e.post(sid, call(e.id())))
+	e.ReadJSON(e.Post(sid, call(e.ID())))
 
 	t.Run("initialize", func(t *testing.T) {
 		e := e.sub(t)
 		before := e.h.SessionCount()
 		for _, h := range []string{"MCP-Protocol-Version", "Mcp-Method"} {
-			m := e.expectStatus(e.do(http.MethodPost, "", initBody(e.id(), "{}"), addHeader(h, mcp.Version20251125), addHeader(h, mcp.MethodInitialize)), http.StatusBadRequest)
+			m := e.ExpectStatus(e.Do(http.MethodPost, "", httpenv.InitBody(e.ID(), "{}"), addHeader(h, mcp.Version20251125), addHeader(h, mcp.MethodInitialize)), http.StatusBadRequest)
 			if m == nil || m.Error.Code != mcp.CodeInvalidRequest {
 				t.Fatalf("%s twice: want -32600, got %+v", h, m)
 			}
@@ -128,8 +130,8 @@ func TestHTTPDuplicateHeadersLegacy(t *testing.T) {
 	})
 	t.Run("session-less server", func(t *testing.T) {
 		e := newHTTPEnv(t, echoServer(), &Options{Stateless: true})
-		id := e.id()
-		m := e.expectStatus(e.do(http.MethodPost, "", call(id), withHeader("Mcp-Name", "echo"), addHeader("Mcp-Name", "other")), http.StatusBadRequest)
+		id := e.ID()
+		m := e.ExpectStatus(e.Do(http.MethodPost, "", call(id), httpenv.WithHeader("Mcp-Name", "echo"), addHeader("Mcp-Name", "other")), http.StatusBadRequest)
 		if m == nil || m.Error.Code != mcp.CodeInvalidRequest {
 			t.Fatalf("want -32600, got %+v", m)
 		}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -41,7 +43,7 @@ func checkHostCases(t *testing.T, opts *Options, local string, cases []hostCase)
 			r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, addr))
 			r.Host = tc.host
 			r.Header.Set("Content-Type", "application/json")
-			r.Header.Set("Accept", acceptBoth)
+			r.Header.Set("Accept", httpenv.AcceptBoth)
 			for _, o := range tc.origin {
 				r.Header.Add("Origin", o)
 			}
@@ -55,7 +57,7 @@ func checkHostCases(t *testing.T, opts *Options, local string, cases []hostCase)
 				t.Fatalf("Host %q Origin %q Sec-Fetch-Site %q on %s: status %d, want ok=%v: %s", tc.host, tc.origin, tc.fetch, local, w.Code, tc.ok, w.Body.Bytes())
 			}
 			if refused {
-				if m := parseMsg(t, w.Body.Bytes()); m.Error == nil || m.Error.Code != mcp.CodeInvalidRequest {
+				if m := httpenv.ParseMsg(t, w.Body.Bytes()); m.Error == nil || m.Error.Code != mcp.CodeInvalidRequest {
 					t.Errorf("403 body %s, want a -32600 error", w.Body.Bytes())
 				}
 			}

@@ -34,21 +34,21 @@ func TestModernHTTPSilentHandlerTurnsIntoStream(t *testing.T) {
 		return "quick", nil
 	})
 	m := newModernEnv(t, s, &Options{SSEAfter: 20 * time.Millisecond})
-	id := m.id()
+	id := m.ID()
 	st := m.stream(req26(id, mcp.MethodToolsCall, map[string]any{"name": "wait", "arguments": map[string]any{}}), h26(mcp.MethodToolsCall, "wait")...)
 	close(release)
 	notes, resp := m.rest(st, id)
 	if len(notes) != 0 {
 		t.Errorf("%d messages before the response", len(notes))
 	}
-	res := checkModernResult(t, parseWire(t, []byte(resp.raw)), id, "inline")
+	res := checkModernResult(t, parseWire(t, []byte(resp.Raw)), id, "inline")
 	if text, _ := resultText(t, res); text != "released" {
 		t.Errorf("answered %q", text)
 	}
 	// A quick handler is answered as JSON — on a handler whose SSEAfter
 	// no scheduler delay can reach (20 ms could pass under load).
 	q := newModernEnv(t, s, nil)
-	res = q.call(q.id(), mcp.MethodToolsCall, "quick", map[string]any{"name": "quick", "arguments": map[string]any{}})
+	res = q.call(q.ID(), mcp.MethodToolsCall, "quick", map[string]any{"name": "quick", "arguments": map[string]any{}})
 	if text, _ := resultText(t, res); text != "quick" {
 		t.Errorf("answered %q", text)
 	}

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/server"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -19,10 +21,10 @@ import (
 // expectUnknownStream checks the answer to a resumption of a stream the
 // session does not have.
 func expectUnknownStream(e *httpEnv, sid, last string) {
-	e.t.Helper()
-	m := e.expectStatus(e.resume(sid, last), http.StatusNotFound)
+	e.T.Helper()
+	m := e.ExpectStatus(e.resume(sid, last), http.StatusNotFound)
 	if m == nil || m.Error.Code != mcp.CodeInvalidRequest {
-		e.t.Errorf("resuming %s: want a -32600 error body, got %+v", last, m)
+		e.T.Errorf("resuming %s: want a -32600 error body, got %+v", last, m)
 	}
 }
 
@@ -30,35 +32,35 @@ func TestHTTPResumeUnknownStream(t *testing.T) {
 	s := echoServer()
 	tool := addPollTool(s)
 	e := newHTTPEnv(t, s, nil)
-	sidA, sidB := e.initialize("{}"), e.initialize("{}")
+	sidA, sidB := e.Initialize("{}"), e.Initialize("{}")
 
 	expectUnknownStream(e, sidA, "madeupstream_0")
 	expectUnknownStream(e, sidA, "madeupstream_7")
 
 	// A's POST stream, over once the tool answers.
-	id := e.id()
-	pending := e.postHeaders(sidA, toolCall(id, "poll", "", "tok"))
+	id := e.ID()
+	pending := e.PostHeaders(sidA, httpenv.ToolCall(id, "poll", "", "tok"))
 	tool.do(t, "progress")
-	post := e.openSSE(e.headers(pending))
-	stream := post.prime(0)
+	post := e.OpenSSE(e.Headers(pending))
+	stream := post.Prime(0)
 	expectProgress(t, post, stream, 1, 1)
 	tool.finish(t)
 	expectResult(t, post, stream, id, 2)
-	post.end()
+	post.End()
 
 	// B cannot resume A's stream, from any event.
 	expectUnknownStream(e, sidB, stream+"_0")
 	expectUnknownStream(e, sidB, stream+"_1")
 	// A still can: its events are stored after the POST ended (retried
 	// while the POST's reader may still be finishing: 409).
-	replay := e.openSSE(resume(e, sidA, stream+"_0"))
-	replay.plain = true
+	replay := e.OpenSSE(resume(e, sidA, stream+"_0"))
+	replay.Plain = true
 	expectProgress(t, replay, stream, 1, 1)
 	expectResult(t, replay, stream, id, 2)
-	replay.end()
+	replay.End()
 	// The refused resumptions ended no session.
 	for _, sid := range []string{sidA, sidB} {
-		e.readJSON(e.post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, e.id())))
+		e.ReadJSON(e.Post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, e.ID())))
 	}
 }
 
@@ -72,29 +74,29 @@ func TestHTTPResumeUnknownStreamCluster(t *testing.T) {
 			tool = addPollTool(s)
 		}
 	})
-	sid, other := a.initialize("{}"), a.initialize("{}")
+	sid, other := a.Initialize("{}"), a.Initialize("{}")
 	expectUnknownStream(b, sid, brokerA.ID()+"-pmadeupstream_0")
 	expectUnknownStream(b, sid, brokerA.ID()+"-gmadeupstream_3")
 
 	// A live stream of sid on A: other cannot resume it, on A or on B;
 	// sid can, on B, relayed from A.
-	id := a.id()
+	id := a.ID()
 	var addr string
-	pending := a.postHeaders(sid, toolCall(id, "poll", "", "tok"), withConnAddr(&addr))
+	pending := a.PostHeaders(sid, httpenv.ToolCall(id, "poll", "", "tok"), httpenv.WithConnAddr(&addr))
 	tool.do(t, "progress")
-	post := a.openSSE(a.headers(pending))
-	stream := post.prime(0)
+	post := a.OpenSSE(a.Headers(pending))
+	stream := post.Prime(0)
 	expectProgress(t, post, stream, 1, 1)
-	post.close()
+	post.Close()
 	// A serves a stream to one reader at a time: the resumption below
 	// must find the POST's reader gone (409 otherwise).
-	recvT(t, a.serverClosed(addr), "A to see the client leave")
+	httpenv.RecvT(t, a.ServerClosed(addr), "A to see the client leave")
 	expectUnknownStream(a, other, stream+"_0")
 	expectUnknownStream(b, other, stream+"_0")
-	relayed := b.openSSE(b.resume(sid, stream+"_0"))
-	relayed.plain = true
+	relayed := b.OpenSSE(b.resume(sid, stream+"_0"))
+	relayed.Plain = true
 	expectProgress(t, relayed, stream, 1, 1)
 	tool.finish(t)
 	expectResult(t, relayed, stream, id, 2)
-	relayed.close()
+	relayed.Close()
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -45,31 +47,31 @@ func (s *gatedEventStore) Append(ctx context.Context, session, stream string, se
 // gatedStandalone serves a session whose events go to a gated store,
 // subscribed to the marker resource (elicitServer), with its standalone stream open and primed.
 // addr is the client's address of the stream's connection.
-func gatedStandalone(t *testing.T, appends int) (e *httpEnv, store *gatedEventStore, sid string, get *sseStream, stream, addr string) {
+func gatedStandalone(t *testing.T, appends int) (e *httpEnv, store *gatedEventStore, sid string, get *httpenv.SSEStream, stream, addr string) {
 	t.Helper()
 	store = newGatedEventStore(appends)
-	e = newHTTPEnv(t, elicitServer(), &Options{EventStore: store, StoreTimeout: httpHangGuard})
+	e = newHTTPEnv(t, elicitServer(), &Options{EventStore: store, StoreTimeout: httpenv.HangGuard})
 	// Registered after newHTTPEnv, so run before its shutdown: whatever
 	// still waits at the gate passes.
 	t.Cleanup(store.release)
-	sid = e.initialize("{}")
+	sid = e.Initialize("{}")
 	e.subscribe(sid, "file:///marker")
-	get = e.openSSE(e.do(http.MethodGet, sid, "", withConnAddr(&addr)))
-	get.plain = true
-	stream = get.prime(0)
+	get = e.OpenSSE(e.Do(http.MethodGet, sid, "", httpenv.WithConnAddr(&addr)))
+	get.Plain = true
+	stream = get.Prime(0)
 	return e, store, sid, get, stream, addr
 }
 
 // expectUpdate reads the next message of the standalone stream: the
 // marker's update, with event id stream_seq.
-func expectUpdate(t *testing.T, get *sseStream, stream string, seq uint64) {
+func expectUpdate(t *testing.T, get *httpenv.SSEStream, stream string, seq uint64) {
 	t.Helper()
-	f, m := get.message()
+	f, m := get.Message()
 	if m.Method != "notifications/resources/updated" {
-		t.Fatalf("got %s, want the marker's update", m.raw)
+		t.Fatalf("got %s, want the marker's update", m.Raw)
 	}
-	if got, n := splitEventID(t, f.id); got != stream || n != seq {
-		t.Fatalf("event id %q, want %s_%d", f.id, stream, seq)
+	if got, n := httpenv.SplitEventID(t, f.ID); got != stream || n != seq {
+		t.Fatalf("event id %q, want %s_%d", f.ID, stream, seq)
 	}
 }
 
@@ -81,23 +83,23 @@ func expectUpdate(t *testing.T, get *sseStream, stream string, seq uint64) {
 func TestHTTPEventAppendProducerReturns(t *testing.T) {
 	const n = 8
 	e, store, _, get, stream, _ := gatedStandalone(t, n)
-	defer get.close()
+	defer get.Close()
 	first := make(chan struct{})
 	go func() { // application code announcing a change
 		defer close(first)
 		e.srv.ResourceUpdated("file:///marker")
 	}()
-	if seq := recvT(t, store.begun, "the append of event 1"); seq != 1 {
+	if seq := httpenv.RecvT(t, store.begun, "the append of event 1"); seq != 1 {
 		t.Fatalf("first append of seq %d", seq)
 	}
 	e.srv.ResourceUpdated("file:///marker") // returns: another goroutine is appending
 	store.pass <- struct{}{}                // event 1 is stored
-	if seq := recvT(t, store.begun, "the append of event 2"); seq != 2 {
+	if seq := httpenv.RecvT(t, store.begun, "the append of event 2"); seq != 2 {
 		t.Fatalf("second append of seq %d", seq)
 	}
 	// The store now holds event 2, which another producer pushed: the
 	// first producer is not the one waiting for it.
-	recvT(t, first, "the first producer to return while the store holds a later event")
+	httpenv.RecvT(t, first, "the first producer to return while the store holds a later event")
 	for range n - 2 {
 		e.srv.ResourceUpdated("file:///marker") // each returns, the store still blocked
 	}
@@ -106,7 +108,7 @@ func TestHTTPEventAppendProducerReturns(t *testing.T) {
 		store.pass <- struct{}{}
 		expectUpdate(t, get, stream, seq)
 		if seq < n {
-			if got := recvT(t, store.begun, "the next append"); got != seq+1 {
+			if got := httpenv.RecvT(t, store.begun, "the next append"); got != seq+1 {
 				t.Fatalf("append of seq %d, want %d", got, seq+1)
 			}
 		}
@@ -128,7 +130,7 @@ func TestHTTPEventAppendQueueBounded(t *testing.T) {
 		defer close(first)
 		e.srv.ResourceUpdated("file:///marker")
 	}()
-	recvT(t, store.begun, "the first append")
+	httpenv.RecvT(t, store.begun, "the first append")
 	for range n - 1 {
 		e.srv.ResourceUpdated("file:///marker")
 	}
@@ -143,17 +145,17 @@ func TestHTTPEventAppendQueueBounded(t *testing.T) {
 	for seq := uint64(1); seq <= over; seq++ {
 		expectUpdate(t, get, stream, seq)
 	}
-	get.close()
-	recvT(t, e.serverClosed(addr), "the server to see the client leave")
+	get.Close()
+	httpenv.RecvT(t, e.ServerClosed(addr), "the server to see the client leave")
 	for _, after := range []uint64{0, over / 2} {
-		e.expectStatus(e.resume(sid, stream+"_"+idJSON(after)), http.StatusConflict)
+		e.ExpectStatus(e.resume(sid, stream+"_"+idJSON(after)), http.StatusConflict)
 	}
 	store.release()
-	recvT(t, first, "the first producer")
+	httpenv.RecvT(t, first, "the first producer")
 	// Resuming after the lost range: the rest, stored, in order.
-	again := e.openSSE(e.resume(sid, stream+"_"+idJSON(over)))
-	again.plain = true
-	defer again.close()
+	again := e.OpenSSE(e.resume(sid, stream+"_"+idJSON(over)))
+	again.Plain = true
+	defer again.Close()
 	for seq := uint64(over + 1); seq <= n; seq++ {
 		expectUpdate(t, again, stream, seq)
 	}

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/store"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -39,21 +41,21 @@ func TestHTTPResumeLiveStreamReplayFails(t *testing.T) {
 	next := progressTool(s)
 	fst := &replayFaultStore{MemoryEventStore: store.NewMemoryEventStore(nil)}
 	e := newHTTPEnv(t, s, &Options{EventStore: fst})
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 	var addr string
-	post := e.openSSE(e.post(sid, toolCall(e.id(), "progress", "", "tok"), withConnAddr(&addr)))
-	stream := post.prime(0)
-	if _, m := post.message(); m.Method != mcp.NotificationProgress {
-		t.Fatalf("first message %s, want the progress", m.raw)
+	post := e.OpenSSE(e.Post(sid, httpenv.ToolCall(e.ID(), "progress", "", "tok"), httpenv.WithConnAddr(&addr)))
+	stream := post.Prime(0)
+	if _, m := post.Message(); m.Method != mcp.NotificationProgress {
+		t.Fatalf("first message %s, want the progress", m.Raw)
 	}
-	post.close()
-	recvT(t, e.serverClosed(addr), "the server to see the client leave")
+	post.Close()
+	httpenv.RecvT(t, e.ServerClosed(addr), "the server to see the client leave")
 	for _, c := range []struct {
 		err  error
 		want int
 	}{{store.ErrUnknownStream, http.StatusConflict}, {errors.New("fst down"), http.StatusServiceUnavailable}} {
 		fst.err.Store(&c.err)
-		e.expectStatus(e.do(http.MethodGet, sid, "", withHeader("Last-Event-ID", stream+"_0")), c.want)
+		e.ExpectStatus(e.Do(http.MethodGet, sid, "", httpenv.WithHeader("Last-Event-ID", stream+"_0")), c.want)
 	}
 	if !fst.deadline.Load() {
 		t.Error("the replay ran without StoreTimeout")
@@ -67,12 +69,12 @@ func TestHTTPResumeLiveStreamReplayFails(t *testing.T) {
 // (404), not that its id is already in flight (400).
 func TestHTTPRequestOnEndingSession(t *testing.T) {
 	e := newHTTPEnv(t, echoServer(), nil)
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 	hs := e.session(sid)
 	hs.mu.Lock()
 	hs.closed = true // what ending the session does first; it is still listed
 	hs.mu.Unlock()
-	m := e.expectStatus(e.post(sid, toolCall(e.id(), "echo", `{"text":"x"}`, "")), http.StatusNotFound)
+	m := e.ExpectStatus(e.Post(sid, httpenv.ToolCall(e.ID(), "echo", `{"text":"x"}`, "")), http.StatusNotFound)
 	if m == nil || m.Error.Code != mcp.CodeInvalidRequest {
 		t.Errorf("answer %+v, want -32600", m)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/server"
 
 	"github.com/mcpkit/mcpkit/store"
@@ -79,9 +81,9 @@ func TestSessionChangeWhileLoading(t *testing.T) {
 	setup(srvB)
 	a := newHTTPEnv(t, srvA, &Options{SessionStore: fst, EventStore: events, Broker: brA, KeepAlive: -1})
 	b := newHTTPEnv(t, srvB, &Options{SessionStore: fst, EventStore: events, Broker: tapB, KeepAlive: -1})
-	t.Cleanup(a.shutdown)
+	t.Cleanup(a.Shutdown)
 
-	sid := a.initialize("")
+	sid := a.Initialize("")
 	drainStates := func() {
 		for {
 			select {
@@ -91,13 +93,13 @@ func TestSessionChangeWhileLoading(t *testing.T) {
 			}
 		}
 	}
-	a.post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	a.Post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
 	fst.mu.Lock()
 	fst.hook = func() {
 		// B has read the state; now A changes it, and B takes the
 		// broadcast before it has a copy of the session.
 		drainStates()
-		resp := a.post(sid, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://r"}}`)
+		resp := a.Post(sid, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://r"}}`)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("subscribe on A: %s", resp.Status)
@@ -109,7 +111,7 @@ func TestSessionChangeWhileLoading(t *testing.T) {
 		}
 	}
 	fst.mu.Unlock()
-	resp := b.post(sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	resp := b.Post(sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("ping on B: %s", resp.Status)
@@ -155,11 +157,11 @@ func TestSessionSavesInOrder(t *testing.T) {
 		return &mcp.ReadResourceResult{}, nil
 	})
 	e := newHTTPEnv(t, s, &Options{SessionStore: fst})
-	sid := e.initialize("{}")
+	sid := e.Initialize("{}")
 	fst.armed.Store(true)
-	level := e.postAsync(sid, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`)
-	recvT(t, fst.entered, "the setLevel's Put")
-	sub := e.postAsync(sid, `{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"test://r"}}`)
+	level := e.PostAsync(sid, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`)
+	httpenv.RecvT(t, fst.entered, "the setLevel's Put")
+	sub := e.PostAsync(sid, `{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"test://r"}}`)
 	// The subscribe has made its change and gone to save it (update
 	// applies it before changed); without ordering its Put comes now.
 	waitFor(t, "the subscribe to reach its save", func() bool { return slices.Contains(e.session(sid).ss.State().Subscriptions, "test://r") })
@@ -170,10 +172,10 @@ func TestSessionSavesInOrder(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 	close(fst.release)
-	for _, ch := range []<-chan asyncAnswer{level, sub} {
-		a := recvT(t, ch, "an answer")
-		if a.err != nil || a.resp.StatusCode != http.StatusOK {
-			t.Fatalf("answer: %v %v", a.resp, a.err)
+	for _, ch := range []<-chan httpenv.AsyncAnswer{level, sub} {
+		a := httpenv.RecvT(t, ch, "an answer")
+		if a.Err != nil || a.Resp.StatusCode != http.StatusOK {
+			t.Fatalf("answer: %v %v", a.Resp, a.Err)
 		}
 	}
 	st, err := fst.Get(context.Background(), sid)
