@@ -234,6 +234,9 @@ type CallOptions struct {
 	// headers. It must not be modified while the call runs. A cancellation
 	// the call sends does not carry them.
 	Header []transport.Header
+	// Local marks the message as one every instance of a deployment
+	// sends itself (transport.Message.Local).
+	Local bool
 }
 
 // Call sends a request and waits for its response, decoding the result
@@ -280,7 +283,7 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 		c.mu.Unlock()
 	}()
 	related := c.related(ctx, opts.Related)
-	if err := c.write(ctx, transport.Message{Data: msg, Related: related, Header: opts.Header}); err != nil {
+	if err := c.write(ctx, transport.Message{Data: msg, Related: related, Header: opts.Header, Local: opts.Local}); err != nil {
 		return err
 	}
 	select {
@@ -383,7 +386,7 @@ func (c *Conn) NotifyWith(ctx context.Context, method string, params any, opts C
 	if err != nil {
 		return fmt.Errorf("jsonrpc: encoding %s params: %w", method, err)
 	}
-	return c.write(ctx, transport.Message{Data: msg, Related: c.related(ctx, opts.Related), Header: opts.Header})
+	return c.write(ctx, transport.Message{Data: msg, Related: c.related(ctx, opts.Related), Header: opts.Header, Local: opts.Local})
 }
 
 // handlingKey is the context key under which a handler's context holds

@@ -21,7 +21,7 @@ type routeTap struct {
 func (r *routeTap) Read(ctx context.Context) ([]byte, error) { return r.next.Read(ctx) }
 
 func (r *routeTap) Write(ctx context.Context, m transport.Message) error {
-	r.written <- transport.Message{Data: bytes.Clone(m.Data), Related: m.Related, Final: m.Final, Header: slices.Clone(m.Header)}
+	r.written <- transport.Message{Data: bytes.Clone(m.Data), Related: m.Related, Final: m.Final, Header: slices.Clone(m.Header), Local: m.Local}
 	if r.next == nil {
 		return nil
 	}
@@ -143,5 +143,29 @@ func TestRouteOfCancelledCall(t *testing.T) {
 	}
 	if err := wait(t, done, "CallWith to return"); err != context.Canceled {
 		t.Errorf("CallWith = %v, want context.Canceled", err)
+	}
+}
+
+// TestLocalWrites: NotifyWith marks a message Local only when asked;
+// nothing else the Conn writes is.
+func TestLocalWrites(t *testing.T) {
+	leakCheck(t)
+	c, tap, peer := tapped(t, ConnOptions{})
+	for _, tc := range []struct {
+		local bool
+		send  func() error
+	}{
+		{true, func() error { return c.NotifyWith(context.Background(), "change", nil, CallOptions{Local: true}) }},
+		{false, func() error { return c.Notify(context.Background(), "plain", nil) }},
+	} {
+		errc := make(chan error, 1)
+		go func() { errc <- tc.send() }()
+		if _, w := written(t, tap); w.Local != tc.local {
+			t.Errorf("wrote %s with Local %v, want %v", w.Data, w.Local, tc.local)
+		}
+		recv(t, peer)
+		if err := wait(t, errc, "the notification to be sent"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -97,6 +97,9 @@ func (c *carrierServer) ServeStateless(ctx context.Context, version string, call
 	return s.dispatch(ctx, req, msg.Method, params(call))
 }
 
+// ServesLegacy implements seam.Protocol.
+func (c *carrierServer) ServesLegacy(v string) bool { return eraLegacy.supports(v) }
+
 // ModernStatus implements seam.Protocol.
 func (c *carrierServer) ModernStatus(e *jsonrpc.Error) int { return eraModern.httpStatus(e) }
 
@@ -116,6 +119,12 @@ func (c *carrierServer) NewSession(cfg seam.SessionConfig) seam.Session {
 		IDPrefix:    cfg.IDPrefix,
 	})
 	ss.closeStream = cfg.CloseStream
+	// Everything another goroutine may read is set before the session is
+	// registered (Server.Sessions).
+	if cfg.ID != "" {
+		ss.id = cfg.ID
+	}
+	ss.principal, ss.onChange = cfg.Principal, cfg.OnChange
 	s.addSession(ss)
 	return (*carrierSession)(ss)
 }
@@ -134,15 +143,7 @@ func (cs *carrierSession) ss() *Session { return (*Session)(cs) }
 
 func (cs *carrierSession) ID() string { return cs.id }
 
-func (cs *carrierSession) SetID(id string) { cs.id = id }
-
 func (cs *carrierSession) Principal() string { return cs.ss().principalOf() }
-
-func (cs *carrierSession) SetPrincipal(p string) {
-	cs.mu.Lock()
-	cs.principal = p
-	cs.mu.Unlock()
-}
 
 func (cs *carrierSession) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error) {
 	return cs.ss().HandleRequest(ctx, msg)
@@ -152,11 +153,9 @@ func (cs *carrierSession) HandleNotification(ctx context.Context, msg *jsonrpc.M
 	cs.ss().HandleNotification(ctx, msg)
 }
 
-func (cs *carrierSession) Process(vals context.Context, msg *jsonrpc.Message) {
-	if vals == nil {
-		cs.conn.Process(msg)
-		return
-	}
+func (cs *carrierSession) Process(msg *jsonrpc.Message) { cs.conn.Process(msg) }
+
+func (cs *carrierSession) ProcessContext(vals context.Context, msg *jsonrpc.Message) {
 	cs.conn.ProcessContext(vals, msg)
 }
 
@@ -185,8 +184,6 @@ func (cs *carrierSession) Unrecord(rev uint64) {
 	}
 	cs.mu.Unlock()
 }
-
-func (cs *carrierSession) OnChange(fn func() error) { cs.onChange = fn }
 
 func (cs *carrierSession) Close() error { return cs.ss().Close() }
 

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 
-	"github.com/mcpkit/mcpkit/server/internal/seam"
 	"github.com/mcpkit/mcpkit/store"
 
 	"errors"
@@ -301,9 +300,9 @@ func (s *Server) deliverChange(method, uri string) {
 			continue
 		}
 		// Every instance of a deployment delivers the change to its own
-		// copy of the session: none forwards it (see httpSession.Write).
-		ctx, cancel := context.WithTimeout(seam.WithLocalOnly(context.Background()), notifyTimeout)
-		if err := ss.notify(ctx, method, params); err != nil {
+		// copy of the session: none forwards it (transport.Message.Local).
+		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+		if err := ss.conn.NotifyWith(ctx, method, params, jsonrpc.CallOptions{Local: true}); err != nil {
 			s.log.Debug("mcp: notification not delivered", "method", method, "err", err)
 		}
 		cancel()

@@ -54,7 +54,7 @@ func (ss *Session) restore(st *store.SessionState) {
 }
 
 // changed tells the session's owner that its state changed; an error
-// means the owner could not record it (errStoreUnavailable).
+// means the owner could not record it (seam.ErrStoreUnavailable).
 func (ss *Session) changed() error {
 	if ss.onChange != nil {
 		return ss.onChange()

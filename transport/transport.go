@@ -62,6 +62,12 @@ type Message struct {
 	// request follows, and its stream may end once Data is delivered.
 	Final bool
 
+	// Local marks a message every instance of a deployment sends itself
+	// (a list change or resource update, announced to all of them): a
+	// carrier that forwards unrelated messages to the instance holding a
+	// session's stream must not forward this one.
+	Local bool
+
 	// Header lists request headers to send alongside Data, in order; the
 	// same name twice sends both values. The client uses it for the
 	// 2026-07-28 Mcp-Param-{Name} headers (SEP-2243), which mirror tool

@@ -2,5 +2,10 @@
 // ARCHITECTURE.md true: it reads the table of packages and the mcpkit
 // packages each may import, lists the real imports with go list, and
 // fails on any import the table does not allow and on any package the
-// table does not name. It has no code of its own and imports nothing.
+// table does not name, and on a row that names no package. Only the
+// imports of non-test files count: a package's tests may drive it through
+// its peers. The protocol layers (mcp, jsonrpc, transport, store, server
+// and its seam) must not depend on net/http at all, even indirectly. The
+// bench module is outside the table: it imports the peers it measures.
+// The package has no code of its own and imports nothing.
 package archcheck

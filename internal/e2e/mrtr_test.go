@@ -228,7 +228,7 @@ func serveHTTP(t *testing.T, s *server.Server) string {
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		if err := h.Close(); err != nil {
-			t.Errorf("HTTPHandler.Close: %v", err)
+			t.Errorf("Handler.Close: %v", err)
 		}
 		ts.Close()
 	})

@@ -71,7 +71,7 @@ type clusterMsg struct {
 	Data        string `json:"data,omitzero"`
 }
 
-// cluster is an Handler's side of a Broker.
+// cluster is a Handler's side of a Broker.
 type cluster struct {
 	h  *Handler
 	b  store.Broker
@@ -206,7 +206,7 @@ func (c *cluster) receive(raw []byte) {
 		if hs := h.local(m.Session); hs != nil {
 			msg, err := jsonrpc.Decode(m.Msg, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.p.Limits().MaxDepth})
 			if err == nil {
-				hs.ss.Process(nil, msg)
+				hs.ss.Process(msg)
 			}
 		}
 	case kindNotify:

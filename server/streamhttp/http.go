@@ -53,7 +53,7 @@ const (
 	headerLastEventID     = "Last-Event-Id"
 )
 
-// Options configures an Handler. The zero value is the secure
+// Options configures a Handler. The zero value is the secure
 // default: sessions, resumable streams kept in memory, DNS-rebinding
 // protection, and the limits below.
 type Options struct {
@@ -397,7 +397,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, msg.ID, mcp.CodeInvalidRequest, "Invalid Request: a request with this id is already in flight")
 		return
 	}
-	hs.ss.Process(r.Context(), msg)
+	hs.ss.ProcessContext(r.Context(), msg)
 	st.serve(w, r, -1)
 }
 
@@ -436,7 +436,7 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*httpSession,
 		return nil, false
 	}
 	hs.touch()
-	if v := r.Header.Get(headerProtocolVersion); v != "" && !isLegacyVersion(v) {
+	if v := r.Header.Get(headerProtocolVersion); v != "" && !h.p.ServesLegacy(v) {
 		hs.busy.Add(-1)
 		writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+v)
 		return nil, false
@@ -457,9 +457,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		refuseOverCap(w, msg, why)
 		return
 	}
-	hs := h.newSession()
-	hs.ss.SetPrincipal(principal) // before anyone else sees the session
-	h.track(hs)
+	hs := h.newSession("", principal)
 	hs.touch()
 	h.sessions[hs.ss.ID()] = hs
 	h.admitted(hs.ss.ID(), principal)
@@ -472,7 +470,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 		writeError(w, http.StatusServiceUnavailable, msg.ID, mcp.CodeInternalError, "the server is shutting down")
 		return
 	}
-	hs.ss.Process(r.Context(), msg)
+	hs.ss.ProcessContext(r.Context(), msg)
 	h.answerInitialize(w, r, hs, st)
 }
 

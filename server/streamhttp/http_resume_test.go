@@ -397,7 +397,7 @@ func TestHTTPResumeAfterFailedFinalWrite(t *testing.T) {
 	if !ok {
 		t.Fatal("openStream failed")
 	}
-	hs.ss.Process(nil, msg)
+	hs.ss.Process(msg)
 	w := &failWriter{h: http.Header{}, failOn: `"result"`}
 	served := make(chan struct{})
 	go func() {

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -99,7 +98,7 @@ func (hs *httpSession) process(ctx context.Context, msg *jsonrpc.Message) error 
 	if msg.IsNotification() && msg.Method == mcp.NotificationInitialized {
 		return hs.ss.Initialized()
 	}
-	hs.ss.Process(ctx, msg)
+	hs.ss.ProcessContext(ctx, msg)
 	return nil
 }
 
@@ -177,7 +176,7 @@ func (hs *httpSession) Write(ctx context.Context, m transport.Message) error {
 		st = hs.get
 	}
 	hs.mu.Unlock()
-	if st == nil && !m.Related.IsValid() && hs.h.cluster != nil && !seam.IsLocalOnly(ctx) {
+	if st == nil && !m.Related.IsValid() && hs.h.cluster != nil && !m.Local {
 		// Another instance may hold the session's GET stream.
 		hs.h.cluster.broadcast(ctx, &clusterMsg{Kind: kindNotify, Session: hs.ss.ID(), Msg: msg})
 		return nil
@@ -344,13 +343,9 @@ func (hs *httpSession) idle(cutoff int64) bool {
 
 // newSession returns a new HTTP session: a legacy session of the server
 // whose connection writes into it.
-func (h *Handler) newSession() *httpSession {
+func (h *Handler) newSession(id, principal string) *httpSession {
 	hs := &httpSession{h: h}
-	hs.ss = h.p.NewSession(seam.SessionConfig{Conn: hs, Handler: hs, IDPrefix: h.idPrefix(), CloseStream: hs.closeStream})
+	hs.ss = h.p.NewSession(seam.SessionConfig{Conn: hs, Handler: hs, IDPrefix: h.idPrefix(), CloseStream: hs.closeStream,
+		ID: id, Principal: principal, OnChange: h.saver(hs)})
 	return hs
 }
-
-// legacyVersions are the revisions served through initialize.
-var legacyVersions = mcp.LegacyVersions()
-
-func isLegacyVersion(v string) bool { return slices.Contains(legacyVersions, v) }

@@ -25,7 +25,7 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, call *se
 	if version == "" {
 		version = mcp.Version20250326 // the spec's assumption when the header is absent
 	}
-	if !isLegacyVersion(version) {
+	if !h.p.ServesLegacy(version) {
 		writeError(w, http.StatusBadRequest, msg.ID, mcp.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+version)
 		return
 	}

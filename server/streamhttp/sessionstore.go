@@ -11,23 +11,25 @@ import (
 	"github.com/mcpkit/mcpkit/store"
 )
 
-// track makes a session save its state to the SessionStore on change. A
-// failed Put fails the request that made the change (seam.ErrStoreUnavailable:
-// -32603, HTTP 503), so that no client is told of a change — or handed a
-// session id — that other instances do not know.
-func (h *Handler) track(hs *httpSession) {
+// saver returns what makes a session save its state to the SessionStore
+// on change (nil without one). A failed Put fails the request that made
+// the change (seam.ErrStoreUnavailable: -32603, HTTP 503), so that no
+// client is told of a change — or handed a session id — that other
+// instances do not know. It runs only on the session's requests, after
+// newSession has set hs.ss.
+func (h *Handler) saver(hs *httpSession) func() error {
 	st := h.opts.SessionStore
 	if st == nil {
-		return
+		return nil
 	}
-	ss := hs.ss
 	// saving orders the session's own writes: two changes made at once
 	// (setLevel and subscribe on parallel POSTs) would otherwise Put their
 	// snapshots in either order, and the store could keep the older one.
 	// It is held across one Put, bounded by StoreTimeout, and only ever
 	// by the requests that change this session's state.
 	var saving sync.Mutex
-	ss.OnChange(func() error {
+	return func() error {
+		ss := hs.ss
 		saving.Lock()
 		defer saving.Unlock()
 		state := ss.Snapshot()
@@ -44,7 +46,7 @@ func (h *Handler) track(hs *httpSession) {
 			h.cluster.broadcast(ctx, &clusterMsg{Kind: kindState, Session: ss.ID(), State: state})
 		}
 		return nil
-	})
+	}
 }
 
 // sharedSession checks a session against the SessionStore on each of its
@@ -90,10 +92,8 @@ func (h *Handler) sharedSession(ctx context.Context, id string, hs *httpSession)
 // stored state. The session is returned marked busy, as session does;
 // nil once the handler is closed.
 func (h *Handler) loadSession(id string, st *store.SessionState) *httpSession {
-	hs := h.newSession()
-	hs.ss.SetID(id)
+	hs := h.newSession(id, "")
 	hs.ss.Restore(st)
-	h.track(hs)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {

@@ -129,20 +129,6 @@ func req26(id any, method string, params map[string]any) string {
 	return rawReq(id, method, p)
 }
 
-// meta26 is the standard envelope changed by mods (a nil value removes
-// the key).
-func meta26(mods map[string]any) map[string]any {
-	m := envelopeMeta(nil)
-	for k, v := range mods {
-		if v == nil {
-			delete(m, k)
-		} else {
-			m[k] = v
-		}
-	}
-	return m
-}
-
 // modernEnv is an httpEnv whose checker and observer are those of
 // 2026-07-28; legacy is the same endpoint checked against 2025-11-25.
 type modernEnv struct {
@@ -184,15 +170,6 @@ func h26(method, name string, more ...httpenv.ReqOpt) []httpenv.ReqOpt {
 		opts = append(opts, httpenv.WithHeader("Mcp-Name", name))
 	}
 	return append(opts, more...)
-}
-
-// withRawHeader sets a header under exactly the name given (not
-// canonicalized), replacing the canonical one.
-func withRawHeader(k, v string) httpenv.ReqOpt {
-	return func(r *http.Request) {
-		r.Header.Del(k)
-		r.Header[k] = []string{v}
-	}
 }
 
 // reply is an HTTP answer read whole.

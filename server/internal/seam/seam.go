@@ -45,6 +45,9 @@ type Protocol interface {
 	// ServeStateless answers one legacy request without a session, as a
 	// client that declared no capabilities, under version.
 	ServeStateless(ctx context.Context, version string, c Call, out Outbound) (any, error)
+	// ServesLegacy reports whether revision v is one this server serves
+	// through initialize (the MCP-Protocol-Version of a legacy request).
+	ServesLegacy(v string) bool
 	// ModernStatus is the HTTP status of a 2026-07-28 error answer.
 	ModernStatus(e *jsonrpc.Error) int
 	// NewSession creates a legacy session whose connection writes to
@@ -106,26 +109,33 @@ type SessionConfig struct {
 	// CloseStream ends the connection that carries a request's stream
 	// (Request.CloseStream, SEP-1699); nil when the carrier cannot.
 	CloseStream func(mcp.ID)
+	// ID names the session: empty for a new random id; a copy of a
+	// session another instance created takes that session's id.
+	ID string
+	// Principal is the authenticated principal that opens the session.
+	Principal string
+	// OnChange, when set, is called after each change of the session's
+	// state (initialize, initialized, log level, subscriptions); its error
+	// fails the request that made the change, and the change is undone.
+	OnChange func() error
 }
 
 // Session is one legacy session as its carrier sees it.
 type Session interface {
 	// ID is the session's identifier.
 	ID() string
-	// SetID renames a session before anyone else sees it: a copy of a
-	// session another instance created takes that session's id.
-	SetID(id string)
 	// Principal is the principal that opened the session.
 	Principal() string
-	// SetPrincipal sets it, before anyone else sees the session.
-	SetPrincipal(p string)
 	// HandleRequest and HandleNotification serve one message of the
 	// session (the lifecycle, then dispatch).
 	HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error)
 	HandleNotification(ctx context.Context, msg *jsonrpc.Message)
-	// Process hands the session's connection a message from the client;
-	// vals, when not nil, is the context whose values its handler sees.
-	Process(vals context.Context, msg *jsonrpc.Message)
+	// Process hands the session's connection a message from the client
+	// (jsonrpc.Conn.Process); ProcessContext does the same for a message
+	// that came with its own context (an HTTP request's), whose values its
+	// handler sees.
+	Process(msg *jsonrpc.Message)
+	ProcessContext(vals context.Context, msg *jsonrpc.Message)
 	// Initialized records notifications/initialized; an error means the
 	// change could not be saved (ErrStoreUnavailable).
 	Initialized() error
@@ -140,10 +150,6 @@ type Session interface {
 	Restore(st *store.SessionState)
 	// Unrecord takes back revision rev when the store refused it.
 	Unrecord(rev uint64)
-	// OnChange sets the function called after each change of the
-	// session's state; its error fails the request that made the change,
-	// and the change is undone. Set it before anyone else sees the session.
-	OnChange(fn func() error)
 	// Close ends the session: open listens answer first (ListenGrace),
 	// then its connection closes.
 	Close() error
@@ -193,20 +199,4 @@ func ToRPCError(err error) *jsonrpc.Error {
 		return e
 	}
 	return jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %s", ShortErr(err))
-}
-
-type localOnlyKey struct{}
-
-// WithLocalOnly marks the writes made with ctx as copies of a change
-// every instance delivers itself (list changes, resource updates): a
-// carrier that shares unrelated messages with other instances keeps
-// these to itself.
-func WithLocalOnly(ctx context.Context) context.Context {
-	return context.WithValue(ctx, localOnlyKey{}, true)
-}
-
-// IsLocalOnly reports whether ctx was marked with WithLocalOnly.
-func IsLocalOnly(ctx context.Context) bool {
-	v, _ := ctx.Value(localOnlyKey{}).(bool)
-	return v
 }
