@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpkit/mcpkit/server/streamhttp"
-
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/internal/httpbody"
@@ -182,11 +180,11 @@ func Require(v Verifier, opts *Options) func(http.Handler) http.Handler {
 	m.log = m.o.Logger
 	m.maxBody = m.o.MaxBodyBytes
 	if m.maxBody <= 0 {
-		m.maxBody = streamhttp.DefaultMaxBodyBytes
+		m.maxBody = httpbody.DefaultMaxBytes
 	}
 	m.bodyTimeout = m.o.BodyReadTimeout
 	if m.bodyTimeout == 0 {
-		m.bodyTimeout = streamhttp.DefaultBodyReadTimeout
+		m.bodyTimeout = httpbody.DefaultReadTimeout
 	}
 	if m.dpop = m.o.DPoP; m.dpop != nil {
 		m.target = m.dpop.o.TargetURL

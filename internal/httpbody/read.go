@@ -12,6 +12,15 @@ import (
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
+// The defaults of both readers: server/streamhttp's Options and auth's
+// Options name them (streamhttp.DefaultMaxBodyBytes,
+// streamhttp.DefaultBodyReadTimeout), so that the middleware in front of
+// a handler refuses exactly the bodies the handler would.
+const (
+	DefaultMaxBytes    = 4 << 20
+	DefaultReadTimeout = 30 * time.Second
+)
+
 // Read reads r's body, at most max bytes, within timeout (0 or less: no
 // bound of its own). On failure it returns the HTTP status to answer
 // with and its JSON-RPC error: 413, 408 (with Connection: close set on w:

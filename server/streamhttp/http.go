@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/httpbody"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
 
 	"github.com/mcpkit/mcpkit/server"
@@ -23,12 +24,12 @@ import (
 // Defaults of Options.
 const (
 	// DefaultMaxBodyBytes caps a POST body: 4 MiB.
-	DefaultMaxBodyBytes = 4 << 20
+	DefaultMaxBodyBytes = httpbody.DefaultMaxBytes
 	// DefaultBodyReadTimeout bounds the reading of a POST body: 30 s,
 	// enough for a full 4 MiB body at about 140 KB/s, and short enough
 	// that a client trickling bodies cannot hold connections and
 	// handler goroutines for long (see docs/design/hardening.md).
-	DefaultBodyReadTimeout = 30 * time.Second
+	DefaultBodyReadTimeout = httpbody.DefaultReadTimeout
 	// DefaultSessionTTL is how long a session may stay idle.
 	DefaultSessionTTL = 30 * time.Minute
 	// DefaultKeepAlive is the interval of SSE keep-alive comments.
