@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -21,7 +23,7 @@ func TestListenEndsGracefullyOnSessionClose(t *testing.T) {
 	var res mcp.EmptyResult
 	go func() {
 		done <- p.conn.Call(context.Background(), mcp.MethodSubscriptionsListen, map[string]any{
-			"_meta":         envelopeMeta(nil),
+			"_meta":         httpenv.EnvelopeMeta(nil),
 			"notifications": map[string]any{"toolsListChanged": true},
 		}, &res)
 	}()

@@ -26,15 +26,15 @@ import (
 func TestModernHTTPMethodNotFound(t *testing.T) {
 	f := newFixture26(nil)
 	m := newModernEnv(t, f.s, nil)
-	params := map[string]any{"uri": "test://r", "level": "info", "protocolVersion": v26, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "c", "version": "1"}}
+	params := map[string]any{"uri": "test://r", "level": "info", "protocolVersion": httpenv.V26, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "c", "version": "1"}}
 	for _, method := range []string{mcp.MethodInitialize, mcp.MethodPing, mcp.MethodLoggingSetLevel, mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe, "no/such", "tasks/list"} {
 		t.Run(method, func(t *testing.T) {
 			m := m.sub(t)
-			for _, id := range m.ids() {
+			for _, id := range m.IDs() {
 				// These methods do not exist in 2026-07-28: the requests are
 				// checked on their own, not against the schema.
-				r := m.send(req26(id, method, params), false, h26(method, "")...)
-				m.wantErr(r, http.StatusNotFound, mcp.CodeMethodNotFound, id)
+				r := m.Send(httpenv.Req26(id, method, params), false, httpenv.H26(method, "")...)
+				m.WantErr(r, http.StatusNotFound, mcp.CodeMethodNotFound, id)
 			}
 		})
 	}
@@ -43,8 +43,8 @@ func TestModernHTTPMethodNotFound(t *testing.T) {
 		s := New(nil)
 		AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *CallToolRequest, in textIn) (string, error) { return in.Text, nil })
 		m := newModernEnv(t, s, nil)
-		for _, id := range m.ids() {
-			m.wantErr(m.send(req26(id, mcp.MethodPromptsList, nil), true, h26(mcp.MethodPromptsList, "")...), http.StatusNotFound, mcp.CodeMethodNotFound, id)
+		for _, id := range m.IDs() {
+			m.WantErr(m.Send(httpenv.Req26(id, mcp.MethodPromptsList, nil), true, httpenv.H26(mcp.MethodPromptsList, "")...), http.StatusNotFound, mcp.CodeMethodNotFound, id)
 		}
 	})
 }
@@ -55,7 +55,7 @@ func TestModernHTTPGetDeleteWithoutSession(t *testing.T) {
 	for _, method := range []string{http.MethodGet, http.MethodDelete} {
 		// A 2026 client has no session: GET and DELETE are not for it
 		// (streamable-http: 405).
-		resp := m.Do(method, "", "", httpenv.WithHeader("MCP-Protocol-Version", v26))
+		resp := m.Do(method, "", "", httpenv.WithHeader("MCP-Protocol-Version", httpenv.V26))
 		m.ExpectStatus(resp, http.StatusMethodNotAllowed)
 		if allow := resp.Header.Get("Allow"); !strings.Contains(allow, "POST") {
 			t.Errorf("%s: 405 with Allow %q, want POST listed", method, allow)
@@ -66,7 +66,7 @@ func TestModernHTTPGetDeleteWithoutSession(t *testing.T) {
 	}
 	// With a legacy session the session rules apply, whatever the header.
 	sid := m.legacy.Initialize("{}")
-	m.ExpectStatus(m.Do(http.MethodGet, sid, "", httpenv.WithHeader("MCP-Protocol-Version", v26)), http.StatusBadRequest)
+	m.ExpectStatus(m.Do(http.MethodGet, sid, "", httpenv.WithHeader("MCP-Protocol-Version", httpenv.V26)), http.StatusBadRequest)
 	m.ExpectStatus(m.Do(http.MethodDelete, sid, ""), http.StatusNoContent)
 }
 
@@ -101,16 +101,16 @@ func TestModernHTTPBothErasAtOnce(t *testing.T) {
 		if i%2 == 1 {
 			id = fmt.Sprintf("m-%d", m.ID())
 		}
-		body := req26(id, mcp.MethodToolsCall, map[string]any{"name": "echo", "arguments": map[string]any{"text": fmt.Sprintf("modern %d", i)}})
+		body := httpenv.Req26(id, mcp.MethodToolsCall, map[string]any{"name": "echo", "arguments": map[string]any{"text": fmt.Sprintf("modern %d", i)}})
 		m.Obs(wirecheck.ClientToServer, []byte(body))
-		all = append(all, pending{id: id, body: body, modern: true, ch: m.DoAsync(http.MethodPost, "", body, h26(mcp.MethodToolsCall, "echo")...)})
+		all = append(all, pending{id: id, body: body, modern: true, ch: m.DoAsync(http.MethodPost, "", body, httpenv.H26(mcp.MethodToolsCall, "echo")...)})
 		lid := m.ID()
 		lbody := httpenv.ToolCall(lid, "echo", fmt.Sprintf(`{"text":"legacy %d"}`, i), "")
 		all = append(all, pending{id: lid, body: lbody, ch: m.legacy.PostAsync(sid, lbody)})
 	}
 	// A modern "ask" cannot ask: 2026 has no server→client requests.
-	r := m.call(m.ID(), mcp.MethodToolsCall, "ask", map[string]any{"name": "ask", "arguments": map[string]any{}})
-	if text, isErr := resultText(t, r); !isErr || !strings.Contains(text, "input-required") {
+	r := m.Call(m.ID(), mcp.MethodToolsCall, "ask", map[string]any{"name": "ask", "arguments": map[string]any{}})
+	if text, isErr := httpenv.ResultText(t, r); !isErr || !strings.Contains(text, "input-required") {
 		t.Errorf("modern ask answered %q (isError %v)", text, isErr)
 	}
 	for i, p := range all {
@@ -121,14 +121,14 @@ func TestModernHTTPBothErasAtOnce(t *testing.T) {
 		if a.Resp.StatusCode != http.StatusOK {
 			t.Fatalf("request %d: status %d: %s", i, a.Resp.StatusCode, a.Body)
 		}
-		msg := parseWire(t, a.Body)
+		msg := httpenv.ParseWire(t, a.Body)
 		var res map[string]json.RawMessage
 		if err := json.Unmarshal(msg.Result, &res); err != nil {
 			t.Fatalf("request %d: %s", i, a.Body)
 		}
 		if p.modern {
 			m.Obs(wirecheck.ServerToClient, a.Body)
-			checkModernResult(t, msg, p.id, "fixture26")
+			httpenv.CheckModernResult(t, msg, p.id, "fixture26")
 		} else {
 			m.legacy.Obs(wirecheck.ServerToClient, a.Body)
 			if _, ok := res["resultType"]; ok {
@@ -138,7 +138,7 @@ func TestModernHTTPBothErasAtOnce(t *testing.T) {
 				t.Errorf("legacy result with _meta: %s", a.Body)
 			}
 		}
-		text, _ := resultText(t, res)
+		text, _ := httpenv.ResultText(t, res)
 		want := "legacy"
 		if p.modern {
 			want = "modern"
@@ -167,13 +167,13 @@ func TestModernHTTPBothErasAtOnce(t *testing.T) {
 			t.Errorf("legacy tools/list has %s", k)
 		}
 	}
-	mr := m.call(m.ID(), mcp.MethodToolsList, "", nil)
+	mr := m.Call(m.ID(), mcp.MethodToolsList, "", nil)
 	for _, k := range []string{"resultType", "ttlMs", "cacheScope", "_meta"} {
 		if _, ok := mr[k]; !ok {
 			t.Errorf("modern tools/list lacks %s", k)
 		}
 	}
-	if !jsonEqual(t, mr["tools"], string(lr["tools"])) {
+	if !httpenv.JSONEqual(t, mr["tools"], string(lr["tools"])) {
 		t.Error("the two eras list different tools")
 	}
 	if n := m.h.SessionCount(); n != 1 {

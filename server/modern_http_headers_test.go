@@ -69,9 +69,9 @@ func TestModernHTTPStandardHeaders(t *testing.T) {
 		{"Mcp-Method other than the body", mcp.MethodToolsList, nil, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Method", mcp.MethodPromptsList)}, false},
 		{"Mcp-Method uppercase", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Method", "TOOLS/CALL")}, false},
 		{"Mcp-Method capitalized", mcp.MethodServerDiscover, nil, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Method", "Server/Discover")}, false},
-		{"Mcp-Method empty", mcp.MethodToolsList, nil, []httpenv.ReqOpt{withRawHeader("Mcp-Method", "")}, false},
-		{"header name lowercase", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{withRawHeader("mcp-method", mcp.MethodToolsCall), withRawHeader("mcp-name", "echo"), withRawHeader("mcp-protocol-version", v26)}, true},
-		{"header name uppercase", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{withRawHeader("MCP-METHOD", mcp.MethodToolsCall), withRawHeader("MCP-NAME", "echo")}, true},
+		{"Mcp-Method empty", mcp.MethodToolsList, nil, []httpenv.ReqOpt{httpenv.WithRawHeader("Mcp-Method", "")}, false},
+		{"header name lowercase", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{httpenv.WithRawHeader("mcp-method", mcp.MethodToolsCall), httpenv.WithRawHeader("mcp-name", "echo"), httpenv.WithRawHeader("mcp-protocol-version", httpenv.V26)}, true},
+		{"header name uppercase", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{httpenv.WithRawHeader("MCP-METHOD", mcp.MethodToolsCall), httpenv.WithRawHeader("MCP-NAME", "echo")}, true},
 		{"Mcp-Name missing (tools/call)", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "")}, false},
 		{"Mcp-Name other (tools/call)", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "greet")}, false},
 		{"Mcp-Name other case (tools/call)", mcp.MethodToolsCall, echo, []httpenv.ReqOpt{httpenv.WithHeader("Mcp-Name", "Echo")}, false},
@@ -104,12 +104,12 @@ func TestModernHTTPStandardHeaders(t *testing.T) {
 			case mcp.MethodResourcesRead:
 				name, _ = tc.params["uri"].(string)
 			}
-			for _, id := range m.ids() {
-				r := m.send(req26(id, tc.method, tc.params), true, h26(tc.method, name, tc.opts...)...)
+			for _, id := range m.IDs() {
+				r := m.Send(httpenv.Req26(id, tc.method, tc.params), true, httpenv.H26(tc.method, name, tc.opts...)...)
 				if tc.ok {
-					m.wantOK(r, id)
+					m.WantOK(r, id)
 				} else {
-					m.wantErr(r, http.StatusBadRequest, mcp.CodeHeaderMismatch, id)
+					m.WantErr(r, http.StatusBadRequest, mcp.CodeHeaderMismatch, id)
 				}
 			}
 		})
@@ -119,7 +119,7 @@ func TestModernHTTPStandardHeaders(t *testing.T) {
 // rawPost sends a POST written byte for byte (header names and values
 // exactly as given, which net/http's client would normalize) on a fresh
 // connection and returns the answer.
-func (m *modernEnv) rawPost(headers []string, body string) *reply {
+func (m *modernEnv) rawPost(headers []string, body string) *httpenv.Reply {
 	m.T.Helper()
 	conn, err := net.Dial("tcp", m.TS.Listener.Addr().String())
 	if err != nil {
@@ -147,7 +147,7 @@ func (m *modernEnv) rawPost(headers []string, body string) *reply {
 	}
 	m.Obs(wirecheck.ClientToServer, []byte(body))
 	m.Obs(wirecheck.ServerToClient, raw)
-	return &reply{status: resp.StatusCode, ctype: resp.Header.Get("Content-Type"), wireMsg: parseWire(m.T, raw)}
+	return &httpenv.Reply{Status: resp.StatusCode, Ctype: resp.Header.Get("Content-Type"), WireMsg: httpenv.ParseWire(m.T, raw)}
 }
 
 // The wire as another client may write it: header names in any case,
@@ -162,21 +162,21 @@ func TestModernHTTPHeadersOnTheWire(t *testing.T) {
 		headers []string
 		ok      bool
 	}{
-		{"lowercase names", []string{"mcp-protocol-version: " + v26, "mcp-method: tools/call", "mcp-name: echo"}, true},
-		{"uppercase names", []string{"MCP-PROTOCOL-VERSION: " + v26, "MCP-METHOD: tools/call", "MCP-NAME: echo"}, true},
-		{"whitespace around values", []string{"MCP-Protocol-Version: \t" + v26 + " ", "Mcp-Method:   tools/call  ", "Mcp-Name: \techo\t"}, true},
-		{"whitespace around a base64 value", []string{"MCP-Protocol-Version: " + v26, "Mcp-Method: tools/call", "Mcp-Name:  " + b64("echo") + "  "}, true},
-		{"uppercase value", []string{"MCP-Protocol-Version: " + v26, "Mcp-Method: Tools/Call", "Mcp-Name: echo"}, false},
-		{"uppercase name value", []string{"MCP-Protocol-Version: " + v26, "Mcp-Method: tools/call", "Mcp-Name: ECHO"}, false},
+		{"lowercase names", []string{"mcp-protocol-version: " + httpenv.V26, "mcp-method: tools/call", "mcp-name: echo"}, true},
+		{"uppercase names", []string{"MCP-PROTOCOL-VERSION: " + httpenv.V26, "MCP-METHOD: tools/call", "MCP-NAME: echo"}, true},
+		{"whitespace around values", []string{"MCP-Protocol-Version: \t" + httpenv.V26 + " ", "Mcp-Method:   tools/call  ", "Mcp-Name: \techo\t"}, true},
+		{"whitespace around a base64 value", []string{"MCP-Protocol-Version: " + httpenv.V26, "Mcp-Method: tools/call", "Mcp-Name:  " + b64("echo") + "  "}, true},
+		{"uppercase value", []string{"MCP-Protocol-Version: " + httpenv.V26, "Mcp-Method: Tools/Call", "Mcp-Name: echo"}, false},
+		{"uppercase name value", []string{"MCP-Protocol-Version: " + httpenv.V26, "Mcp-Method: tools/call", "Mcp-Name: ECHO"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := m.sub(t)
-			for _, id := range m.ids() {
-				r := m.rawPost(tc.headers, req26(id, mcp.MethodToolsCall, echo))
+			for _, id := range m.IDs() {
+				r := m.rawPost(tc.headers, httpenv.Req26(id, mcp.MethodToolsCall, echo))
 				if tc.ok {
-					m.wantOK(r, id)
+					m.WantOK(r, id)
 				} else {
-					m.wantErr(r, http.StatusBadRequest, mcp.CodeHeaderMismatch, id)
+					m.WantErr(r, http.StatusBadRequest, mcp.CodeHeaderMismatch, id)
 				}
 			}
 		})
@@ -189,28 +189,28 @@ func TestModernHTTPHeaderWhitespaceInHandler(t *testing.T) {
 	f := newFixture26(nil)
 	h := NewHTTPHandler(f.s, nil)
 	defer h.Close()
-	wc := wirecheck.For(t, v26)
+	wc := wirecheck.For(t, httpenv.V26)
 	for _, id := range []any{int64(1), "one"} {
-		body := req26(id, mcp.MethodToolsCall, map[string]any{"name": "xh", "arguments": map[string]any{"region": "eu", "level": 3}})
+		body := httpenv.Req26(id, mcp.MethodToolsCall, map[string]any{"name": "xh", "arguments": map[string]any{"region": "eu", "level": 3}})
 		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
 		r.Host = "localhost"
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Accept", httpenv.AcceptBoth)
-		r.Header.Set("MCP-Protocol-Version", v26)
+		r.Header.Set("MCP-Protocol-Version", httpenv.V26)
 		r.Header["Mcp-Method"] = []string{" tools/call\t"}
 		r.Header["Mcp-Name"] = []string{"\txh "}
 		r.Header["Mcp-Param-Region"] = []string{"  eu "}
 		r.Header["Mcp-Param-Level"] = []string{" 3 "}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
-		msg := parseWire(t, w.Body.Bytes())
+		msg := httpenv.ParseWire(t, w.Body.Bytes())
 		if w.Code != http.StatusOK || msg.Error != nil {
 			t.Fatalf("status %d: %s", w.Code, w.Body.Bytes())
 		}
 		if err := wc.CheckResponse([]byte(body), w.Body.Bytes()); err != nil {
 			t.Error(err)
 		}
-		checkModernResult(t, msg, id, "fixture26")
+		httpenv.CheckModernResult(t, msg, id, "fixture26")
 	}
 }
 
@@ -256,8 +256,8 @@ func TestModernHTTPParamHeaders(t *testing.T) {
 		{"sentinel-looking string, encoded", with(map[string]any{"region": "=?base64?abc?="}), hs(httpenv.WithHeader("Mcp-Param-Region", b64("=?base64?abc?="))), true},
 		{"absent value, no header", with(map[string]any{"dry": nil}), hs(httpenv.WithHeader("Mcp-Param-Dry-Run", "")), true},
 		{"absent nested value, no header", with(map[string]any{"scope": map[string]any{}}), hs(httpenv.WithHeader("Mcp-Param-Zone", "")), true},
-		{"header name lowercase", base(), hs(httpenv.WithHeader("Mcp-Param-Region", ""), withRawHeader("mcp-param-region", "eu-west")), true},
-		{"header name uppercase", base(), hs(httpenv.WithHeader("Mcp-Param-Level", ""), withRawHeader("MCP-PARAM-LEVEL", "7")), true},
+		{"header name lowercase", base(), hs(httpenv.WithHeader("Mcp-Param-Region", ""), httpenv.WithRawHeader("mcp-param-region", "eu-west")), true},
+		{"header name uppercase", base(), hs(httpenv.WithHeader("Mcp-Param-Level", ""), httpenv.WithRawHeader("MCP-PARAM-LEVEL", "7")), true},
 		{"unannotated argument needs no header", with(map[string]any{"note": "anything"}), hs(), true},
 
 		{"string mismatch", base(), hs(httpenv.WithHeader("Mcp-Param-Region", "eu-east")), false},
@@ -282,14 +282,14 @@ func TestModernHTTPParamHeaders(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			m := m.sub(t)
-			for _, id := range m.ids() {
-				r := m.send(req26(id, mcp.MethodToolsCall, map[string]any{"name": "xh", "arguments": tc.args}), true, h26(mcp.MethodToolsCall, "xh", tc.opts...)...)
+			for _, id := range m.IDs() {
+				r := m.Send(httpenv.Req26(id, mcp.MethodToolsCall, map[string]any{"name": "xh", "arguments": tc.args}), true, httpenv.H26(mcp.MethodToolsCall, "xh", tc.opts...)...)
 				if !tc.ok {
-					m.wantErr(r, http.StatusBadRequest, mcp.CodeHeaderMismatch, id)
+					m.WantErr(r, http.StatusBadRequest, mcp.CodeHeaderMismatch, id)
 					continue
 				}
-				res := m.wantOK(r, id)
-				if text, isErr := resultText(t, res); text != "xh ok" || isErr {
+				res := m.WantOK(r, id)
+				if text, isErr := httpenv.ResultText(t, res); text != "xh ok" || isErr {
 					t.Errorf("xh answered %q (isError %v)", text, isErr)
 				}
 			}
@@ -300,9 +300,9 @@ func TestModernHTTPParamHeaders(t *testing.T) {
 		// schema then rejects null for a boolean: a tool error, not -32020.
 		m := m.sub(t)
 		id := m.ID()
-		r := m.send(req26(id, mcp.MethodToolsCall, map[string]any{"name": "xh", "arguments": with(map[string]any{"dry": json.RawMessage("null")})}), true,
-			h26(mcp.MethodToolsCall, "xh", hs(httpenv.WithHeader("Mcp-Param-Dry-Run", ""))...)...)
-		if _, isErr := resultText(t, m.wantOK(r, id)); !isErr {
+		r := m.Send(httpenv.Req26(id, mcp.MethodToolsCall, map[string]any{"name": "xh", "arguments": with(map[string]any{"dry": json.RawMessage("null")})}), true,
+			httpenv.H26(mcp.MethodToolsCall, "xh", hs(httpenv.WithHeader("Mcp-Param-Dry-Run", ""))...)...)
+		if _, isErr := httpenv.ResultText(t, m.WantOK(r, id)); !isErr {
 			t.Error("a null boolean passed the input schema")
 		}
 	})
@@ -310,7 +310,7 @@ func TestModernHTTPParamHeaders(t *testing.T) {
 		// On stdio nothing mirrors arguments: the same call is served.
 		p := newModernPeer(t, newFixture26(nil).s, true)
 		var res mcp.CallToolResult
-		if err := p.call(t, mcp.MethodToolsCall, map[string]any{"_meta": envelopeMeta(nil), "name": "xh", "arguments": base()}, &res); err != nil || res.IsError {
+		if err := p.call(t, mcp.MethodToolsCall, map[string]any{"_meta": httpenv.EnvelopeMeta(nil), "name": "xh", "arguments": base()}, &res); err != nil || res.IsError {
 			t.Fatalf("xh over stdio: %v %+v", err, res)
 		}
 	})

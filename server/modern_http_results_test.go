@@ -41,41 +41,41 @@ func TestModernHTTPResults(t *testing.T) {
 			t.Errorf("%s: cacheScope %s, want %q", what, r["cacheScope"], scope)
 		}
 	}
-	for _, id := range m.ids() {
+	for _, id := range m.IDs() {
 		// Defaults: revalidate every time, private.
-		d := m.call(id, mcp.MethodServerDiscover, "", nil)
+		d := m.Call(id, mcp.MethodServerDiscover, "", nil)
 		cacheable(d, "server/discover", 0, "private")
 		for _, method := range []string{mcp.MethodToolsList, mcp.MethodPromptsList, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList} {
-			cacheable(m.call(m.ID(), method, "", nil), method, 0, "private")
-			cacheable(m.call(fmt.Sprint("s", m.ID()), method, "", nil), method, 0, "private")
+			cacheable(m.Call(m.ID(), method, "", nil), method, 0, "private")
+			cacheable(m.Call(fmt.Sprint("s", m.ID()), method, "", nil), method, 0, "private")
 		}
-		cacheable(m.call(m.ID(), mcp.MethodResourcesRead, "test://r", map[string]any{"uri": "test://r"}), "resources/read", 0, "private")
-		cacheable(m.call(m.ID(), mcp.MethodResourcesRead, "test://t/42", map[string]any{"uri": "test://t/42"}), "resources/read (template)", 0, "private")
+		cacheable(m.Call(m.ID(), mcp.MethodResourcesRead, "test://r", map[string]any{"uri": "test://r"}), "resources/read", 0, "private")
+		cacheable(m.Call(m.ID(), mcp.MethodResourcesRead, "test://t/42", map[string]any{"uri": "test://t/42"}), "resources/read (template)", 0, "private")
 		// The handler's own hints are kept.
-		cacheable(m.call(m.ID(), mcp.MethodResourcesRead, "test://cached", map[string]any{"uri": "test://cached"}), "resources/read (handler)", 5, "public")
+		cacheable(m.Call(m.ID(), mcp.MethodResourcesRead, "test://cached", map[string]any{"uri": "test://cached"}), "resources/read (handler)", 5, "public")
 		// Not cacheable, but stamped all the same (call checks resultType
 		// and serverInfo on each).
-		m.call(m.ID(), mcp.MethodToolsCall, "echo", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}})
-		m.call(m.ID(), mcp.MethodPromptsGet, "greet", map[string]any{"name": "greet", "arguments": map[string]any{"who": "Ada"}})
-		m.call(m.ID(), mcp.MethodCompletionComplete, "", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "greet"}, "argument": map[string]any{"name": "who", "value": "a"}})
+		m.Call(m.ID(), mcp.MethodToolsCall, "echo", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}})
+		m.Call(m.ID(), mcp.MethodPromptsGet, "greet", map[string]any{"name": "greet", "arguments": map[string]any{"who": "Ada"}})
+		m.Call(m.ID(), mcp.MethodCompletionComplete, "", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "greet"}, "argument": map[string]any{"name": "who", "value": "a"}})
 		// A tool error is still a complete result.
-		r := m.call(m.ID(), mcp.MethodToolsCall, "echo", map[string]any{"name": "echo", "arguments": map[string]any{"text": 5}})
-		if _, isErr := resultText(t, r); !isErr {
+		r := m.Call(m.ID(), mcp.MethodToolsCall, "echo", map[string]any{"name": "echo", "arguments": map[string]any{"text": 5}})
+		if _, isErr := httpenv.ResultText(t, r); !isErr {
 			t.Error("invalid arguments did not give an isError result")
 		}
 	}
 	t.Run("server/discover", func(t *testing.T) {
 		m := m.sub(t)
 		id := "discover-1"
-		r := m.call(id, mcp.MethodServerDiscover, "", nil)
-		if !jsonEqual(t, r["supportedVersions"], `["2026-07-28"]`) {
+		r := m.Call(id, mcp.MethodServerDiscover, "", nil)
+		if !httpenv.JSONEqual(t, r["supportedVersions"], `["2026-07-28"]`) {
 			t.Errorf("supportedVersions %s", r["supportedVersions"])
 		}
 		want, _ := json.Marshal(f.s.Capabilities())
-		if !jsonEqual(t, r["capabilities"], string(want)) {
+		if !httpenv.JSONEqual(t, r["capabilities"], string(want)) {
 			t.Errorf("capabilities %s, want %s", r["capabilities"], want)
 		}
-		if !jsonEqual(t, r["capabilities"], `{"logging":{},"completions":{},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true}}`) {
+		if !httpenv.JSONEqual(t, r["capabilities"], `{"logging":{},"completions":{},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true}}`) {
 			t.Errorf("capabilities %s", r["capabilities"])
 		}
 		if string(r["instructions"]) != `"Try the echo tool."` {
@@ -84,7 +84,7 @@ func TestModernHTTPResults(t *testing.T) {
 		if _, ok := r["serverInfo"]; ok {
 			t.Error("DiscoverResult has a top-level serverInfo: it moved to _meta")
 		}
-		if !jsonEqual(t, r["_meta"], `{"io.modelcontextprotocol/serverInfo":{"name":"fixture26","version":"1.2.3"}}`) {
+		if !httpenv.JSONEqual(t, r["_meta"], `{"io.modelcontextprotocol/serverInfo":{"name":"fixture26","version":"1.2.3"}}`) {
 			t.Errorf("_meta %s", r["_meta"])
 		}
 	})
@@ -100,7 +100,7 @@ func TestModernHTTPResults(t *testing.T) {
 			var tools []struct {
 				Name string `json:"name"`
 			}
-			r := m.call(m.ID(), mcp.MethodToolsList, "", nil)
+			r := m.Call(m.ID(), mcp.MethodToolsList, "", nil)
 			if err := json.Unmarshal(r["tools"], &tools); err != nil {
 				t.Fatal(err)
 			}
@@ -122,13 +122,13 @@ func TestModernHTTPResults(t *testing.T) {
 	})
 	t.Run("resources/read of an unknown uri", func(t *testing.T) {
 		m := m.sub(t)
-		for _, id := range m.ids() {
-			r := m.send(req26(id, mcp.MethodResourcesRead, map[string]any{"uri": "test://none"}), true, h26(mcp.MethodResourcesRead, "test://none")...)
+		for _, id := range m.IDs() {
+			r := m.Send(httpenv.Req26(id, mcp.MethodResourcesRead, map[string]any{"uri": "test://none"}), true, httpenv.H26(mcp.MethodResourcesRead, "test://none")...)
 			// SEP-2164: -32602 with data.uri, never empty contents. The spec
 			// gives no HTTP status for this error; it is an error of the
 			// method, answered 200 like other handler errors.
-			e := m.wantErr(r, http.StatusOK, mcp.CodeInvalidParams, id)
-			if !jsonEqual(t, e.Data, `{"uri":"test://none"}`) {
+			e := m.WantErr(r, http.StatusOK, mcp.CodeInvalidParams, id)
+			if !httpenv.JSONEqual(t, e.Data, `{"uri":"test://none"}`) {
 				t.Errorf("data %s, want {uri}", e.Data)
 			}
 		}
@@ -144,14 +144,14 @@ func TestModernHTTPCacheHintOptions(t *testing.T) {
 			t.Errorf("%s: ttlMs %s cacheScope %s, want %s %s", what, r["ttlMs"], r["cacheScope"], ttl, scope)
 		}
 	}
-	check(m.call(m.ID(), mcp.MethodServerDiscover, "", nil), "server/discover", "90000", `"public"`)
+	check(m.Call(m.ID(), mcp.MethodServerDiscover, "", nil), "server/discover", "90000", `"public"`)
 	for _, method := range []string{mcp.MethodToolsList, mcp.MethodPromptsList, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList} {
-		check(m.call(m.ID(), method, "", nil), method, "90000", `"public"`)
+		check(m.Call(m.ID(), method, "", nil), method, "90000", `"public"`)
 	}
-	check(m.call(m.ID(), mcp.MethodResourcesRead, "test://r", map[string]any{"uri": "test://r"}), "resources/read", "90000", `"public"`)
-	check(m.call(m.ID(), mcp.MethodResourcesRead, "test://cached", map[string]any{"uri": "test://cached"}), "resources/read (handler)", "5", `"public"`)
+	check(m.Call(m.ID(), mcp.MethodResourcesRead, "test://r", map[string]any{"uri": "test://r"}), "resources/read", "90000", `"public"`)
+	check(m.Call(m.ID(), mcp.MethodResourcesRead, "test://cached", map[string]any{"uri": "test://cached"}), "resources/read (handler)", "5", `"public"`)
 	// No result that is not cacheable carries the hints.
-	r := m.call(m.ID(), mcp.MethodToolsCall, "echo", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}})
+	r := m.Call(m.ID(), mcp.MethodToolsCall, "echo", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}})
 	if _, ok := r["ttlMs"]; ok {
 		t.Errorf("tools/call result with ttlMs")
 	}
@@ -162,8 +162,8 @@ func TestModernHTTPCacheHintOptions(t *testing.T) {
 	})
 	m2 := newModernEnv(t, s, nil)
 	// A handler's explicit 0 is kept, not replaced by the default.
-	check(m2.call(m2.ID(), mcp.MethodResourcesRead, "test://p", map[string]any{"uri": "test://p"}), "resources/read (handler 0)", "0", `"public"`)
-	check(m2.call(m2.ID(), mcp.MethodResourcesList, "", nil), "resources/list", "1000", `"private"`)
+	check(m2.Call(m2.ID(), mcp.MethodResourcesRead, "test://p", map[string]any{"uri": "test://p"}), "resources/read (handler 0)", "0", `"public"`)
+	check(m2.Call(m2.ID(), mcp.MethodResourcesList, "", nil), "resources/list", "1000", `"private"`)
 }
 
 // ---------------------------------------------------------------------
@@ -197,20 +197,20 @@ func TestModernHTTPMissingCapability(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := m.sub(t)
-			for _, id := range m.ids() {
-				params := map[string]any{"_meta": meta26(map[string]any{mcp.MetaKeyClientCapabilities: tc.caps}), "name": "needs", "arguments": tc.need}
-				r := m.send(req26(id, mcp.MethodToolsCall, params), true, h26(mcp.MethodToolsCall, "needs")...)
+			for _, id := range m.IDs() {
+				params := map[string]any{"_meta": httpenv.Meta26(map[string]any{mcp.MetaKeyClientCapabilities: tc.caps}), "name": "needs", "arguments": tc.need}
+				r := m.Send(httpenv.Req26(id, mcp.MethodToolsCall, params), true, httpenv.H26(mcp.MethodToolsCall, "needs")...)
 				if tc.miss == "" {
-					if text, isErr := resultText(t, m.wantOK(r, id)); text != "served" || isErr {
+					if text, isErr := httpenv.ResultText(t, m.WantOK(r, id)); text != "served" || isErr {
 						t.Errorf("answered %q (isError %v)", text, isErr)
 					}
 					continue
 				}
-				e := m.wantErr(r, http.StatusBadRequest, mcp.CodeMissingRequiredClientCapability, id)
+				e := m.WantErr(r, http.StatusBadRequest, mcp.CodeMissingRequiredClientCapability, id)
 				var data struct {
 					Required json.RawMessage `json:"requiredCapabilities"`
 				}
-				if err := json.Unmarshal(e.Data, &data); err != nil || !jsonEqual(t, data.Required, tc.miss) {
+				if err := json.Unmarshal(e.Data, &data); err != nil || !httpenv.JSONEqual(t, data.Required, tc.miss) {
 					t.Errorf("data %s, want requiredCapabilities %s", e.Data, tc.miss)
 				}
 			}
@@ -218,12 +218,12 @@ func TestModernHTTPMissingCapability(t *testing.T) {
 	}
 	t.Run("capabilities are not inferred from earlier requests", func(t *testing.T) {
 		m := m.sub(t)
-		with := map[string]any{"_meta": meta26(map[string]any{mcp.MetaKeyClientCapabilities: map[string]any{"sampling": map[string]any{}}}), "name": "needs", "arguments": needIn{Sampling: true}}
+		with := map[string]any{"_meta": httpenv.Meta26(map[string]any{mcp.MetaKeyClientCapabilities: map[string]any{"sampling": map[string]any{}}}), "name": "needs", "arguments": needIn{Sampling: true}}
 		without := map[string]any{"name": "needs", "arguments": needIn{Sampling: true}}
 		id := m.ID()
-		m.wantOK(m.send(req26(id, mcp.MethodToolsCall, with), true, h26(mcp.MethodToolsCall, "needs")...), id)
+		m.WantOK(m.Send(httpenv.Req26(id, mcp.MethodToolsCall, with), true, httpenv.H26(mcp.MethodToolsCall, "needs")...), id)
 		id = m.ID()
-		m.wantErr(m.send(req26(id, mcp.MethodToolsCall, without), true, h26(mcp.MethodToolsCall, "needs")...), http.StatusBadRequest, mcp.CodeMissingRequiredClientCapability, id)
+		m.WantErr(m.Send(httpenv.Req26(id, mcp.MethodToolsCall, without), true, httpenv.H26(mcp.MethodToolsCall, "needs")...), http.StatusBadRequest, mcp.CodeMissingRequiredClientCapability, id)
 	})
 	t.Run("legacy session", func(t *testing.T) {
 		// -32021 does not exist before 2026-07-28: a legacy session gets
@@ -235,7 +235,7 @@ func TestModernHTTPMissingCapability(t *testing.T) {
 		if msg.Error == nil || msg.Error.Code != mcp.CodeInternalError || !strings.Contains(msg.Error.Message, `{"sampling":{}}`) {
 			t.Errorf("legacy answer %s, want -32603 naming sampling", msg.Raw)
 		}
-		if string(msg.ID) != idJSON(id) {
+		if string(msg.ID) != httpenv.IDJSON(id) {
 			t.Errorf("id %s, want %d", msg.ID, id)
 		}
 		if text, _ := httpenv.ToolText(t, m.legacy.RPC(sid, httpenv.ToolCall(m.ID(), "needs", `{"roots":true}`, ""))); text != "served" {
@@ -258,13 +258,13 @@ func TestModernHTTPLogging(t *testing.T) {
 		if token != "" {
 			mods[mcp.MetaKeyProgressToken] = token
 		}
-		return req26(id, mcp.MethodToolsCall, map[string]any{"_meta": meta26(mods), "name": "logs", "arguments": map[string]any{}})
+		return httpenv.Req26(id, mcp.MethodToolsCall, map[string]any{"_meta": httpenv.Meta26(mods), "name": "logs", "arguments": map[string]any{}})
 	}
 	t.Run("no logLevel, no token: a plain JSON answer", func(t *testing.T) {
 		m := m.sub(t)
-		for _, id := range m.ids() {
-			r := m.send(call(id, "", ""), true, h26(mcp.MethodToolsCall, "logs")...)
-			if text, _ := resultText(t, m.wantOK(r, id)); text != "logged" {
+		for _, id := range m.IDs() {
+			r := m.Send(call(id, "", ""), true, httpenv.H26(mcp.MethodToolsCall, "logs")...)
+			if text, _ := httpenv.ResultText(t, m.WantOK(r, id)); text != "logged" {
 				t.Errorf("answered %q", text)
 			}
 		}
@@ -281,14 +281,14 @@ func TestModernHTTPLogging(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := m.sub(t)
-			for _, id := range m.ids() {
+			for _, id := range m.IDs() {
 				if tc.want == nil {
-					r := m.send(call(id, tc.level, tc.token), true, h26(mcp.MethodToolsCall, "logs")...)
-					m.wantOK(r, id)
+					r := m.Send(call(id, tc.level, tc.token), true, httpenv.H26(mcp.MethodToolsCall, "logs")...)
+					m.WantOK(r, id)
 					continue
 				}
-				s := m.stream(call(id, tc.level, tc.token), h26(mcp.MethodToolsCall, "logs")...)
-				notes, resp := m.rest(s, id)
+				s := m.Stream(call(id, tc.level, tc.token), httpenv.H26(mcp.MethodToolsCall, "logs")...)
+				notes, resp := m.Rest(s, id)
 				var got []string
 				for _, n := range notes {
 					switch n.Method {
@@ -307,8 +307,8 @@ func TestModernHTTPLogging(t *testing.T) {
 				if !slices.Equal(got, tc.want) {
 					t.Errorf("stream carried %q, want %q", got, tc.want)
 				}
-				res := checkModernResult(t, parseWire(t, []byte(resp.Raw)), id, "fixture26")
-				if text, _ := resultText(t, res); text != "logged" {
+				res := httpenv.CheckModernResult(t, httpenv.ParseWire(t, []byte(resp.Raw)), id, "fixture26")
+				if text, _ := httpenv.ResultText(t, res); text != "logged" {
 					t.Errorf("answered %q", text)
 				}
 			}
@@ -323,7 +323,7 @@ func TestModernHTTPNotificationsOnOwnStream(t *testing.T) {
 	f := newFixture26(nil)
 	m := newModernEnv(t, f.s, nil)
 	listenID := "watch"
-	listen := m.stream(req26(listenID, mcp.MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{"toolsListChanged": true}}), h26(mcp.MethodSubscriptionsListen, "")...)
+	listen := m.Stream(httpenv.Req26(listenID, mcp.MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{"toolsListChanged": true}}), httpenv.H26(mcp.MethodSubscriptionsListen, "")...)
 	if _, ack := listen.Message(); ack.Method != mcp.NotificationSubscriptionsAcknowledged {
 		t.Fatalf("first listen message %s", ack.Raw)
 	}
@@ -334,8 +334,8 @@ func TestModernHTTPNotificationsOnOwnStream(t *testing.T) {
 	}
 	reqs := []*req{{id: m.ID(), tag: "a"}, {id: "b-" + fmt.Sprint(m.ID()), tag: "b"}, {id: m.ID(), tag: "c"}}
 	for _, r := range reqs {
-		meta := meta26(map[string]any{mcp.MetaKeyLogLevel: "info", mcp.MetaKeyProgressToken: "tok-" + r.tag})
-		r.s = m.stream(req26(r.id, mcp.MethodToolsCall, map[string]any{"_meta": meta, "name": "gate", "arguments": map[string]any{"tag": r.tag}}), h26(mcp.MethodToolsCall, "gate")...)
+		meta := httpenv.Meta26(map[string]any{mcp.MetaKeyLogLevel: "info", mcp.MetaKeyProgressToken: "tok-" + r.tag})
+		r.s = m.Stream(httpenv.Req26(r.id, mcp.MethodToolsCall, map[string]any{"_meta": meta, "name": "gate", "arguments": map[string]any{"tag": r.tag}}), httpenv.H26(mcp.MethodToolsCall, "gate")...)
 	}
 	// Every request is in flight (its first progress has arrived) before
 	// any goes on.
@@ -347,7 +347,7 @@ func TestModernHTTPNotificationsOnOwnStream(t *testing.T) {
 	}
 	close(f.gate)
 	for _, r := range reqs {
-		notes, resp := m.rest(r.s, r.id)
+		notes, resp := m.Rest(r.s, r.id)
 		if len(notes) != 2 {
 			t.Fatalf("request %s: %d messages before the response, want a log and a progress", r.tag, len(notes))
 		}
@@ -357,13 +357,13 @@ func TestModernHTTPNotificationsOnOwnStream(t *testing.T) {
 		if tok, p := httpenv.ProgressOf(t, notes[1]); tok != "tok-"+r.tag || p != 2 {
 			t.Errorf("request %s: got %s, want its own progress", r.tag, notes[1].Raw)
 		}
-		res := checkModernResult(t, parseWire(t, []byte(resp.Raw)), r.id, "fixture26")
-		if text, _ := resultText(t, res); text != "gate "+r.tag {
+		res := httpenv.CheckModernResult(t, httpenv.ParseWire(t, []byte(resp.Raw)), r.id, "fixture26")
+		if text, _ := httpenv.ResultText(t, res); text != "gate "+r.tag {
 			t.Errorf("request %s answered %q", r.tag, text)
 		}
 	}
 	// The listen stream saw none of it: its next message is this change.
-	m.call(m.ID(), mcp.MethodToolsCall, "add_tool", map[string]any{"name": "add_tool", "arguments": map[string]any{"name": "marker"}})
+	m.Call(m.ID(), mcp.MethodToolsCall, "add_tool", map[string]any{"name": "add_tool", "arguments": map[string]any{"name": "marker"}})
 	if _, n := listen.Message(); n.Method != mcp.NotificationToolsListChanged {
 		t.Errorf("listen stream carried %s", n.Raw)
 	}
@@ -411,7 +411,7 @@ func BenchmarkHTTPModernToolsCall(b *testing.B) {
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", httpenv.AcceptBoth)
-		req.Header.Set("Mcp-Protocol-Version", v26)
+		req.Header.Set("Mcp-Protocol-Version", httpenv.V26)
 		req.Header.Set("Mcp-Method", "tools/call")
 		req.Header.Set("Mcp-Name", "forecast")
 		resp, err := client.Do(req)

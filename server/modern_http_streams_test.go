@@ -27,10 +27,10 @@ func TestModernHTTPCancellation(t *testing.T) {
 	m := newModernEnv(t, f.s, nil)
 	t.Run("closing the stream", func(t *testing.T) {
 		m := m.sub(t)
-		for _, id := range m.ids() {
+		for _, id := range m.IDs() {
 			var addr string
-			meta := meta26(map[string]any{mcp.MetaKeyProgressToken: "tok", mcp.MetaKeyLogLevel: "debug"})
-			s := m.stream(req26(id, mcp.MethodToolsCall, map[string]any{"_meta": meta, "name": "block", "arguments": map[string]any{}}), h26(mcp.MethodToolsCall, "block", httpenv.WithConnAddr(&addr))...)
+			meta := httpenv.Meta26(map[string]any{mcp.MetaKeyProgressToken: "tok", mcp.MetaKeyLogLevel: "debug"})
+			s := m.Stream(httpenv.Req26(id, mcp.MethodToolsCall, map[string]any{"_meta": meta, "name": "block", "arguments": map[string]any{}}), httpenv.H26(mcp.MethodToolsCall, "block", httpenv.WithConnAddr(&addr))...)
 			if _, n := s.Message(); n.Method != mcp.NotificationProgress {
 				t.Fatalf("first message %s", n.Raw)
 			}
@@ -50,11 +50,11 @@ func TestModernHTTPCancellation(t *testing.T) {
 	})
 	t.Run("before the answer began", func(t *testing.T) {
 		m := m.sub(t)
-		for _, id := range m.ids() {
+		for _, id := range m.IDs() {
 			ctx, cancel := context.WithCancel(m.Ctx)
 			var addr string
-			ch := m.DoAsync(http.MethodPost, "", req26(id, mcp.MethodToolsCall, map[string]any{"name": "block", "arguments": map[string]any{}}),
-				h26(mcp.MethodToolsCall, "block", httpenv.WithCtx(ctx), httpenv.WithConnAddr(&addr))...)
+			ch := m.DoAsync(http.MethodPost, "", httpenv.Req26(id, mcp.MethodToolsCall, map[string]any{"name": "block", "arguments": map[string]any{}}),
+				httpenv.H26(mcp.MethodToolsCall, "block", httpenv.WithCtx(ctx), httpenv.WithConnAddr(&addr))...)
 			httpenv.RecvT(t, f.blocked, "the handler to start")
 			cancel()
 			if a := httpenv.RecvT(t, ch, "the client to give up"); a.Err == nil {
@@ -68,18 +68,18 @@ func TestModernHTTPCancellation(t *testing.T) {
 		}
 	})
 	// The server is still serving.
-	m.call(m.ID(), mcp.MethodToolsList, "", nil)
+	m.Call(m.ID(), mcp.MethodToolsList, "", nil)
 }
 
 // A panicking handler is a -32603 error, not the end of the process.
 func TestModernHTTPHandlerPanic(t *testing.T) {
 	f := newFixture26(nil)
 	m := newModernEnv(t, f.s, nil)
-	for _, id := range m.ids() {
-		r := m.send(req26(id, mcp.MethodToolsCall, map[string]any{"name": "boom", "arguments": map[string]any{}}), true, h26(mcp.MethodToolsCall, "boom")...)
-		m.wantErr(r, http.StatusOK, mcp.CodeInternalError, id)
+	for _, id := range m.IDs() {
+		r := m.Send(httpenv.Req26(id, mcp.MethodToolsCall, map[string]any{"name": "boom", "arguments": map[string]any{}}), true, httpenv.H26(mcp.MethodToolsCall, "boom")...)
+		m.WantErr(r, http.StatusOK, mcp.CodeInternalError, id)
 	}
-	m.call(m.ID(), mcp.MethodToolsList, "", nil)
+	m.Call(m.ID(), mcp.MethodToolsList, "", nil)
 }
 
 // ---------------------------------------------------------------------
@@ -90,11 +90,11 @@ func TestModernHTTPHandlerPanic(t *testing.T) {
 // agreed filter. addr receives the connection's local address.
 func (m *modernEnv) openListen(id any, filter map[string]any, agreed string, addr *string) *httpenv.SSEStream {
 	m.T.Helper()
-	opts := h26(mcp.MethodSubscriptionsListen, "")
+	opts := httpenv.H26(mcp.MethodSubscriptionsListen, "")
 	if addr != nil {
 		opts = append(opts, httpenv.WithConnAddr(addr))
 	}
-	s := m.stream(req26(id, mcp.MethodSubscriptionsListen, map[string]any{"notifications": filter}), opts...)
+	s := m.Stream(httpenv.Req26(id, mcp.MethodSubscriptionsListen, map[string]any{"notifications": filter}), opts...)
 	f, ack := s.Message()
 	if f.HasID || f.HasRetry {
 		m.T.Errorf("listen frame %v has an event id or retry", f)
@@ -109,10 +109,10 @@ func (m *modernEnv) openListen(id any, filter map[string]any, agreed string, add
 	if err := json.Unmarshal(ack.Params, &p); err != nil {
 		m.T.Fatal(err)
 	}
-	if got := string(p.Meta[mcp.MetaKeySubscriptionID]); got != idJSON(id) {
-		m.T.Errorf("acknowledgement subscriptionId %s, want %s", got, idJSON(id))
+	if got := string(p.Meta[mcp.MetaKeySubscriptionID]); got != httpenv.IDJSON(id) {
+		m.T.Errorf("acknowledgement subscriptionId %s, want %s", got, httpenv.IDJSON(id))
 	}
-	if !jsonEqual(m.T, p.Notifications, agreed) {
+	if !httpenv.JSONEqual(m.T, p.Notifications, agreed) {
 		m.T.Errorf("acknowledged %s, want %s", p.Notifications, agreed)
 	}
 	return s
@@ -123,7 +123,7 @@ func (m *modernEnv) expectListen(s *httpenv.SSEStream, id any, method, uri strin
 	m.T.Helper()
 	_, n := s.Message()
 	if n.Method != method {
-		m.T.Fatalf("listen %s: got %s, want %s", idJSON(id), n.Raw, method)
+		m.T.Fatalf("listen %s: got %s, want %s", httpenv.IDJSON(id), n.Raw, method)
 	}
 	var p struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
@@ -132,8 +132,8 @@ func (m *modernEnv) expectListen(s *httpenv.SSEStream, id any, method, uri strin
 	if err := json.Unmarshal(n.Params, &p); err != nil {
 		m.T.Fatal(err)
 	}
-	if got := string(p.Meta[mcp.MetaKeySubscriptionID]); got != idJSON(id) {
-		m.T.Errorf("%s tagged %s, want %s", method, got, idJSON(id))
+	if got := string(p.Meta[mcp.MetaKeySubscriptionID]); got != httpenv.IDJSON(id) {
+		m.T.Errorf("%s tagged %s, want %s", method, got, httpenv.IDJSON(id))
 	}
 	if p.URI != uri {
 		m.T.Errorf("%s uri %q, want %q", method, p.URI, uri)
@@ -144,7 +144,7 @@ func (m *modernEnv) expectListen(s *httpenv.SSEStream, id any, method, uri strin
 // own: every listen holds one).
 func (m *modernEnv) trigger(tool string, args map[string]any) {
 	m.T.Helper()
-	m.call(m.ID(), mcp.MethodToolsCall, tool, map[string]any{"name": tool, "arguments": args})
+	m.Call(m.ID(), mcp.MethodToolsCall, tool, map[string]any{"name": tool, "arguments": args})
 }
 
 func TestModernHTTPListen(t *testing.T) {
@@ -198,14 +198,14 @@ func TestModernHTTPListen(t *testing.T) {
 		id any
 	}{{l1, id1}, {l3, id3}} {
 		_, resp := l.s.Message()
-		if resp.Method != "" || string(resp.ID) != idJSON(l.id) {
+		if resp.Method != "" || string(resp.ID) != httpenv.IDJSON(l.id) {
 			t.Fatalf("want the listen result, got %s", resp.Raw)
 		}
-		r := checkModernResult(t, parseWire(t, []byte(resp.Raw)), l.id, "fixture26")
+		r := httpenv.CheckModernResult(t, httpenv.ParseWire(t, []byte(resp.Raw)), l.id, "fixture26")
 		var meta map[string]json.RawMessage
 		_ = json.Unmarshal(r["_meta"], &meta)
-		if got := string(meta[mcp.MetaKeySubscriptionID]); got != idJSON(l.id) {
-			t.Errorf("listen result subscriptionId %s, want %s", got, idJSON(l.id))
+		if got := string(meta[mcp.MetaKeySubscriptionID]); got != httpenv.IDJSON(l.id) {
+			t.Errorf("listen result subscriptionId %s, want %s", got, httpenv.IDJSON(l.id))
 		}
 		l.s.End()
 	}

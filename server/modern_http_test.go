@@ -22,9 +22,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"reflect"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -33,11 +31,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpkit/mcpkit/internal/wirecheck"
 	"github.com/mcpkit/mcpkit/mcp"
 )
-
-const v26 = mcp.Version20260728
 
 // ---------------------------------------------------------------------
 // The fixture
@@ -238,181 +233,6 @@ func listenerCount(s *Server) int {
 // ---------------------------------------------------------------------
 // Messages (shared with modern_stdio_test.go).
 
-// rawReq is a JSON-RPC request body; params nil leaves them out.
-func rawReq(id any, method string, params any) string {
-	m := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
-	if params != nil {
-		m["params"] = params
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
-// req26 is a 2026 request: params carry the standard envelope in _meta
-// (see envelopeMeta) plus the given members; a member given as nil is
-// removed (so {"_meta": nil} sends no envelope).
-func req26(id any, method string, params map[string]any) string {
-	p := map[string]any{"_meta": envelopeMeta(nil)}
-	for k, v := range params {
-		if v == nil {
-			delete(p, k)
-		} else {
-			p[k] = v
-		}
-	}
-	return rawReq(id, method, p)
-}
-
-// meta26 is the standard envelope changed by mods (a nil value removes
-// the key).
-func meta26(mods map[string]any) map[string]any {
-	m := envelopeMeta(nil)
-	for k, v := range mods {
-		if v == nil {
-			delete(m, k)
-		} else {
-			m[k] = v
-		}
-	}
-	return m
-}
-
-// idJSON is the JSON text of a request id.
-func idJSON(id any) string {
-	b, err := json.Marshal(id)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
-// wireMsg is a decoded JSON-RPC message with its raw text.
-type wireMsg struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *wireError      `json:"error"`
-	raw    []byte
-}
-
-type wireError struct {
-	Code    int64           `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
-
-func parseWire(t testing.TB, b []byte) *wireMsg {
-	t.Helper()
-	var m wireMsg
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("not a JSON-RPC message: %v: %q", err, b)
-	}
-	m.raw = b
-	return &m
-}
-
-// errorDefs are the 2026-07-28 schema definitions of the error codes:
-// the MCP errors describe the whole response, the JSON-RPC ones the error
-// object.
-var errorDefs = map[int64]struct {
-	name  string
-	whole bool
-}{
-	mcp.CodeHeaderMismatch:                  {"HeaderMismatchError", true},
-	mcp.CodeMissingRequiredClientCapability: {"MissingRequiredClientCapabilityError", true},
-	mcp.CodeUnsupportedProtocolVersion:      {"UnsupportedProtocolVersionError", true},
-	mcp.CodeMethodNotFound:                  {"MethodNotFoundError", false},
-	mcp.CodeInvalidParams:                   {"InvalidParamsError", false},
-	mcp.CodeInternalError:                   {"InternalError", false},
-}
-
-// checkErr checks that m is the error code answering the request id,
-// conforming to the schema's definition of that error.
-func checkErr(t testing.TB, wc *wirecheck.Checker, m *wireMsg, code int64, id any) *wireError {
-	t.Helper()
-	if m.Error == nil {
-		t.Fatalf("want error %d, got %s", code, m.raw)
-	}
-	if m.Error.Code != code {
-		t.Errorf("error code %d, want %d: %s", m.Error.Code, code, m.raw)
-	}
-	if got, want := string(m.ID), idJSON(id); got != want {
-		t.Errorf("error id %s, want the request's id %s: %s", got, want, m.raw)
-	}
-	if def, ok := errorDefs[code]; ok {
-		instance := m.raw
-		if !def.whole {
-			var e struct {
-				Error json.RawMessage `json:"error"`
-			}
-			_ = json.Unmarshal(m.raw, &e)
-			instance = e.Error
-		}
-		if err := wc.CheckDefinition(def.name, instance); err != nil {
-			t.Errorf("error body is not a %s: %v\n%s", def.name, err, m.raw)
-		}
-	}
-	return m.Error
-}
-
-// checkModernResult checks what every 2026 result carries: resultType
-// "complete" and the server's identity in _meta. It returns the result's
-// members.
-func checkModernResult(t testing.TB, m *wireMsg, id any, server string) map[string]json.RawMessage {
-	t.Helper()
-	if m.Error != nil {
-		t.Fatalf("want a result, got %s", m.raw)
-	}
-	if got, want := string(m.ID), idJSON(id); got != want {
-		t.Errorf("result id %s, want %s", got, want)
-	}
-	var r map[string]json.RawMessage
-	if err := json.Unmarshal(m.Result, &r); err != nil {
-		t.Fatalf("result is not an object: %s", m.raw)
-	}
-	if string(r["resultType"]) != `"complete"` {
-		t.Errorf("resultType %s, want \"complete\": %s", r["resultType"], m.raw)
-	}
-	var meta map[string]json.RawMessage
-	_ = json.Unmarshal(r["_meta"], &meta)
-	var info mcp.Implementation
-	if err := json.Unmarshal(meta[mcp.MetaKeyServerInfo], &info); err != nil || info.Name != server || info.Version == "" {
-		t.Errorf("_meta[%s] = %s, want the server's identity (%s)", mcp.MetaKeyServerInfo, meta[mcp.MetaKeyServerInfo], server)
-	}
-	return r
-}
-
-// resultText returns the first text of a tools/call result and isError.
-func resultText(t testing.TB, r map[string]json.RawMessage) (string, bool) {
-	t.Helper()
-	var c []struct {
-		Text string `json:"text"`
-	}
-	var isErr bool
-	_ = json.Unmarshal(r["isError"], &isErr)
-	if err := json.Unmarshal(r["content"], &c); err != nil || len(c) == 0 {
-		t.Fatalf("not a tools/call result: %v", r)
-	}
-	return c[0].Text, isErr
-}
-
-// jsonEqual reports whether two JSON texts hold the same value.
-func jsonEqual(t testing.TB, got []byte, want string) bool {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		return false
-	}
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatalf("bad expectation %q: %v", want, err)
-	}
-	return reflect.DeepEqual(g, w)
-}
-
 func logLevelOf(t testing.TB, m *httpenv.RPCMsg) string {
 	t.Helper()
 	var p struct {
@@ -428,143 +248,24 @@ func logLevelOf(t testing.TB, m *httpenv.RPCMsg) string {
 // ---------------------------------------------------------------------
 // The HTTP environment.
 
-// modernEnv is an httpEnv whose checker and observer are those of
-// 2026-07-28; legacy is the same endpoint checked against 2025-11-25.
+// modernEnv is the 2026-07-28 view of an httpEnv (httpenv.Modern); legacy
+// is the same endpoint checked against 2025-11-25.
 type modernEnv struct {
-	*httpEnv
+	*httpenv.Modern
 	legacy *httpEnv
-	wc26   *wirecheck.Checker
+	srv    *Server
+	h      TestHTTPHandler
 }
 
 func newModernEnv(t testing.TB, srv *Server, opts *HTTPOptions) *modernEnv {
 	t.Helper()
 	legacy := newHTTPEnv(t, srv, opts)
-	m := &modernEnv{legacy: legacy, wc26: wirecheck.For(t, v26)}
-	c := *legacy
-	c.WC = m.wc26
-	c.Obs = m.wc26.Observe(t)
-	m.httpEnv = &c
-	return m
+	return &modernEnv{Modern: httpenv.NewModern(t, &legacy.Env, legacy.srv.opts.Info.Name), legacy: legacy, srv: legacy.srv, h: legacy.h}
 }
 
 // sub returns a view of m whose failures (and 2026 observer) belong to t.
 func (m *modernEnv) sub(t testing.TB) *modernEnv {
-	c := *m.httpEnv
-	c.T = t
-	c.Obs = m.wc26.Observe(t)
-	return &modernEnv{httpEnv: &c, legacy: m.legacy.sub(t), wc26: m.wc26}
-}
-
-// ids returns a fresh integer id and a fresh string id.
-func (m *modernEnv) ids() []any {
-	n := m.ID()
-	return []any{n, fmt.Sprintf("req-%d", n)}
-}
-
-// h26 are the headers of a 2026 request (MCP-Protocol-Version, Mcp-Method
-// and, when name is set, Mcp-Name), then more.
-func h26(method, name string, more ...httpenv.ReqOpt) []httpenv.ReqOpt {
-	opts := []httpenv.ReqOpt{httpenv.WithHeader("MCP-Protocol-Version", v26), httpenv.WithHeader("Mcp-Method", method)}
-	if name != "" {
-		opts = append(opts, httpenv.WithHeader("Mcp-Name", name))
-	}
-	return append(opts, more...)
-}
-
-// withRawHeader sets a header under exactly the name given (not
-// canonicalized), replacing the canonical one.
-func withRawHeader(k, v string) httpenv.ReqOpt {
-	return func(r *http.Request) {
-		r.Header.Del(k)
-		r.Header[k] = []string{v}
-	}
-}
-
-// reply is an HTTP answer read whole.
-type reply struct {
-	status int
-	ctype  string
-	*wireMsg
-}
-
-// send posts body. A well-formed request is observed as sent and its
-// JSON answer as its response; the answer to a malformed one is checked
-// on its own.
-func (m *modernEnv) send(body string, wellFormed bool, opts ...httpenv.ReqOpt) *reply {
-	m.T.Helper()
-	if wellFormed {
-		m.Obs(wirecheck.ClientToServer, []byte(body))
-	}
-	resp := m.Do(http.MethodPost, "", body, opts...)
-	raw, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		m.T.Fatalf("reading the answer: %v", err)
-	}
-	r := &reply{status: resp.StatusCode, ctype: resp.Header.Get("Content-Type")}
-	if r.ctype != "application/json" {
-		m.T.Fatalf("status %d, Content-Type %q, want a JSON answer: %q", r.status, r.ctype, raw)
-	}
-	r.wireMsg = parseWire(m.T, raw)
-	if wellFormed {
-		m.Obs(wirecheck.ServerToClient, raw)
-	} else if err := m.wc26.Check(raw); err != nil {
-		m.T.Errorf("answer does not conform: %v\n%s", err, raw)
-	}
-	return r
-}
-
-// wantErr checks an error answer: HTTP status, code, echoed id, schema.
-func (m *modernEnv) wantErr(r *reply, status int, code int64, id any) *wireError {
-	m.T.Helper()
-	if r.status != status {
-		m.T.Errorf("HTTP status %d, want %d: %s", r.status, status, r.raw)
-	}
-	return checkErr(m.T, m.wc26, r.wireMsg, code, id)
-}
-
-// wantOK checks a result answer (200, resultType, serverInfo).
-func (m *modernEnv) wantOK(r *reply, id any) map[string]json.RawMessage {
-	m.T.Helper()
-	if r.status != http.StatusOK {
-		m.T.Errorf("HTTP status %d, want 200: %s", r.status, r.raw)
-	}
-	return checkModernResult(m.T, r.wireMsg, id, m.srv.opts.Info.Name)
-}
-
-// call sends a well-formed 2026 request with its headers and expects a
-// result.
-func (m *modernEnv) call(id any, method, name string, params map[string]any) map[string]json.RawMessage {
-	m.T.Helper()
-	return m.wantOK(m.send(req26(id, method, params), true, h26(method, name)...), id)
-}
-
-// stream posts a well-formed 2026 request whose answer is an event
-// stream and returns the stream once its headers have arrived.
-func (m *modernEnv) stream(body string, opts ...httpenv.ReqOpt) *httpenv.SSEStream {
-	m.T.Helper()
-	return m.OpenSSE(m.Post("", body, opts...))
-}
-
-// rest reads a 2026 request's stream to its end: the messages before
-// the response, then the response, after which the stream must end.
-func (m *modernEnv) rest(s *httpenv.SSEStream, id any) (notes []*httpenv.RPCMsg, resp *httpenv.RPCMsg) {
-	m.T.Helper()
-	for {
-		f, msg := s.Message()
-		if f.HasID || f.HasRetry {
-			m.T.Errorf("2026 streams are not resumable, yet frame %v has an id or retry", f)
-		}
-		if msg.Method != "" {
-			notes = append(notes, msg)
-			continue
-		}
-		if string(msg.ID) != idJSON(id) {
-			m.T.Fatalf("response %s answers another request than %s", msg.Raw, idJSON(id))
-		}
-		s.End()
-		return notes, msg
-	}
+	return &modernEnv{Modern: m.Modern.Sub(t), legacy: m.legacy.sub(t), srv: m.srv, h: m.h}
 }
 
 // ---------------------------------------------------------------------
@@ -576,7 +277,7 @@ func TestModernHTTPEnvelopeErrors(t *testing.T) {
 	var discover struct {
 		SupportedVersions []string `json:"supportedVersions"`
 	}
-	res := m.call(m.ID(), mcp.MethodServerDiscover, "", nil)
+	res := m.Call(m.ID(), mcp.MethodServerDiscover, "", nil)
 	if err := json.Unmarshal(res["supportedVersions"], &discover.SupportedVersions); err != nil || len(discover.SupportedVersions) == 0 {
 		t.Fatalf("server/discover supportedVersions = %s", res["supportedVersions"])
 	}
@@ -598,45 +299,45 @@ func TestModernHTTPEnvelopeErrors(t *testing.T) {
 		wellFormed bool
 		requested  string // -32022: data.requested
 	}{
-		{name: "no _meta", params: echo, version: v26, code: mcp.CodeInvalidParams},
-		{name: "no params at all", params: nil, version: v26, code: mcp.CodeInvalidParams},
-		{name: "_meta without protocolVersion", params: withMeta(meta26(map[string]any{mcp.MetaKeyProtocolVersion: nil})), version: v26, code: mcp.CodeInvalidParams},
-		{name: "_meta without clientCapabilities", params: withMeta(meta26(map[string]any{mcp.MetaKeyClientCapabilities: nil})), version: v26, code: mcp.CodeInvalidParams},
-		{name: "empty _meta", params: withMeta(map[string]any{}), version: v26, code: mcp.CodeInvalidParams},
-		{name: "clientCapabilities a string", params: withMeta(meta26(map[string]any{mcp.MetaKeyClientCapabilities: "all"})), version: v26, code: mcp.CodeInvalidParams},
-		{name: "clientCapabilities an array", params: withMeta(meta26(map[string]any{mcp.MetaKeyClientCapabilities: []any{}})), version: v26, code: mcp.CodeInvalidParams},
-		{name: "clientCapabilities null", params: withMeta(map[string]any{mcp.MetaKeyProtocolVersion: v26, mcp.MetaKeyClientCapabilities: json.RawMessage("null")}), version: v26, code: mcp.CodeInvalidParams},
-		{name: "protocolVersion a number", params: withMeta(meta26(map[string]any{mcp.MetaKeyProtocolVersion: 20260728})), version: v26, code: mcp.CodeInvalidParams},
-		{name: "clientInfo a string", params: withMeta(meta26(map[string]any{mcp.MetaKeyClientInfo: "me"})), version: v26, code: mcp.CodeInvalidParams},
-		{name: "unknown logLevel", params: withMeta(meta26(map[string]any{mcp.MetaKeyLogLevel: "loud"})), version: v26, code: mcp.CodeInvalidParams},
-		{name: "header names a legacy version", params: withMeta(meta26(nil)), version: mcp.Version20251125, code: mcp.CodeHeaderMismatch, wellFormed: true},
-		{name: "header names another version", params: withMeta(meta26(nil)), version: "2026-12-31", code: mcp.CodeHeaderMismatch, wellFormed: true},
-		{name: "header missing", params: withMeta(meta26(nil)), version: "-", code: mcp.CodeHeaderMismatch, wellFormed: true},
+		{name: "no _meta", params: echo, version: httpenv.V26, code: mcp.CodeInvalidParams},
+		{name: "no params at all", params: nil, version: httpenv.V26, code: mcp.CodeInvalidParams},
+		{name: "_meta without protocolVersion", params: withMeta(httpenv.Meta26(map[string]any{mcp.MetaKeyProtocolVersion: nil})), version: httpenv.V26, code: mcp.CodeInvalidParams},
+		{name: "_meta without clientCapabilities", params: withMeta(httpenv.Meta26(map[string]any{mcp.MetaKeyClientCapabilities: nil})), version: httpenv.V26, code: mcp.CodeInvalidParams},
+		{name: "empty _meta", params: withMeta(map[string]any{}), version: httpenv.V26, code: mcp.CodeInvalidParams},
+		{name: "clientCapabilities a string", params: withMeta(httpenv.Meta26(map[string]any{mcp.MetaKeyClientCapabilities: "all"})), version: httpenv.V26, code: mcp.CodeInvalidParams},
+		{name: "clientCapabilities an array", params: withMeta(httpenv.Meta26(map[string]any{mcp.MetaKeyClientCapabilities: []any{}})), version: httpenv.V26, code: mcp.CodeInvalidParams},
+		{name: "clientCapabilities null", params: withMeta(map[string]any{mcp.MetaKeyProtocolVersion: httpenv.V26, mcp.MetaKeyClientCapabilities: json.RawMessage("null")}), version: httpenv.V26, code: mcp.CodeInvalidParams},
+		{name: "protocolVersion a number", params: withMeta(httpenv.Meta26(map[string]any{mcp.MetaKeyProtocolVersion: 20260728})), version: httpenv.V26, code: mcp.CodeInvalidParams},
+		{name: "clientInfo a string", params: withMeta(httpenv.Meta26(map[string]any{mcp.MetaKeyClientInfo: "me"})), version: httpenv.V26, code: mcp.CodeInvalidParams},
+		{name: "unknown logLevel", params: withMeta(httpenv.Meta26(map[string]any{mcp.MetaKeyLogLevel: "loud"})), version: httpenv.V26, code: mcp.CodeInvalidParams},
+		{name: "header names a legacy version", params: withMeta(httpenv.Meta26(nil)), version: mcp.Version20251125, code: mcp.CodeHeaderMismatch, wellFormed: true},
+		{name: "header names another version", params: withMeta(httpenv.Meta26(nil)), version: "2026-12-31", code: mcp.CodeHeaderMismatch, wellFormed: true},
+		{name: "header missing", params: withMeta(httpenv.Meta26(nil)), version: "-", code: mcp.CodeHeaderMismatch, wellFormed: true},
 		// The suite's order: a mismatch is reported even when the body's
 		// version is unsupported.
-		{name: "mismatch wins over unsupported", params: withMeta(meta26(map[string]any{mcp.MetaKeyProtocolVersion: "v999.0.0"})), version: v26, code: mcp.CodeHeaderMismatch, wellFormed: true},
-		{name: "header missing, body unsupported", params: withMeta(meta26(map[string]any{mcp.MetaKeyProtocolVersion: "v999.0.0"})), version: "-", code: mcp.CodeHeaderMismatch, wellFormed: true},
-		{name: "unsupported version", params: withMeta(meta26(map[string]any{mcp.MetaKeyProtocolVersion: "v999.0.0"})), version: "v999.0.0", code: mcp.CodeUnsupportedProtocolVersion, wellFormed: true, requested: "v999.0.0"},
-		{name: "modern-style claim of 2025-11-25", params: withMeta(meta26(map[string]any{mcp.MetaKeyProtocolVersion: mcp.Version20251125})), version: mcp.Version20251125, code: mcp.CodeUnsupportedProtocolVersion, wellFormed: true, requested: mcp.Version20251125},
-		{name: "modern-style claim of 1900-01-01", params: withMeta(meta26(map[string]any{mcp.MetaKeyProtocolVersion: "1900-01-01"})), version: "1900-01-01", code: mcp.CodeUnsupportedProtocolVersion, wellFormed: true, requested: "1900-01-01"},
+		{name: "mismatch wins over unsupported", params: withMeta(httpenv.Meta26(map[string]any{mcp.MetaKeyProtocolVersion: "v999.0.0"})), version: httpenv.V26, code: mcp.CodeHeaderMismatch, wellFormed: true},
+		{name: "header missing, body unsupported", params: withMeta(httpenv.Meta26(map[string]any{mcp.MetaKeyProtocolVersion: "v999.0.0"})), version: "-", code: mcp.CodeHeaderMismatch, wellFormed: true},
+		{name: "unsupported version", params: withMeta(httpenv.Meta26(map[string]any{mcp.MetaKeyProtocolVersion: "v999.0.0"})), version: "v999.0.0", code: mcp.CodeUnsupportedProtocolVersion, wellFormed: true, requested: "v999.0.0"},
+		{name: "modern-style claim of 2025-11-25", params: withMeta(httpenv.Meta26(map[string]any{mcp.MetaKeyProtocolVersion: mcp.Version20251125})), version: mcp.Version20251125, code: mcp.CodeUnsupportedProtocolVersion, wellFormed: true, requested: mcp.Version20251125},
+		{name: "modern-style claim of 1900-01-01", params: withMeta(httpenv.Meta26(map[string]any{mcp.MetaKeyProtocolVersion: "1900-01-01"})), version: "1900-01-01", code: mcp.CodeUnsupportedProtocolVersion, wellFormed: true, requested: "1900-01-01"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			m := m.sub(t)
-			for _, id := range m.ids() {
+			for _, id := range m.IDs() {
 				var body string
 				if tc.params == nil {
-					body = rawReq(id, mcp.MethodToolsCall, nil)
+					body = httpenv.RawReq(id, mcp.MethodToolsCall, nil)
 				} else {
-					body = rawReq(id, mcp.MethodToolsCall, tc.params)
+					body = httpenv.RawReq(id, mcp.MethodToolsCall, tc.params)
 				}
-				opts := h26(mcp.MethodToolsCall, "echo")
+				opts := httpenv.H26(mcp.MethodToolsCall, "echo")
 				if tc.version == "-" {
 					opts = append(opts, httpenv.WithHeader("MCP-Protocol-Version", ""))
 				} else {
 					opts = append(opts, httpenv.WithHeader("MCP-Protocol-Version", tc.version))
 				}
-				e := m.wantErr(m.send(body, tc.wellFormed, opts...), http.StatusBadRequest, tc.code, id)
+				e := m.WantErr(m.Send(body, tc.wellFormed, opts...), http.StatusBadRequest, tc.code, id)
 				if tc.code != mcp.CodeUnsupportedProtocolVersion {
 					continue
 				}
@@ -660,10 +361,10 @@ func TestModernHTTPEnvelopeErrors(t *testing.T) {
 	}
 	t.Run("clientInfo is optional", func(t *testing.T) {
 		m := m.sub(t)
-		for _, id := range m.ids() {
-			params := withMeta(meta26(map[string]any{mcp.MetaKeyClientInfo: nil}))
-			res := m.wantOK(m.send(rawReq(id, mcp.MethodToolsCall, params), true, h26(mcp.MethodToolsCall, "echo")...), id)
-			if text, isErr := resultText(t, res); text != "x" || isErr {
+		for _, id := range m.IDs() {
+			params := withMeta(httpenv.Meta26(map[string]any{mcp.MetaKeyClientInfo: nil}))
+			res := m.WantOK(m.Send(httpenv.RawReq(id, mcp.MethodToolsCall, params), true, httpenv.H26(mcp.MethodToolsCall, "echo")...), id)
+			if text, isErr := httpenv.ResultText(t, res); text != "x" || isErr {
 				t.Errorf("echo answered %q (isError %v)", text, isErr)
 			}
 		}
@@ -671,8 +372,8 @@ func TestModernHTTPEnvelopeErrors(t *testing.T) {
 	t.Run("extra capabilities are accepted", func(t *testing.T) {
 		m := m.sub(t)
 		caps := map[string]any{"elicitation": map[string]any{"form": map[string]any{}}, "extensions": map[string]any{"com.example/x": map[string]any{}}}
-		params := withMeta(meta26(map[string]any{mcp.MetaKeyClientCapabilities: caps}))
+		params := withMeta(httpenv.Meta26(map[string]any{mcp.MetaKeyClientCapabilities: caps}))
 		id := m.ID()
-		m.wantOK(m.send(rawReq(id, mcp.MethodToolsCall, params), true, h26(mcp.MethodToolsCall, "echo")...), id)
+		m.WantOK(m.Send(httpenv.RawReq(id, mcp.MethodToolsCall, params), true, httpenv.H26(mcp.MethodToolsCall, "echo")...), id)
 	})
 }

@@ -55,7 +55,7 @@ func newStdioPeer(t *testing.T, s *Server) *stdioPeer {
 	t.Cleanup(func() { goleak.VerifyNone(t, before) }) // registered first: runs last
 	a, b := memory.NewPair()
 	ss := s.Connect(a)
-	wc := wirecheck.For(t, v26)
+	wc := wirecheck.For(t, httpenv.V26)
 	p := &stdioPeer{t: t, srv: s, conn: b, in: make(chan []byte, 256), wc: wc, obs: wc.Observe(t),
 		legObs: wirecheck.For(t, mcp.Version20251125).Observe(t), kinds: map[string]int{}}
 	stop, done := make(chan struct{}), make(chan struct{})
@@ -110,7 +110,7 @@ func (p *stdioPeer) send(body string, kind int) {
 // next reads the next message the server wrote and checks it: a
 // response as the answer to its request, a notification against the
 // 2026 schema (or, with legacy, the 2025 one).
-func (p *stdioPeer) next(legacy bool) *wireMsg {
+func (p *stdioPeer) next(legacy bool) *httpenv.WireMsg {
 	p.t.Helper()
 	var raw []byte
 	ok := false
@@ -122,7 +122,7 @@ func (p *stdioPeer) next(legacy bool) *wireMsg {
 	if !ok {
 		p.t.Fatal("the connection ended")
 	}
-	m := parseWire(p.t, raw)
+	m := httpenv.ParseWire(p.t, raw)
 	obs := p.obs
 	if legacy {
 		obs = p.legObs
@@ -151,7 +151,7 @@ func (p *stdioPeer) next(legacy bool) *wireMsg {
 
 // until reads messages up to the response to id, which it returns after
 // the notifications that came before it.
-func (p *stdioPeer) until(id any) (notes []*wireMsg, resp *wireMsg) {
+func (p *stdioPeer) until(id any) (notes []*httpenv.WireMsg, resp *httpenv.WireMsg) {
 	p.t.Helper()
 	for {
 		m := p.next(false)
@@ -159,20 +159,20 @@ func (p *stdioPeer) until(id any) (notes []*wireMsg, resp *wireMsg) {
 			notes = append(notes, m)
 			continue
 		}
-		if string(m.ID) != idJSON(id) {
-			p.t.Fatalf("response %s, want the answer to %s", m.raw, idJSON(id))
+		if string(m.ID) != httpenv.IDJSON(id) {
+			p.t.Fatalf("response %s, want the answer to %s", m.Raw, httpenv.IDJSON(id))
 		}
 		return notes, m
 	}
 }
 
 // answer sends a request and reads its answer, which must come next.
-func (p *stdioPeer) answer(body string, kind int, id any) *wireMsg {
+func (p *stdioPeer) answer(body string, kind int, id any) *httpenv.WireMsg {
 	p.t.Helper()
 	p.send(body, kind)
 	notes, resp := p.until(id)
 	if len(notes) > 0 {
-		p.t.Errorf("unexpected notifications before the answer: %s", notes[0].raw)
+		p.t.Errorf("unexpected notifications before the answer: %s", notes[0].Raw)
 	}
 	return resp
 }
@@ -182,10 +182,10 @@ func (p *stdioPeer) answer(body string, kind int, id any) *wireMsg {
 func (p *stdioPeer) marker(what string) {
 	p.t.Helper()
 	id := fmt.Sprintf("marker-%d", time.Now().UnixNano())
-	p.send(req26(id, mcp.MethodToolsList, nil), sendModern)
+	p.send(httpenv.Req26(id, mcp.MethodToolsList, nil), sendModern)
 	m := p.next(false)
-	if m.Method != "" || string(m.ID) != idJSON(id) {
-		p.t.Fatalf("%s: got %s before the marker's answer", what, m.raw)
+	if m.Method != "" || string(m.ID) != httpenv.IDJSON(id) {
+		p.t.Fatalf("%s: got %s before the marker's answer", what, m.Raw)
 	}
 }
 
@@ -193,8 +193,8 @@ func TestModernStdioErrors(t *testing.T) {
 	f := newFixture26(nil)
 	p := newStdioPeer(t, f.s)
 	var supported []string
-	resp := p.answer(req26("discover", mcp.MethodServerDiscover, nil), sendModern, "discover")
-	res := checkModernResult(t, resp, "discover", "fixture26")
+	resp := p.answer(httpenv.Req26("discover", mcp.MethodServerDiscover, nil), sendModern, "discover")
+	res := httpenv.CheckModernResult(t, resp, "discover", "fixture26")
 	if err := json.Unmarshal(res["supportedVersions"], &supported); err != nil {
 		t.Fatal(err)
 	}
@@ -210,13 +210,13 @@ func TestModernStdioErrors(t *testing.T) {
 		code   int64
 		data   string // the data, when it is fixed
 	}{
-		{"no clientCapabilities", mcp.MethodToolsCall, echo(meta26(map[string]any{mcp.MetaKeyClientCapabilities: nil})), sendMalformed, mcp.CodeInvalidParams, ""},
-		{"clientCapabilities not an object", mcp.MethodToolsCall, echo(meta26(map[string]any{mcp.MetaKeyClientCapabilities: true})), sendMalformed, mcp.CodeInvalidParams, ""},
-		{"protocolVersion not a string", mcp.MethodToolsCall, echo(meta26(map[string]any{mcp.MetaKeyProtocolVersion: 1})), sendMalformed, mcp.CodeInvalidParams, ""},
-		{"clientInfo not an object", mcp.MethodToolsCall, echo(meta26(map[string]any{mcp.MetaKeyClientInfo: []any{}})), sendMalformed, mcp.CodeInvalidParams, ""},
-		{"unknown logLevel", mcp.MethodToolsCall, echo(meta26(map[string]any{mcp.MetaKeyLogLevel: "verbose"})), sendMalformed, mcp.CodeInvalidParams, ""},
-		{"unsupported version", mcp.MethodToolsCall, echo(meta26(map[string]any{mcp.MetaKeyProtocolVersion: "v999.0.0"})), sendModern, mcp.CodeUnsupportedProtocolVersion, ""},
-		{"modern-style claim of 2025-11-25", mcp.MethodToolsList, map[string]any{"_meta": meta26(map[string]any{mcp.MetaKeyProtocolVersion: mcp.Version20251125})}, sendModern, mcp.CodeUnsupportedProtocolVersion, ""},
+		{"no clientCapabilities", mcp.MethodToolsCall, echo(httpenv.Meta26(map[string]any{mcp.MetaKeyClientCapabilities: nil})), sendMalformed, mcp.CodeInvalidParams, ""},
+		{"clientCapabilities not an object", mcp.MethodToolsCall, echo(httpenv.Meta26(map[string]any{mcp.MetaKeyClientCapabilities: true})), sendMalformed, mcp.CodeInvalidParams, ""},
+		{"protocolVersion not a string", mcp.MethodToolsCall, echo(httpenv.Meta26(map[string]any{mcp.MetaKeyProtocolVersion: 1})), sendMalformed, mcp.CodeInvalidParams, ""},
+		{"clientInfo not an object", mcp.MethodToolsCall, echo(httpenv.Meta26(map[string]any{mcp.MetaKeyClientInfo: []any{}})), sendMalformed, mcp.CodeInvalidParams, ""},
+		{"unknown logLevel", mcp.MethodToolsCall, echo(httpenv.Meta26(map[string]any{mcp.MetaKeyLogLevel: "verbose"})), sendMalformed, mcp.CodeInvalidParams, ""},
+		{"unsupported version", mcp.MethodToolsCall, echo(httpenv.Meta26(map[string]any{mcp.MetaKeyProtocolVersion: "v999.0.0"})), sendModern, mcp.CodeUnsupportedProtocolVersion, ""},
+		{"modern-style claim of 2025-11-25", mcp.MethodToolsList, map[string]any{"_meta": httpenv.Meta26(map[string]any{mcp.MetaKeyProtocolVersion: mcp.Version20251125})}, sendModern, mcp.CodeUnsupportedProtocolVersion, ""},
 		{"initialize", mcp.MethodInitialize, map[string]any{"protocolVersion": mcp.Version20251125, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "c", "version": "1"}}, sendMalformed, mcp.CodeMethodNotFound, ""},
 		{"ping", mcp.MethodPing, nil, sendMalformed, mcp.CodeMethodNotFound, ""},
 		{"logging/setLevel", mcp.MethodLoggingSetLevel, map[string]any{"level": "debug"}, sendMalformed, mcp.CodeMethodNotFound, ""},
@@ -236,8 +236,8 @@ func TestModernStdioErrors(t *testing.T) {
 				if params == nil {
 					params = map[string]any{}
 				}
-				e := checkErr(t, p.wc, p.answer(req26(id, tc.method, params), tc.kind, id), tc.code, id)
-				if tc.data != "" && !jsonEqual(t, e.Data, tc.data) {
+				e := httpenv.CheckErr(t, p.wc, p.answer(httpenv.Req26(id, tc.method, params), tc.kind, id), tc.code, id)
+				if tc.data != "" && !httpenv.JSONEqual(t, e.Data, tc.data) {
 					t.Errorf("data %s, want %s", e.Data, tc.data)
 				}
 				if tc.code == mcp.CodeUnsupportedProtocolVersion {
@@ -258,7 +258,7 @@ func TestModernStdioErrors(t *testing.T) {
 	// Each result carries resultType and serverInfo; the cacheable ones
 	// their hints.
 	for _, id := range []any{int64(100), "s-100"} {
-		r := checkModernResult(t, p.answer(req26(id, mcp.MethodResourcesList, nil), sendModern, id), id, "fixture26")
+		r := httpenv.CheckModernResult(t, p.answer(httpenv.Req26(id, mcp.MethodResourcesList, nil), sendModern, id), id, "fixture26")
 		if string(r["ttlMs"]) != "0" || string(r["cacheScope"]) != `"private"` {
 			t.Errorf("resources/list hints %s %s", r["ttlMs"], r["cacheScope"])
 		}
@@ -272,44 +272,44 @@ func TestModernStdioServedStatelessly(t *testing.T) {
 	f := newFixture26(nil)
 	p := newStdioPeer(t, f.s)
 	// Before initialize: modern works, legacy is refused.
-	r := checkModernResult(t, p.answer(req26(1, mcp.MethodToolsCall, map[string]any{"name": "echo", "arguments": map[string]any{"text": "early"}}), sendModern, 1), 1, "fixture26")
-	if text, _ := resultText(t, r); text != "early" {
+	r := httpenv.CheckModernResult(t, p.answer(httpenv.Req26(1, mcp.MethodToolsCall, map[string]any{"name": "echo", "arguments": map[string]any{"text": "early"}}), sendModern, 1), 1, "fixture26")
+	if text, _ := httpenv.ResultText(t, r); text != "early" {
 		t.Errorf("answered %q", text)
 	}
-	m := p.answer(rawReq("legacy-early", mcp.MethodToolsList, nil), sendLegacy, "legacy-early")
+	m := p.answer(httpenv.RawReq("legacy-early", mcp.MethodToolsList, nil), sendLegacy, "legacy-early")
 	if m.Error == nil || m.Error.Code != mcp.CodeInvalidRequest {
-		t.Errorf("legacy request before initialize answered %s", m.raw)
+		t.Errorf("legacy request before initialize answered %s", m.Raw)
 	}
 	// A legacy session declaring sampling.
-	init := rawReq(2, mcp.MethodInitialize, map[string]any{"protocolVersion": mcp.Version20251125,
+	init := httpenv.RawReq(2, mcp.MethodInitialize, map[string]any{"protocolVersion": mcp.Version20251125,
 		"capabilities": map[string]any{"sampling": map[string]any{}}, "clientInfo": map[string]any{"name": "legacy", "version": "1"}})
 	if m := p.answer(init, sendLegacy, 2); m.Error != nil {
-		t.Fatalf("initialize: %s", m.raw)
+		t.Fatalf("initialize: %s", m.Raw)
 	}
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, sendLegacy)
 	// The session's capabilities do not carry over to modern requests.
 	for _, id := range []any{int64(3), "three"} {
-		m := p.answer(req26(id, mcp.MethodToolsCall, map[string]any{"name": "needs", "arguments": map[string]any{"sampling": true}}), sendModern, id)
-		e := checkErr(t, p.wc, m, mcp.CodeMissingRequiredClientCapability, id)
-		if !jsonEqual(t, e.Data, `{"requiredCapabilities":{"sampling":{}}}`) {
+		m := p.answer(httpenv.Req26(id, mcp.MethodToolsCall, map[string]any{"name": "needs", "arguments": map[string]any{"sampling": true}}), sendModern, id)
+		e := httpenv.CheckErr(t, p.wc, m, mcp.CodeMissingRequiredClientCapability, id)
+		if !httpenv.JSONEqual(t, e.Data, `{"requiredCapabilities":{"sampling":{}}}`) {
 			t.Errorf("data %s", e.Data)
 		}
 	}
 	// Legacy requests on the session: its capabilities, the legacy shape.
-	m = p.answer(rawReq(4, mcp.MethodToolsCall, map[string]any{"name": "needs", "arguments": map[string]any{"sampling": true}}), sendLegacy, 4)
+	m = p.answer(httpenv.RawReq(4, mcp.MethodToolsCall, map[string]any{"name": "needs", "arguments": map[string]any{"sampling": true}}), sendLegacy, 4)
 	var lr map[string]json.RawMessage
 	if err := json.Unmarshal(m.Result, &lr); err != nil {
-		t.Fatalf("legacy needs: %s", m.raw)
+		t.Fatalf("legacy needs: %s", m.Raw)
 	}
-	if text, _ := resultText(t, lr); text != "served" {
+	if text, _ := httpenv.ResultText(t, lr); text != "served" {
 		t.Errorf("legacy needs answered %q", text)
 	}
 	if _, ok := lr["resultType"]; ok {
-		t.Errorf("legacy result with resultType: %s", m.raw)
+		t.Errorf("legacy result with resultType: %s", m.Raw)
 	}
 	// And modern ones in between keep working, with their own shape.
-	r = checkModernResult(t, p.answer(req26("5", mcp.MethodToolsCall, map[string]any{"name": "echo", "arguments": map[string]any{"text": "late"}}), sendModern, "5"), "5", "fixture26")
-	if text, _ := resultText(t, r); text != "late" {
+	r = httpenv.CheckModernResult(t, p.answer(httpenv.Req26("5", mcp.MethodToolsCall, map[string]any{"name": "echo", "arguments": map[string]any{"text": "late"}}), sendModern, "5"), "5", "fixture26")
+	if text, _ := httpenv.ResultText(t, r); text != "late" {
 		t.Errorf("answered %q", text)
 	}
 	if mo, le := f.modernEcho.Load(), f.legacyEcho.Load(); mo != 2 || le != 0 {
@@ -338,7 +338,7 @@ func TestModernStdioLogging(t *testing.T) {
 			if tc.token != "" {
 				mods[mcp.MetaKeyProgressToken] = tc.token
 			}
-			p.send(req26(id, mcp.MethodToolsCall, map[string]any{"_meta": meta26(mods), "name": "logs", "arguments": map[string]any{}}), sendModern)
+			p.send(httpenv.Req26(id, mcp.MethodToolsCall, map[string]any{"_meta": httpenv.Meta26(mods), "name": "logs", "arguments": map[string]any{}}), sendModern)
 			notes, resp := p.until(id)
 			var got []string
 			for _, n := range notes {
@@ -362,7 +362,7 @@ func TestModernStdioLogging(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("level %q token %q: sent %q, want %q", tc.level, tc.token, got, tc.want)
 			}
-			checkModernResult(t, resp, id, "fixture26")
+			httpenv.CheckModernResult(t, resp, id, "fixture26")
 		}
 	}
 }
@@ -376,13 +376,13 @@ func TestModernStdioCancellation(t *testing.T) {
 		if i%2 == 1 {
 			id = fmt.Sprintf("block-%d", i)
 		}
-		meta := meta26(map[string]any{mcp.MetaKeyProgressToken: "tok", mcp.MetaKeyLogLevel: "debug"})
-		p.send(req26(id, mcp.MethodToolsCall, map[string]any{"_meta": meta, "name": "block", "arguments": map[string]any{}}), sendModern)
+		meta := httpenv.Meta26(map[string]any{mcp.MetaKeyProgressToken: "tok", mcp.MetaKeyLogLevel: "debug"})
+		p.send(httpenv.Req26(id, mcp.MethodToolsCall, map[string]any{"_meta": meta, "name": "block", "arguments": map[string]any{}}), sendModern)
 		if n := p.next(false); n.Method != mcp.NotificationProgress {
-			t.Fatalf("first message %s", n.raw)
+			t.Fatalf("first message %s", n.Raw)
 		}
 		httpenv.RecvT(t, f.blocked, "the handler to start")
-		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"enough"}}`, idJSON(id)), sendModern)
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"enough"}}`, httpenv.IDJSON(id)), sendModern)
 		rep := httpenv.RecvT(t, f.unblocked, "the handler's context to end")
 		if rep.cause == nil {
 			t.Error("the handler's context ended without a cause")
@@ -409,20 +409,20 @@ func TestModernStdioListen(t *testing.T) {
 		{"listen-c", map[string]any{"resourcesListChanged": true}, `{"resourcesListChanged":true}`},
 	}
 	for _, s := range subs {
-		p.send(req26(s.id, mcp.MethodSubscriptionsListen, map[string]any{"notifications": s.filter}), sendModern)
+		p.send(httpenv.Req26(s.id, mcp.MethodSubscriptionsListen, map[string]any{"notifications": s.filter}), sendModern)
 		ack := p.next(false)
 		if ack.Method != mcp.NotificationSubscriptionsAcknowledged {
-			t.Fatalf("listen %s: first message %s, want the acknowledgement", idJSON(s.id), ack.raw)
+			t.Fatalf("listen %s: first message %s, want the acknowledgement", httpenv.IDJSON(s.id), ack.Raw)
 		}
 		var ap struct {
 			Meta          map[string]json.RawMessage `json:"_meta"`
 			Notifications json.RawMessage            `json:"notifications"`
 		}
 		_ = json.Unmarshal(ack.Params, &ap)
-		if got := string(ap.Meta[mcp.MetaKeySubscriptionID]); got != idJSON(s.id) {
-			t.Errorf("ack subscriptionId %s, want %s (type kept)", got, idJSON(s.id))
+		if got := string(ap.Meta[mcp.MetaKeySubscriptionID]); got != httpenv.IDJSON(s.id) {
+			t.Errorf("ack subscriptionId %s, want %s (type kept)", got, httpenv.IDJSON(s.id))
 		}
-		if !jsonEqual(t, ap.Notifications, s.agreed) {
+		if !httpenv.JSONEqual(t, ap.Notifications, s.agreed) {
 			t.Errorf("acknowledged %s, want %s", ap.Notifications, s.agreed)
 		}
 	}
@@ -436,9 +436,9 @@ func TestModernStdioListen(t *testing.T) {
 		t.Helper()
 		nextID++
 		id := nextID
-		p.send(req26(id, mcp.MethodToolsCall, map[string]any{"name": tool, "arguments": args}), sendModern)
+		p.send(httpenv.Req26(id, mcp.MethodToolsCall, map[string]any{"name": tool, "arguments": args}), sendModern)
 		notes, resp := p.until(id)
-		checkModernResult(t, resp, id, "fixture26")
+		httpenv.CheckModernResult(t, resp, id, "fixture26")
 		var got []string
 		for _, n := range notes {
 			var np struct {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -55,19 +57,6 @@ func newModernPeer(t *testing.T, s *Server, checked bool) *modernPeer {
 	return &modernPeer{conn: c, notes: notes}
 }
 
-// envelope returns the 2026 request _meta, with extra members merged in.
-func envelopeMeta(extra map[string]any) map[string]any {
-	m := map[string]any{
-		mcp.MetaKeyProtocolVersion:    mcp.Version20260728,
-		mcp.MetaKeyClientCapabilities: map[string]any{},
-		mcp.MetaKeyClientInfo:         map[string]any{"name": "t", "version": "1"},
-	}
-	for k, v := range extra {
-		m[k] = v
-	}
-	return m
-}
-
 func (p *modernPeer) call(t *testing.T, method string, params map[string]any, result any) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -110,7 +99,7 @@ func wantCode(t *testing.T, err error, code int64) *jsonrpc.Error {
 func TestModernDiscover(t *testing.T) {
 	p := newModernPeer(t, modernServer(), true)
 	var res mcp.DiscoverResult
-	if err := p.call(t, mcp.MethodServerDiscover, map[string]any{"_meta": envelopeMeta(nil)}, &res); err != nil {
+	if err := p.call(t, mcp.MethodServerDiscover, map[string]any{"_meta": httpenv.EnvelopeMeta(nil)}, &res); err != nil {
 		t.Fatal(err)
 	}
 	if res.ResultType != mcp.ResultComplete || len(res.SupportedVersions) != 1 || res.SupportedVersions[0] != mcp.Version20260728 {
@@ -130,7 +119,7 @@ func TestModernDiscover(t *testing.T) {
 
 func TestModernResults(t *testing.T) {
 	p := newModernPeer(t, modernServer(), true)
-	meta := envelopeMeta(nil)
+	meta := httpenv.EnvelopeMeta(nil)
 	var tools mcp.ListToolsResult
 	if err := p.call(t, mcp.MethodToolsList, map[string]any{"_meta": meta}, &tools); err != nil {
 		t.Fatal(err)
@@ -168,7 +157,7 @@ func TestModernResults(t *testing.T) {
 
 func TestModernLogLevel(t *testing.T) {
 	p := newModernPeer(t, modernServer(), true)
-	meta := envelopeMeta(map[string]any{mcp.MetaKeyLogLevel: "info"})
+	meta := httpenv.EnvelopeMeta(map[string]any{mcp.MetaKeyLogLevel: "info"})
 	if err := p.call(t, mcp.MethodToolsCall, map[string]any{"_meta": meta, "name": "echo", "arguments": map[string]any{"text": "x"}}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -187,33 +176,33 @@ func TestModernLogLevel(t *testing.T) {
 
 func TestModernEnvelopeErrors(t *testing.T) {
 	p := newModernPeer(t, modernServer(), false)
-	noCaps := envelopeMeta(nil)
+	noCaps := httpenv.EnvelopeMeta(nil)
 	delete(noCaps, mcp.MetaKeyClientCapabilities)
 	wantCode(t, p.call(t, mcp.MethodToolsList, map[string]any{"_meta": noCaps}, nil), mcp.CodeInvalidParams)
 
-	badVersion := envelopeMeta(map[string]any{mcp.MetaKeyProtocolVersion: "1900-01-01"})
+	badVersion := httpenv.EnvelopeMeta(map[string]any{mcp.MetaKeyProtocolVersion: "1900-01-01"})
 	e := wantCode(t, p.call(t, mcp.MethodToolsList, map[string]any{"_meta": badVersion}, nil), mcp.CodeUnsupportedProtocolVersion)
 	var data mcp.UnsupportedProtocolVersionData
 	if json.Unmarshal(e.Data, &data) != nil || data.Requested != "1900-01-01" || len(data.Supported) == 0 {
 		t.Errorf("data = %s", e.Data)
 	}
 	// A modern-style claim of a legacy revision is unsupported too.
-	legacy := envelopeMeta(map[string]any{mcp.MetaKeyProtocolVersion: mcp.Version20251125})
+	legacy := httpenv.EnvelopeMeta(map[string]any{mcp.MetaKeyProtocolVersion: mcp.Version20251125})
 	wantCode(t, p.call(t, mcp.MethodToolsList, map[string]any{"_meta": legacy}, nil), mcp.CodeUnsupportedProtocolVersion)
 
-	badCaps := envelopeMeta(map[string]any{mcp.MetaKeyClientCapabilities: "all"})
+	badCaps := httpenv.EnvelopeMeta(map[string]any{mcp.MetaKeyClientCapabilities: "all"})
 	wantCode(t, p.call(t, mcp.MethodToolsList, map[string]any{"_meta": badCaps}, nil), mcp.CodeInvalidParams)
 
 	// Methods removed in 2026-07-28 are unknown there.
 	for _, m := range []string{mcp.MethodInitialize, mcp.MethodPing, mcp.MethodLoggingSetLevel, mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe, "no/such"} {
-		wantCode(t, p.call(t, m, map[string]any{"_meta": envelopeMeta(nil), "uri": "test://r", "level": "info"}, nil), mcp.CodeMethodNotFound)
+		wantCode(t, p.call(t, m, map[string]any{"_meta": httpenv.EnvelopeMeta(nil), "uri": "test://r", "level": "info"}, nil), mcp.CodeMethodNotFound)
 	}
 }
 
 func TestModernNoServerRequests(t *testing.T) {
 	p := newModernPeer(t, modernServer(), true)
 	var res mcp.CallToolResult
-	if err := p.call(t, mcp.MethodToolsCall, map[string]any{"_meta": envelopeMeta(nil), "name": "ask"}, &res); err != nil {
+	if err := p.call(t, mcp.MethodToolsCall, map[string]any{"_meta": httpenv.EnvelopeMeta(nil), "name": "ask"}, &res); err != nil {
 		t.Fatal(err)
 	}
 	if !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "input-required") {
@@ -228,7 +217,7 @@ func TestModernListen(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- p.conn.Call(ctx, mcp.MethodSubscriptionsListen, map[string]any{
-			"_meta":         envelopeMeta(nil),
+			"_meta":         httpenv.EnvelopeMeta(nil),
 			"notifications": map[string]any{"toolsListChanged": true, "promptsListChanged": false, "resourceSubscriptions": []string{"test://r"}},
 		}, nil)
 	}()

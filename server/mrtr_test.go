@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"go.uber.org/goleak"
@@ -402,7 +404,7 @@ func addAskKinds(s *Server, probe *mrtrProbe) {
 
 // modernMeta is a 2026 envelope declaring caps (raw JSON).
 func modernMeta(caps string) map[string]any {
-	return envelopeMeta(map[string]any{mcp.MetaKeyClientCapabilities: jsontext.Value(caps)})
+	return httpenv.EnvelopeMeta(map[string]any{mcp.MetaKeyClientCapabilities: jsontext.Value(caps)})
 }
 
 // modernCall sends a 2026 request and returns the raw result.

@@ -120,7 +120,7 @@ func TestServeAnswersBeforeEndOfInput(t *testing.T) {
 		rpcReq(2, mcp.MethodToolsCall, map[string]any{"name": "roots"}),
 		rpcReq(3, mcp.MethodToolsCall, map[string]any{"name": "wait"}), // queued
 		rpcReq(4, mcp.MethodPing, nil),
-		rpcReq("listen", mcp.MethodSubscriptionsListen, map[string]any{"_meta": envelopeMeta(nil),
+		rpcReq("listen", mcp.MethodSubscriptionsListen, map[string]any{"_meta": httpenv.EnvelopeMeta(nil),
 			"notifications": map[string]any{"toolsListChanged": true}}),
 	))
 	out := serveToEnd(t, s, in, "the end of input")
@@ -202,7 +202,7 @@ func TestPingWhileBusyStdio(t *testing.T) {
 	httpenv.RecvT(t, started, "the first call to start")
 	p.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`, sendLegacy)
 	if m := p.next(true); string(m.ID) != `"ping"` || string(m.Result) != "{}" {
-		t.Fatalf("got %s, want the ping's answer", m.raw)
+		t.Fatalf("got %s, want the ping's answer", m.Raw)
 	}
 	close(release)
 	for range 2 {
@@ -241,12 +241,12 @@ func TestModernPingWhileBusyHTTP(t *testing.T) {
 	})
 	m := newModernEnv(t, s, nil)
 	answer := make(chan *http.Response, 1)
-	body := req26(m.ID(), mcp.MethodToolsCall, map[string]any{"name": "block", "arguments": map[string]any{}})
-	go func() { answer <- m.Do(http.MethodPost, "", body, h26(mcp.MethodToolsCall, "block")...) }()
+	body := httpenv.Req26(m.ID(), mcp.MethodToolsCall, map[string]any{"name": "block", "arguments": map[string]any{}})
+	go func() { answer <- m.Do(http.MethodPost, "", body, httpenv.H26(mcp.MethodToolsCall, "block")...) }()
 	httpenv.RecvT(t, started, "the call to start")
 	id := m.ID()
-	m.wantErr(m.send(req26(id, mcp.MethodPing, nil), false, h26(mcp.MethodPing, "")...), http.StatusNotFound, mcp.CodeMethodNotFound, id)
-	m.call(m.ID(), mcp.MethodToolsCall, "quick", map[string]any{"name": "quick", "arguments": map[string]any{}})
+	m.WantErr(m.Send(httpenv.Req26(id, mcp.MethodPing, nil), false, httpenv.H26(mcp.MethodPing, "")...), http.StatusNotFound, mcp.CodeMethodNotFound, id)
+	m.Call(m.ID(), mcp.MethodToolsCall, "quick", map[string]any{"name": "quick", "arguments": map[string]any{}})
 	close(release)
 	resp := httpenv.RecvT(t, answer, "the call's answer")
 	io.Copy(io.Discard, resp.Body)

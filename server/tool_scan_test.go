@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -42,7 +44,7 @@ func TestTypedToolScanShortcut(t *testing.T) {
 		t.Fatal("the control schema is scannable")
 	}
 	p := newModernPeer(t, s, false)
-	meta := envelopeMeta(nil)
+	meta := httpenv.EnvelopeMeta(nil)
 	var valid, invalid int
 	for _, args := range []string{
 		`{"s":"a","f":1}`, `{"s":"a","f":1.5,"b":true,"i":-3}`, `{"s":"\u00e9","f":0,"i":1e2}`, `{"s":"a","f":1,"i":2.0}`,

@@ -102,7 +102,7 @@ func (nopOutbound) Notify(context.Context, mcp.ID, string, any) error    { retur
 func BenchmarkModernToolsCallNoNet(b *testing.B) {
 	p := seam.Of(benchServer())
 	hdr := http.Header{}
-	hdr.Set("Mcp-Protocol-Version", v26)
+	hdr.Set("Mcp-Protocol-Version", httpenv.V26)
 	hdr.Set("Mcp-Method", mcp.MethodToolsCall)
 	hdr.Set("Mcp-Name", "forecast")
 	ctx := context.Background()

@@ -53,7 +53,7 @@ func expectEnded(t testing.TB, e *httpEnv, a httpenv.AsyncAnswer, id int64) {
 		t.Errorf("answer does not conform: %v\n%s", err, a.Body)
 	}
 	m := httpenv.ParseMsg(t, a.Body)
-	if m.Error == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != idJSON(id) {
+	if m.Error == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != httpenv.IDJSON(id) {
 		t.Errorf("answer %s; want a -32603 error for id %d", a.Body, id)
 	}
 }
@@ -166,7 +166,7 @@ func TestHTTPDeleteDoesNotWait(t *testing.T) {
 			}
 			if sse {
 				_, m := post.Message()
-				if m.Error == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != idJSON(id) {
+				if m.Error == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != httpenv.IDJSON(id) {
 					t.Errorf("event %s; want a -32603 error for id %d", m.Raw, id)
 				}
 				post.End()

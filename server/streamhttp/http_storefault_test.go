@@ -85,7 +85,7 @@ func TestHTTPStateWriteStoreDown(t *testing.T) {
 		}
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)
 		m := e.ExpectStatus(e.Post(ready, body), http.StatusServiceUnavailable)
-		if m == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != idJSON(id) {
+		if m == nil || m.Error.Code != mcp.CodeInternalError || string(m.ID) != httpenv.IDJSON(id) {
 			t.Errorf("%s with the store down answered %v; want a -32603 error for id %d", method, m, id)
 		}
 		// The failed change did not happen here either: this instance
@@ -187,7 +187,7 @@ func TestHTTPEventAppendOutsideLock(t *testing.T) {
 		t.Errorf("first message %s, want the progress", m.Raw)
 	}
 	next <- struct{}{}
-	if _, m := post.Message(); string(m.ID) != idJSON(id) || m.Error != nil {
+	if _, m := post.Message(); string(m.ID) != httpenv.IDJSON(id) || m.Error != nil {
 		t.Errorf("second message %s, want the result", m.Raw)
 	}
 	post.End()
@@ -212,7 +212,7 @@ func TestHTTPEventAppendTimeout(t *testing.T) {
 		t.Error("an append ran without a deadline")
 	}
 	next <- struct{}{}
-	if _, m := post.Message(); string(m.ID) != idJSON(id) {
+	if _, m := post.Message(); string(m.ID) != httpenv.IDJSON(id) {
 		t.Errorf("second message %s, want the result", m.Raw)
 	}
 	post.End()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,18 +73,25 @@ func (e *httpEnv) hasSession(sid string) bool {
 	return e.h.sessions[sid] != nil
 }
 
-// useManualClock gives e's handler a manual clock (the one the task tests
-// use): time moves only when the test says, and the test runs the sweep
-// itself (sweepOnce), so that what is swept never depends on how busy the
-// machine is. Call it before the first
-// request. The TTL should be long enough that the handler's own sweeper
+// useManualClock gives e's handler a manual clock: time moves only when
+// the test says, and the test runs the sweep itself (sweepOnce), so that
+// what is swept never depends on how busy the machine is. Call it before
+// the first request. The TTL should be long enough that the handler's own sweeper
 // (every TTL/4, at most a minute) never acts on its own; if it does, it
 // sees the fake time all the same.
-func (e *httpEnv) useManualClock() *manualClock {
-	c := newManualClock()
+func (e *httpEnv) useManualClock() *sweepClock {
+	c := &sweepClock{}
+	c.ns.Store(time.Now().UnixNano())
 	e.h.now = c.Now
 	return c
 }
+
+// sweepClock is a manual clock: its time moves only with Advance.
+type sweepClock struct{ ns atomic.Int64 }
+
+func (c *sweepClock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
+
+func (c *sweepClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 const sweepTestTTL = time.Hour
 

@@ -142,10 +142,10 @@ func TestHTTPBodyReadTimeoutSparesLongAnswers(t *testing.T) {
 		st.End()
 	})
 	t.Run("2026 JSON", func(t *testing.T) {
-		m := m.sub(t)
+		m := m.Sub(t)
 		id := m.ID()
-		res := m.wantOK(m.send(req26(id, mcp.MethodToolsCall, map[string]any{"name": "slow"}), true, h26(mcp.MethodToolsCall, "slow")...), id)
-		if text, isErr := resultText(t, res); text != "slow ok" || isErr {
+		res := m.WantOK(m.Send(httpenv.Req26(id, mcp.MethodToolsCall, map[string]any{"name": "slow"}), true, httpenv.H26(mcp.MethodToolsCall, "slow")...), id)
+		if text, isErr := httpenv.ResultText(t, res); text != "slow ok" || isErr {
 			t.Errorf("slow answered %q (isError %v)", text, isErr)
 		}
 	})

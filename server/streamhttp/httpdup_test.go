@@ -6,6 +6,7 @@ package streamhttp
 
 import (
 	"net/http"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/server/internal/httpenv"
@@ -23,22 +24,22 @@ func addHeader(k, v string) httpenv.ReqOpt {
 // header sent twice is a header mismatch (-32020, 400) with the
 // request's id, whether the two values agree or not.
 func TestHTTPDuplicateHeadersModern(t *testing.T) {
-	f := newFixture26(nil)
-	m := newModernEnv(t, f.s, nil)
+	var runs atomic.Int32
+	m := newModernEnv(t, xhServer(&runs), nil)
 	args := map[string]any{"region": "eu-west", "level": 7}
 	params := map[string]any{"name": "xh", "arguments": args}
 	base := func(more ...httpenv.ReqOpt) []httpenv.ReqOpt {
-		return h26(mcp.MethodToolsCall, "xh", append([]httpenv.ReqOpt{
+		return httpenv.H26(mcp.MethodToolsCall, "xh", append([]httpenv.ReqOpt{
 			httpenv.WithHeader("Mcp-Param-Region", "eu-west"),
 			httpenv.WithHeader("Mcp-Param-Level", "7"),
 		}, more...)...)
 	}
 	// The request is served as it is.
-	for _, id := range m.ids() {
-		m.wantOK(m.send(req26(id, mcp.MethodToolsCall, params), true, base()...), id)
+	for _, id := range m.IDs() {
+		m.WantOK(m.Send(httpenv.Req26(id, mcp.MethodToolsCall, params), true, base()...), id)
 	}
 	for _, tc := range []struct{ name, header, second string }{
-		{"MCP-Protocol-Version, same value", "MCP-Protocol-Version", v26},
+		{"MCP-Protocol-Version, same value", "MCP-Protocol-Version", httpenv.V26},
 		{"MCP-Protocol-Version, legacy second", "MCP-Protocol-Version", mcp.Version20251125},
 		{"Mcp-Method, same value", "Mcp-Method", mcp.MethodToolsCall},
 		{"Mcp-Method, other value", "Mcp-Method", mcp.MethodToolsList},
@@ -49,28 +50,28 @@ func TestHTTPDuplicateHeadersModern(t *testing.T) {
 		{"unannotated Mcp-Param", "Mcp-Param-Other", "x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := m.sub(t)
+			m := m.Sub(t)
 			opts := base()
 			if tc.header == "Mcp-Param-Other" {
 				opts = append(opts, httpenv.WithHeader(tc.header, "x"))
 			}
 			opts = append(opts, addHeader(tc.header, tc.second))
-			for _, id := range m.ids() {
-				r := m.send(req26(id, mcp.MethodToolsCall, params), true, opts...)
-				m.wantErr(r, http.StatusBadRequest, mcp.CodeHeaderMismatch, id)
+			for _, id := range m.IDs() {
+				r := m.Send(httpenv.Req26(id, mcp.MethodToolsCall, params), true, opts...)
+				m.WantErr(r, http.StatusBadRequest, mcp.CodeHeaderMismatch, id)
 			}
 		})
 	}
 	// The era is the header's when the body has no envelope: a second,
 	// modern MCP-Protocol-Version makes the request a 2026 one.
 	t.Run("era from a second header value", func(t *testing.T) {
-		m := m.sub(t)
+		m := m.Sub(t)
 		id := m.ID()
-		r := m.send(rawReq(id, mcp.MethodToolsList, nil), false, httpenv.WithHeader("MCP-Protocol-Version", mcp.Version20251125), addHeader("MCP-Protocol-Version", v26), httpenv.WithHeader("Mcp-Method", mcp.MethodToolsList))
-		m.wantErr(r, http.StatusBadRequest, mcp.CodeHeaderMismatch, id)
+		r := m.Send(httpenv.RawReq(id, mcp.MethodToolsList, nil), false, httpenv.WithHeader("MCP-Protocol-Version", mcp.Version20251125), addHeader("MCP-Protocol-Version", httpenv.V26), httpenv.WithHeader("Mcp-Method", mcp.MethodToolsList))
+		m.WantErr(r, http.StatusBadRequest, mcp.CodeHeaderMismatch, id)
 	})
-	if n := f.modernEcho.Load() + f.legacyEcho.Load(); n != 0 {
-		t.Errorf("a tool ran %d times", n)
+	if n := runs.Load(); n != 2 { // the two requests served as they are
+		t.Errorf("the tool ran %d times, want 2: a refused request reached it", n)
 	}
 }
 
@@ -98,7 +99,7 @@ func TestHTTPDuplicateHeadersLegacy(t *testing.T) {
 			if m == nil || m.Error.Code != mcp.CodeInvalidRequest {
 				t.Fatalf("want -32600, got %+v", m)
 			}
-			if got, want := string(m.ID), idJSON(id); got != want {
+			if got, want := string(m.ID), httpenv.IDJSON(id); got != want {
 				t.Errorf("error id %s, want %s", got, want)
 			}
 		})

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/mcpkit/mcpkit/server"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -35,21 +37,21 @@ func TestModernHTTPSilentHandlerTurnsIntoStream(t *testing.T) {
 	})
 	m := newModernEnv(t, s, &Options{SSEAfter: 20 * time.Millisecond})
 	id := m.ID()
-	st := m.stream(req26(id, mcp.MethodToolsCall, map[string]any{"name": "wait", "arguments": map[string]any{}}), h26(mcp.MethodToolsCall, "wait")...)
+	st := m.Stream(httpenv.Req26(id, mcp.MethodToolsCall, map[string]any{"name": "wait", "arguments": map[string]any{}}), httpenv.H26(mcp.MethodToolsCall, "wait")...)
 	close(release)
-	notes, resp := m.rest(st, id)
+	notes, resp := m.Rest(st, id)
 	if len(notes) != 0 {
 		t.Errorf("%d messages before the response", len(notes))
 	}
-	res := checkModernResult(t, parseWire(t, []byte(resp.Raw)), id, "inline")
-	if text, _ := resultText(t, res); text != "released" {
+	res := httpenv.CheckModernResult(t, httpenv.ParseWire(t, []byte(resp.Raw)), id, "inline")
+	if text, _ := httpenv.ResultText(t, res); text != "released" {
 		t.Errorf("answered %q", text)
 	}
 	// A quick handler is answered as JSON — on a handler whose SSEAfter
 	// no scheduler delay can reach (20 ms could pass under load).
 	q := newModernEnv(t, s, nil)
-	res = q.call(q.ID(), mcp.MethodToolsCall, "quick", map[string]any{"name": "quick", "arguments": map[string]any{}})
-	if text, _ := resultText(t, res); text != "quick" {
+	res = q.Call(q.ID(), mcp.MethodToolsCall, "quick", map[string]any{"name": "quick", "arguments": map[string]any{}})
+	if text, _ := httpenv.ResultText(t, res); text != "quick" {
 		t.Errorf("answered %q", text)
 	}
 }

@@ -148,12 +148,12 @@ func TestHTTPEventAppendQueueBounded(t *testing.T) {
 	get.Close()
 	httpenv.RecvT(t, e.ServerClosed(addr), "the server to see the client leave")
 	for _, after := range []uint64{0, over / 2} {
-		e.ExpectStatus(e.resume(sid, stream+"_"+idJSON(after)), http.StatusConflict)
+		e.ExpectStatus(e.resume(sid, stream+"_"+httpenv.IDJSON(after)), http.StatusConflict)
 	}
 	store.release()
 	httpenv.RecvT(t, first, "the first producer")
 	// Resuming after the lost range: the rest, stored, in order.
-	again := e.OpenSSE(e.resume(sid, stream+"_"+idJSON(over)))
+	again := e.OpenSSE(e.resume(sid, stream+"_"+httpenv.IDJSON(over)))
 	again.Plain = true
 	defer again.Close()
 	for seq := uint64(over + 1); seq <= n; seq++ {
