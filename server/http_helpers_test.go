@@ -5,7 +5,6 @@ package server
 // through NewTestHTTPHandler (carrier_hook_test.go).
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -40,28 +39,6 @@ func (e *httpEnv) sub(t testing.TB) *httpEnv {
 	c := *e
 	c.T = t
 	return &c
-}
-
-const elicitCaps = `{"elicitation":{"form":{}}}`
-
-// subscribe subscribes the session to uri.
-func (e *httpEnv) subscribe(sid, uri string) {
-	e.T.Helper()
-	if m := e.RPC(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":%q}}`, e.ID(), uri)); m.Error != nil {
-		e.T.Fatalf("resources/subscribe: %s", m.Raw)
-	}
-}
-
-// expectNext reads the next message of a standalone stream and checks it
-// is the notification method: a marker sent after the traffic under test
-// proves that nothing else reached the stream before it.
-func expectNext(t testing.TB, st *httpenv.SSEStream, method string) *httpenv.RPCMsg {
-	t.Helper()
-	_, m := st.Message()
-	if m.Method != method || len(m.ID) != 0 {
-		t.Fatalf("the GET stream carried %s; want %s next", m.Raw, method)
-	}
-	return m
 }
 
 // waitFor polls cond until it holds. It is for state that changes on the

@@ -63,8 +63,8 @@ func mrtrHTTPServer(opts *Options, probe *mrtrProbe) *Server {
 func TestShimHTTPPOSTStream(t *testing.T) {
 	probe := &mrtrProbe{}
 	e := newHTTPEnv(t, mrtrHTTPServer(&Options{RequestStateKeys: [][]byte{stateKey}}, probe), nil)
-	sid := e.Initialize(elicitCaps)
-	e.subscribe(sid, "file:///marker")
+	sid := e.Initialize(httpenv.ElicitCaps)
+	e.Subscribe(sid, "file:///marker")
 	get := e.OpenSSE(e.Do(http.MethodGet, sid, ""))
 	defer get.Close()
 	get.Prime(0)
@@ -129,7 +129,7 @@ func TestShimHTTPPOSTStream(t *testing.T) {
 	}
 	// SEP-2260: the GET stream carried none of it; the marker comes first.
 	e.srv.ResourceUpdated("file:///marker")
-	expectNext(t, get, mcp.NotificationResourcesUpdated)
+	httpenv.ExpectNext(t, get, mcp.NotificationResourcesUpdated)
 }
 
 // TestShimHTTPLegEnds: over HTTP a leg that times out fails the request
@@ -151,7 +151,7 @@ func TestShimHTTPLegEnds(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		probe := &mrtrProbe{}
 		e := newHTTPEnv(t, mrtrHTTPServer(&Options{CallTimeout: 50 * time.Millisecond}, probe), nil)
-		sid := e.Initialize(elicitCaps)
+		sid := e.Initialize(httpenv.ElicitCaps)
 		get := e.OpenSSE(e.Do(http.MethodGet, sid, ""))
 		defer get.Close()
 		get.Prime(0)
@@ -175,7 +175,7 @@ func TestShimHTTPLegEnds(t *testing.T) {
 	t.Run("original cancelled", func(t *testing.T) {
 		probe := &mrtrProbe{}
 		e := newHTTPEnv(t, mrtrHTTPServer(nil, probe), nil)
-		sid := e.Initialize(elicitCaps)
+		sid := e.Initialize(httpenv.ElicitCaps)
 		get := e.OpenSSE(e.Do(http.MethodGet, sid, ""))
 		defer get.Close()
 		get.Prime(0)

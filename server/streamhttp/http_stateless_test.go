@@ -19,7 +19,7 @@ func TestHTTPStateless(t *testing.T) {
 	e := newHTTPEnv(t, s, &Options{Stateless: true})
 
 	// initialize is answered and creates nothing.
-	resp := e.Post("", httpenv.InitBody(e.ID(), elicitCaps))
+	resp := e.Post("", httpenv.InitBody(e.ID(), httpenv.ElicitCaps))
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 		t.Errorf("stateless initialize issued session id %q", sid)
 	}

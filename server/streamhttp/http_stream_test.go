@@ -221,32 +221,10 @@ func elicitServer() *server.Server {
 	return s
 }
 
-const elicitCaps = `{"elicitation":{"form":{}}}`
-
-// subscribe subscribes the session to uri.
-func (e *httpEnv) subscribe(sid, uri string) {
-	e.T.Helper()
-	if m := e.RPC(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":%q}}`, e.ID(), uri)); m.Error != nil {
-		e.T.Fatalf("resources/subscribe: %s", m.Raw)
-	}
-}
-
-// expectNext reads the next message of a standalone stream and checks it
-// is the notification method: a marker sent after the traffic under test
-// proves that nothing else reached the stream before it.
-func expectNext(t testing.TB, st *httpenv.SSEStream, method string) *httpenv.RPCMsg {
-	t.Helper()
-	_, m := st.Message()
-	if m.Method != method || len(m.ID) != 0 {
-		t.Fatalf("the GET stream carried %s; want %s next", m.Raw, method)
-	}
-	return m
-}
-
 func TestHTTPElicitationOnPOSTStream(t *testing.T) {
 	e := newHTTPEnv(t, elicitServer(), nil)
-	sid := e.Initialize(elicitCaps)
-	e.subscribe(sid, "file:///marker")
+	sid := e.Initialize(httpenv.ElicitCaps)
+	e.Subscribe(sid, "file:///marker")
 	get := e.OpenSSE(e.Do(http.MethodGet, sid, ""))
 	defer get.Close()
 	get.Prime(0)
@@ -293,7 +271,7 @@ func TestHTTPElicitationOnPOSTStream(t *testing.T) {
 	// SEP-2260: the GET stream saw none of it. The marker is the first
 	// message there.
 	e.srv.ResourceUpdated("file:///marker")
-	expectNext(t, get, mcp.NotificationResourcesUpdated)
+	httpenv.ExpectNext(t, get, mcp.NotificationResourcesUpdated)
 }
 
 func TestHTTPConcurrentPOSTsNoCrossTalk(t *testing.T) {
@@ -307,7 +285,7 @@ func TestHTTPConcurrentPOSTsNoCrossTalk(t *testing.T) {
 	})
 	e := newHTTPEnv(t, s, nil)
 	sid := e.Initialize("{}")
-	e.subscribe(sid, "file:///marker")
+	e.Subscribe(sid, "file:///marker")
 	get := e.OpenSSE(e.Do(http.MethodGet, sid, ""))
 	defer get.Close()
 	get.Prime(0)
@@ -355,7 +333,7 @@ func TestHTTPConcurrentPOSTsNoCrossTalk(t *testing.T) {
 		t.Fatalf("%d streams completed, want %d", n, calls)
 	}
 	e.srv.ResourceUpdated("file:///marker")
-	expectNext(t, get, mcp.NotificationResourcesUpdated)
+	httpenv.ExpectNext(t, get, mcp.NotificationResourcesUpdated)
 }
 
 func TestHTTPUnrelatedNotificationsOnGET(t *testing.T) {
@@ -374,7 +352,7 @@ func TestHTTPUnrelatedNotificationsOnGET(t *testing.T) {
 	})
 	e := newHTTPEnv(t, s, nil)
 	sid := e.Initialize("{}")
-	e.subscribe(sid, "file:///r")
+	e.Subscribe(sid, "file:///r")
 	get := e.OpenSSE(e.Do(http.MethodGet, sid, ""))
 	defer get.Close()
 	getStream := get.Prime(0)
@@ -429,7 +407,7 @@ func TestHTTPGETStream(t *testing.T) {
 	t.Run("one at a time", func(t *testing.T) {
 		e := newHTTPEnv(t, elicitServer(), &Options{KeepAlive: 50 * time.Millisecond})
 		sid := e.Initialize("{}")
-		e.subscribe(sid, "file:///marker")
+		e.Subscribe(sid, "file:///marker")
 		var addr string
 		get := e.OpenSSE(e.Do(http.MethodGet, sid, "", httpenv.WithConnAddr(&addr)))
 		stream := get.Prime(0)
@@ -479,7 +457,7 @@ func TestHTTPGETStream(t *testing.T) {
 		}
 		// Unrelated notifications then have nowhere to go, and the POST
 		// answers are unaffected.
-		e.subscribe(sid, "file:///marker")
+		e.Subscribe(sid, "file:///marker")
 		e.srv.ResourceUpdated("file:///marker")
 		e.RPC(sid, httpenv.ToolCall(e.ID(), "echo", "", ""))
 	})

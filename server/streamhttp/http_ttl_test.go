@@ -154,7 +154,7 @@ func TestHTTPSweepSparesBusySessions(t *testing.T) {
 	e := newHTTPEnv(t, s, &Options{SessionTTL: sweepTestTTL, SSEAfter: -1, KeepAlive: -1})
 	clock := e.useManualClock()
 	withGET := e.Initialize("{}")
-	e.subscribe(withGET, "file:///marker")
+	e.Subscribe(withGET, "file:///marker")
 	var getAddr string
 	get := e.OpenSSE(e.Do(http.MethodGet, withGET, "", httpenv.WithConnAddr(&getAddr)))
 	get.Prime(0)
@@ -209,7 +209,7 @@ func TestHTTPCloseEndsEverything(t *testing.T) {
 		return nil, ctx.Err()
 	})
 	e := newHTTPEnv(t, s, nil)
-	sid := e.Initialize(elicitCaps)
+	sid := e.Initialize(httpenv.ElicitCaps)
 	get := e.OpenSSE(e.Do(http.MethodGet, sid, ""))
 	get.Prime(0)
 	// A request in flight, on an open stream.

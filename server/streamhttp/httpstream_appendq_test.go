@@ -55,7 +55,7 @@ func gatedStandalone(t *testing.T, appends int) (e *httpEnv, store *gatedEventSt
 	// still waits at the gate passes.
 	t.Cleanup(store.release)
 	sid = e.Initialize("{}")
-	e.subscribe(sid, "file:///marker")
+	e.Subscribe(sid, "file:///marker")
 	get = e.OpenSSE(e.Do(http.MethodGet, sid, "", httpenv.WithConnAddr(&addr)))
 	get.Plain = true
 	stream = get.Prime(0)

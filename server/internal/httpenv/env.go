@@ -672,3 +672,27 @@ func (s *SSEStream) MessageFrame(t testing.TB, method string) SSEFrame {
 	}
 	return f
 }
+
+// ElicitCaps are the client capabilities of a client that answers form
+// elicitations.
+const ElicitCaps = `{"elicitation":{"form":{}}}`
+
+// Subscribe subscribes the session to uri.
+func (e *Env) Subscribe(sid, uri string) {
+	e.T.Helper()
+	if m := e.RPC(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":%q}}`, e.ID(), uri)); m.Error != nil {
+		e.T.Fatalf("resources/subscribe: %s", m.Raw)
+	}
+}
+
+// ExpectNext reads the next message of a standalone stream and checks it
+// is the notification method: a marker sent after the traffic under test
+// proves that nothing else reached the stream before it.
+func ExpectNext(t testing.TB, st *SSEStream, method string) *RPCMsg {
+	t.Helper()
+	_, m := st.Message()
+	if m.Method != method || len(m.ID) != 0 {
+		t.Fatalf("the GET stream carried %s; want %s next", m.Raw, method)
+	}
+	return m
+}
