@@ -269,7 +269,9 @@ func (v *DPoPVerifier) Verify(ctx context.Context, p DPoPRequest) (jkt string, e
 	if p.JKT != "" && !constEq(p.JKT, jkt) {
 		return "", badProof("the proof's key is not the one the access token is bound to")
 	}
-	seen, err := v.replay.Seen(ctx, replayKey(jkt, c.JTI), iat.Add(v.window))
+	// The proof is remembered until iat+2×window: an instance whose clock
+	// runs up to a window behind this one still accepts it until then.
+	seen, err := v.replay.Seen(ctx, replayKey(jkt, c.JTI), iat.Add(2*v.window))
 	if err != nil {
 		return "", fmt.Errorf("%w: DPoP replay cache: %w", ErrUnavailable, err)
 	}

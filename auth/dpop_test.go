@@ -388,10 +388,22 @@ func TestDPoPReplay(t *testing.T) {
 	}
 	wantRefused(t, e.do(e.h, "POST", testResource, "DPoP tok", p2), ErrCodeInvalidDPoPProof)
 
-	// Once the proof's iat is out of the window, its entry goes: the
-	// proof itself is refused for its iat.
+	// Once the proof's iat is out of the window, this instance refuses it
+	// for its iat; an instance whose clock runs a window behind still
+	// takes the iat, and the entry, kept for a second window, refuses it.
 	e.now = e.now.Add(DefaultDPoPIATWindow + time.Second)
-	wantRefused(t, e.do(e.h, "POST", testResource, "DPoP tok", proof), ErrCodeInvalidDPoPProof)
+	if why := wantRefused(t, e.do(e.h, "POST", testResource, "DPoP tok", proof), ErrCodeInvalidDPoPProof); !strings.Contains(why, "iat") {
+		t.Errorf("a proof past its window refused for %q, want its iat", why)
+	}
+	lagging, err := NewDPoPVerifier(DPoPOptions{Replay: e.cache, now: func() time.Time { return e.now.Add(-DefaultDPoPIATWindow) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := wantRefused(t, e.do(e.instance(lagging), "POST", testResource, "DPoP tok", proof), ErrCodeInvalidDPoPProof); !strings.Contains(why, "replayed") {
+		t.Errorf("a replay on an instance a window behind refused for %q, want the replay", why)
+	}
+	// Two windows after iat the entries go.
+	e.now = e.now.Add(DefaultDPoPIATWindow)
 	fresh := k.proof(t, "POST", testResource, "tok", e.now, proofSpec{})
 	if w := e.do(e.h, "POST", testResource, "DPoP tok", fresh); w.Code != http.StatusNoContent {
 		t.Fatalf("fresh proof: %d %s", w.Code, w.Body)

@@ -362,6 +362,12 @@ func (v *IntrospectionVerifier) tokenInfo(raw map[string]any) (*TokenInfo, error
 	if ti.JKT, err = confirmationJKT(raw["cnf"]); err != nil {
 		return nil, err
 	}
+	// A DPoP token comes with its key (RFC 9449 §6.2): an answer that
+	// says DPoP without cnf.jkt would let a bound token pass as a bearer
+	// one.
+	if tt, ok := raw["token_type"].(string); ok && strings.EqualFold(tt, "DPoP") && ti.JKT == "" {
+		return nil, fmt.Errorf("%w: a DPoP token without cnf.jkt", ErrInvalidToken)
+	}
 	for k, val := range raw {
 		if slices.Contains(introspected, k) {
 			continue

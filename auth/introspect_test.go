@@ -136,17 +136,18 @@ func TestIntrospectionActive(t *testing.T) {
 
 func TestIntrospectionRefused(t *testing.T) {
 	for name, extra := range map[string]map[string]any{
-		"inactive":            {"active": false},
-		"other audience":      {"aud": "https://other.example.com/mcp"},
-		"no audience":         {"aud": nil},
-		"no sub":              {"sub": nil},
-		"expired":             {"exp": float64(1_800_000_000)},
-		"not yet valid":       {"nbf": float64(1_800_000_000 + 3600)},
-		"other issuer":        {"iss": "https://evil.example.com"},
-		"cnf without jkt":     {"cnf": map[string]any{"x5t#S256": "abc"}},
-		"scope not a string":  {"scope": []string{"a"}},
-		"exp not a number":    {"exp": "soon"},
-		"active not boolean?": {"active": "true"},
+		"inactive":             {"active": false},
+		"other audience":       {"aud": "https://other.example.com/mcp"},
+		"no audience":          {"aud": nil},
+		"no sub":               {"sub": nil},
+		"expired":              {"exp": float64(1_800_000_000)},
+		"not yet valid":        {"nbf": float64(1_800_000_000 + 3600)},
+		"other issuer":         {"iss": "https://evil.example.com"},
+		"cnf without jkt":      {"cnf": map[string]any{"x5t#S256": "abc"}},
+		"DPoP without cnf.jkt": {"token_type": "DPoP"},
+		"scope not a string":   {"scope": []string{"a"}},
+		"exp not a number":     {"exp": "soon"},
+		"active not boolean?":  {"active": "true"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newIntroEnv(t, func(o *IntrospectionOptions) { o.Issuer = "https://as.example.com" })

@@ -254,7 +254,7 @@ func (m *middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		}
 		m.debug(r, "invalid token", "err", err)
 		if de := (*DPoPError)(nil); errors.As(err, &de) {
-			if de.Code == ErrCodeUseDPoPNonce {
+			if de.Code == ErrCodeUseDPoPNonce && m.dpop != nil && m.dpop.UsesNonces() {
 				w.Header().Set("DPoP-Nonce", m.dpop.NewNonce())
 			}
 			m.challenge(w, http.StatusUnauthorized, de.Code, de.Description, m.hinted(r))

@@ -50,7 +50,10 @@ func (ti *TokenInfo) HasScope(scope string) bool {
 //
 // Implementations MUST check the token's integrity, its expiry and that
 // it was issued for this resource server (RFC 8707 audience; MCP authorization:
-// tokens for other audiences are rejected). Errors are turned into a 401
+// tokens for other audiences are rejected). A token bound to a key
+// (RFC 9449 §6: cnf.jkt) MUST come back with TokenInfo.JKT set, or the
+// middleware takes it for a bearer token; a token with any other cnf
+// confirmation it cannot check MUST be refused. Errors are turned into a 401
 // invalid_token challenge, except those wrapping ErrUnavailable (503).
 // Errors must never contain the token.
 type Verifier interface {

@@ -15,9 +15,10 @@ const DefaultReplayPrefix = "mcpkit:dpop:"
 // that a proof accepted by one instance of a resource server is refused
 // by every other: it satisfies auth.ReplayCache (pass it as
 // auth.DPoPOptions.Replay on every instance). Each proof is one key,
-// written with SET NX and an absolute expiry (PXAT), so recording and
+// written with SET NX and a lifetime (PX) measured on this instance's
+// clock, never an absolute time read on Redis's, so recording and
 // checking are one atomic step and Redis drops the key when the proof
-// could no longer be accepted anyway. Keys are the fixed-length hashes
+// could no longer be accepted anyway, whatever its own clock says. Keys are the fixed-length hashes
 // auth hands over, never raw jti values. It is safe for concurrent use.
 type ReplayCache struct {
 	rdb    redis.UniversalClient
@@ -38,10 +39,12 @@ func NewReplayCache(rdb redis.UniversalClient, prefix string) *ReplayCache {
 // server refuse the request with 503: a proof is never accepted
 // unchecked.
 func (c *ReplayCache) Seen(ctx context.Context, key string, until time.Time) (bool, error) {
-	if !until.After(time.Now()) {
+	life := time.Until(until)
+	if life <= 0 {
 		return false, nil // nothing to remember: the proof is expired
 	}
-	err := c.rdb.Do(ctx, "SET", c.prefix+key, "1", "NX", "PXAT", until.UnixMilli()).Err()
+	ms := (life + time.Millisecond - 1) / time.Millisecond // rounded up
+	err := c.rdb.Do(ctx, "SET", c.prefix+key, "1", "NX", "PX", int64(ms)).Err()
 	switch {
 	case err == nil:
 		return false, nil
