@@ -30,6 +30,12 @@ const (
 	// DefaultIntrospectionMaxResponseBytes caps an introspection
 	// response; a larger one is a failed call (503).
 	DefaultIntrospectionMaxResponseBytes = 64 << 10
+	// MaxIntrospectedTokenBytes is the longest token sent to the
+	// authorization server: a longer one is refused (401) without a
+	// call, so that a client cannot make every request forward a
+	// megabyte. Opaque tokens are short; a JWT with many claims stays
+	// well below it.
+	MaxIntrospectedTokenBytes = 8 << 10
 	// DefaultIntrospectionTimeout bounds one introspection call.
 	DefaultIntrospectionTimeout = 5 * time.Second
 )
@@ -163,6 +169,9 @@ func NewIntrospectionVerifier(o IntrospectionOptions) (*IntrospectionVerifier, e
 
 // Verify implements Verifier.
 func (v *IntrospectionVerifier) Verify(ctx context.Context, token string) (*TokenInfo, error) {
+	if len(token) > MaxIntrospectedTokenBytes {
+		return nil, fmt.Errorf("%w: the token is longer than %d bytes", ErrInvalidToken, MaxIntrospectedTokenBytes)
+	}
 	key := sha256.Sum256([]byte(token))
 	now := v.now()
 	v.mu.Lock()

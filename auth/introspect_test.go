@@ -332,3 +332,17 @@ func TestIntrospectionClientAuth(t *testing.T) {
 		}
 	}
 }
+
+// TestIntrospectionLongToken: a token over MaxIntrospectedTokenBytes is
+// refused without a call to the authorization server.
+func TestIntrospectionLongToken(t *testing.T) {
+	e := newIntroEnv(t, nil)
+	long := strings.Repeat("a", MaxIntrospectedTokenBytes+1)
+	e.active(long, e.now.Add(time.Hour), nil)
+	if _, err := e.v.Verify(context.Background(), long); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("error %v, want ErrInvalidToken", err)
+	}
+	if n := e.as.calls.Load(); n != 0 {
+		t.Fatalf("%d calls to the authorization server, want none", n)
+	}
+}
