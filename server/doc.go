@@ -7,6 +7,13 @@
 // output schemas from Go types, validate arguments before the handler
 // runs, and turn a returned Go error into an isError result.
 //
+// Registration never panics: AddTool, AddRawTool, AddPrompt, AddResource
+// and AddResourceTemplate return an error (starting with "mcp: " and
+// naming the tool, prompt or resource, and for a struct tag the Go field)
+// for a missing name, a nil handler, a malformed `jsonschema` tag or a
+// schema that does not compile; the failure is also logged at Error level
+// through Options.Logger and nothing is registered.
+//
 // On a legacy session (protocol revisions 2025-11-25 and older, entered
 // through initialize) a handler may ask the client for input — elicitation,
 // sampling, roots — through its Request; such requests belong to the

@@ -318,7 +318,7 @@ func TestModernHTTPParamHeaders(t *testing.T) {
 
 func TestModernHeaderAnnotationsAtRegistration(t *testing.T) {
 	for _, tc := range []struct {
-		name, schema, panics string // panics: part of the message; "" registers
+		name, schema, fails string // fails: part of the error; "" registers
 	}{
 		{"valid", xhSchema, ""},
 		{"empty name", `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":""}}}`, "not an HTTP token"},
@@ -337,22 +337,20 @@ func TestModernHeaderAnnotationsAtRegistration(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := New(nil)
-			var got any
-			func() {
-				defer func() { got = recover() }()
-				s.AddRawTool(&mcp.Tool{Name: "t", InputSchema: jsontext.Value(tc.schema)}, func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error) {
-					return nil, nil
-				})
-			}()
+			err := s.AddRawTool(&mcp.Tool{Name: "t", InputSchema: jsontext.Value(tc.schema)}, func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error) {
+				return nil, nil
+			})
 			switch {
-			case tc.panics == "" && got != nil:
-				t.Fatalf("registration panicked: %v", got)
-			case tc.panics != "" && got == nil:
-				t.Fatal("registration of an invalid annotation did not panic")
-			case tc.panics != "" && !strings.Contains(fmt.Sprint(got), tc.panics):
-				t.Errorf("panic %q, want it to mention %q", got, tc.panics)
+			case tc.fails == "" && err != nil:
+				t.Fatalf("registration failed: %v", err)
+			case tc.fails != "" && err == nil:
+				t.Fatal("registration of an invalid annotation succeeded")
+			case tc.fails != "" && !strings.HasPrefix(err.Error(), `mcp: AddRawTool "t": `):
+				t.Errorf("error %q does not start with the tool", err)
+			case tc.fails != "" && !strings.Contains(err.Error(), tc.fails):
+				t.Errorf("error %q, want it to mention %q", err, tc.fails)
 			}
-			if tc.panics != "" && s.tools.len() != 0 {
+			if tc.fails != "" && s.tools.len() != 0 {
 				t.Error("the invalid tool was registered")
 			}
 		})

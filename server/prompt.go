@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/mcpkit/mcpkit/server/internal/seam"
 
@@ -31,11 +33,22 @@ type promptEntry struct {
 }
 
 // AddPrompt registers a prompt; registering a name again replaces it.
-// Sessions are told with notifications/prompts/list_changed. It panics on
-// a prompt without a name or a nil handler.
-func (s *Server) AddPrompt(p *mcp.Prompt, h PromptHandler) {
-	if p.Name == "" || h == nil {
-		panic("mcp: AddPrompt: a prompt needs a name and a handler")
+// Sessions are told with notifications/prompts/list_changed. A prompt
+// without a name or a nil handler is an error (starting with "mcp:",
+// naming the prompt), also logged at Error level through Options.Logger;
+// nothing is registered then. AddPrompt never panics.
+func (s *Server) AddPrompt(p *mcp.Prompt, h PromptHandler) error {
+	return s.registered(s.addPrompt(p, h))
+}
+
+func (s *Server) addPrompt(p *mcp.Prompt, h PromptHandler) error {
+	switch {
+	case p == nil:
+		return errors.New("mcp: AddPrompt: nil prompt")
+	case p.Name == "":
+		return errors.New("mcp: AddPrompt: the prompt needs a name")
+	case h == nil:
+		return fmt.Errorf("mcp: AddPrompt %q: nil handler", p.Name)
 	}
 	e := &promptEntry{prompt: *p, handler: h}
 	for _, a := range p.Arguments {
@@ -45,6 +58,7 @@ func (s *Server) AddPrompt(p *mcp.Prompt, h PromptHandler) {
 	}
 	s.prompts.put(map[string]*promptEntry{p.Name: e})
 	s.announce(mcp.NotificationPromptsListChanged, "")
+	return nil
 }
 
 // RemovePrompts unregisters prompts by name.

@@ -41,28 +41,54 @@ type templateEntry struct {
 
 // AddResource registers a resource by URI; registering a URI again
 // replaces it. Sessions are told with notifications/resources/list_changed.
-func (s *Server) AddResource(r *mcp.Resource, h ResourceHandler) {
-	if r.URI == "" || h == nil {
-		panic("mcp: AddResource: a resource needs a URI and a handler")
+// A resource without a URI or a nil handler is an error (starting with
+// "mcp:", naming the resource), also logged at Error level through
+// Options.Logger; nothing is registered then. AddResource never panics.
+func (s *Server) AddResource(r *mcp.Resource, h ResourceHandler) error {
+	return s.registered(s.addResource(r, h))
+}
+
+func (s *Server) addResource(r *mcp.Resource, h ResourceHandler) error {
+	switch {
+	case r == nil:
+		return errors.New("mcp: AddResource: nil resource")
+	case r.URI == "":
+		return errors.New("mcp: AddResource: the resource needs a URI")
+	case h == nil:
+		return fmt.Errorf("mcp: AddResource %q: nil handler", r.URI)
 	}
 	s.resources.put(map[string]*resourceEntry{r.URI: {resource: *r, handler: h}})
 	s.announce(mcp.NotificationResourcesListChanged, "")
+	return nil
 }
 
 // AddResourceTemplate registers an RFC 6570 resource template. A
 // resources/read whose URI matches no registered resource is served by
-// the first template (in template order) that matches it. It panics on a
-// template that does not parse.
-func (s *Server) AddResourceTemplate(t *mcp.ResourceTemplate, h ResourceHandler) {
-	if h == nil {
-		panic("mcp: AddResourceTemplate: nil handler")
+// the first template (in template order) that matches it. A template
+// without a URI template, one that does not parse, or a nil handler is an
+// error (starting with "mcp:", naming the template), also logged at Error
+// level through Options.Logger; nothing is registered then.
+// AddResourceTemplate never panics.
+func (s *Server) AddResourceTemplate(t *mcp.ResourceTemplate, h ResourceHandler) error {
+	return s.registered(s.addResourceTemplate(t, h))
+}
+
+func (s *Server) addResourceTemplate(t *mcp.ResourceTemplate, h ResourceHandler) error {
+	switch {
+	case t == nil:
+		return errors.New("mcp: AddResourceTemplate: nil template")
+	case t.URITemplate == "":
+		return errors.New("mcp: AddResourceTemplate: the template needs a URI template")
+	case h == nil:
+		return fmt.Errorf("mcp: AddResourceTemplate %q: nil handler", t.URITemplate)
 	}
 	compiled, err := uritemplate.New(t.URITemplate)
 	if err != nil {
-		panic(fmt.Sprintf("mcp: AddResourceTemplate: %q: %v", t.URITemplate, err))
+		return fmt.Errorf("mcp: AddResourceTemplate %q: %v", t.URITemplate, err)
 	}
 	s.templates.put(map[string]*templateEntry{t.URITemplate: {template: *t, compiled: compiled, handler: h}})
 	s.announce(mcp.NotificationResourcesListChanged, "")
+	return nil
 }
 
 // RemoveResources unregisters resources by URI.

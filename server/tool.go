@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/mcpkit/mcpkit/server/internal/seam"
 
@@ -47,70 +48,125 @@ var emptyObjectSchema = jsontext.Value(`{"type":"object","additionalProperties":
 
 // AddRawTool registers a tool with a hand-written input schema (nil means
 // the tool takes no arguments). Arguments are validated against the
-// schema before h runs; a schema that does not compile is a programming
-// error and AddRawTool panics. Registering a name again replaces the
-// tool. Sessions are told with notifications/tools/list_changed.
+// schema before h runs. Registering a name again replaces the tool.
+// Sessions are told with notifications/tools/list_changed.
+//
+// A tool without a name, a nil handler, an input schema that is not a
+// JSON object or does not compile, an output schema that does not
+// compile, an invalid x-mcp-header annotation or an unknown
+// execution.taskSupport is an error whose message starts with "mcp:" and
+// names the tool; the error is also logged at Error level through
+// Options.Logger, and nothing is registered. AddRawTool never panics.
 //
 // A tool whose Execution.TaskSupport is optional or required may run as a
 // task: see ContinueAsTask, TaskOnDemand and docs/design/tasks.md.
-func (s *Server) AddRawTool(t *mcp.Tool, h ToolHandler, opts ...ToolOption) {
-	tool := *t
-	if tool.Name == "" {
-		panic("mcp: AddRawTool: the tool needs a name")
+func (s *Server) AddRawTool(t *mcp.Tool, h ToolHandler, opts ...ToolOption) error {
+	return s.registered(s.addRawTool("AddRawTool", t, h, opts))
+}
+
+// addRawTool registers a tool for AddRawTool and AddTool; op names the
+// caller in errors.
+func (s *Server) addRawTool(op string, t *mcp.Tool, h ToolHandler, opts []ToolOption) error {
+	if err := checkTool(op, t); err != nil {
+		return err
 	}
+	tool := *t
 	if h == nil {
-		panic("mcp: AddRawTool: nil handler for tool " + tool.Name)
+		return fmt.Errorf("mcp: %s %q: nil handler", op, tool.Name)
 	}
 	if len(tool.InputSchema) == 0 {
 		tool.InputSchema = emptyObjectSchema
 	}
 	if tool.InputSchema.Kind() != '{' {
-		panic(fmt.Sprintf("mcp: AddRawTool: tool %s: inputSchema must be a JSON object", tool.Name))
+		return fmt.Errorf("mcp: %s %q: inputSchema must be a JSON object", op, tool.Name)
 	}
 	input, err := jsonschema.Compile(tool.InputSchema)
 	if err != nil {
-		panic(fmt.Sprintf("mcp: AddRawTool: tool %s: inputSchema: %v", tool.Name, err))
+		return fmt.Errorf("mcp: %s %q: inputSchema: %v", op, tool.Name, err)
 	}
 	headers, err := paramHeaders(tool.InputSchema)
 	if err != nil {
-		panic(fmt.Sprintf("mcp: AddRawTool: tool %s: %v", tool.Name, err))
+		return fmt.Errorf("mcp: %s %q: %v", op, tool.Name, err)
 	}
 	if len(tool.OutputSchema) > 0 {
 		if _, err := jsonschema.Compile(tool.OutputSchema); err != nil {
-			panic(fmt.Sprintf("mcp: AddRawTool: tool %s: outputSchema: %v", tool.Name, err))
+			return fmt.Errorf("mcp: %s %q: outputSchema: %v", op, tool.Name, err)
 		}
 	}
 	e := &toolEntry{tool: tool, input: input, headers: headers, handler: h}
 	for _, o := range opts {
-		o(e)
+		if o != nil {
+			o(e)
+		}
 	}
 	switch e.taskSupport() {
 	case mcp.TaskSupportForbidden, mcp.TaskSupportOptional, mcp.TaskSupportRequired:
 	default:
-		panic(fmt.Sprintf("mcp: AddRawTool: tool %s: unknown execution.taskSupport %q", tool.Name, e.taskSupport()))
+		return fmt.Errorf("mcp: %s %q: unknown execution.taskSupport %q", op, tool.Name, e.taskSupport())
 	}
 	s.tools.put(map[string]*toolEntry{tool.Name: e})
 	s.announce(mcp.NotificationToolsListChanged, "")
+	return nil
+}
+
+// checkTool checks what every registration needs before anything else.
+func checkTool(op string, t *mcp.Tool) error {
+	if t == nil {
+		return fmt.Errorf("mcp: %s: nil tool", op)
+	}
+	if t.Name == "" {
+		return fmt.Errorf("mcp: %s: the tool needs a name", op)
+	}
+	return nil
+}
+
+// registered logs a failed registration at Error level (for callers that
+// ignore the error) and returns err.
+func (s *Server) registered(err error) error {
+	if err != nil {
+		s.log.Error("mcp: registration failed", "err", err)
+	}
+	return err
 }
 
 // AddTool registers a typed tool. Unless t.InputSchema is set, the input
 // schema is inferred from In (see internal/jsonschema for the struct tags
-// that refine it); unless t.OutputSchema is set and when Out is a struct
-// or map, the output schema is inferred from Out. Arguments are validated
-// before h runs and decoded into In. A struct or map result is sent as
-// structuredContent plus its JSON text (for clients without structured
-// output); a string result as text; a *mcp.CallToolResult as it is. A
-// Go error becomes an isError result. AddTool panics when a schema cannot
-// be inferred or compiled: that is a programming error.
-func AddTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], opts ...ToolOption) {
+// that refine it: a plain `jsonschema:"…"` tag is the field's
+// description, and key=value items add keywords); unless t.OutputSchema
+// is set and when Out is a struct or map, the output schema is inferred
+// from Out. Arguments are validated before h runs and decoded into In. A
+// struct or map result is sent as structuredContent plus its JSON text
+// (for clients without structured output); a string result as text; a
+// *mcp.CallToolResult as it is. A Go error becomes an isError result.
+//
+// A schema that cannot be inferred (e.g. a malformed struct tag) or
+// compiled, and everything AddRawTool refuses, is an error naming the
+// tool and, for a struct tag, the Go field, such as
+//
+//	mcp: AddTool "add": input type main.AddIn: field B: jsonschema tag "minimum=x": minimum: want a JSON number, got "x"
+//
+// The error is also logged at Error level through Options.Logger, and
+// nothing is registered. AddTool never panics.
+func AddTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], opts ...ToolOption) error {
+	return s.registered(addTool(s, t, h, opts))
+}
+
+func addTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], opts []ToolOption) error {
+	const op = "AddTool"
+	if err := checkTool(op, t); err != nil {
+		return err
+	}
 	tool := *t
+	if h == nil {
+		return fmt.Errorf("mcp: %s %q: nil handler", op, tool.Name)
+	}
 	if len(tool.InputSchema) == 0 {
 		schema, err := jsonschema.For[In]()
 		if err != nil {
-			panic(fmt.Sprintf("mcp: AddTool: tool %s: inferring the input schema: %v", tool.Name, err))
+			return fmt.Errorf("mcp: %s %q: input %s", op, tool.Name, inferError(err))
 		}
 		if schema.Kind() != '{' || !isObjectSchema(schema) {
-			panic(fmt.Sprintf("mcp: AddTool: tool %s: the input type must be a struct or a map, got %s", tool.Name, reflect.TypeFor[In]()))
+			return fmt.Errorf("mcp: %s %q: input type %s: must be a struct or a map", op, tool.Name, reflect.TypeFor[In]())
 		}
 		tool.InputSchema = schema
 	}
@@ -119,11 +175,11 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], o
 	if len(tool.OutputSchema) == 0 && structured {
 		schema, err := jsonschema.For[Out]()
 		if err != nil {
-			panic(fmt.Sprintf("mcp: AddTool: tool %s: inferring the output schema: %v", tool.Name, err))
+			return fmt.Errorf("mcp: %s %q: output %s", op, tool.Name, inferError(err))
 		}
 		tool.OutputSchema = schema
 	}
-	s.AddRawTool(&tool, func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error) {
+	return s.addRawTool(op, &tool, func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error) {
 		var in In
 		args := req.Params.Arguments
 		if len(args) == 0 {
@@ -137,7 +193,13 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], o
 			return nil, err
 		}
 		return typedResult(out, structured)
-	}, opts...)
+	}, opts)
+}
+
+// inferError is an inference error without its package prefix: "type T:
+// field F: …".
+func inferError(err error) string {
+	return strings.TrimPrefix(err.Error(), "jsonschema: ")
 }
 
 func isObjectSchema(schema jsontext.Value) bool {

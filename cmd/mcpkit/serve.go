@@ -309,12 +309,15 @@ func newDemoServer(logger *slog.Logger) *server.Server {
 			if in.Name == "" {
 				in.Name = fmt.Sprintf("echo%d", added.Add(1))
 			}
-			server.AddTool(s, &mcp.Tool{Name: in.Name, Description: "Echoes its text (added by add_tool)."},
+			err := server.AddTool(s, &mcp.Tool{Name: in.Name, Description: "Echoes its text (added by add_tool)."},
 				func(ctx context.Context, req *server.CallToolRequest, in struct {
 					Text string `json:"text"`
 				}) (string, error) {
 					return in.Text, nil
 				})
+			if err != nil {
+				return "", err
+			}
 			return "added tool " + in.Name, nil
 		})
 	server.AddTool(s, &mcp.Tool{Name: "touch", Description: "Reports a resource as updated (resources/updated)."},

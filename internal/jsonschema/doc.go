@@ -54,12 +54,28 @@
 //
 // # Struct tags
 //
-// The `jsonschema` struct tag adds keywords to a field's schema. It is a
+// The `jsonschema` struct tag takes one of two forms. The plain form, the
+// one go-sdk and mcp-go users write, is the field's description, verbatim:
+//
+//	A int `json:"a" jsonschema:"first addend"`
+//
+// The key=value form adds keywords to a field's schema. It is a
 // comma-separated list of key=value items and bare flags:
 //
 //	Age  int      `json:"age" jsonschema:"minimum=0,maximum=150,description=Age in years, as an integer"`
 //	Kind string   `json:"kind,omitzero" jsonschema:"enum=cat|dog|bird,default=cat"`
 //	Code string   `json:"code" jsonschema:"pattern='^[A-Z]{2,3}$',title=ISO code"`
+//
+// The two forms are told apart by the start of the tag. A tag is in the
+// key=value form when, after leading spaces, it starts with a word (an
+// ASCII letter followed by letters, digits or underscores) and then "="
+// (spaces may come before the "="), or when its first comma-separated
+// item, spaces trimmed, is exactly required or optional. Any other tag is
+// a plain description: "first addend", "the first number, must be
+// positive", "e.g. a=b". A tag that is empty or only spaces adds nothing.
+// So a misspelled key ("minimun=1", "Minimum=1") is an error rather than
+// a description, and a description that must start with "word=" is
+// written description=… .
 //
 // Keys: description, title, enum (values separated by |), minimum, maximum,
 // exclusiveMinimum, exclusiveMaximum, minLength, maxLength, pattern, format,
@@ -79,6 +95,9 @@
 //   - Unknown keys, duplicated keys, malformed numbers, invalid patterns and
 //     keywords that do not apply to the field's type (e.g. minLength on an
 //     int) are errors: a typo in a tag must not silently weaken a schema.
+//     The error names the Go field and the tag, e.g. `jsonschema: type
+//     main.AddIn: field B: jsonschema tag "minimum=x": minimum: want a JSON
+//     number, got "x"` (nested fields are named A.B, elements A[]).
 //
 // # Validation
 //

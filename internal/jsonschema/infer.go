@@ -53,9 +53,9 @@ func ForType(t reflect.Type) (jsontext.Value, error) {
 		defs:   map[reflect.Type]*definition{},
 		names:  map[string]bool{},
 	}
-	n, err := in.typeNode(t, jsonOptions{}, t.String())
+	n, err := in.typeNode(t, jsonOptions{}, "")
 	if err != nil {
-		return nil, fmt.Errorf("jsonschema: %w", err)
+		return nil, fmt.Errorf("jsonschema: type %v: %w", t, err)
 	}
 	n.defs = in.defList
 	v, err := n.encode()
@@ -75,6 +75,23 @@ type inferrer struct {
 	names   map[string]bool // $defs names in use
 }
 
+// at prefixes an error about the field at path: "field A.B: ", or nothing
+// for the root type.
+func at(path string) string {
+	if path == "" {
+		return ""
+	}
+	return "field " + path + ": "
+}
+
+// fieldPath is the path of field name inside path.
+func fieldPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
 func deref(t reflect.Type) reflect.Type {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -92,7 +109,9 @@ func implementsAny(t reflect.Type, ifaces []reflect.Type) bool {
 }
 
 // typeNode returns the schema of t; opts are the json tag options of the
-// field holding it and path names the field for error messages.
+// field holding it and path names the field for error messages: the Go
+// field names from the root type, joined with dots ("" for the root
+// itself, "[]" for an element); see at.
 func (in *inferrer) typeNode(t reflect.Type, opts jsonOptions, path string) (*node, error) {
 	t = deref(t)
 	switch t {
@@ -134,7 +153,7 @@ func (in *inferrer) typeNode(t reflect.Type, opts jsonOptions, path string) (*no
 	case reflect.Slice, reflect.Array, reflect.Map, reflect.Struct:
 		return in.namedNode(t, opts, path)
 	}
-	return nil, fmt.Errorf("%s: unsupported type %v", path, t)
+	return nil, fmt.Errorf("%sunsupported type %v", at(path), t)
 }
 
 // namedNode expands a composite type, handling recursion through $defs.
@@ -214,7 +233,7 @@ func (in *inferrer) compositeNode(t reflect.Type, opts jsonOptions, path string)
 		case k.Kind() >= reflect.Uint && k.Kind() <= reflect.Uintptr:
 			n.propertyNames = &node{pattern: "^[0-9]+$"}
 		default:
-			return nil, fmt.Errorf("%s: unsupported map key type %v", path, k)
+			return nil, fmt.Errorf("%sunsupported map key type %v", at(path), k)
 		}
 		elem, err := in.typeNode(t.Elem(), jsonOptions{}, path+"[]")
 		if err != nil {
@@ -248,9 +267,9 @@ func durationNode(format, path string) (*node, error) {
 	case "sec", "milli", "micro", "nano":
 		return &node{typ: "number"}, nil
 	case "":
-		return nil, fmt.Errorf("%s: time.Duration has no default JSON representation; add a json format option (e.g. `json:\",format:units\"`)", path)
+		return nil, fmt.Errorf("%stime.Duration has no default JSON representation; add a json format option (e.g. `json:\",format:units\"`)", at(path))
 	}
-	return nil, fmt.Errorf("%s: unknown time.Duration format %q", path, format)
+	return nil, fmt.Errorf("%sunknown time.Duration format %q", at(path), format)
 }
 
 // bytesNode follows the json format option of a []byte or [N]byte field;

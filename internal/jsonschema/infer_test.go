@@ -219,6 +219,70 @@ func TestParseTag(t *testing.T) {
 	}
 }
 
+func TestIsKeyValueTag(t *testing.T) {
+	tests := []struct {
+		tag  string
+		want bool
+	}{
+		{"minimum=1", true},
+		{"  description=first addend", true},
+		{"maximum =2", true},
+		{"x_1=2", true},
+		{"required", true},
+		{" optional , title=t", true},
+		{"first addend", false},
+		{"the first number, must be positive", false},
+		{"a value in [0, 1]; x=1 means all", false},
+		{"1=one", false},
+		{"_x=1", false},
+		{"e.g. a=b", false},
+		{"required field", false},
+		{"nullable", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := isKeyValueTag(tt.tag); got != tt.want {
+			t.Errorf("isKeyValueTag(%q) = %v, want %v", tt.tag, got, tt.want)
+		}
+	}
+}
+
+// TestForPlainDescriptionTag checks the tag form go-sdk and mcp-go users
+// write: a tag that is not key=value is the field's description, verbatim.
+func TestForPlainDescriptionTag(t *testing.T) {
+	type In struct {
+		A int    `json:"a" jsonschema:"first addend"`
+		B int    `json:"b" jsonschema:"the second one, which may be negative; e.g. b=-1"`
+		C string `json:"c,omitzero" jsonschema:"description=kept, as before"`
+		D string `json:"d,omitzero" jsonschema:""`
+		E string `json:"e,omitzero" jsonschema:"nullable"`
+	}
+	got, err := For[In]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"object","properties":{` +
+		`"a":{"type":"integer","description":"first addend"},` +
+		`"b":{"type":"integer","description":"the second one, which may be negative; e.g. b=-1"},` +
+		`"c":{"type":"string","description":"kept, as before"},` +
+		`"d":{"type":"string"},` +
+		`"e":{"type":"string","description":"nullable"}},` +
+		`"required":["a","b"],"additionalProperties":false}`
+	if string(got) != want {
+		t.Fatalf("For:\n got %s\nwant %s", got, want)
+	}
+	s, err := Compile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(jsontext.Value(`{"a":1,"b":2}`)); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	if err := s.Validate(jsontext.Value(`{"a":"1","b":2}`)); err == nil {
+		t.Error("Validate accepted a string for an integer field")
+	}
+}
+
 func TestForEmbedded(t *testing.T) {
 	tests := []struct {
 		got  func() (jsontext.Value, error)
@@ -295,7 +359,8 @@ func TestForErrors(t *testing.T) {
 		{For[complex128], "unsupported type complex128"},
 		{For[map[[2]int]string], "unsupported map key type [2]int"},
 		{For[struct{ D time.Duration }], "time.Duration has no default JSON representation"},
-		{For[struct{ F chan int }], ".F: unsupported type chan int"},
+		{For[struct{ F chan int }], "field F: unsupported type chan int"},
+		{For[struct{ S struct{ G []chan int } }], "field S.G[]: unsupported type chan int"},
 		{For[struct{ x, y int }], "has no exported fields"},
 		{func() (jsontext.Value, error) {
 			return ForType(reflect.StructOf([]reflect.StructField{
@@ -337,8 +402,14 @@ func TestForErrors(t *testing.T) {
 			A int `json:"a" jsonschema:"minimun=1"`
 		}], "minimun: unknown key"},
 		{For[struct {
-			A int `json:"a" jsonschema:"nullable"`
+			A int `json:"a" jsonschema:"required,nullable"`
 		}], "nullable: unknown flag"},
+		{For[struct {
+			A int `json:"a" jsonschema:"Minimum=1"`
+		}], `field A: jsonschema tag "Minimum=1": Minimum: unknown key`},
+		{For[struct {
+			A int `json:"a" jsonschema:"maximum = x"`
+		}], `maximum: want a JSON number, got " x"`},
 		{For[struct {
 			A int `json:"a" jsonschema:"title=a,title=b"`
 		}], `duplicate "title"`},

@@ -122,11 +122,11 @@ type structField struct {
 func (in *inferrer) structNode(t reflect.Type, path string) (*node, error) {
 	fields, fallback, err := structFields(t)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s%w", at(path), err)
 	}
 	n := &node{typ: "object", object: true, closed: true}
 	for _, f := range fields {
-		fpath := path + "." + f.sf.Name
+		fpath := fieldPath(path, f.sf.Name)
 		fn, err := in.typeNode(f.sf.Type, f.opts, fpath)
 		if err != nil {
 			return nil, err
@@ -135,7 +135,7 @@ func (in *inferrer) structNode(t reflect.Type, path string) (*node, error) {
 		if tag, ok := f.sf.Tag.Lookup("jsonschema"); ok {
 			override, err := applyTag(fn, tag)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", fpath, err)
+				return nil, fmt.Errorf("%sjsonschema tag %q: %w", at(fpath), tag, err)
 			}
 			switch override {
 			case forceRequired:
@@ -152,7 +152,7 @@ func (in *inferrer) structNode(t reflect.Type, path string) (*node, error) {
 	if fallback != nil {
 		n.closed = false
 		if ft := deref(fallback.sf.Type); ft.Kind() == reflect.Map {
-			n.additional, err = in.typeNode(ft.Elem(), jsonOptions{}, path+"."+fallback.sf.Name+"[]")
+			n.additional, err = in.typeNode(ft.Elem(), jsonOptions{}, fieldPath(path, fallback.sf.Name)+"[]")
 			if err != nil {
 				return nil, err
 			}

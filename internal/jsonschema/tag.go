@@ -10,6 +10,29 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
+// isKeyValueTag reports whether a `jsonschema` tag is in the key=value
+// form rather than a plain description. It is when, after leading spaces,
+// the tag starts with a word (an ASCII letter, then letters, digits or
+// underscores) followed by "=" (spaces allowed before the "="), or when
+// its first comma-separated item, spaces trimmed, is the flag required or
+// optional. Any other tag is the field's description, verbatim. A word
+// followed by "=" that is not a known key is an error, not a description,
+// so that a misspelled key never silently turns into documentation.
+func isKeyValueTag(tag string) bool {
+	s := strings.TrimLeft(tag, " ")
+	first, _, _ := strings.Cut(s, ",")
+	if f := strings.TrimSpace(first); f == "required" || f == "optional" {
+		return true
+	}
+	i := 0
+	for i < len(s) && (isLetter(s[i]) || i > 0 && (s[i] == '_' || '0' <= s[i] && s[i] <= '9')) {
+		i++
+	}
+	return i > 0 && strings.HasPrefix(strings.TrimLeft(s[i:], " "), "=")
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
 // tagItem is one key[=value] item of a `jsonschema` struct tag.
 type tagItem struct {
 	key      string
@@ -31,7 +54,7 @@ func parseTag(tag string) ([]tagItem, error) {
 		}
 		it := tagItem{key: strings.TrimSpace(s[:end])}
 		if it.key == "" {
-			return nil, fmt.Errorf("empty item in jsonschema tag %q", tag)
+			return nil, errors.New("empty item")
 		}
 		s = s[end:]
 		if strings.HasPrefix(s, "=") {
@@ -43,10 +66,10 @@ func parseTag(tag string) ([]tagItem, error) {
 			case strings.HasPrefix(s, "'"):
 				v, rest, err := unquoteTagValue(s)
 				if err != nil {
-					return nil, fmt.Errorf("jsonschema tag %q: %s: %w", tag, it.key, err)
+					return nil, fmt.Errorf("%s: %w", it.key, err)
 				}
 				if rest != "" && rest[0] != ',' {
-					return nil, fmt.Errorf("jsonschema tag %q: %s: unexpected %q after quoted value", tag, it.key, rest)
+					return nil, fmt.Errorf("%s: unexpected %q after quoted value", it.key, rest)
 				}
 				it.value, s = v, rest
 			default:
@@ -61,7 +84,7 @@ func parseTag(tag string) ([]tagItem, error) {
 		if s != "" {
 			s = s[1:] // the comma
 			if strings.TrimSpace(s) == "" {
-				return nil, fmt.Errorf("trailing comma in jsonschema tag %q", tag)
+				return nil, errors.New("trailing comma")
 			}
 		}
 	}
@@ -97,8 +120,17 @@ const (
 )
 
 // applyTag adds the keywords of a `jsonschema` tag to n, checking that each
-// one fits n's type. A node without a type (a $ref or {}) accepts any keyword.
+// one fits n's type. A node without a type (a $ref or {}) accepts any
+// keyword. A tag that is not in the key=value form (see isKeyValueTag) is
+// n's description; a blank tag adds nothing.
 func applyTag(n *node, tag string) (tagOverride, error) {
+	if strings.TrimSpace(tag) == "" {
+		return noOverride, nil
+	}
+	if !isKeyValueTag(tag) {
+		n.description = tag
+		return noOverride, nil
+	}
 	items, err := parseTag(tag)
 	if err != nil {
 		return noOverride, err
@@ -107,11 +139,11 @@ func applyTag(n *node, tag string) (tagOverride, error) {
 	seen := make(map[string]bool, len(items))
 	for _, it := range items {
 		if seen[it.key] {
-			return noOverride, fmt.Errorf("duplicate %q in jsonschema tag", it.key)
+			return noOverride, fmt.Errorf("duplicate %q", it.key)
 		}
 		seen[it.key] = true
 		if err := applyItem(n, it, &override); err != nil {
-			return noOverride, fmt.Errorf("jsonschema tag %s: %w", it.key, err)
+			return noOverride, fmt.Errorf("%s: %w", it.key, err)
 		}
 	}
 	return override, nil
