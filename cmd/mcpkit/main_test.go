@@ -462,3 +462,28 @@ func TestOutAndTimeout(t *testing.T) {
 	expect(t, mcpkit(t, "call", "--timeout", "-1s", url, "add"), exitUsage)
 	expect(t, mcpkit(t, "call", "--timeout", "soon", url, "add"), exitUsage)
 }
+
+// TestReadmeStdioTarget runs the stdio example of README.md exactly as it
+// is written there, from the repository root.
+func TestReadmeStdioTarget(t *testing.T) {
+	const line = `go run ./cmd/mcpkit call greet name=Ada -- go run ./examples/hello     # {"greeting":"Hello, Ada!"}`
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), line) {
+		t.Fatalf("README.md no longer shows %q; keep this test in step with it", line)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "call", "greet", "name=Ada", "--", "go", "run", "./examples/hello")
+	cmd.Dir = filepath.Join("..", "..")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	if got, want := strings.TrimSpace(stdout.String()), `{"greeting":"Hello, Ada!"}`; got != want {
+		t.Fatalf("stdout %q, want %q\nstderr: %s", got, want, stderr.String())
+	}
+}
