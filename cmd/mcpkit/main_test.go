@@ -487,3 +487,19 @@ func TestReadmeStdioTarget(t *testing.T) {
 		t.Fatalf("stdout %q, want %q\nstderr: %s", got, want, stderr.String())
 	}
 }
+
+// TestLaunchErrorSaysItOnce checks the whole message for a stdio server
+// that cannot start: the command is named once, then the cause.
+func TestLaunchErrorSaysItOnce(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-server")
+	r := mcpkit(t, "call", "add", "--", missing, "--flag")
+	expect(t, r, exitConn)
+	if want := "mcpkit: starting " + missing + " --flag: no such file or directory\n"; r.stderr != want {
+		t.Errorf("stderr %q, want %q", r.stderr, want)
+	}
+	r = mcpkit(t, "inspect", "--", "mcpkit-no-such-server-on-path")
+	expect(t, r, exitConn)
+	if want := "mcpkit: starting mcpkit-no-such-server-on-path: executable file not found in $PATH\n"; r.stderr != want {
+		t.Errorf("stderr %q, want %q", r.stderr, want)
+	}
+}
