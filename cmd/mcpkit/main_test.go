@@ -24,6 +24,10 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	if refuse := os.Getenv(refuseEnv); refuse != "" {
+		serveRefusing(refuse) // the test binary as a one-era stdio server
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "mcpkit-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
