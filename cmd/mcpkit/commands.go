@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -32,6 +33,10 @@ type cli struct {
 	// saved: binary contents went to the --out file (saveErr: or failed).
 	saved   bool
 	saveErr error
+	// reconnect opens a second, plain connection to the same target in
+	// the given era ("legacy" or "modern"): inspect probes with it the
+	// era the first connection did not use.
+	reconnect func(ctx context.Context, era string) (*client.Client, error)
 }
 
 func runClient(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) error {
@@ -200,6 +205,15 @@ func (c *cli) runConnected(ctx context.Context, cmd string, t target, run func(c
 		opts.OnResourceUpdated = func(_ context.Context, uri string) { send(mcp.NotificationResourcesUpdated + " " + uri) }
 		c.legacyNotes = notes
 	}
+	c.reconnect = func(ctx context.Context, era string) (*client.Client, error) {
+		f := c.f
+		f.era, f.logLevel = era, "off"
+		w := stderr // an OAuth login may need to speak
+		if t.url == "" {
+			w = io.Discard // the server's own log, once is enough
+		}
+		return connect(ctx, t, &f, client.Options{}, w)
+	}
 	cl, err := connect(ctx, t, &c.f, opts, stderr)
 	if err != nil {
 		return err
@@ -303,16 +317,95 @@ func (c *cli) endProgress() {
 	}
 }
 
-func (c *cli) inspect(ctx context.Context, cl *client.Client) error {
-	var supported []string
-	if cl.Era() == client.EraModern {
+// revision is one protocol revision a server was found to serve, and how
+// that was found.
+type revision struct {
+	Version string `json:"version"`
+	Era     string `json:"era"`
+	Via     string `json:"via"`
+}
+
+// revisions finds every revision the server serves, in both eras, as far
+// as a client can tell cheaply: the modern ones are the supportedVersions
+// of server/discover; a legacy server names one revision only, the one
+// initialize negotiates (this client offers the newest, 2025-11-25, so
+// older ones it may also accept are not seen). The era the connection cl
+// did not use is probed on a second connection (for a stdio target, a
+// second launch of the server), except when automatic detection already
+// found that a server/discover probe fails. notes say, for an era that is
+// not served, what showed it.
+func (c *cli) revisions(ctx context.Context, cl *client.Client) (revs []revision, supported []string, notes []string, err error) {
+	modern := func(cl *client.Client, second bool) error {
 		// With --era modern nothing was asked yet; with auto, ask again
 		// for the versions.
 		d, err := cl.Discover(ctx)
 		if err != nil {
-			return fmt.Errorf("server/discover: %w", err)
+			return err
 		}
 		supported = d.SupportedVersions
+		via := "server/discover"
+		if second {
+			via += " on a second connection"
+		}
+		for _, v := range d.SupportedVersions {
+			era := "modern"
+			if mcp.IsLegacy(v) {
+				era = "legacy"
+			}
+			revs = append(revs, revision{v, era, via})
+		}
+		return nil
+	}
+	probe := func(era string) (*client.Client, error) {
+		if c.reconnect == nil {
+			return nil, errors.New("no second connection")
+		}
+		return c.reconnect(ctx, era)
+	}
+	if cl.Era() == client.EraModern {
+		if err := modern(cl, false); err != nil {
+			return nil, nil, nil, fmt.Errorf("server/discover: %w", err)
+		}
+		if slices.ContainsFunc(revs, func(r revision) bool { return r.Era == "legacy" }) {
+			return revs, supported, nil, nil
+		}
+		legacy, err := probe("legacy")
+		if err != nil {
+			return revs, supported, []string{"no legacy revision: initialize on a second connection failed: " + firstLine(err)}, nil
+		}
+		defer legacy.Close()
+		revs = append(revs, revision{legacy.ProtocolVersion(), "legacy", "initialize on a second connection"})
+		return revs, supported, nil, nil
+	}
+	revs = append(revs, revision{cl.ProtocolVersion(), "legacy", "initialize"})
+	if c.f.era != "legacy" {
+		// Automatic detection chose legacy: its server/discover probe
+		// got no modern answer.
+		return revs, nil, []string{"no modern revision: the server/discover probe got no modern answer"}, nil
+	}
+	m, err := probe("modern")
+	if err == nil {
+		defer m.Close()
+		err = modern(m, true)
+	}
+	if err != nil {
+		return revs, nil, []string{"no modern revision: server/discover on a second connection failed: " + firstLine(err)}, nil
+	}
+	// Modern first, as server/discover lists them.
+	revs = append(revs[1:], revs[0])
+	return revs, supported, nil, nil
+}
+
+// firstLine is the first line of err's message.
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+func (c *cli) inspect(ctx context.Context, cl *client.Client) error {
+	revs, supported, notes, err := c.revisions(ctx, cl)
+	if err != nil {
+		return err
 	}
 	caps := cl.ServerCapabilities()
 	var (
@@ -356,6 +449,8 @@ func (c *cli) inspect(ctx context.Context, cl *client.Client) error {
 			Era               string                 `json:"era"`
 			ProtocolVersion   string                 `json:"protocolVersion"`
 			SupportedVersions []string               `json:"supportedVersions,omitempty"`
+			Revisions         []revision             `json:"revisions"`
+			RevisionNotes     []string               `json:"revisionNotes,omitempty"`
 			ServerInfo        mcp.Implementation     `json:"serverInfo"`
 			Capabilities      mcp.ServerCapabilities `json:"capabilities"`
 			Instructions      string                 `json:"instructions,omitzero"`
@@ -363,15 +458,20 @@ func (c *cli) inspect(ctx context.Context, cl *client.Client) error {
 			Prompts           []mcp.Prompt           `json:"prompts"`
 			Resources         []mcp.Resource         `json:"resources"`
 			ResourceTemplates []mcp.ResourceTemplate `json:"resourceTemplates"`
-		}{cl.Era().String(), cl.ProtocolVersion(), supported, cl.ServerInfo(), caps, cl.Instructions(),
+		}{cl.Era().String(), cl.ProtocolVersion(), supported, revs, notes, cl.ServerInfo(), caps, cl.Instructions(),
 			orEmpty(tools), orEmpty(prompts), orEmpty(resources), orEmpty(templates)})
 	}
 	w := c.stdout
 	info := cl.ServerInfo()
 	fmt.Fprintf(w, "server:       %s %s\n", info.Name, info.Version)
 	fmt.Fprintf(w, "era:          %s (protocol %s)\n", cl.Era(), cl.ProtocolVersion())
-	if len(supported) > 0 {
-		fmt.Fprintf(w, "supports:     %s\n", strings.Join(supported, ", "))
+	var rs []string
+	for _, r := range revs {
+		rs = append(rs, fmt.Sprintf("%s (%s, via %s)", r.Version, r.Era, r.Via))
+	}
+	fmt.Fprintf(w, "revisions:    %s\n", strings.Join(rs, ", "))
+	for _, n := range notes {
+		fmt.Fprintf(w, "              %s\n", n)
 	}
 	capsJSON, _ := json.Marshal(caps)
 	fmt.Fprintf(w, "capabilities: %s\n", capsJSON)

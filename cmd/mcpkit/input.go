@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,7 +146,12 @@ func (a *asker) elicitURL(ctx context.Context, p *mcp.ElicitParams) (*mcp.Elicit
 
 // askForm asks for each field of the form in turn.
 func (a *asker) askForm(ctx context.Context, p *mcp.ElicitParams, schema *mcp.ElicitationSchema) (*mcp.ElicitResult, error) {
-	fmt.Fprintf(a.out, "\nThe server asks: %s\n(Enter takes the default; type !decline or !cancel to refuse)\n", p.Message)
+	hasDefault := slices.ContainsFunc(schema.Properties, func(p mcp.SchemaProperty) bool { return p.Schema.Default != nil })
+	if hasDefault {
+		fmt.Fprintf(a.out, "\nThe server asks: %s\n(Enter takes the default shown in brackets; type !decline or !cancel to refuse)\n", p.Message)
+	} else {
+		fmt.Fprintf(a.out, "\nThe server asks: %s\n(type !decline or !cancel to refuse)\n", p.Message)
+	}
 	content := map[string]any{}
 	for _, prop := range schema.Properties {
 		ps := &prop.Schema
@@ -165,7 +171,15 @@ func (a *asker) askForm(ctx context.Context, p *mcp.ElicitParams, schema *mcp.El
 		if choices := enumChoices(ps); len(choices) > 0 {
 			fmt.Fprintf(a.out, "  choices: %s\n", strings.Join(choices, ", "))
 		}
+		if rules := constraints(ps); len(rules) > 0 {
+			fmt.Fprintf(a.out, "  must be: %s\n", strings.Join(rules, "; "))
+		}
+		if !required && ps.Default == nil {
+			fmt.Fprintln(a.out, "  optional: Enter leaves it out")
+		}
 		for {
+			// A default is shown only when the server gave one: a
+			// required field without one has nothing in brackets.
 			if ps.Default != nil {
 				fmt.Fprintf(a.out, "%s [%v]: ", prop.Name, formatDefault(ps.Default))
 			} else {
@@ -318,16 +332,63 @@ func fieldNames(s *mcp.ElicitationSchema) string {
 	return strings.Join(names, ", ")
 }
 
+// constraints says, before any answer, what a field's value must satisfy
+// beyond its type and choices: bounds, lengths, pattern, format, the
+// number of items.
+func constraints(ps *mcp.PrimitiveSchema) []string {
+	var out []string
+	num := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+	switch {
+	case ps.Minimum != nil && ps.Maximum != nil:
+		out = append(out, "from "+num(*ps.Minimum)+" to "+num(*ps.Maximum))
+	case ps.Minimum != nil:
+		out = append(out, "at least "+num(*ps.Minimum))
+	case ps.Maximum != nil:
+		out = append(out, "at most "+num(*ps.Maximum))
+	}
+	switch {
+	case ps.MinLength != nil && ps.MaxLength != nil:
+		out = append(out, fmt.Sprintf("%d to %d characters", *ps.MinLength, *ps.MaxLength))
+	case ps.MinLength != nil:
+		out = append(out, fmt.Sprintf("at least %d characters", *ps.MinLength))
+	case ps.MaxLength != nil:
+		out = append(out, fmt.Sprintf("at most %d characters", *ps.MaxLength))
+	}
+	if ps.Pattern != "" {
+		out = append(out, "matching the pattern "+ps.Pattern)
+	}
+	switch ps.Format {
+	case "":
+	case "email":
+		out = append(out, "an email address (format email)")
+	case "uri":
+		out = append(out, "a URI such as https://example.com/ (format uri)")
+	case "date":
+		out = append(out, "a date such as 2026-07-28 (format date)")
+	case "date-time":
+		out = append(out, "a date and time such as 2026-07-28T09:30:00Z (format date-time)")
+	default:
+		out = append(out, "format "+ps.Format)
+	}
+	switch {
+	case ps.MinItems != nil && ps.MaxItems != nil:
+		out = append(out, fmt.Sprintf("%d to %d choices", *ps.MinItems, *ps.MaxItems))
+	case ps.MinItems != nil:
+		out = append(out, fmt.Sprintf("at least %d choices", *ps.MinItems))
+	case ps.MaxItems != nil:
+		out = append(out, fmt.Sprintf("at most %d choices", *ps.MaxItems))
+	}
+	return out
+}
+
 func describeType(ps *mcp.PrimitiveSchema) string {
 	switch {
 	case ps.Type == "array":
 		return "list, comma-separated"
 	case ps.Type == "boolean":
 		return "yes/no"
-	case ps.Format != "":
-		return ps.Type + ", " + ps.Format
 	}
-	return ps.Type
+	return ps.Type // a format is told with the constraints
 }
 
 // enumChoices lists the allowed values of an enum field, with titles.
@@ -443,6 +504,11 @@ func convertAnswer(ps *mcp.PrimitiveSchema, s string) (any, error) {
 	}
 	if ps.MaxLength != nil && n > *ps.MaxLength {
 		return nil, fmt.Errorf("at most %d characters, please", *ps.MaxLength)
+	}
+	// A pattern Go cannot compile (ECMA-262 has constructs RE2 lacks) is
+	// shown but left to the server to check.
+	if re, err := regexp.Compile(ps.Pattern); ps.Pattern != "" && err == nil && !re.MatchString(s) {
+		return nil, fmt.Errorf("%q does not match the pattern %s", s, ps.Pattern)
 	}
 	return s, nil
 }

@@ -89,6 +89,9 @@ func TestInteractiveForm(t *testing.T) {
 			s.waitFor(`"gold" is not one of free, pro`)
 			s.tmux("send-keys", "-l", "pro")
 			s.tmux("send-keys", "Enter")
+			if screen := s.waitFor("seats [1]: "); !strings.Contains(screen, "must be: from 1 to 100") {
+				t.Errorf("the form does not show the bounds before the first answer:\n%s", screen)
+			}
 			s.answer("seats [1]: ", "500")
 			s.waitFor("500 is above the maximum 100")
 			s.tmux("send-keys", "Enter") // the default

@@ -53,6 +53,11 @@ TARGET is an http:// or https:// URL of a Streamable HTTP endpoint, or
 order), which must come last:
   mcpkit call add a=2 b=40 -- mcpkit serve --stdio
 
+inspect lists the revisions the server serves in both eras: the modern ones
+from server/discover, the legacy one initialize negotiates. The era the
+connection did not use is probed on a second connection (for a stdio target,
+a second launch), unless automatic detection already saw server/discover fail.
+
 key=value arguments: a value that parses as JSON is sent as that JSON value
 (a=2 is a number, ok=true a boolean), anything else as a string.
 

@@ -24,6 +24,10 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	if refuse := os.Getenv(refuseEnv); refuse != "" {
+		serveRefusing(refuse) // the test binary as a one-era stdio server
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "mcpkit-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -461,4 +465,45 @@ func TestOutAndTimeout(t *testing.T) {
 	expect(t, r, exitConn)
 	expect(t, mcpkit(t, "call", "--timeout", "-1s", url, "add"), exitUsage)
 	expect(t, mcpkit(t, "call", "--timeout", "soon", url, "add"), exitUsage)
+}
+
+// TestReadmeStdioTarget runs the stdio example of README.md exactly as it
+// is written there, from the repository root.
+func TestReadmeStdioTarget(t *testing.T) {
+	const line = `go run ./cmd/mcpkit call greet name=Ada -- go run ./examples/hello     # {"greeting":"Hello, Ada!"}`
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), line) {
+		t.Fatalf("README.md no longer shows %q; keep this test in step with it", line)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "call", "greet", "name=Ada", "--", "go", "run", "./examples/hello")
+	cmd.Dir = filepath.Join("..", "..")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	if got, want := strings.TrimSpace(stdout.String()), `{"greeting":"Hello, Ada!"}`; got != want {
+		t.Fatalf("stdout %q, want %q\nstderr: %s", got, want, stderr.String())
+	}
+}
+
+// TestLaunchErrorSaysItOnce checks the whole message for a stdio server
+// that cannot start: the command is named once, then the cause.
+func TestLaunchErrorSaysItOnce(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-server")
+	r := mcpkit(t, "call", "add", "--", missing, "--flag")
+	expect(t, r, exitConn)
+	if want := "mcpkit: starting " + missing + " --flag: no such file or directory\n"; r.stderr != want {
+		t.Errorf("stderr %q, want %q", r.stderr, want)
+	}
+	r = mcpkit(t, "inspect", "--", "mcpkit-no-such-server-on-path")
+	expect(t, r, exitConn)
+	if want := "mcpkit: starting mcpkit-no-such-server-on-path: executable file not found in $PATH\n"; r.stderr != want {
+		t.Errorf("stderr %q, want %q", r.stderr, want)
+	}
 }

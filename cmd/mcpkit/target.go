@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -150,14 +151,14 @@ func connect(ctx context.Context, t target, f *clientFlags, opts client.Options,
 	}
 	conn, err := dial()
 	if err != nil {
-		return nil, &exitError{code: exitConn, err: fmt.Errorf("starting %s: %w", t, err)}
+		return nil, &exitError{code: exitConn, err: launchError(t, err)}
 	}
 	c, err := client.Connect(ctx, conn, &opts)
 	if err != nil && version == "" && t.url == "" && errors.Is(err, client.ErrProbeClosed) {
 		// A legacy stdio server that exits on the modern probe:
 		// relaunch it and speak legacy.
 		if conn, err = dial(); err != nil {
-			return nil, &exitError{code: exitConn, err: fmt.Errorf("starting %s: %w", t, err)}
+			return nil, &exitError{code: exitConn, err: launchError(t, err)}
 		}
 		opts.ProtocolVersion = mcp.LatestLegacy
 		c, err = client.Connect(ctx, conn, &opts)
@@ -176,6 +177,22 @@ func connect(ctx context.Context, t target, f *clientFlags, opts client.Options,
 		}
 	}
 	return c, nil
+}
+
+// launchError says once that the target's command could not start, and
+// why: os/exec's errors name the program themselves ("fork/exec ./x: …",
+// `exec: "x": …`) and transport/command prefixes its own name, so only the
+// cause is kept under the CLI's "starting <command>".
+func launchError(t target, err error) error {
+	var ee *exec.Error
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &ee):
+		err = ee.Err
+	case errors.As(err, &pe):
+		err = pe.Err
+	}
+	return fmt.Errorf("starting %s: %w", t, err)
 }
 
 // stdinIsTerminal reports whether stdin is a terminal.

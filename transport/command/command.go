@@ -83,7 +83,9 @@ func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Conn, error) {
 		for _, f := range []*os.File{childIn, toChild, fromChild, childOut} {
 			f.Close()
 		}
-		return nil, fmt.Errorf("command: starting %s: %w", cmd.Path, err)
+		// os/exec's error already names the program ("fork/exec PATH: …",
+		// `exec: "NAME": …`); saying it again would repeat it.
+		return nil, fmt.Errorf("command: %w", err)
 	}
 	childIn.Close()
 	childOut.Close()

@@ -377,7 +377,15 @@ func TestStartErrors(t *testing.T) {
 	if _, err := Start(context.Background(), cmd, Options{}); err == nil {
 		t.Error("Start with cmd.Stdout set succeeded")
 	}
-	if _, err := Start(context.Background(), exec.Command("/nonexistent/mcp-server"), Options{}); err == nil {
-		t.Error("Start of a missing binary succeeded")
+	_, err := Start(context.Background(), exec.Command("/nonexistent/mcp-server"), Options{})
+	if err == nil {
+		t.Fatal("Start of a missing binary succeeded")
+	}
+	// The program is named once, by os/exec's own error.
+	if got, want := err.Error(), "command: fork/exec /nonexistent/mcp-server: no such file or directory"; got != want {
+		t.Errorf("Start of a missing binary: %q, want %q", got, want)
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Start of a missing binary: %v is not os.ErrNotExist", err)
 	}
 }

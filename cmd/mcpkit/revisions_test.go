@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/transport/stdio"
+)
+
+// refuseEnv makes the test binary a stdio server of one era: the demo
+// server behind a filter that answers one method (initialize, or
+// server/discover) with "method not found", as a server of the other era
+// alone would.
+const refuseEnv = "MCPKIT_TEST_REFUSE_METHOD"
+
+// lockedWriter keeps the filter's answers and the server's whole.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func serveRefusing(method string) {
+	out := &lockedWriter{w: os.Stdout}
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			var m struct {
+				ID     jsontext.Value `json:"id"`
+				Method string         `json:"method"`
+			}
+			if json.Unmarshal(line, &m, json.RejectUnknownMembers(false)) == nil && m.Method == method && len(m.ID) > 0 {
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`+"\n", m.ID)
+				continue
+			}
+			pw.Write(append(line, '\n'))
+		}
+		pw.Close()
+	}()
+	s := newDemoServer(slog.New(slog.DiscardHandler))
+	if err := s.Serve(context.Background(), stdio.NewConn(pr, out, stdio.Options{})); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+}
+
+func TestInspectRevisions(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := startHTTP(t)
+	cases := []struct {
+		name   string
+		env    []string
+		target []string
+		want   string // the revisions line, and the note under it
+	}{
+		{"http/dual/auto", nil, []string{url},
+			"revisions:    2026-07-28 (modern, via server/discover), 2025-11-25 (legacy, via initialize on a second connection)\ncapabilities:"},
+		{"http/dual/legacy", nil, []string{"--era", "legacy", url},
+			"revisions:    2026-07-28 (modern, via server/discover on a second connection), 2025-11-25 (legacy, via initialize)\ncapabilities:"},
+		{"stdio/dual/modern", nil, []string{"--era", "modern", "--", bin, "serve", "--stdio"},
+			"revisions:    2026-07-28 (modern, via server/discover), 2025-11-25 (legacy, via initialize on a second connection)\ncapabilities:"},
+		{"stdio/legacy-only/auto", []string{refuseEnv + "=server/discover"}, []string{"--", self},
+			"revisions:    2025-11-25 (legacy, via initialize)\n              no modern revision: the server/discover probe got no modern answer\ncapabilities:"},
+		{"stdio/legacy-only/legacy", []string{refuseEnv + "=server/discover"}, []string{"--era", "legacy", "--", self},
+			"revisions:    2025-11-25 (legacy, via initialize)\n              no modern revision: server/discover on a second connection failed: "},
+		{"stdio/modern-only/auto", []string{refuseEnv + "=initialize"}, []string{"--", self},
+			"revisions:    2026-07-28 (modern, via server/discover)\n              no legacy revision: initialize on a second connection failed: "},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := mcpkitEnv(t, c.env, append([]string{"inspect"}, c.target...)...)
+			expect(t, r, 0, c.want)
+		})
+	}
+
+	r := mcpkit(t, "inspect", "--json", url)
+	expect(t, r, 0)
+	var got struct {
+		Revisions []revision `json:"revisions"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got, json.RejectUnknownMembers(false)); err != nil {
+		t.Fatal(err)
+	}
+	want := []revision{{"2026-07-28", "modern", "server/discover"}, {"2025-11-25", "legacy", "initialize on a second connection"}}
+	if fmt.Sprint(got.Revisions) != fmt.Sprint(want) {
+		t.Errorf("--json revisions %+v, want %+v", got.Revisions, want)
+	}
+}
