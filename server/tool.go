@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -139,6 +140,12 @@ func (s *Server) registered(err error) error {
 // (for clients without structured output); a string result as text; a
 // *mcp.CallToolResult as it is. A Go error becomes an isError result.
 //
+// A successful result of a tool with an output schema (inferred or given)
+// is checked against it before it is sent: structuredContent that is
+// missing or does not conform is a bug in the handler, answered with a
+// JSON-RPC internal error (-32603) and logged at Error level through
+// Options.Logger. Raw tools (AddRawTool) are sent as they are.
+//
 // A schema that cannot be inferred (e.g. a malformed struct tag) or
 // compiled, and everything AddRawTool refuses, is an error naming the
 // tool and, for a struct tag, the Go field, such as
@@ -179,6 +186,13 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], o
 		}
 		tool.OutputSchema = schema
 	}
+	var output *jsonschema.Schema
+	if len(tool.OutputSchema) > 0 {
+		var err error
+		if output, err = jsonschema.Compile(tool.OutputSchema); err != nil {
+			return fmt.Errorf("mcp: %s %q: outputSchema: %v", op, tool.Name, err)
+		}
+	}
 	return s.addRawTool(op, &tool, func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error) {
 		var in In
 		args := req.Params.Arguments
@@ -192,8 +206,26 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], o
 		if err != nil {
 			return nil, err
 		}
-		return typedResult(out, structured)
+		res, err := typedResult(out, structured)
+		if err != nil || output == nil || res.IsError {
+			return res, err
+		}
+		if err := checkOutput(output, res); err != nil {
+			s.log.ErrorContext(ctx, "mcp: a typed tool's result does not match its output schema", "tool", tool.Name, "err", err)
+			return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: the result of tool %q does not match its output schema: %v", tool.Name, err)
+		}
+		return res, nil
 	}, opts)
+}
+
+// checkOutput checks a typed tool's successful result against the tool's
+// output schema: a tool with an output schema must return conforming
+// structuredContent (spec, tools: output schema).
+func checkOutput(output *jsonschema.Schema, res *mcp.CallToolResult) error {
+	if len(res.StructuredContent) == 0 {
+		return errors.New("no structuredContent")
+	}
+	return output.Validate(res.StructuredContent)
 }
 
 // inferError is an inference error without its package prefix: "type T:
