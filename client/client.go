@@ -196,8 +196,12 @@ type Client struct {
 	logLevel mcp.LoggingLevel    // sent as io.modelcontextprotocol/logLevel ("" none)
 	discover *mcp.DiscoverResult // the last server/discover result
 	tools    map[string]toolHeaders
-	subs     map[mcp.ID]*Subscription
-	nsubs    atomic.Int32 // len(subs), read without mu by the reader
+	// outputs are the output schemas of listed tools (both eras), for
+	// the typed CallTool; listedAll: every page has been listed once.
+	outputs   map[string]*outputSchema
+	listedAll bool
+	subs      map[mcp.ID]*Subscription
+	nsubs     atomic.Int32 // len(subs), read without mu by the reader
 
 	// capsTasksJSON is capsJSON declaring the tasks extension: the
 	// capabilities of the task requests (see tasksExt).

@@ -34,6 +34,7 @@ func (c *Client) ListTools(ctx context.Context, p *mcp.ListToolsParams) (*mcp.Li
 	if err := c.cachedCall(ctx, mcp.MethodToolsList, cursorKey(p.Cursor), true, p, &p.Meta, &res); err != nil {
 		return nil, err
 	}
+	c.noteOutputs(res.Tools, p.Cursor == nil && res.NextCursor == nil)
 	if c.era == EraModern {
 		res.Tools = c.noteTools(res.Tools)
 	}
@@ -130,6 +131,7 @@ func (c *Client) refreshTools(ctx context.Context) error {
 			return err
 		}
 		c.noteTools(res.Tools)
+		c.noteOutputs(res.Tools, false)
 		if res.NextCursor == nil || (cursor != nil && *cursor == *res.NextCursor) {
 			return nil
 		}
