@@ -134,26 +134,26 @@ func runClient() error {
 		}
 		fmt.Printf("  %-7s %s\n", tool.Name, tool.Description)
 	}
-	res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: jsontext.Value(`{"a":2,"b":40}`)})
+	sum, _, err := client.CallTool[addOut](ctx, c, "add", addIn{A: 2, B: 40})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("add(2, 40) -> %s\n", res.StructuredContent)
+	fmt.Printf("add(2, 40) -> %v\n", sum.Sum)
 
 	pctx := client.WithProgress(ctx, func(p *mcp.ProgressParams) {
 		fmt.Printf("  progress %v/%v: %s\n", p.Progress, *p.Total, p.Message)
 	})
-	res, err = c.CallTool(pctx, &mcp.CallToolParams{Name: "count"})
+	counted, _, err := client.CallTool[string](pctx, c, "count", nil)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("count -> %s\n", res.Content[0].(*mcp.TextContent).Text)
+	fmt.Printf("count -> %s\n", counted)
 
-	res, err = c.CallTool(ctx, &mcp.CallToolParams{Name: "signup"})
+	welcome, _, err := client.CallTool[signupOut](ctx, c, "signup", nil)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("signup -> %s\n", res.StructuredContent)
+	fmt.Printf("signup -> %s\n", welcome.Welcome)
 
 	rr, err := c.ReadResource(ctx, &mcp.ReadResourceParams{URI: "demo://readme"})
 	if err != nil {
