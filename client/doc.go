@@ -22,6 +22,15 @@
 // transport.Message.Header), and opens change
 // subscriptions with Listen (subscriptions/listen).
 //
+// Typed calls. CallTool[Out] is the client's side of server.AddTool[In,
+// Out]: it takes the arguments as any Go value (a struct or a map),
+// validates the result's structuredContent against the tool's listed
+// outputSchema (listing the tools once when the tool is unknown) and
+// decodes it into Out; a result with isError set is a *ToolError. The
+// CallTool method remains for raw parameters.
+//
+//	out, _, err := client.CallTool[AddOut](ctx, c, "add", AddIn{A: 2, B: 40})
+//
 // Tasks (long-running tool calls, in both eras: the 2025-11-25 core tasks
 // and the 2026-07-28 extension io.modelcontextprotocol/tasks).
 // CallToolAsTask starts one, GetTask, CancelTask and TaskResult follow
@@ -31,6 +40,7 @@
 // CallToolTask does both. With Options.Tasks, a modern server may turn
 // any CallTool into a task, which CallTool then waits for.
 //
-// Package client imports mcp, jsonrpc and transport. It must not import
+// Package client imports mcp, jsonrpc, transport and internal/jsonschema.
+// It must not import
 // server or any concrete transport.
 package client
