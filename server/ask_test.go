@@ -204,3 +204,26 @@ func TestAskDeclinedAsToolError(t *testing.T) {
 		t.Errorf("Error() = %q", got)
 	}
 }
+
+// TestElicitForm: the typed schema is sent as Elicit would send its
+// encoding; one that does not encode is a builder mistake, not a panic.
+func TestElicitForm(t *testing.T) {
+	schema := mcp.ElicitationSchema{Properties: mcp.SchemaProperties{{Name: "name", Schema: mcp.PrimitiveSchema{Type: "string"}}}, Required: []string{"name"}}
+	in := NeedInput().ElicitForm("k", "Name?", schema)
+	if err := in.validate(); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := schema.Raw()
+	want := mustJSON(t, &mcp.ElicitParams{Message: "Name?", RequestedSchema: raw})
+	if got := in.requests["k"].Params; !sameJSON(t, got, want) {
+		t.Errorf("params %s, want %s", got, want)
+	}
+	if string(in.forms["k"]) != string(raw) {
+		t.Errorf("form %s, want %s", in.forms["k"], raw)
+	}
+	schema.Properties[0].Schema.Default = make(chan int)
+	in = NeedInput().ElicitForm("k", "Name?", schema)
+	if err := in.validate(); err == nil || !strings.Contains(err.Error(), `input request "k": requestedSchema`) {
+		t.Errorf("validate = %v, want the encoding error", err)
+	}
+}

@@ -108,6 +108,23 @@ func (in *Input) Elicit(key string, p *mcp.ElicitParams) *Input {
 	return in
 }
 
+// ElicitForm asks the user, with message, to fill in the form schema (a
+// typed requestedSchema): Elicit without mcp.ElicitationSchema.Raw's
+// error to handle, as a schema that does not encode (a Default that is
+// not JSON) is recorded like any other builder mistake. For a form
+// inferred from a Go struct, see [Ask] and [FormFor].
+func (in *Input) ElicitForm(key, message string, schema mcp.ElicitationSchema) *Input {
+	if in.err != nil {
+		return in
+	}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		in.err = fmt.Errorf("input request %q: requestedSchema: %w", key, err)
+		return in
+	}
+	return in.Elicit(key, &mcp.ElicitParams{Message: message, RequestedSchema: raw})
+}
+
 // CreateMessage asks the client to sample its model.
 func (in *Input) CreateMessage(key string, p *mcp.CreateMessageParams) *Input {
 	return in.add(key, mcp.MethodSamplingCreateMessage, p)
