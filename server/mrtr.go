@@ -29,7 +29,9 @@ import (
 // and retries with the answers; on a legacy session the server asks the
 // client itself, with real requests tied to the original one, and runs
 // the handler again with the answers (the legacy shim). Either way the
-// handler reads the answers through its Request on the next run.
+// handler reads the answers through its Request on the next run. For a
+// form inferred from a Go struct and its answer decoded into one, [Ask]
+// does all of this in one call.
 //
 // The zero value and NeedInput() are ready to use; the builder methods
 // record the first mistake (an empty or repeated key, params that do not
