@@ -16,7 +16,6 @@ import (
 
 	"github.com/mcpkit/mcpkit/server/streamhttp"
 
-
 	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
