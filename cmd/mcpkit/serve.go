@@ -14,11 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpkit/mcpkit/server/streamhttp"
-
 	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/server/streamhttp"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 )
 
