@@ -29,7 +29,9 @@ import (
 // and retries with the answers; on a legacy session the server asks the
 // client itself, with real requests tied to the original one, and runs
 // the handler again with the answers (the legacy shim). Either way the
-// handler reads the answers through its Request on the next run.
+// handler reads the answers through its Request on the next run. For a
+// form inferred from a Go struct and its answer decoded into one, [Ask]
+// does all of this in one call.
 //
 // The zero value and NeedInput() are ready to use; the builder methods
 // record the first mistake (an empty or repeated key, params that do not
@@ -106,6 +108,23 @@ func (in *Input) Elicit(key string, p *mcp.ElicitParams) *Input {
 	}
 	in.forms[key] = form
 	return in
+}
+
+// ElicitForm asks the user, with message, to fill in the form schema (a
+// typed requestedSchema): Elicit without mcp.ElicitationSchema.Raw's
+// error to handle, as a schema that does not encode (a Default that is
+// not JSON) is recorded like any other builder mistake. For a form
+// inferred from a Go struct, see [Ask] and [FormFor].
+func (in *Input) ElicitForm(key, message string, schema mcp.ElicitationSchema) *Input {
+	if in.err != nil {
+		return in
+	}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		in.err = fmt.Errorf("input request %q: requestedSchema: %w", key, err)
+		return in
+	}
+	return in.Elicit(key, &mcp.ElicitParams{Message: message, RequestedSchema: raw})
 }
 
 // CreateMessage asks the client to sample its model.

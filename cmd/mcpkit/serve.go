@@ -14,13 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpkit/mcpkit/server/streamhttp"
-
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/server/streamhttp"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 )
 
@@ -181,11 +178,12 @@ type touchIn struct {
 	URI string `json:"uri,omitzero" jsonschema:"description=resource to report as updated (default demo://clock)"`
 }
 
-const signupSchema = `{"type":"object","properties":{` +
-	`"name":{"type":"string","title":"Name","description":"What should we call you?","default":"guest"},` +
-	`"plan":{"type":"string","title":"Plan","enum":["free","pro"],"default":"free"},` +
-	`"seats":{"type":"integer","title":"Seats","minimum":1,"maximum":100,"default":1}},` +
-	`"required":["name"]}`
+// signupForm is the form of the signup tool (server.Ask).
+type signupForm struct {
+	Name  string `json:"name" jsonschema:"title=Name,default=guest,description=What should we call you?"`
+	Plan  string `json:"plan,omitzero" jsonschema:"title=Plan,enum=free|pro,default=free"`
+	Seats int    `json:"seats,omitzero" jsonschema:"title=Seats,minimum=1,maximum=100,default=1"`
+}
 
 var (
 	styles = []string{"casual", "formal", "pirate"}
@@ -234,22 +232,13 @@ func newDemoServer(logger *slog.Logger) *server.Server {
 		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (signupOut, error) {
 			// Written once for both eras: a modern client answers the
 			// input-required result and calls again; for a legacy client
-			// the server's shim asks it and runs the handler again.
-			res, ok, err := req.Elicitation("signup")
+			// the server's shim asks it and runs the handler again. A
+			// declined or canceled form is a tool error.
+			form, err := server.Ask[signupForm](req.Request, "signup", "Sign up for the demo")
 			if err != nil {
 				return signupOut{}, err
 			}
-			if !ok {
-				return signupOut{}, server.NeedInput().Elicit("signup", &mcp.ElicitParams{
-					Message:         "Sign up for the demo",
-					RequestedSchema: jsontext.Value(signupSchema),
-				})
-			}
-			if res.Action != mcp.ElicitActionAccept {
-				return signupOut{}, fmt.Errorf("the user chose to %s the signup", res.Action)
-			}
-			return signupOut{Welcome: fmt.Sprintf("Welcome, %v (%v plan, %v seats)!",
-				res.Content["name"], res.Content["plan"], res.Content["seats"])}, nil
+			return signupOut{Welcome: fmt.Sprintf("Welcome, %s (%s plan, %d seats)!", form.Name, form.Plan, form.Seats)}, nil
 		})
 	server.AddTool(s, &mcp.Tool{Name: "docs", Description: "Asks you to open a web page (URL elicitation)."},
 		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {

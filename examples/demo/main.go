@@ -7,7 +7,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -46,6 +45,12 @@ type addOut struct {
 	Sum float64 `json:"sum"`
 }
 
+// user is the form of the signup tool, inferred by server.Ask.
+type user struct {
+	Name string `json:"name"`
+	Plan string `json:"plan,omitzero" jsonschema:"enum=free|pro,default=free"`
+}
+
 type signupOut struct {
 	Welcome string `json:"welcome"`
 }
@@ -71,20 +76,12 @@ func newServer() *server.Server {
 			// Written once for both eras: a modern client answers the
 			// input-required result and calls again; for a legacy client
 			// the server asks it directly and runs the handler again.
-			res, ok, err := req.Elicitation("user")
+			// A declined form is a tool error.
+			u, err := server.Ask[user](req.Request, "user", "What should we call you?")
 			if err != nil {
 				return signupOut{}, err
 			}
-			if !ok {
-				return signupOut{}, server.NeedInput().Elicit("user", &mcp.ElicitParams{
-					Message:         "What should we call you?",
-					RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"},"plan":{"type":"string","enum":["free","pro"],"default":"free"}},"required":["name"]}`),
-				})
-			}
-			if res.Action != mcp.ElicitActionAccept {
-				return signupOut{}, errors.New("the user declined")
-			}
-			return signupOut{Welcome: fmt.Sprintf("Welcome, %v (%v plan)!", res.Content["name"], res.Content["plan"])}, nil
+			return signupOut{Welcome: fmt.Sprintf("Welcome, %s (%s plan)!", u.Name, u.Plan)}, nil
 		})
 	s.AddResource(&mcp.Resource{URI: "demo://readme", Name: "readme", MIMEType: "text/plain"},
 		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

@@ -1,0 +1,229 @@
+package server
+
+// Tests of Ask, the typed elicitation: the form inferred from a struct,
+// and the answer decoded into it, on the 2026-07-28 wire (a raw 2026
+// client) and through the legacy shim (a raw 2025-11-25 client).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+type askSignup struct {
+	Name  string `json:"name" jsonschema:"title=Name,description=What should we call you?"`
+	Plan  string `json:"plan,omitzero" jsonschema:"enum=free|pro,default=free"`
+	Seats int    `json:"seats,omitzero" jsonschema:"minimum=1,maximum=100"`
+	Email string `json:"email,omitzero" jsonschema:"format=email"`
+	Terms bool   `json:"terms"`
+}
+
+const askSignupForm = `{"type":"object","properties":{` +
+	`"name":{"type":"string","title":"Name","description":"What should we call you?"},` +
+	`"plan":{"type":"string","enum":["free","pro"],"default":"free"},` +
+	`"seats":{"type":"integer","minimum":1,"maximum":100},` +
+	`"email":{"type":"string","format":"email"},` +
+	`"terms":{"type":"boolean"}},"required":["name","terms"]}`
+
+type askNested struct {
+	Name    string `json:"name"`
+	Address struct {
+		City string `json:"city"`
+	} `json:"address"`
+}
+
+func TestFormFor(t *testing.T) {
+	form, err := FormFor[askSignup]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(form) != askSignupForm {
+		t.Errorf("form\n%s, want\n%s", form, askSignupForm)
+	}
+	if p, _ := FormFor[*askSignup](); string(p) != askSignupForm {
+		t.Errorf("form of *askSignup %s", p)
+	}
+	bad := map[string]func() (jsontext.Value, error){
+		`field "address"`: FormFor[askNested],
+		`field "tags"`: FormFor[struct {
+			Tags []string `json:"tags"`
+		}],
+		`field "m"`: FormFor[struct {
+			M map[string]int `json:"m"`
+		}],
+		`not a struct`: FormFor[string],
+		`keyword "pattern"`: FormFor[struct {
+			S string `json:"s" jsonschema:"pattern=^a"`
+		}],
+		`keyword "enum"`: FormFor[struct {
+			N int `json:"n" jsonschema:"enum=1|2"`
+		}],
+		`format "ipv4"`: FormFor[struct {
+			S string `json:"s" jsonschema:"format=ipv4"`
+		}],
+		`no single type`: FormFor[struct {
+			A any `json:"a"`
+		}],
+		`field "next"`: FormFor[askRec],
+		`keyword "exclusiveMinimum"`: FormFor[struct {
+			N float64 `json:"n" jsonschema:"exclusiveMinimum=0"`
+		}],
+		`cannot be an elicitation fo`: FormFor[struct{ C chan int }],
+	}
+	for want, f := range bad {
+		if _, err := f(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want one containing %q", err, want)
+		}
+	}
+}
+
+type askRec struct {
+	Name string  `json:"name"`
+	Next *askRec `json:"next,omitzero"`
+}
+
+// addAsk registers "signup" (Ask[askSignup]) and "nested" (Ask[askNested]);
+// signup reports a declined or canceled form as text, telling them apart
+// with errors.Is.
+func addAsk(s *Server) {
+	s.AddRawTool(&mcp.Tool{Name: "signup"}, func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error) {
+		v, err := Ask[askSignup](req.Request, "signup", "Please sign up")
+		var ee *ElicitationError
+		switch {
+		case errors.Is(err, ErrDeclined) && errors.As(err, &ee):
+			return textResult("declined " + ee.Key), nil
+		case errors.Is(err, ErrCanceled):
+			return textResult("canceled"), nil
+		case err != nil:
+			return nil, err
+		}
+		return textResult(fmt.Sprintf("%+v", v)), nil
+	})
+	s.AddRawTool(&mcp.Tool{Name: "nested"}, func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error) {
+		if _, err := Ask[askNested](req.Request, "n", "Where?"); err != nil {
+			return nil, err
+		}
+		return textResult("unreachable"), nil
+	})
+}
+
+var askAnswers = map[string]jsontext.Value{
+	"accept":  jsontext.Value(`{"action":"accept","content":{"name":"Ada","seats":3,"terms":true,"extra":"ignored"}}`),
+	"decline": jsontext.Value(`{"action":"decline"}`),
+	"cancel":  jsontext.Value(`{"action":"cancel"}`),
+	"bad":     jsontext.Value(`{"action":"accept","content":{"name":"Ada","seats":0,"terms":true}}`),
+}
+
+const askAccepted = "{Name:Ada Plan: Seats:3 Email: Terms:true}"
+
+func TestAskModern(t *testing.T) {
+	leakCheck(t)
+	s := New(nil)
+	addAsk(s)
+	p := newModernPeer(t, s, true)
+	call := func(extra map[string]any) (jsontext.Value, error) {
+		params := map[string]any{"_meta": modernMeta(formCaps), "name": "signup"}
+		for k, v := range extra {
+			params[k] = v
+		}
+		return modernCall(t, p, mcp.MethodToolsCall, params)
+	}
+	raw, err := call(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir := inputRequired(t, raw)
+	want := mcp.InputRequests{"signup": {Method: mcp.MethodElicitationCreate,
+		Params: mustJSON(t, &mcp.ElicitParams{Message: "Please sign up", RequestedSchema: jsontext.Value(askSignupForm)})}}
+	if !sameJSON(t, mustJSON(t, ir.InputRequests), mustJSON(t, want)) {
+		t.Errorf("inputRequests %s, want %s", mustJSON(t, ir.InputRequests), mustJSON(t, want))
+	}
+	for answer, wantText := range map[string]string{"accept": askAccepted, "decline": "declined signup", "cancel": "canceled"} {
+		raw, err := call(map[string]any{"inputResponses": map[string]any{"signup": askAnswers[answer]}, "requestState": ir.RequestState})
+		if err != nil {
+			t.Fatalf("%s: %v", answer, err)
+		}
+		if text, isErr := toolResultText(t, raw); text != wantText || isErr {
+			t.Errorf("%s: %q (isError %v), want %q", answer, text, isErr, wantText)
+		}
+	}
+	_, err = call(map[string]any{"inputResponses": map[string]any{"signup": askAnswers["bad"]}, "requestState": ir.RequestState})
+	wantRPCError(t, err, mcp.CodeInvalidParams, `inputResponses["signup"].content.seats`)
+
+	_, err = modernCall(t, p, mcp.MethodToolsCall, map[string]any{"_meta": modernMeta(formCaps), "name": "nested"})
+	wantRPCError(t, err, mcp.CodeInternalError)
+}
+
+func TestAskShim(t *testing.T) {
+	leakCheck(t)
+	for answer, wantText := range map[string]string{"accept": askAccepted, "decline": "declined signup", "cancel": "canceled"} {
+		s := New(nil)
+		addAsk(s)
+		p := newLegacyPeer(t, s, formCaps, func(_ context.Context, m *jsonrpc.Message) (any, error) {
+			return askAnswers[answer], nil
+		}, true)
+		raw, err := p.callTool("signup", "")
+		if err != nil {
+			t.Fatalf("%s: %v", answer, err)
+		}
+		if text, isErr := toolResultText(t, raw); text != wantText || isErr {
+			t.Errorf("%s: %q (isError %v), want %q", answer, text, isErr, wantText)
+		}
+		reqs := p.requests()
+		if len(reqs) != 1 || reqs[0].Method != mcp.MethodElicitationCreate ||
+			!sameJSON(t, reqs[0].Params, mustJSON(t, &mcp.ElicitParams{Message: "Please sign up", RequestedSchema: jsontext.Value(askSignupForm)})) {
+			t.Errorf("%s: the client was asked %v", answer, methodsOf(reqs))
+		}
+	}
+
+	s := New(nil)
+	addAsk(s)
+	p := newLegacyPeer(t, s, formCaps, func(context.Context, *jsonrpc.Message) (any, error) { return askAnswers["bad"], nil }, true)
+	_, err := p.callTool("signup", "")
+	wantRPCError(t, err, mcp.CodeInvalidParams, "content.seats")
+
+	_, err = p.callTool("nested", "")
+	wantRPCError(t, err, mcp.CodeInternalError, "askNested", `field "address"`)
+}
+
+// TestAskDeclinedAsToolError: a handler that returns the
+// *ElicitationError as is gets a tool error naming the form.
+func TestAskDeclinedAsToolError(t *testing.T) {
+	err := error(&ElicitationError{Key: "signup", Action: mcp.ElicitActionCancel})
+	if !errors.Is(err, ErrCanceled) || errors.Is(err, ErrDeclined) {
+		t.Errorf("%v: Is(ErrCanceled) %v, Is(ErrDeclined) %v", err, errors.Is(err, ErrCanceled), errors.Is(err, ErrDeclined))
+	}
+	if got := err.Error(); got != `the user canceled the form "signup"` {
+		t.Errorf("Error() = %q", got)
+	}
+}
+
+// TestElicitForm: the typed schema is sent as Elicit would send its
+// encoding; one that does not encode is a builder mistake, not a panic.
+func TestElicitForm(t *testing.T) {
+	schema := mcp.ElicitationSchema{Properties: mcp.SchemaProperties{{Name: "name", Schema: mcp.PrimitiveSchema{Type: "string"}}}, Required: []string{"name"}}
+	in := NeedInput().ElicitForm("k", "Name?", schema)
+	if err := in.validate(); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := schema.Raw()
+	want := mustJSON(t, &mcp.ElicitParams{Message: "Name?", RequestedSchema: raw})
+	if got := in.requests["k"].Params; !sameJSON(t, got, want) {
+		t.Errorf("params %s, want %s", got, want)
+	}
+	if string(in.forms["k"]) != string(raw) {
+		t.Errorf("form %s, want %s", in.forms["k"], raw)
+	}
+	schema.Properties[0].Schema.Default = make(chan int)
+	in = NeedInput().ElicitForm("k", "Name?", schema)
+	if err := in.validate(); err == nil || !strings.Contains(err.Error(), `input request "k": requestedSchema`) {
+		t.Errorf("validate = %v, want the encoding error", err)
+	}
+}
