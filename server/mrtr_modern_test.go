@@ -295,7 +295,7 @@ func BenchmarkMRTRModernTwoRounds(b *testing.B) {
 		if derr != nil {
 			b.Fatal(derr)
 		}
-		res, err := ss.HandleRequest(ctx, msg)
+		res, err := ss.handleRequest(ctx, msg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -311,7 +311,7 @@ func BenchmarkMRTRModernTwoRounds(b *testing.B) {
 		if derr != nil {
 			b.Fatal(derr)
 		}
-		res, err = ss.HandleRequest(ctx, msg)
+		res, err = ss.handleRequest(ctx, msg)
 		if err != nil {
 			b.Fatal(err)
 		}
