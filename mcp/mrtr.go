@@ -90,7 +90,7 @@ func (r *InputRequiredResult) Validate() error {
 		return errors.New("mcp: InputRequiredResult needs inputRequests or requestState")
 	}
 	for key, req := range r.InputRequests {
-		if !IsInputRequestMethod(req.Method) {
+		if !isInputRequestMethod(req.Method) {
 			return fmt.Errorf("mcp: input request %q has method %q", key, req.Method)
 		}
 	}

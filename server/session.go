@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/revisions"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
 
 	"github.com/go-json-experiment/json"
@@ -299,7 +300,7 @@ func (s *Server) initializeResult(requested string) *mcp.InitializeResult {
 		version = requested
 	}
 	caps := s.Capabilities()
-	if !mcp.HasCoreTasks(version) {
+	if !revisions.HasCoreTasks(version) {
 		caps.Tasks = nil // tasks are core only in 2025-11-25
 	}
 	return &mcp.InitializeResult{
