@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/internal/httpbody"
+	"github.com/mcpkit/mcpkit/internal/mcpheader"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
@@ -339,7 +340,7 @@ func (m *middleware) hinted(r *http.Request) []string {
 	need := slices.Clone(m.base)
 	need = append(need, m.o.MethodScopes[method]...)
 	if method == mcp.MethodToolsCall {
-		if name, ok := mcp.DecodeHeaderValue(r.Header.Get("Mcp-Name")); ok {
+		if name, ok := mcpheader.Decode(r.Header.Get("Mcp-Name")); ok {
 			need = append(need, m.o.ToolScopes[name]...)
 		}
 	}
