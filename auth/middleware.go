@@ -361,8 +361,10 @@ func (m *middleware) needed(w http.ResponseWriter, r *http.Request) ([]string, i
 	}
 	_ = r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	msg, derr := jsonrpc.Decode(body, jsonrpc.Limits{MaxBytes: int(m.maxBody)})
-	if derr != nil {
+	msg, err := jsonrpc.Decode(body, jsonrpc.Limits{MaxBytes: int(m.maxBody)})
+	if err != nil {
+		derr := jsonrpc.NewError(mcp.CodeParseError, err.Error()) // Decode's errors are all *jsonrpc.Error
+		errors.As(err, &derr)
 		return m.base, http.StatusBadRequest, derr
 	}
 	if msg.Method == "" { // a response to a server→client request
