@@ -96,13 +96,3 @@ func (r *InputRequiredResult) Validate() error {
 	}
 	return nil
 }
-
-// PeekResultType returns the resultType member of a raw result, or "" if it
-// has none, without decoding the rest.
-func PeekResultType(raw jsontext.Value) (ResultType, error) {
-	var w struct {
-		ResultType ResultType `json:"resultType"`
-	}
-	err := json.Unmarshal(raw, &w)
-	return w.ResultType, err
-}
