@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/internal/httpbody"
+	"github.com/mcpkit/mcpkit/internal/mcpheader"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
@@ -339,7 +340,7 @@ func (m *middleware) hinted(r *http.Request) []string {
 	need := slices.Clone(m.base)
 	need = append(need, m.o.MethodScopes[method]...)
 	if method == mcp.MethodToolsCall {
-		if name, ok := mcp.DecodeHeaderValue(r.Header.Get("Mcp-Name")); ok {
+		if name, ok := mcpheader.Decode(r.Header.Get("Mcp-Name")); ok {
 			need = append(need, m.o.ToolScopes[name]...)
 		}
 	}
@@ -360,8 +361,10 @@ func (m *middleware) needed(w http.ResponseWriter, r *http.Request) ([]string, i
 	}
 	_ = r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	msg, derr := jsonrpc.Decode(body, jsonrpc.Limits{MaxBytes: int(m.maxBody)})
-	if derr != nil {
+	msg, err := jsonrpc.Decode(body, jsonrpc.Limits{MaxBytes: int(m.maxBody)})
+	if err != nil {
+		derr := jsonrpc.NewError(mcp.CodeParseError, err.Error()) // Decode's errors are all *jsonrpc.Error
+		errors.As(err, &derr)
 		return m.base, http.StatusBadRequest, derr
 	}
 	if msg.Method == "" { // a response to a server→client request

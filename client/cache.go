@@ -25,8 +25,8 @@ import (
 // client that fetched it; a "public" one to every client that shares the
 // Cache. Share a Cache only among clients of the same server.
 //
-// The zero value is not usable; use NewCache. A Cache is safe for
-// concurrent use.
+// The zero value is an empty Cache that tells time with time.Now, as
+// NewCache(nil) returns. A Cache is safe for concurrent use.
 type Cache struct {
 	now func() time.Time
 
@@ -35,9 +35,9 @@ type Cache struct {
 	gen     map[string]uint64 // per method: bumped by each invalidation
 }
 
-// MaxCacheEntries bounds a Cache; when it is full, expired entries go
+// maxCacheEntries bounds a Cache; when it is full, expired entries go
 // first, then arbitrary ones.
-const MaxCacheEntries = 1024
+const maxCacheEntries = 1024
 
 type cacheKey struct {
 	method string
@@ -56,7 +56,15 @@ func NewCache(now func() time.Time) *Cache {
 	if now == nil {
 		now = time.Now
 	}
-	return &Cache{now: now, entries: make(map[cacheKey]cacheEntry), gen: make(map[string]uint64)}
+	return &Cache{now: now}
+}
+
+// clock returns the time now.
+func (c *Cache) clock() time.Time {
+	if c.now == nil {
+		return time.Now()
+	}
+	return c.now()
 }
 
 // get returns a fresh result for owner: a public one, else one private to
@@ -64,7 +72,7 @@ func NewCache(now func() time.Time) *Cache {
 func (c *Cache) get(owner *Client, k cacheKey) (jsontext.Value, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := c.now()
+	now := c.clock()
 	for _, o := range []*Client{nil, owner} {
 		k.owner = o
 		e, ok := c.entries[k]
@@ -101,13 +109,16 @@ func (c *Cache) put(owner *Client, k cacheKey, gen uint64, raw jsontext.Value) {
 	if hints.CacheScope == mcp.CachePublic {
 		k.owner = nil // absent or unknown scopes are read as private
 	}
-	now := c.now()
+	now := c.clock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen[k.method] != gen {
 		return
 	}
-	if _, ok := c.entries[k]; !ok && len(c.entries) >= MaxCacheEntries {
+	if c.entries == nil {
+		c.entries = make(map[cacheKey]cacheEntry)
+	}
+	if _, ok := c.entries[k]; !ok && len(c.entries) >= maxCacheEntries {
 		c.evictLocked(now)
 	}
 	c.entries[k] = cacheEntry{raw: raw, expires: now.Add(time.Duration(*hints.TTLMs) * time.Millisecond)}
@@ -120,7 +131,7 @@ func (c *Cache) evictLocked(now time.Time) {
 		}
 	}
 	for k := range c.entries {
-		if len(c.entries) < MaxCacheEntries {
+		if len(c.entries) < maxCacheEntries {
 			return
 		}
 		delete(c.entries, k)
@@ -132,6 +143,9 @@ func (c *Cache) evictLocked(now time.Time) {
 func (c *Cache) invalidate(method, param string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.gen == nil {
+		c.gen = make(map[string]uint64)
+	}
 	c.gen[method]++
 	for k := range c.entries {
 		if k.method == method && (param == "" || k.param == param) {
@@ -155,6 +169,9 @@ func (c *Cache) forget(owner *Client) {
 func (c *Cache) Clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.gen == nil {
+		c.gen = make(map[string]uint64)
+	}
 	for k := range c.entries {
 		c.gen[k.method]++
 	}

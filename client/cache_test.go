@@ -272,10 +272,10 @@ func TestCacheInvalidation(t *testing.T) {
 }
 
 // TestCacheScope: clients sharing a Cache share the results the server
-// marked public, never the private ones.
+// marked public, never the private ones. The shared Cache is a zero value.
 func TestCacheScope(t *testing.T) {
 	s := newCacheServer()
-	shared := client.NewCache(nil)
+	shared := new(client.Cache) // the zero value is usable
 	tr1, _ := startFake(t, s.handle)
 	tr2, _ := startFake(t, s.handle)
 	c1 := connect(t, tr1, &client.Options{ProtocolVersion: mcp.Version20260728, Cache: shared})

@@ -170,7 +170,7 @@ func (c *Client) exchange(ctx context.Context, method string, params, result any
 		return err
 	}
 	if method == mcp.MethodToolsCall && c.tasksDeclared(ctx) {
-		if rt, err := mcp.PeekResultType(raw); err == nil && rt == mcp.ResultTask {
+		if rt, err := peekResultType(raw); err == nil && rt == mcp.ResultTask {
 			return &taskStarted{raw: raw}
 		}
 	}
@@ -178,7 +178,7 @@ func (c *Client) exchange(ctx context.Context, method string, params, result any
 }
 
 func complete(method string, raw jsontext.Value, result any) error {
-	rt, err := mcp.PeekResultType(raw)
+	rt, err := peekResultType(raw)
 	if err != nil {
 		return fmt.Errorf("mcp: %s: the result is not a JSON object: %w", method, err)
 	}
@@ -200,4 +200,14 @@ func complete(method string, raw jsontext.Value, result any) error {
 		return fmt.Errorf("mcp: %s: decoding the result: %w", method, err)
 	}
 	return nil
+}
+
+// peekResultType returns the resultType member of a raw result, or "" if
+// it has none, without decoding the rest.
+func peekResultType(raw jsontext.Value) (mcp.ResultType, error) {
+	var w struct {
+		ResultType mcp.ResultType `json:"resultType"`
+	}
+	err := json.Unmarshal(raw, &w)
+	return w.ResultType, err
 }

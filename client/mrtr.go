@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/revisions"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -145,7 +146,7 @@ func inputRequired(method string, raw jsontext.Value) error {
 		ir.state = w.RequestState // echoed byte for byte, never re-encoded
 	}
 	ir.order = keyOrder(w.InputRequests)
-	if !mcp.IsMRTRMethod(method) {
+	if !revisions.IsMRTRMethod(method) {
 		ir.err = ErrResultType
 		ir.detail = "input_required is not a valid result of this method (only tools/call, prompts/get and resources/read may ask for input)"
 	}

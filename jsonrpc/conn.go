@@ -533,7 +533,7 @@ func (c *Conn) readLoop() {
 		if c.opts.Observe != nil {
 			c.opts.Observe(true, data)
 		}
-		msg, derr := Decode(data, c.opts.Limits)
+		msg, derr := decode(data, c.opts.Limits)
 		if derr != nil {
 			id := mcp.ID{}
 			if msg != nil {

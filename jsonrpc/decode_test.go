@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -307,7 +308,7 @@ func TestDecodeInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, e := Decode([]byte(tt.in), tt.lim)
+			m, e := decodeE(t, []byte(tt.in), tt.lim)
 			if e == nil {
 				t.Fatalf("Decode(%q) = %v, want error %d", tt.in, m, tt.code)
 			}
@@ -350,13 +351,13 @@ func TestDecodeLimitBoundaries(t *testing.T) {
 	if _, e := Decode(nested(64), Limits{}); e != nil {
 		t.Errorf("depth 64 with default limits: %v", e)
 	}
-	if _, e := Decode(nested(65), Limits{}); e == nil || e.Code != mcp.CodeParseError {
+	if _, e := decodeE(t, nested(65), Limits{}); e == nil || e.Code != mcp.CodeParseError {
 		t.Errorf("depth 65 with default limits: %v, want parse error", e)
 	}
 	if _, e := Decode(nested(5), Limits{MaxDepth: 5}); e != nil {
 		t.Errorf("depth 5 with MaxDepth 5: %v", e)
 	}
-	if _, e := Decode(nested(6), Limits{MaxDepth: 5}); e == nil || e.Code != mcp.CodeParseError {
+	if _, e := decodeE(t, nested(6), Limits{MaxDepth: 5}); e == nil || e.Code != mcp.CodeParseError {
 		t.Errorf("depth 6 with MaxDepth 5: %v, want parse error", e)
 	}
 	// Brackets inside strings are not nesting.
@@ -369,11 +370,11 @@ func TestDecodeLimitBoundaries(t *testing.T) {
 	if _, e := Decode(msg, Limits{MaxBytes: len(msg)}); e != nil {
 		t.Errorf("message of exactly MaxBytes: %v", e)
 	}
-	if _, e := Decode(msg, Limits{MaxBytes: len(msg) - 1}); e == nil || e.Code != mcp.CodeParseError {
+	if _, e := decodeE(t, msg, Limits{MaxBytes: len(msg) - 1}); e == nil || e.Code != mcp.CodeParseError {
 		t.Errorf("message of MaxBytes+1: %v, want parse error", e)
 	}
 	big := []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"` + strings.Repeat("x", DefaultMaxMessageBytes) + `"}}`)
-	if _, e := Decode(big, Limits{}); e == nil || e.Code != mcp.CodeParseError {
+	if _, e := decodeE(t, big, Limits{}); e == nil || e.Code != mcp.CodeParseError {
 		t.Errorf("message over DefaultMaxMessageBytes: %v, want parse error", e)
 	}
 }
@@ -491,11 +492,12 @@ func TestMessageString(t *testing.T) {
 func ExampleDecode() {
 	m, e := Decode([]byte(`{"jsonrpc":"2.0","id":"7","method":"tools/call","params":{"name":"echo"}}`), Limits{})
 	fmt.Println(m, e == nil, string(m.Params))
-	_, e = Decode([]byte(`{"jsonrpc":"2.0","id":1.5,"method":"x"}`), Limits{})
-	fmt.Println(e.Code)
+	_, err := Decode([]byte(`{"jsonrpc":"2.0","id":1.5,"method":"x"}`), Limits{})
+	var je *Error
+	fmt.Println(errors.As(err, &je), je.Code)
 	// Output:
 	// request tools/call id="7" true {"name":"echo"}
-	// -32600
+	// true -32600
 }
 
 // TestIDInvalidUTF8 checks that an id built from a string that is not
@@ -542,4 +544,18 @@ func TestEncodeErrorWithoutID(t *testing.T) {
 	if m.ID.IsValid() || !m.IsResponse() || m.Error == nil || m.Error.Code != mcp.CodeParseError || string(m.Error.Data) != `"detail"` {
 		t.Errorf("%s decodes as %+v %+v", out, m, m.Error)
 	}
+}
+
+// decodeE calls Decode and returns its error as the *Error it always is.
+func decodeE(t testing.TB, data []byte, lim Limits) (*Message, *Error) {
+	t.Helper()
+	m, err := Decode(data, lim)
+	if err == nil {
+		return m, nil
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("Decode error %T is not an *Error", err)
+	}
+	return m, e
 }

@@ -64,7 +64,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, e := Decode(data, Limits{})
+		m, e := decodeE(t, data, Limits{})
 		if e != nil {
 			if e.Code != mcp.CodeParseError && e.Code != mcp.CodeInvalidRequest {
 				t.Fatalf("Decode(%q) error code %d", data, e.Code)

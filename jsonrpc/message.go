@@ -139,11 +139,21 @@ var decodeOpts = json.JoinOptions(
 // "jsonrpc":"2.0", a string or integer id (null is rejected on requests),
 // and exactly one of the request, notification and response shapes.
 //
-// On failure it returns an *Error ready to send back: mcp.CodeParseError for
-// text that is not JSON (or breaks a limit), mcp.CodeInvalidRequest for JSON
-// that is not a valid message. The returned Message is non-nil when the id
-// could be read, so the error response can carry it.
-func Decode(data []byte, lim Limits) (*Message, *Error) {
+// On failure the error is an *Error (get it with errors.As) ready to send
+// back: mcp.CodeParseError for text that is not JSON (or breaks a limit),
+// mcp.CodeInvalidRequest for JSON that is not a valid message. The returned
+// Message is non-nil when the id could be read, so the error response can
+// carry it.
+func Decode(data []byte, lim Limits) (*Message, error) {
+	m, e := decode(data, lim)
+	if e != nil {
+		return m, e
+	}
+	return m, nil
+}
+
+// decode is Decode with the concrete error type.
+func decode(data []byte, lim Limits) (*Message, *Error) {
 	if len(data) > lim.maxBytes() {
 		return nil, Errorf(mcp.CodeParseError, "Parse error: message of %d bytes exceeds the %d-byte limit", len(data), lim.maxBytes())
 	}

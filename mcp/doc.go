@@ -4,8 +4,8 @@
 //
 // One set of types covers every revision from 2024-11-05 to 2026-07-28. A field
 // that exists only in some revisions is optional; senders are responsible for
-// leaving out what the negotiated revision does not know (see the Has*
-// predicates in version.go).
+// leaving out what the negotiated revision does not know, which the server
+// and client packages of this module do for what they send.
 //
 // All types marshal with github.com/go-json-experiment/json (JSON v2). Values
 // that must survive unchanged, such as tool schemas, tool arguments, structured

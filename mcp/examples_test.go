@@ -189,7 +189,7 @@ func checkExample(t *testing.T, typeName string, c exampleCase, raw []byte) {
 	}
 	// A result of an MRTR method may be an InputRequiredResult instead.
 	if c.member == "result" {
-		if rt, _ := PeekResultType(part); rt == ResultInputRequired {
+		if rt, _ := peekResultType(part); rt == ResultInputRequired {
 			c.new = of[InputRequiredResult]()
 		}
 	}

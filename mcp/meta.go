@@ -88,7 +88,7 @@ func (m *Meta) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err != nil {
 			return err
 		}
-		name, err := MetaName(raw)
+		name, err := metaName(raw)
 		if err != nil {
 			return err
 		}
@@ -113,10 +113,10 @@ var metaKeys = []string{
 	MetaKeyModelImmediateResponse, MetaKeyTraceParent, MetaKeyTraceState, MetaKeyBaggage,
 }
 
-// MetaName decodes a quoted _meta member name, as read with
+// metaName decodes a quoted _meta member name, as read with
 // jsontext.Decoder.ReadValue. The reserved keys come back without an
 // allocation.
-func MetaName(quoted jsontext.Value) (string, error) {
+func metaName(quoted jsontext.Value) (string, error) {
 	if name, ok := knownMetaKey(quoted); ok {
 		return name, nil
 	}

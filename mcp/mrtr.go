@@ -90,19 +90,9 @@ func (r *InputRequiredResult) Validate() error {
 		return errors.New("mcp: InputRequiredResult needs inputRequests or requestState")
 	}
 	for key, req := range r.InputRequests {
-		if !IsInputRequestMethod(req.Method) {
+		if !isInputRequestMethod(req.Method) {
 			return fmt.Errorf("mcp: input request %q has method %q", key, req.Method)
 		}
 	}
 	return nil
-}
-
-// PeekResultType returns the resultType member of a raw result, or "" if it
-// has none, without decoding the rest.
-func PeekResultType(raw jsontext.Value) (ResultType, error) {
-	var w struct {
-		ResultType ResultType `json:"resultType"`
-	}
-	err := json.Unmarshal(raw, &w)
-	return w.ResultType, err
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 func TestInputRequiredResult(t *testing.T) {
@@ -24,8 +25,8 @@ func TestInputRequiredResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rt, err := PeekResultType(raw); err != nil || rt != ResultInputRequired || rt.IsComplete() {
-		t.Errorf("PeekResultType = %q, %v", rt, err)
+	if rt, err := peekResultType(raw); err != nil || rt != ResultInputRequired || rt.IsComplete() {
+		t.Errorf("resultType = %q, %v", rt, err)
 	}
 	var back InputRequiredResult
 	roundTrip(t, raw, &back)
@@ -58,7 +59,17 @@ func TestInputRequiredResult(t *testing.T) {
 			t.Errorf("%+v validated", bad)
 		}
 	}
-	if rt, _ := PeekResultType([]byte(`{"content":[]}`)); !rt.IsComplete() {
+	if rt, _ := peekResultType([]byte(`{"content":[]}`)); !rt.IsComplete() {
 		t.Error("absent resultType is not complete")
 	}
+}
+
+// peekResultType returns the resultType member of a raw result, as the
+// client reads it.
+func peekResultType(raw jsontext.Value) (ResultType, error) {
+	var w struct {
+		ResultType ResultType `json:"resultType"`
+	}
+	err := json.Unmarshal(raw, &w)
+	return w.ResultType, err
 }

@@ -43,7 +43,7 @@ func BenchmarkToolsCall(b *testing.B) {
 		if derr != nil {
 			b.Fatal(derr)
 		}
-		res, err := ss.HandleRequest(ctx, msg)
+		res, err := ss.handleRequest(ctx, msg)
 		if err != nil {
 			b.Fatal(err)
 		}

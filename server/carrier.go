@@ -146,11 +146,11 @@ func (cs *carrierSession) ID() string { return cs.id }
 func (cs *carrierSession) Principal() string { return cs.ss().principalOf() }
 
 func (cs *carrierSession) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error) {
-	return cs.ss().HandleRequest(ctx, msg)
+	return cs.ss().handleRequest(ctx, msg)
 }
 
 func (cs *carrierSession) HandleNotification(ctx context.Context, msg *jsonrpc.Message) {
-	cs.ss().HandleNotification(ctx, msg)
+	cs.ss().handleNotification(ctx, msg)
 }
 
 func (cs *carrierSession) Process(msg *jsonrpc.Message) { cs.conn.Process(msg) }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"github.com/mcpkit/mcpkit/internal/revisions"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -45,7 +46,7 @@ func (s *Server) dispatch(ctx context.Context, req *Request, name string, params
 		return s.tasksMethod(ctx, req, name, params)
 	}
 	m, ok := methods[name]
-	if !ok || !mcp.HasMethod(req.version, name) || (m.gate != nil && !m.gate(s)) {
+	if !ok || !revisions.HasMethod(req.version, name) || (m.gate != nil && !m.gate(s)) {
 		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s", name)
 	}
 	res, err := m.handle(ctx, s, req, params)
@@ -54,7 +55,7 @@ func (s *Server) dispatch(ctx context.Context, req *Request, name string, params
 		return res, err
 	}
 	// A handler asked for input (SEP-2322).
-	if !mcp.IsMRTRMethod(name) || req.call == nil {
+	if !revisions.IsMRTRMethod(name) || req.call == nil {
 		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: %s cannot answer input_required; only tools/call, prompts/get and resources/read can", name)
 	}
 	if verr := in.validate(); verr != nil {

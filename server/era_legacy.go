@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/mcpkit/mcpkit/internal/revisions"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/store"
@@ -64,7 +65,7 @@ func (legacyEra) httpStatus(*jsonrpc.Error) int { return statusOK }
 func (legacyEra) hasTaskMethod(v, name string) bool {
 	switch name {
 	case mcp.MethodTasksGet, mcp.MethodTasksCancel, mcp.MethodTasksResult, mcp.MethodTasksList:
-		return mcp.HasCoreTasks(v)
+		return revisions.HasCoreTasks(v)
 	}
 	return false
 }
@@ -76,7 +77,7 @@ func (legacyEra) checkTasks(*Request) error { return nil }
 // without tasks.
 func (legacyEra) taskEligible(req *Request, e *toolEntry, p *mcp.CallToolParams) (bool, error) {
 	support := e.taskSupport()
-	if !mcp.HasCoreTasks(req.version) {
+	if !revisions.HasCoreTasks(req.version) {
 		if support == mcp.TaskSupportRequired {
 			return false, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: tool %q runs only as a task, which protocol revision %s lacks", e.tool.Name, req.version)
 		}

@@ -9,8 +9,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/mcpheader"
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
 )
 
@@ -110,7 +110,7 @@ func checkParamHeaders(h map[string][]string, annotations []paramHeader, args js
 		case !present && hasHeader:
 			return seam.HeaderMismatch("the %s%s header has no matching argument", headerParamPrefix, a.name)
 		}
-		got, ok := mcp.DecodeHeaderValue(seam.TrimOWS(hv[0]))
+		got, ok := mcpheader.Decode(seam.TrimOWS(hv[0]))
 		if !ok {
 			return seam.HeaderMismatch("the %s%s header has an invalid base64 value", headerParamPrefix, a.name)
 		}

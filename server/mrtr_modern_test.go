@@ -73,7 +73,7 @@ func TestModernInputRequired(t *testing.T) {
 	if text, _ := toolResultText(t, raw); text != "accept Ada" {
 		t.Errorf("retry = %q", text)
 	}
-	if rt, _ := mcp.PeekResultType(raw); rt != mcp.ResultComplete {
+	if rt, _ := peekResultType(raw); rt != mcp.ResultComplete {
 		t.Errorf("retry resultType %q", rt)
 	}
 	runs := probe.all()
@@ -117,7 +117,7 @@ func TestModernInputRequired(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rt, _ := mcp.PeekResultType(raw); rt != mcp.ResultComplete {
+		if rt, _ := peekResultType(raw); rt != mcp.ResultComplete {
 			t.Errorf("%s resultType %q", m, rt)
 		}
 	}
@@ -295,7 +295,7 @@ func BenchmarkMRTRModernTwoRounds(b *testing.B) {
 		if derr != nil {
 			b.Fatal(derr)
 		}
-		res, err := ss.HandleRequest(ctx, msg)
+		res, err := ss.handleRequest(ctx, msg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -311,7 +311,7 @@ func BenchmarkMRTRModernTwoRounds(b *testing.B) {
 		if derr != nil {
 			b.Fatal(derr)
 		}
-		res, err = ss.HandleRequest(ctx, msg)
+		res, err = ss.handleRequest(ctx, msg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -332,4 +332,13 @@ func BenchmarkMRTRModernTwoRounds(b *testing.B) {
 	for b.Loop() {
 		exchange()
 	}
+}
+
+// peekResultType returns the resultType member of a raw result.
+func peekResultType(raw jsontext.Value) (mcp.ResultType, error) {
+	var w struct {
+		ResultType mcp.ResultType `json:"resultType"`
+	}
+	err := json.Unmarshal(raw, &w)
+	return w.ResultType, err
 }

@@ -134,11 +134,7 @@ func parseMeta(d *jsontok.Decoder) (mcp.Meta, error) {
 	}
 	m := make(mcp.Meta, 4)
 	for d.PeekKind() != '}' {
-		quoted, err := d.ReadValue()
-		if err != nil {
-			return nil, err
-		}
-		name, err := mcp.MetaName(quoted)
+		name, err := metaName(d)
 		if err != nil {
 			return nil, err
 		}
@@ -176,4 +172,26 @@ func decodeMember(name string, raw jsontext.Value, v any) error {
 		return jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: %s: %s", name, seam.ShortErr(err))
 	}
 	return nil
+}
+
+// metaKeys are the reserved _meta keys, kept as strings so that decoding
+// one allocates nothing for its name.
+var metaKeys = []string{
+	mcp.MetaKeyProgressToken, mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo,
+	mcp.MetaKeyLogLevel, mcp.MetaKeyServerInfo, mcp.MetaKeySubscriptionID, mcp.MetaKeyRelatedTask,
+	mcp.MetaKeyModelImmediateResponse, mcp.MetaKeyTraceParent, mcp.MetaKeyTraceState, mcp.MetaKeyBaggage,
+}
+
+// metaName reads a _meta member name.
+func metaName(d *jsontok.Decoder) (string, error) {
+	b, err := d.Name()
+	if err != nil {
+		return "", err
+	}
+	for _, k := range metaKeys {
+		if string(b) == k { // no allocation: a comparison
+			return k, nil
+		}
+	}
+	return string(b), nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/revisions"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
@@ -191,14 +192,14 @@ func (r *Request) Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitR
 	if err := r.canCall(); err != nil {
 		return nil, err
 	}
-	if !mcp.HasElicitation(r.version) {
+	if !revisions.HasElicitation(r.version) {
 		return nil, fmt.Errorf("%w: elicitation needs revision 2025-06-18 or later, the session speaks %s", ErrClientCapability, r.version)
 	}
 	ec := r.ClientCapabilities().Elicitation
 	params := *p
 	switch params.EffectiveMode() {
 	case mcp.ElicitModeURL:
-		if !mcp.HasURLElicitation(r.version) {
+		if !revisions.HasURLElicitation(r.version) {
 			return nil, fmt.Errorf("%w: URL-mode elicitation needs revision 2025-11-25 or later, the session speaks %s", ErrClientCapability, r.version)
 		}
 		if !ec.SupportsURL() {

@@ -229,7 +229,7 @@ func (s *Server) connect(t transport.Conn, principal string) *Session {
 	ss := newSession(s)
 	ss.principal = principal
 	ss.conn = jsonrpc.NewConn(t, jsonrpc.ConnOptions{
-		Handler:      ss,
+		Handler:      (*sessionHandler)(ss),
 		Limits:       s.opts.Limits,
 		MaxInFlight:  s.opts.MaxInFlight,
 		MaxQueued:    s.opts.MaxQueued,

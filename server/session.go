@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/revisions"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
 
 	"github.com/go-json-experiment/json"
@@ -183,8 +184,8 @@ func (o sessionOut) Notify(ctx context.Context, related mcp.ID, method string, p
 	return o.ss.conn.NotifyWith(ctx, method, params, jsonrpc.CallOptions{Related: related})
 }
 
-// HandleNotification implements jsonrpc.Handler.
-func (ss *Session) HandleNotification(_ context.Context, n *jsonrpc.Message) {
+// handleNotification serves one notification of the session.
+func (ss *Session) handleNotification(_ context.Context, n *jsonrpc.Message) {
 	switch n.Method {
 	case mcp.NotificationInitialized:
 		_ = ss.initialized()
@@ -217,9 +218,9 @@ func (ss *Session) initialized() error {
 	return nil
 }
 
-// HandleRequest implements jsonrpc.Handler: the legacy lifecycle first,
-// then the method table.
-func (ss *Session) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error) {
+// handleRequest serves one request of the session: the legacy lifecycle
+// first, then the method table.
+func (ss *Session) handleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error) {
 	if p := ss.principalOf(); p != "" && principalFrom(ctx) == "" {
 		ctx = WithPrincipal(ctx, p)
 	}
@@ -299,7 +300,7 @@ func (s *Server) initializeResult(requested string) *mcp.InitializeResult {
 		version = requested
 	}
 	caps := s.Capabilities()
-	if !mcp.HasCoreTasks(version) {
+	if !revisions.HasCoreTasks(version) {
 		caps.Tasks = nil // tasks are core only in 2025-11-25
 	}
 	return &mcp.InitializeResult{
@@ -350,4 +351,16 @@ func (ss *Session) listenContext(ctx context.Context) (context.Context, func(), 
 		stop()
 		cancel(nil)
 	}, true
+}
+
+// sessionHandler is the jsonrpc.Handler of a session's own connection,
+// so that Session itself exports no handler methods.
+type sessionHandler Session
+
+func (h *sessionHandler) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error) {
+	return (*Session)(h).handleRequest(ctx, msg)
+}
+
+func (h *sessionHandler) HandleNotification(ctx context.Context, n *jsonrpc.Message) {
+	(*Session)(h).handleNotification(ctx, n)
 }

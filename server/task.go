@@ -47,14 +47,18 @@ func (*asyncWork) Error() string { return "mcp: continue as a task" }
 // and runs fn detached; otherwise fn runs now, in the request.
 func ContinueAsTask(fn ToolHandler) error { return &asyncWork{fn: fn} }
 
-// ToolOption configures a tool at registration.
-type ToolOption func(*toolEntry)
+// ToolOption configures a tool at registration. Options come from the
+// functions of this package (TaskOnDemand); the zero ToolOption does
+// nothing.
+type ToolOption struct{ apply func(*toolEntry) }
 
 // TaskOnDemand makes a task-supporting tool's handler run in the request
 // first, deciding itself when to become a task by returning
 // ContinueAsTask. Without it, a call that may be a task is one from the
 // start.
-func TaskOnDemand() ToolOption { return func(e *toolEntry) { e.onDemand = true } }
+func TaskOnDemand() ToolOption {
+	return ToolOption{apply: func(e *toolEntry) { e.onDemand = true }}
+}
 
 // taskSupport returns the tool's declared task support.
 func (e *toolEntry) taskSupport() string {

@@ -96,8 +96,8 @@ func (s *Server) addRawTool(op string, t *mcp.Tool, h ToolHandler, opts []ToolOp
 	}
 	e := &toolEntry{tool: tool, input: input, headers: headers, handler: h}
 	for _, o := range opts {
-		if o != nil {
-			o(e)
+		if o.apply != nil {
+			o.apply(e)
 		}
 	}
 	switch e.taskSupport() {

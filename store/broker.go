@@ -54,20 +54,23 @@ var ErrBrokerClosed = errors.New("mcp: broker closed")
 // MemoryBus connects Brokers within one process: several HTTP handlers
 // (tests, or a single binary that runs several instances) behave as
 // instances of one deployment. Messages are delivered on one goroutine
-// per broker, in order.
+// per broker, in order. The zero value is an empty bus.
 type MemoryBus struct {
 	mu      sync.Mutex
 	members map[string]*memoryBroker
 }
 
 // NewMemoryBus returns an empty bus.
-func NewMemoryBus() *MemoryBus { return &MemoryBus{members: make(map[string]*memoryBroker)} }
+func NewMemoryBus() *MemoryBus { return &MemoryBus{} }
 
 // Broker returns a new member of the bus. Close it when its handler is
 // closed; a closed member is gone for the others.
 func (b *MemoryBus) Broker() *MemoryBroker {
 	m := &memoryBroker{bus: b, id: rand.Text()[:10], wake: make(chan struct{}, 1), done: make(chan struct{})}
 	b.mu.Lock()
+	if b.members == nil {
+		b.members = make(map[string]*memoryBroker)
+	}
 	b.members[m.id] = m
 	b.mu.Unlock()
 	go m.loop() // owned by m: ends at Close

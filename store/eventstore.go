@@ -52,7 +52,8 @@ type MemoryEventStoreOptions struct {
 	MaxBytesPerSession int
 }
 
-// MemoryEventStore is the default EventStore: bounded, in process.
+// MemoryEventStore is the default EventStore: bounded, in process. The
+// zero value is an empty store with the default bounds.
 type MemoryEventStore struct {
 	opts     MemoryEventStoreOptions
 	mu       sync.Mutex
@@ -76,17 +77,26 @@ type memEvent struct {
 
 // NewMemoryEventStore returns an empty store; opts may be nil.
 func NewMemoryEventStore(opts *MemoryEventStoreOptions) *MemoryEventStore {
-	st := &MemoryEventStore{sessions: make(map[string]*memSession)}
+	st := &MemoryEventStore{}
 	if opts != nil {
 		st.opts = *opts
 	}
-	if st.opts.MaxEventsPerStream <= 0 {
-		st.opts.MaxEventsPerStream = 1024
-	}
-	if st.opts.MaxBytesPerSession <= 0 {
-		st.opts.MaxBytesPerSession = 8 << 20
-	}
 	return st
+}
+
+// maxEvents and maxBytes return the bounds, defaults applied.
+func (st *MemoryEventStore) maxEvents() int {
+	if st.opts.MaxEventsPerStream <= 0 {
+		return 1024
+	}
+	return st.opts.MaxEventsPerStream
+}
+
+func (st *MemoryEventStore) maxBytes() int {
+	if st.opts.MaxBytesPerSession <= 0 {
+		return 8 << 20
+	}
+	return st.opts.MaxBytesPerSession
 }
 
 // Append implements EventStore.
@@ -96,6 +106,9 @@ func (st *MemoryEventStore) Append(_ context.Context, session, stream string, se
 	ms := st.sessions[session]
 	if ms == nil {
 		ms = &memSession{streams: make(map[string]*memStream)}
+		if st.sessions == nil {
+			st.sessions = make(map[string]*memSession)
+		}
 		st.sessions[session] = ms
 	}
 	s := ms.streams[stream]
@@ -105,10 +118,10 @@ func (st *MemoryEventStore) Append(_ context.Context, session, stream string, se
 	}
 	s.events = append(s.events, memEvent{seq: seq, data: data})
 	ms.bytes += len(data)
-	if len(s.events) > st.opts.MaxEventsPerStream {
+	if len(s.events) > st.maxEvents() {
 		ms.bytes -= s.drop()
 	}
-	for ms.bytes > st.opts.MaxBytesPerSession {
+	for ms.bytes > st.maxBytes() {
 		var largest *memStream
 		for _, cand := range ms.streams {
 			if len(cand.events) > 0 && (largest == nil || len(cand.events) > len(largest.events)) {

@@ -99,3 +99,22 @@ func TestMemorySessionStore(t *testing.T) {
 		t.Fatalf("Get after Delete: %v", err)
 	}
 }
+
+// TestMemoryZeroValues: the zero MemoryEventStore and MemoryBus work as
+// the ones their constructors return.
+func TestMemoryZeroValues(t *testing.T) {
+	ctx := context.Background()
+	var st MemoryEventStore
+	if err := st.Append(ctx, "s1", "a", 1, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	if err := st.Replay(ctx, "s1", "a", 0, func(seq uint64, _ []byte) error { got = append(got, seq); return nil }); err != nil || len(got) != 1 {
+		t.Fatalf("replay of the zero store: %v %v", got, err)
+	}
+	var bus MemoryBus
+	b := bus.Broker()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/internal/revisions"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
@@ -40,7 +41,7 @@ func TestNegotiation(t *testing.T) {
 					return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///r"}}}, nil
 				},
 			}
-			if mcp.HasElicitation(tc.want) {
+			if revisions.HasElicitation(tc.want) {
 				opts.Elicitation = func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 					if p.EffectiveMode() == mcp.ElicitModeURL {
 						return &mcp.ElicitResult{Action: mcp.ElicitActionAccept}, nil
@@ -79,13 +80,13 @@ func TestNegotiation(t *testing.T) {
 			s.wantText(t, "progress", nil, "done")
 			s.wantText(t, "sample", nil, "m1")
 			s.wantText(t, "roots", nil, "file:///r")
-			if mcp.HasElicitation(tc.want) {
+			if revisions.HasElicitation(tc.want) {
 				s.wantText(t, "ask", nil, `{"action":"accept","content":{"name":"Ada"}}`)
 			} else {
 				// Nothing may be sent: the revision has no elicitation.
 				s.wantToolError(t, "ask", nil, "elicitation")
 			}
-			if mcp.HasURLElicitation(tc.want) {
+			if revisions.HasURLElicitation(tc.want) {
 				s.wantText(t, "ask_url", nil, "accept")
 			} else {
 				s.wantToolError(t, "ask_url", nil, "elicitation")

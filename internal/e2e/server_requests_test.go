@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/internal/revisions"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
@@ -128,7 +129,7 @@ func TestNoClientHandler(t *testing.T) {
 		var env struct {
 			Method string `json:"method"`
 		}
-		if json.Unmarshal(m, &env) == nil && mcp.IsInputRequestMethod(env.Method) {
+		if json.Unmarshal(m, &env) == nil && revisions.IsInputRequestMethod(env.Method) {
 			t.Errorf("the server sent %s to a client that did not declare it", m)
 		}
 	}

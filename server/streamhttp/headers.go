@@ -3,6 +3,7 @@ package streamhttp
 import (
 	"net/http"
 
+	"github.com/mcpkit/mcpkit/internal/mcpheader"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
@@ -38,7 +39,7 @@ func checkStandardHeaders(h http.Header, method string, c *seam.Call) *jsonrpc.E
 	if !present || len(names) == 0 {
 		return seam.HeaderMismatch("the Mcp-Name header is missing")
 	}
-	v, ok := mcp.DecodeHeaderValue(seam.TrimOWS(names[0]))
+	v, ok := mcpheader.Decode(seam.TrimOWS(names[0]))
 	if !ok {
 		return seam.HeaderMismatch("the Mcp-Name header has an invalid base64 value")
 	}

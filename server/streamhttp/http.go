@@ -320,8 +320,10 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	msg, derr := jsonrpc.Decode(body, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.p.Limits().MaxDepth})
-	if derr != nil {
+	msg, err := jsonrpc.Decode(body, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.p.Limits().MaxDepth})
+	if err != nil {
+		derr := jsonrpc.NewError(mcp.CodeParseError, err.Error()) // Decode's errors are all *jsonrpc.Error
+		errors.As(err, &derr)
 		id := mcp.ID{}
 		if msg != nil {
 			id = msg.ID

@@ -10,7 +10,7 @@
 // MCP-Protocol-Version equal to the envelope's revision, Mcp-Method, and
 // Mcp-Name for tools/call, prompts/get (params.name), resources/read
 // (params.uri) and the tasks extension's tasks/get, tasks/update and
-// tasks/cancel (params.taskId), encoded with EncodeHeaderValue; the headers the caller
+// tasks/cancel (params.taskId), encoded as SEP-2243 says (base64 unless plain ASCII); the headers the caller
 // puts in the written transport.Message (Header: the client's
 // Mcp-Param-* headers) go with the message's own POST, encoded the same
 // way. A message's route (Related, Final) is the server side's concern

@@ -3,14 +3,13 @@ package streamable
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/mcpheader"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
@@ -81,55 +80,16 @@ func setModernHeaders(req *http.Request, m *jsonrpc.Message, mr *modernRequest) 
 	req.Header.Set(headerProtocolVersion, mr.version)
 	req.Header.Set(headerMethod, m.Method)
 	if mr.hasName {
-		req.Header.Set(headerName, EncodeHeaderValue(mr.name))
+		req.Header.Set(headerName, mcpheader.Encode(mr.name))
 	}
 }
 
 // addMessageHeaders adds the headers of a written message
-// (transport.Message.Header), each value encoded with EncodeHeaderValue.
+// (transport.Message.Header), each value encoded as SEP-2243 says (base64 when it is not plain ASCII).
 func addMessageHeaders(req *http.Request, hs []transport.Header) {
 	for _, h := range hs {
-		req.Header.Add(h.Name, EncodeHeaderValue(h.Value))
+		req.Header.Add(h.Name, mcpheader.Encode(h.Value))
 	}
-}
-
-// Markers of the SEP-2243 base64 form of a header value.
-const (
-	base64Prefix = "=?base64?"
-	base64Suffix = "?="
-)
-
-// EncodeHeaderValue returns the text s as the value of an MCP request
-// metadata header (SEP-2243: Mcp-Name, Mcp-Param-*): s itself when every
-// byte is visible ASCII or an inner space, with no leading or trailing
-// space, and s does not look like an encoded value; otherwise
-// "=?base64?{standard base64 of s's UTF-8 bytes}?=". The empty string is
-// sent as is.
-func EncodeHeaderValue(s string) string {
-	if plainHeaderValue(s) {
-		return s
-	}
-	return base64Prefix + base64.StdEncoding.EncodeToString([]byte(s)) + base64Suffix
-}
-
-func plainHeaderValue(s string) bool {
-	if s == "" {
-		return true
-	}
-	if s[0] == ' ' || s[len(s)-1] == ' ' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e {
-			return false
-		}
-	}
-	// A value that looks like the encoded form must be encoded itself, or
-	// the server would decode it. Compared without regard to case, to be
-	// safe with servers that are lenient there.
-	looksEncoded := len(s) >= len(base64Prefix)+len(base64Suffix) &&
-		strings.EqualFold(s[:len(base64Prefix)], base64Prefix) && strings.HasSuffix(s, base64Suffix)
-	return !looksEncoded
 }
 
 // modernStream is what postStream needs of a modern request's stream: the

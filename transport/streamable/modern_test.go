@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/internal/mcpheader"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -40,31 +41,6 @@ func decodeHeader(t testing.TB, v string) string {
 		t.Fatalf("header %q: %v", v, err)
 	}
 	return string(b)
-}
-
-func TestEncodeHeaderValue(t *testing.T) {
-	for _, tc := range []struct {
-		in     string
-		base64 bool
-	}{
-		{"us-west1", false}, {"", false}, {"us west 1", false}, {"test-method", false},
-		{"file:///path/to/file%20name.txt", false}, {"https://example.com/resource?id=123", false},
-		{"SELECT * FROM users", false}, {"a=?b?=c", false},
-		{" padded ", true}, {" us-west1", true}, {"us-west1 ", true}, {"line1\nline2", true},
-		{"line1\r\nline2", true}, {"\tindented", true}, {"Hello, 世界", true}, {"caf\xc3\xa9", true},
-		{"\x7f", true}, {"=?base64?SGk=?=", true}, {"=?BASE64?SGk=?=", true},
-	} {
-		got := EncodeHeaderValue(tc.in)
-		if isB64 := strings.HasPrefix(got, "=?base64?"); isB64 != tc.base64 {
-			t.Errorf("%q → %q: base64 %v, want %v", tc.in, got, isB64, tc.base64)
-		}
-		if tc.base64 && decodeHeader(t, got) != tc.in {
-			t.Errorf("%q → %q does not decode back", tc.in, got)
-		}
-		if !tc.base64 && got != tc.in {
-			t.Errorf("%q → %q, want it as is", tc.in, got)
-		}
-	}
 }
 
 // TestModernRequestHeaders: a request with a modern envelope goes with
@@ -116,8 +92,8 @@ func TestModernRequestHeaders(t *testing.T) {
 			t.Errorf("%s: Mcp-Name %q on a method without one", tc.method, names)
 		case tc.hasName && (len(names) != 1 || decodeHeader(t, names[0]) != tc.name):
 			t.Errorf("%s: Mcp-Name %q, want %q", tc.method, names, tc.name)
-		case tc.hasName && names[0] != EncodeHeaderValue(tc.name):
-			t.Errorf("%s: Mcp-Name %q, want %q", tc.method, names[0], EncodeHeaderValue(tc.name))
+		case tc.hasName && names[0] != mcpheader.Encode(tc.name):
+			t.Errorf("%s: Mcp-Name %q, want %q", tc.method, names[0], mcpheader.Encode(tc.name))
 		}
 		if h.Get("Mcp-Session-Id") != "" {
 			t.Errorf("%s: sent Mcp-Session-Id %q", tc.method, h.Get("Mcp-Session-Id"))
@@ -177,8 +153,8 @@ func TestMessageHeaders(t *testing.T) {
 			t.Errorf("%s: %q (present %v)", k, got, ok)
 			continue
 		}
-		if decodeHeader(t, got[0]) != v || got[0] != EncodeHeaderValue(v) {
-			t.Errorf("%s: %q, want %q", k, got[0], EncodeHeaderValue(v))
+		if decodeHeader(t, got[0]) != v || got[0] != mcpheader.Encode(v) {
+			t.Errorf("%s: %q, want %q", k, got[0], mcpheader.Encode(v))
 		}
 	}
 	if got := h.Values("Mcp-Param-Twice"); !slices.Equal(got, []string{"one", "two"}) {
@@ -440,7 +416,7 @@ func TestClientParamHeadersOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := f.of(http.MethodPost)[1].Header
-	for k, v := range map[string]string{"Mcp-Param-Region": "us-west1", "Mcp-Param-Priority": "42", "Mcp-Param-Verbose": "true", "Mcp-Param-Greeting": EncodeHeaderValue(" Hello, 世界"), "Mcp-Name": "headers", "Mcp-Method": "tools/call"} {
+	for k, v := range map[string]string{"Mcp-Param-Region": "us-west1", "Mcp-Param-Priority": "42", "Mcp-Param-Verbose": "true", "Mcp-Param-Greeting": mcpheader.Encode(" Hello, 世界"), "Mcp-Name": "headers", "Mcp-Method": "tools/call"} {
 		if got := h.Get(k); got != v {
 			t.Errorf("%s: %q, want %q", k, got, v)
 		}

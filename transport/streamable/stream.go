@@ -66,7 +66,7 @@ func (c *Conn) consume(body io.Reader, cur *cursor, deliver func(data []byte, m 
 		}
 		m, derr := jsonrpc.Decode(ev.Data, inLimits(c.opts.MaxEventBytes))
 		if derr != nil {
-			c.log.Debug("streamable: skipped an event that is not a JSON-RPC message", "err", derr.Message)
+			c.log.Debug("streamable: skipped an event that is not a JSON-RPC message", "err", derr)
 			continue
 		}
 		res.messages++
