@@ -13,8 +13,6 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
