@@ -188,6 +188,9 @@ func (h *handler) HandleNotification(ctx context.Context, n *jsonrpc.Message) {
 	if c.cache != nil {
 		c.cache.invalidateFor(n.Method, n.Params)
 	}
+	if n.Method == mcp.NotificationToolsListChanged {
+		c.forgetOutputs()
+	}
 	if c.demux(n) {
 		return
 	}

@@ -31,10 +31,11 @@ import (
 // first validated against the tool's outputSchema (spec, tools: clients
 // SHOULD validate structured results). The schema is the one the client
 // saw in the last tools/list; when the tool is unknown, CallTool lists
-// every tool once per Client to learn it, and a tool still unknown after
-// that (or one without an outputSchema) is decoded without validation.
-// When Out is string, the result's text blocks are joined instead, as the
-// server sends a string Out. With any other Out, a result without
+// every tool once to learn it (again after notifications/tools/
+// list_changed), and a tool still unknown after that (or one without an
+// outputSchema) is decoded without validation. When Out is string and the
+// result has no structuredContent, its text blocks are joined instead, as
+// the server sends a string Out. With any other Out, a result without
 // structuredContent is an error.
 //
 // A result with isError set is a *ToolError carrying its text. Failures
@@ -179,6 +180,14 @@ func (c *Client) noteOutputs(tools []mcp.Tool, all bool) {
 		}
 	}
 	c.listedAll = c.listedAll || all
+}
+
+// forgetOutputs drops the recorded output schemas when the server says
+// its tools changed: the next typed call lists them again.
+func (c *Client) forgetOutputs() {
+	c.mu.Lock()
+	c.outputs, c.listedAll = nil, false
+	c.mu.Unlock()
 }
 
 // outputSchema returns the compiled output schema of the tool name, nil

@@ -156,6 +156,9 @@ func TestAddToolErrors(t *testing.T) {
 				C chan int `json:"c"`
 			}, string])
 		}, `mcp: AddTool "ch": input type struct {`, []string{"field C: unsupported type chan int"}},
+		{"output schema for a text result", func(s *Server) error {
+			return AddTool(s, &mcp.Tool{Name: "txt", OutputSchema: jsontext.Value(`{"type":"object"}`)}, noop[struct{}, string])
+		}, `mcp: AddTool "txt": an outputSchema needs structured results, but string is not a struct or a map`, nil},
 		{"input not an object", func(s *Server) error {
 			return AddTool(s, &mcp.Tool{Name: "int"}, noop[int, string])
 		}, `mcp: AddTool "int": input type int: must be a struct or a map`, nil},

@@ -744,3 +744,25 @@ func TestTaskOtherPrincipalRefusedStdio(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskOnDemandOutputChecked: the continuation of a typed tool that
+// becomes a task (ContinueAsTask) has its result checked against the
+// tool's output schema like a result in the request: one that does not
+// conform fails the task.
+func TestTaskOnDemandOutputChecked(t *testing.T) {
+	type sum struct {
+		Sum int `json:"sum"`
+	}
+	eachPeer(t, nil, func(t *testing.T, fx *taskFixture, p taskPeer) {
+		if err := AddTool(fx.srv, &mcp.Tool{Name: "badlater", Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}},
+			func(context.Context, *CallToolRequest, struct{}) (sum, error) {
+				return sum{}, ContinueAsTask(func(context.Context, *CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{StructuredContent: jsontext.Value(`{"sum":"three"}`)}, nil
+				})
+			}, TaskOnDemand()); err != nil {
+			t.Fatal(err)
+		}
+		id := startTask(t, p, "badlater", nil)
+		waitStatus(t, p, id, "failed")
+	})
+}

@@ -186,6 +186,11 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], o
 		}
 		tool.OutputSchema = schema
 	}
+	if len(tool.OutputSchema) > 0 && !structured && outType != reflect.TypeFor[*mcp.CallToolResult]() {
+		// Such a result is sent as text only: every call would fail the
+		// output check below.
+		return fmt.Errorf("mcp: %s %q: an outputSchema needs structured results, but %s is not a struct or a map", op, tool.Name, outType)
+	}
 	var output *jsonschema.Schema
 	if len(tool.OutputSchema) > 0 {
 		var err error
@@ -203,19 +208,35 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], o
 			return errorResult(fmt.Sprintf("invalid arguments: %s", seam.ShortErr(err))), nil
 		}
 		out, err := h(ctx, req, in)
+		if aw := (*asyncWork)(nil); errors.As(err, &aw) && output != nil {
+			// The rest of the work runs as a task: its result is checked
+			// the same way when it comes.
+			next := aw.fn
+			return nil, &asyncWork{fn: func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error) {
+				res, err := next(ctx, req)
+				return s.checkedOutput(ctx, tool.Name, output, res, err)
+			}}
+		}
 		if err != nil {
 			return nil, err
 		}
 		res, err := typedResult(out, structured)
-		if err != nil || output == nil || res.IsError {
-			return res, err
-		}
-		if err := checkOutput(output, res); err != nil {
-			s.log.ErrorContext(ctx, "mcp: a typed tool's result does not match its output schema", "tool", tool.Name, "err", err)
-			return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: the result of tool %q does not match its output schema: %v", tool.Name, err)
-		}
-		return res, nil
+		return s.checkedOutput(ctx, tool.Name, output, res, err)
 	}, opts)
+}
+
+// checkedOutput passes a typed tool's result on once it conforms to the
+// tool's output schema (output nil: none); a successful result that does
+// not is a bug in the handler: -32603, logged at Error level.
+func (s *Server) checkedOutput(ctx context.Context, name string, output *jsonschema.Schema, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	if err != nil || output == nil || res == nil || res.IsError {
+		return res, err
+	}
+	if err := checkOutput(output, res); err != nil {
+		s.log.ErrorContext(ctx, "mcp: a typed tool's result does not match its output schema", "tool", name, "err", err)
+		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: the result of tool %q does not match its output schema: %v", name, err)
+	}
+	return res, nil
 }
 
 // checkOutput checks a typed tool's successful result against the tool's

@@ -213,3 +213,34 @@ func TestTypedToolResultBreaksSchema(t *testing.T) {
 		t.Errorf("the server log does not report the mismatch at Error level:\n%s", l)
 	}
 }
+
+// TestTypedCallRelistsAfterChange: after notifications/tools/list_changed
+// the client forgets the output schemas it recorded, so a tool added
+// later is listed, and its results checked, on the next typed call.
+func TestTypedCallRelistsAfterChange(t *testing.T) {
+	t.Parallel()
+	srv, _ := typedServer()
+	s := (&fixture{srv: srv}).connect(t, mcp.LatestLegacy, nil)
+	ctx := testCtx(t)
+	if _, _, err := client.CallTool[addOut](ctx, s.c, "add", addIn{A: 1, B: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddRawTool(&mcp.Tool{Name: "strict", OutputSchema: jsontext.Value(`{"type":"object","properties":{"v":{"type":"integer"}},"required":["v"]}`)},
+		func(context.Context, *server.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{StructuredContent: jsontext.Value(`{"v":"x"}`)}, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	// The change notification precedes the ping's answer on the
+	// connection, and the client handles it on its reader.
+	if err := s.c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := client.CallTool[map[string]any](ctx, s.c, "strict", nil)
+	if err == nil || !strings.Contains(err.Error(), "outputSchema") {
+		t.Fatalf("CallTool strict: %v, want the outputSchema mismatch the new listing reveals", err)
+	}
+	if n := countListings(s.wire); n != 2 {
+		t.Errorf("%d tools/list requests, want 2 (one before the change, one after)", n)
+	}
+}
