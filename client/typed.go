@@ -72,6 +72,17 @@ func (e *ToolError) Error() string {
 	return fmt.Sprintf("client: tool %q failed: %s", e.Tool, e.Text)
 }
 
+// OutputSchemaError is the error of a typed call whose result's
+// structuredContent does not conform to the tool's outputSchema.
+type OutputSchemaError struct {
+	Tool   string // the tool's name
+	Reason string // where and how the content breaks the schema
+}
+
+func (e *OutputSchemaError) Error() string {
+	return fmt.Sprintf("client: tool %q: structuredContent does not match its outputSchema: %s", e.Tool, e.Reason)
+}
+
 // encodeArgs encodes a typed call's arguments: nil is none; anything
 // else must encode to a JSON object.
 func encodeArgs(args any) (jsontext.Value, error) {
@@ -129,7 +140,7 @@ func decodeResult[Out any](ctx context.Context, c *Client, name string, res *mcp
 	}
 	if schema != nil {
 		if err := schema.Validate(res.StructuredContent); err != nil {
-			return out, fmt.Errorf("client: tool %q: structuredContent does not match its outputSchema: %w", name, err)
+			return out, &OutputSchemaError{Tool: name, Reason: err.Error()}
 		}
 	}
 	if err := json.Unmarshal(res.StructuredContent, &out); err != nil {

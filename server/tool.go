@@ -83,15 +83,15 @@ func (s *Server) addRawTool(op string, t *mcp.Tool, h ToolHandler, opts []ToolOp
 	}
 	input, err := jsonschema.Compile(tool.InputSchema)
 	if err != nil {
-		return fmt.Errorf("mcp: %s %q: inputSchema: %v", op, tool.Name, err)
+		return fmt.Errorf("mcp: %s %q: inputSchema: %w", op, tool.Name, err)
 	}
 	headers, err := paramHeaders(tool.InputSchema)
 	if err != nil {
-		return fmt.Errorf("mcp: %s %q: %v", op, tool.Name, err)
+		return fmt.Errorf("mcp: %s %q: %w", op, tool.Name, err)
 	}
 	if len(tool.OutputSchema) > 0 {
 		if _, err := jsonschema.Compile(tool.OutputSchema); err != nil {
-			return fmt.Errorf("mcp: %s %q: outputSchema: %v", op, tool.Name, err)
+			return fmt.Errorf("mcp: %s %q: outputSchema: %w", op, tool.Name, err)
 		}
 	}
 	e := &toolEntry{tool: tool, input: input, headers: headers, handler: h}
@@ -195,7 +195,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], o
 	if len(tool.OutputSchema) > 0 {
 		var err error
 		if output, err = jsonschema.Compile(tool.OutputSchema); err != nil {
-			return fmt.Errorf("mcp: %s %q: outputSchema: %v", op, tool.Name, err)
+			return fmt.Errorf("mcp: %s %q: outputSchema: %w", op, tool.Name, err)
 		}
 	}
 	return s.addRawTool(op, &tool, func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error) {

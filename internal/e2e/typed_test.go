@@ -187,6 +187,10 @@ func TestTypedCallOutputSchemaMismatch(t *testing.T) {
 			if res == nil {
 				t.Error("the result is not returned with the mismatch")
 			}
+			var oe *client.OutputSchemaError
+			if !errors.As(err, &oe) || oe.Tool != "bad_raw" || !strings.HasPrefix(oe.Reason, "/sum:") {
+				t.Errorf("the mismatch is %#v, want a *client.OutputSchemaError for bad_raw at /sum", err)
+			}
 		})
 	}
 }
