@@ -208,7 +208,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], o
 			return errorResult(fmt.Sprintf("invalid arguments: %s", seam.ShortErr(err))), nil
 		}
 		out, err := h(ctx, req, in)
-		if aw := (*asyncWork)(nil); errors.As(err, &aw) && output != nil {
+		if aw, ok := err.(*asyncWork); ok && output != nil { // as callTool matches it
 			// The rest of the work runs as a task: its result is checked
 			// the same way when it comes.
 			next := aw.fn
