@@ -129,8 +129,9 @@ func formForType(t reflect.Type) (jsontext.Value, error) {
 	if err != nil {
 		err = fmt.Errorf("type %v cannot be an elicitation form: %w", t, err)
 	}
-	formTypes.Store(t, formEntry{form, err})
-	return form, err
+	// Two first uses at once infer the same form; one is kept.
+	e, _ := formTypes.LoadOrStore(t, formEntry{form, err})
+	return e.(formEntry).form, e.(formEntry).err
 }
 
 // inferForm turns the inferred JSON Schema of t into a requestedSchema:

@@ -373,17 +373,10 @@ func TestModernHTTPNotificationsOnOwnStream(t *testing.T) {
 // ---------------------------------------------------------------------
 // 10. Benchmark.
 
-// benchModernRequest is benchRequest on the 2026 wire: the envelope in
-// _meta, beside the progress token.
-var benchModernRequest = []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"_meta":{"progressToken":"tok-1",` +
-	`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
-	`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1.0.0"}},` +
-	`"name":"forecast","arguments":{"city":"Lisbon","days":3,"units":"metric","tags":["coast","sunny"]}}}`)
-
 func benchServer() *Server {
 	s := New(nil)
-	AddTool(s, &mcp.Tool{Name: "forecast"}, func(ctx context.Context, req *CallToolRequest, in benchIn) (benchOut, error) {
-		return benchOut{City: in.City, Forecast: []float64{21.5, 22, 19.25}, Summary: "mild"}, nil
+	AddTool(s, &mcp.Tool{Name: "forecast"}, func(ctx context.Context, req *CallToolRequest, in httpenv.BenchIn) (httpenv.BenchOut, error) {
+		return httpenv.BenchOut{City: in.City, Forecast: []float64{21.5, 22, 19.25}, Summary: "mild"}, nil
 	})
 	return s
 }
@@ -403,9 +396,9 @@ func BenchmarkHTTPModernToolsCall(b *testing.B) {
 		tr.CloseIdleConnections()
 	}()
 	b.ReportAllocs()
-	b.SetBytes(int64(len(benchModernRequest)))
+	b.SetBytes(int64(len(httpenv.BenchModernRequest)))
 	for b.Loop() {
-		req, err := http.NewRequest(http.MethodPost, ts.URL, bytes.NewReader(benchModernRequest))
+		req, err := http.NewRequest(http.MethodPost, ts.URL, bytes.NewReader(httpenv.BenchModernRequest))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -270,7 +272,7 @@ func TestModernAnswers(t *testing.T) {
 // and verifies the state, checks the answer and completes.
 func BenchmarkMRTRModernTwoRounds(b *testing.B) {
 	s := New(nil)
-	AddTool(s, &mcp.Tool{Name: "forecast"}, func(ctx context.Context, req *CallToolRequest, in benchIn) (string, error) {
+	AddTool(s, &mcp.Tool{Name: "forecast"}, func(ctx context.Context, req *CallToolRequest, in httpenv.BenchIn) (string, error) {
 		ans, ok, err := req.Elicitation("units")
 		if err != nil {
 			return "", err

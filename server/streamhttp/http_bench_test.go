@@ -24,8 +24,8 @@ import (
 // lookup, routing, the tool, and the answer.
 func BenchmarkHTTPToolsCallSession(b *testing.B) {
 	s := server.New(nil)
-	server.AddTool(s, &mcp.Tool{Name: "forecast"}, func(ctx context.Context, req *server.CallToolRequest, in benchIn) (benchOut, error) {
-		return benchOut{City: in.City, Forecast: []float64{21.5, 22, 19.25}, Summary: "mild"}, nil
+	server.AddTool(s, &mcp.Tool{Name: "forecast"}, func(ctx context.Context, req *server.CallToolRequest, in httpenv.BenchIn) (httpenv.BenchOut, error) {
+		return httpenv.BenchOut{City: in.City, Forecast: []float64{21.5, 22, 19.25}, Summary: "mild"}, nil
 	})
 	h := NewHandler(s, nil)
 	ts := httptest.NewServer(h)
@@ -66,9 +66,9 @@ func BenchmarkHTTPToolsCallSession(b *testing.B) {
 	// The request carries a progress token but the tool sends nothing:
 	// the answer stays JSON.
 	b.ReportAllocs()
-	b.SetBytes(int64(len(benchRequest)))
+	b.SetBytes(int64(len(httpenv.BenchRequest)))
 	for b.Loop() {
-		resp, out := post(sid, benchRequest)
+		resp, out := post(sid, httpenv.BenchRequest)
 		if resp.StatusCode != http.StatusOK || !bytes.Contains(out, []byte(`"Lisbon"`)) || resp.Header.Get("Content-Type") != "application/json" {
 			b.Fatalf("status %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), out)
 		}
@@ -107,9 +107,9 @@ func BenchmarkModernToolsCallNoNet(b *testing.B) {
 	hdr.Set("Mcp-Name", "forecast")
 	ctx := context.Background()
 	b.ReportAllocs()
-	b.SetBytes(int64(len(benchModernRequest)))
+	b.SetBytes(int64(len(httpenv.BenchModernRequest)))
 	for b.Loop() {
-		msg, derr := jsonrpc.Decode(benchModernRequest, jsonrpc.Limits{})
+		msg, derr := jsonrpc.Decode(httpenv.BenchModernRequest, jsonrpc.Limits{})
 		if derr != nil {
 			b.Fatal(derr)
 		}

@@ -19,18 +19,11 @@ import (
 
 func benchServer() *server.Server {
 	s := server.New(nil)
-	server.AddTool(s, &mcp.Tool{Name: "forecast"}, func(ctx context.Context, req *server.CallToolRequest, in benchIn) (benchOut, error) {
-		return benchOut{City: in.City, Forecast: []float64{21.5, 22, 19.25}, Summary: "mild"}, nil
+	server.AddTool(s, &mcp.Tool{Name: "forecast"}, func(ctx context.Context, req *server.CallToolRequest, in httpenv.BenchIn) (httpenv.BenchOut, error) {
+		return httpenv.BenchOut{City: in.City, Forecast: []float64{21.5, 22, 19.25}, Summary: "mild"}, nil
 	})
 	return s
 }
-
-// benchModernRequest is benchRequest on the 2026 wire: the envelope in
-// _meta, beside the progress token.
-var benchModernRequest = []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"_meta":{"progressToken":"tok-1",` +
-	`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
-	`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1.0.0"}},` +
-	`"name":"forecast","arguments":{"city":"Lisbon","days":3,"units":"metric","tags":["coast","sunny"]}}}`)
 
 // principalMiddleware names the principal from a test header, as
 // authentication middleware would from a token.
@@ -42,22 +35,6 @@ func principalMiddleware(h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
-
-type benchIn struct {
-	City  string   `json:"city"`
-	Days  int      `json:"days" jsonschema:"minimum=1,maximum=14"`
-	Units string   `json:"units,omitzero" jsonschema:"enum=metric|imperial"`
-	Tags  []string `json:"tags,omitempty"`
-}
-
-type benchOut struct {
-	City     string    `json:"city"`
-	Forecast []float64 `json:"forecast"`
-	Summary  string    `json:"summary"`
-}
-
-var benchRequest = []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"_meta":{"progressToken":"tok-1"},` +
-	`"name":"forecast","arguments":{"city":"Lisbon","days":3,"units":"metric","tags":["coast","sunny"]}}}`)
 
 // xhSchema annotates string, integer and boolean arguments, one of them
 // nested, with x-mcp-header (SEP-2243).
