@@ -71,9 +71,9 @@ func (e *ElicitationError) Unwrap() error {
 // client is asked; [FormFor] reports it up front. Forms are inferred once
 // per type.
 //
-// The answers a handler reads are those of the previous round only: ask
-// for everything a run needs in one form (or carry earlier answers in
-// [Input.State]).
+// Several Ask calls in a row ask one form per round: every earlier
+// answer is kept for the later runs (sealed in the requestState on the
+// 2026 wire), so each Ask returns its answer once given.
 func Ask[T any](r *Request, key, message string) (T, error) {
 	var v T
 	form, err := formForType(reflect.TypeFor[T]())

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -225,5 +226,101 @@ func TestElicitForm(t *testing.T) {
 	in = NeedInput().ElicitForm("k", "Name?", schema)
 	if err := in.validate(); err == nil || !strings.Contains(err.Error(), `input request "k": requestedSchema`) {
 		t.Errorf("validate = %v, want the encoding error", err)
+	}
+}
+
+type askName struct {
+	Name string `json:"name"`
+}
+
+type askAge struct {
+	Age int `json:"age"`
+}
+
+// addTwoAsks registers a tool that asks two forms one after the other.
+func addTwoAsks(t *testing.T, s *Server) {
+	err := s.AddRawTool(&mcp.Tool{Name: "two"}, func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error) {
+		n, err := Ask[askName](req.Request, "name", "Your name?")
+		if err != nil {
+			return nil, err
+		}
+		a, err := Ask[askAge](req.Request, "age", "Your age?")
+		if err != nil {
+			return nil, err
+		}
+		return textResult(fmt.Sprintf("%s is %d", n.Name, a.Age)), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var twoAnswers = map[string]jsontext.Value{
+	"name": jsontext.Value(`{"action":"accept","content":{"name":"Ada"}}`),
+	"age":  jsontext.Value(`{"action":"accept","content":{"age":36}}`),
+}
+
+// TestAskTwiceModern: the second Ask's round keeps the first answer in
+// the sealed state, so the third call completes instead of asking the
+// first form again.
+func TestAskTwiceModern(t *testing.T) {
+	leakCheck(t)
+	s := New(nil)
+	addTwoAsks(t, s)
+	p := newModernPeer(t, s, true)
+	call := func(answers map[string]any, state string) jsontext.Value {
+		t.Helper()
+		params := map[string]any{"_meta": modernMeta(formCaps), "name": "two"}
+		if answers != nil {
+			params["inputResponses"], params["requestState"] = answers, state
+		}
+		raw, err := modernCall(t, p, mcp.MethodToolsCall, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	first := inputRequired(t, call(nil, ""))
+	if _, ok := first.InputRequests["name"]; !ok || len(first.InputRequests) != 1 {
+		t.Fatalf("first round asked %s", mustJSON(t, first.InputRequests))
+	}
+	second := inputRequired(t, call(map[string]any{"name": twoAnswers["name"]}, first.RequestState))
+	if _, ok := second.InputRequests["age"]; !ok || len(second.InputRequests) != 1 {
+		t.Fatalf("second round asked %s", mustJSON(t, second.InputRequests))
+	}
+	raw := call(map[string]any{"age": twoAnswers["age"]}, second.RequestState)
+	if text, isErr := toolResultText(t, raw); text != "Ada is 36" || isErr {
+		t.Errorf("third round: %q (isError %v), want %q", text, isErr, "Ada is 36")
+	}
+	// The kept answer travels sealed: the client cannot read it.
+	if strings.Contains(second.RequestState, "Ada") {
+		t.Errorf("requestState shows the kept answer: %s", second.RequestState)
+	}
+}
+
+// TestAskTwiceShim: on a legacy session the shim asks each form once.
+func TestAskTwiceShim(t *testing.T) {
+	leakCheck(t)
+	s := New(nil)
+	addTwoAsks(t, s)
+	p := newLegacyPeer(t, s, formCaps, func(_ context.Context, m *jsonrpc.Message) (any, error) {
+		var params mcp.ElicitParams
+		if err := json.Unmarshal(m.Params, &params); err != nil {
+			return nil, err
+		}
+		if params.Message == "Your name?" {
+			return twoAnswers["name"], nil
+		}
+		return twoAnswers["age"], nil
+	}, true)
+	raw, err := p.callTool("two", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, isErr := toolResultText(t, raw); text != "Ada is 36" || isErr {
+		t.Errorf("%q (isError %v), want %q", text, isErr, "Ada is 36")
+	}
+	if reqs := p.requests(); len(reqs) != 2 {
+		t.Errorf("the client was asked %d times (%v), want 2", len(reqs), methodsOf(reqs))
 	}
 }

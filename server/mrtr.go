@@ -202,10 +202,30 @@ func (in *Input) needed() mcp.ClientCapabilities {
 	return need
 }
 
-// Answers of the current round, on the Request.
+// keptAnswers returns the answers a request has so far that the next
+// round does not ask again (nil when there are none): they travel to the
+// next run, sealed in the requestState on the 2026 wire, in memory in
+// the legacy shim, so a handler that asks one question after another
+// sees every earlier answer.
+func keptAnswers(inputs mcp.InputResponses, next *Input) mcp.InputResponses {
+	var kept mcp.InputResponses
+	for k, v := range inputs {
+		if _, again := next.requests[k]; again {
+			continue
+		}
+		if kept == nil {
+			kept = make(mcp.InputResponses, len(inputs)+len(next.requests))
+		}
+		kept[k] = v
+	}
+	return kept
+}
 
-// InputResponses returns the answers to the previous round's input
-// requests, by key, as raw JSON (nil on a first run).
+// Answers so far, on the Request.
+
+// InputResponses returns the answers to the input requests of every
+// earlier round, by key, as raw JSON (nil on a first run). A key asked
+// again holds its latest answer.
 func (r *Request) InputResponses() mcp.InputResponses { return r.inputs }
 
 // RequestState returns the state the handler set with Input.State in the

@@ -102,7 +102,7 @@ type Request struct {
 	logLevel mcp.LoggingLevel
 	header   map[string][]string // the HTTP request's headers (modern HTTP requests), for Mcp-Param-*
 
-	// Multi round-trip state (mrtr.go): the answers of the previous round,
+	// Multi round-trip state (mrtr.go): the answers of every earlier round,
 	// the handler's own state, and what the sealed state is bound to.
 	inputs mcp.InputResponses
 	state  string

@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
 )
 
 // DefaultRequestStateTTL is how long a sealed requestState stays valid.
@@ -88,6 +90,10 @@ type sealedState struct {
 	Forms     map[string]jsontext.Value `json:"f,omitempty"`
 	State     string                    `json:"s,omitzero"`
 	Principal string                    `json:"p,omitzero"`
+	// Kept holds the answers of earlier rounds the handler did not ask
+	// again, checked when they arrived, so that a handler asking one
+	// question after another sees every answer so far.
+	Kept mcp.InputResponses `json:"a,omitempty"`
 }
 
 // errBadState is the one error every opening failure maps to, so that a

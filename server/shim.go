@@ -95,6 +95,7 @@ func (s *Server) inputRequired(ctx context.Context, req *Request, in *Input) (an
 	if len(in.requests) > 0 {
 		st.Asked, st.Forms = in.asked(), in.forms
 	}
+	st.Kept = keptAnswers(req.inputs, in)
 	token, err := s.sealer.seal(st)
 	if err != nil {
 		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: sealing the request state: %v", err)
@@ -122,7 +123,10 @@ func (s *Server) shim(ctx context.Context, req *Request, m method, params *wireP
 		if err := req.Require(in.needed()); err != nil {
 			return nil, err
 		}
-		answers := make(mcp.InputResponses, len(in.keys))
+		answers := keptAnswers(req.inputs, in)
+		if answers == nil {
+			answers = make(mcp.InputResponses, len(in.keys))
+		}
 		for _, key := range in.keys {
 			raw, err := s.leg(ctx, req, in.requests[key], in.forms[key])
 			if err != nil {
