@@ -21,15 +21,15 @@ import (
 // declares the matching client capability: in initialize (legacy), and in
 // the io.modelcontextprotocol/clientCapabilities of every modern request.
 type (
-	// ElicitationHandler answers elicitation/create: it asks the user and
+	// ElicitHandler answers elicitation/create: it asks the user and
 	// returns accept (with content, in form mode), decline or cancel.
-	ElicitationHandler func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
-	// SamplingHandler answers sampling/createMessage. To refuse with a
+	ElicitHandler func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	// CreateMessageHandler answers sampling/createMessage. To refuse with a
 	// specific code (such as -1 for "user rejected"), return a
 	// *jsonrpc.Error with that code.
-	SamplingHandler func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
-	// RootsHandler answers roots/list.
-	RootsHandler func(ctx context.Context) (*mcp.ListRootsResult, error)
+	CreateMessageHandler func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	// ListRootsHandler answers roots/list.
+	ListRootsHandler func(ctx context.Context) (*mcp.ListRootsResult, error)
 )
 
 // Options configures a Client. The zero value is usable: it detects the
@@ -91,22 +91,22 @@ type Options struct {
 	// Observe, when set, sees every message read (in=true) and written.
 	Observe func(in bool, msg []byte)
 
-	// Elicitation answers elicitation/create and declares elicitation
+	// ElicitHandler answers elicitation/create and declares elicitation
 	// (form mode, plus URL mode when ElicitationURL is set).
-	Elicitation ElicitationHandler
+	ElicitHandler ElicitHandler
 	// ElicitationURL declares URL-mode elicitation as well.
 	ElicitationURL bool
 	// ElicitationDefaults fills the requested schema's defaults into the
 	// omitted fields of an accepted form response (SEP-1034) and declares
 	// elicitation.form.applyDefaults.
 	ElicitationDefaults bool
-	// Sampling answers sampling/createMessage and declares sampling.
-	Sampling SamplingHandler
+	// CreateMessageHandler answers sampling/createMessage and declares sampling.
+	CreateMessageHandler CreateMessageHandler
 	// SamplingTools declares sampling.tools (tool use in sampling).
 	SamplingTools bool
-	// Roots answers roots/list and declares roots (with listChanged:
+	// ListRootsHandler answers roots/list and declares roots (with listChanged:
 	// call RootsChanged when they change).
-	Roots RootsHandler
+	ListRootsHandler ListRootsHandler
 
 	// ManualInput turns off the multi round-trip driver (SEP-2322). By
 	// default, when a modern server answers tools/call, prompts/get or
@@ -133,15 +133,15 @@ type Options struct {
 	// RequestState set in the params. The capabilities a request declares
 	// still come from the registered handlers.
 	ManualInput bool
-	// Tasks opts into tasks (long-running tool calls; see CallToolAsTask).
+	// Tasks opts into tasks (long-running tool calls; see StartToolTask).
 	// On a 2026-07-28 connection every request then declares the tasks
 	// extension (io.modelcontextprotocol/tasks) in its client
 	// capabilities, so the server may answer any tools/call with a task
 	// (resultType "task") instead of its result; CallTool then waits for
 	// the task (see TaskResult) and returns its result as if the call had
 	// answered at once. On a legacy connection it changes nothing: there
-	// the client asks for a task explicitly (CallToolAsTask). Without it,
-	// only the requests of CallToolAsTask, CallToolTask and the tasks
+	// the client asks for a task explicitly (StartToolTask). Without it,
+	// only the requests of StartToolTask, RunToolTask and the tasks
 	// methods declare the extension.
 	Tasks bool
 	// TaskPollInterval is how often TaskResult asks a 2026-07-28 server
@@ -220,7 +220,7 @@ type Client struct {
 // ErrUnsupportedVersion is returned by Connect when the server answers
 // with a protocol revision the client does not speak, or when
 // Options.ProtocolVersion names a modern revision it does not speak.
-var ErrUnsupportedVersion = errors.New("mcp: the server chose a protocol version this client does not support")
+var ErrUnsupportedVersion = errors.New("client: the server chose a protocol version this client does not support")
 
 // Connect connects to the server over t in the era Options.ProtocolVersion
 // selects (automatic by default: see there).
@@ -306,24 +306,24 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 // the options answer server requests, or ask for the
 // listener to hear notifications.
 func (o *Options) hearsServer() bool {
-	return o.Elicitation != nil || o.Sampling != nil || o.Roots != nil || o.Listen
+	return o.ElicitHandler != nil || o.CreateMessageHandler != nil || o.ListRootsHandler != nil || o.Listen
 }
 
 func (c *Client) capabilities() mcp.ClientCapabilities {
 	var caps mcp.ClientCapabilities
-	if c.opts.Elicitation != nil {
+	if c.opts.ElicitHandler != nil {
 		caps.Elicitation = &mcp.ElicitationCapability{Form: &mcp.FormElicitationCapability{ApplyDefaults: c.opts.ElicitationDefaults}}
 		if c.opts.ElicitationURL {
 			caps.Elicitation.URL = &struct{}{}
 		}
 	}
-	if c.opts.Sampling != nil {
+	if c.opts.CreateMessageHandler != nil {
 		caps.Sampling = &mcp.SamplingCapability{}
 		if c.opts.SamplingTools {
 			caps.Sampling.Tools = &struct{}{}
 		}
 	}
-	if c.opts.Roots != nil {
+	if c.opts.ListRootsHandler != nil {
 		caps.Roots = &mcp.RootsCapability{ListChanged: true}
 	}
 	return caps
@@ -339,13 +339,13 @@ func (c *Client) initialize(ctx context.Context, version string) error {
 	cctx, cancel := c.withTimeout(ctx, mcp.MethodInitialize)
 	defer cancel()
 	if err := c.conn.Call(cctx, mcp.MethodInitialize, params, &c.init); err != nil {
-		return fmt.Errorf("mcp: initialize: %w", err)
+		return fmt.Errorf("client: initialize: %w", err)
 	}
 	if !slices.Contains(mcp.LegacyVersions(), c.init.ProtocolVersion) {
 		return fmt.Errorf("%w: %q", ErrUnsupportedVersion, c.init.ProtocolVersion)
 	}
 	if err := c.conn.Notify(ctx, mcp.NotificationInitialized, nil); err != nil {
-		return fmt.Errorf("mcp: notifications/initialized: %w", err)
+		return fmt.Errorf("client: notifications/initialized: %w", err)
 	}
 	c.era = EraLegacy
 	return nil

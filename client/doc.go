@@ -33,11 +33,11 @@
 //
 // Tasks (long-running tool calls, in both eras: the 2025-11-25 core tasks
 // and the 2026-07-28 extension io.modelcontextprotocol/tasks).
-// CallToolAsTask starts one, GetTask, CancelTask and TaskResult follow
+// StartToolTask starts one, GetTask, CancelTask and TaskResult follow
 // it (TaskResult waits: tasks/result on a legacy server, tasks/get polling
 // at the server's interval on a modern one, answering an input_required
 // task's input requests with the same handlers through tasks/update), and
-// CallToolTask does both. With Options.Tasks, a modern server may turn
+// RunToolTask does both. With Options.Tasks, a modern server may turn
 // any CallTool into a task, which CallTool then waits for.
 //
 // Package client imports mcp, jsonrpc, transport and internal/jsonschema.

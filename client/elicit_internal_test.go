@@ -35,7 +35,7 @@ func TestElicitAnswerShape(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			handed := tc.res
-			c := &Client{opts: Options{ElicitationDefaults: tc.defaults, Elicitation: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			c := &Client{opts: Options{ElicitationDefaults: tc.defaults, ElicitHandler: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 				return &handed, nil
 			}}}
 			res, err := c.elicit(context.Background(), tc.p)

@@ -54,7 +54,7 @@ func ModernVersions() []string { return slices.Clone(modernVersions) }
 // gone, so the client cannot fall back to initialize on this connection:
 // relaunch it and connect with Options.ProtocolVersion set to a legacy
 // revision (mcp.LatestLegacy). The error wraps why the connection ended.
-var ErrProbeClosed = errors.New("mcp: the connection ended during the server/discover probe; reconnect with a legacy Options.ProtocolVersion")
+var ErrProbeClosed = errors.New("client: the connection ended during the server/discover probe; reconnect with a legacy Options.ProtocolVersion")
 
 // pickVersion returns the newest modern revision this client speaks that
 // offered lists.
@@ -79,14 +79,14 @@ func (c *Client) detect(ctx context.Context) error {
 	if err == nil {
 		if v, ok := pickVersion(res.SupportedVersions); ok {
 			c.setModern(v, res)
-			c.log.Debug("mcp: the server is modern", "version", v, "offered", res.SupportedVersions)
+			c.log.Debug("client: the server is modern", "version", v, "offered", res.SupportedVersions)
 			return nil
 		}
-		c.log.Info("mcp: server/discover offered no modern revision this client speaks; falling back to initialize", "offered", res.SupportedVersions)
+		c.log.Info("client: server/discover offered no modern revision this client speaks; falling back to initialize", "offered", res.SupportedVersions)
 		return c.initialize(ctx, mcp.LatestLegacy)
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("mcp: server/discover: %w", ctx.Err())
+		return fmt.Errorf("client: server/discover: %w", ctx.Err())
 	}
 	select {
 	case <-c.conn.Done():
@@ -123,7 +123,7 @@ func (c *Client) detect(ctx context.Context) error {
 			return nil
 		}
 	}
-	c.log.Debug("mcp: server/discover probe failed; falling back to initialize", "err", err)
+	c.log.Debug("client: server/discover probe failed; falling back to initialize", "err", err)
 	return c.initialize(ctx, mcp.LatestLegacy)
 }
 

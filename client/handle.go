@@ -26,7 +26,7 @@ func (h *handler) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any,
 	case mcp.MethodPing:
 		return struct{}{}, nil
 	case mcp.MethodElicitationCreate:
-		if c.opts.Elicitation == nil {
+		if c.opts.ElicitHandler == nil {
 			return nil, methodNotFound(msg.Method)
 		}
 		if err := c.associated(msg.Method); err != nil {
@@ -45,7 +45,7 @@ func (h *handler) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any,
 		}
 		return res, nil
 	case mcp.MethodSamplingCreateMessage:
-		if c.opts.Sampling == nil {
+		if c.opts.CreateMessageHandler == nil {
 			return nil, methodNotFound(msg.Method)
 		}
 		if err := c.associated(msg.Method); err != nil {
@@ -64,7 +64,7 @@ func (h *handler) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any,
 		}
 		return res, nil
 	case mcp.MethodRootsList:
-		if c.opts.Roots == nil {
+		if c.opts.ListRootsHandler == nil {
 			return nil, methodNotFound(msg.Method)
 		}
 		if err := c.associated(msg.Method); err != nil {
@@ -94,13 +94,13 @@ func (c *Client) canSample(p *mcp.CreateMessageParams) bool {
 	return (len(p.Tools) == 0 && p.ToolChoice == nil) || c.opts.SamplingTools
 }
 
-// elicit asks Options.Elicitation, then fills an accepted form's omitted
+// elicit asks Options.ElicitHandler, then fills an accepted form's omitted
 // fields with the schema's defaults when ElicitationDefaults is set
 // (SEP-1034). An action other than accept, decline and cancel is the
 // handler's error, and content goes only with an accepted form (the
 // ElicitResult rules, which servers check): it is dropped otherwise.
 func (c *Client) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	res, err := c.opts.Elicitation(ctx, p)
+	res, err := c.opts.ElicitHandler(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -125,18 +125,18 @@ func (c *Client) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitRe
 	return res, nil
 }
 
-// sample asks Options.Sampling.
+// sample asks Options.CreateMessageHandler.
 func (c *Client) sample(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	res, err := c.opts.Sampling(ctx, p)
+	res, err := c.opts.CreateMessageHandler(ctx, p)
 	if err == nil && res == nil {
 		err = errors.New("the sampling handler returned no result")
 	}
 	return res, err
 }
 
-// listRoots asks Options.Roots; no roots is an empty list.
+// listRoots asks Options.ListRootsHandler; no roots is an empty list.
 func (c *Client) listRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
-	res, err := c.opts.Roots(ctx)
+	res, err := c.opts.ListRootsHandler(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ import (
 // ErrInvalidTool is returned by CallTool for a tool the client dropped
 // from its view because the x-mcp-header annotations of its input schema
 // are invalid (SEP-2243): its arguments could not be mirrored correctly.
-var ErrInvalidTool = errors.New("mcp: the tool has invalid x-mcp-header annotations and was dropped from the client's view")
+var ErrInvalidTool = errors.New("client: the tool has invalid x-mcp-header annotations and was dropped from the client's view")
 
 // headerParamPrefix starts the header that mirrors an annotated argument.
 const headerParamPrefix = "Mcp-Param-"
@@ -182,7 +182,7 @@ func (c *Client) noteTools(tools []mcp.Tool) []mcp.Tool {
 		c.tools[t.Name] = toolHeaders{headers: hs, invalid: err}
 		if err != nil {
 			if !known || prev.invalid == nil || prev.invalid.Error() != err.Error() {
-				c.log.Warn("mcp: dropping a tool with invalid x-mcp-header annotations (SEP-2243)", "tool", t.Name, "err", err)
+				c.log.Warn("client: dropping a tool with invalid x-mcp-header annotations (SEP-2243)", "tool", t.Name, "err", err)
 			}
 			continue
 		}

@@ -150,7 +150,7 @@ func TestParamHeadersOnRetry(t *testing.T) {
 	var c *client.Client
 	c = connect(t, tap, &client.Options{
 		ProtocolVersion: mcp.Version20260728,
-		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			if _, err := c.ListTools(ctx, nil); err != nil {
 				return nil, err
 			}

@@ -55,7 +55,7 @@ const maxQueuedNotifications = 4096
 
 // errServerEnded is the cancellation cause of a listen request the server
 // ended with notifications/cancelled (stdio).
-var errServerEnded = errors.New("mcp: the server ended the subscription")
+var errServerEnded = errors.New("client: the server ended the subscription")
 
 // Listen opens a subscriptions/listen stream (2026-07-28) for the change
 // notifications filter asks for, and returns once the server acknowledged
@@ -114,7 +114,7 @@ func (c *Client) Listen(ctx context.Context, filter mcp.SubscriptionFilter) (*Su
 		if err := s.Err(); err != nil {
 			return nil, err
 		}
-		return nil, errors.New("mcp: subscriptions/listen ended before the server acknowledged it")
+		return nil, errors.New("client: subscriptions/listen ended before the server acknowledged it")
 	case <-ctx.Done():
 		cancel(context.Cause(ctx))
 		<-s.done
@@ -193,7 +193,7 @@ func (s *Subscription) push(n Notification) {
 	s.mu.Lock()
 	if len(s.queue) >= maxQueuedNotifications {
 		s.queue = s.queue[1:]
-		s.c.log.Warn("mcp: a subscription's notifications are not read; dropped the oldest", "subscription", s.id.String())
+		s.c.log.Warn("client: a subscription's notifications are not read; dropped the oldest", "subscription", s.id.String())
 	}
 	s.queue = append(s.queue, n)
 	s.mu.Unlock()

@@ -72,13 +72,13 @@ func (c *Client) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 // (resultType "task"): CallTool then waits for the task's outcome (see
 // TaskResult) and returns it; when ctx ends first, it cancels the task.
 // On a legacy connection, a call with p.Task set is run as a task the
-// same way (see CallToolTask). A tool that runs only as a task is refused
+// same way (see RunToolTask). A tool that runs only as a task is refused
 // a plain call (-32021 naming the tasks extension from a modern server
-// without Options.Tasks, -32601 from a legacy one): CallToolTask calls it
+// without Options.Tasks, -32601 from a legacy one): RunToolTask calls it
 // either way.
 func (c *Client) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if c.era != EraModern && p != nil && p.Task != nil {
-		return c.CallToolTask(ctx, p)
+		return c.RunToolTask(ctx, p)
 	}
 	var res mcp.CallToolResult
 	err := c.callTool(ctx, p, &res)
@@ -110,7 +110,7 @@ func (c *Client) callTool(ctx context.Context, p *mcp.CallToolParams, result any
 		p.Meta = meta
 		err := c.call(ctx, mcp.MethodToolsCall, p, &p.Meta, result)
 		if e, ok := jsonrpc.AsError(err); ok && e.Code == mcp.CodeHeaderMismatch && attempt == 0 {
-			c.log.Debug("mcp: tools/call refused with a header mismatch; refreshing the tool list", "tool", p.Name)
+			c.log.Debug("client: tools/call refused with a header mismatch; refreshing the tool list", "tool", p.Name)
 			if rerr := c.refreshTools(ctx); rerr != nil {
 				return err
 			}
@@ -217,8 +217,10 @@ func (c *Client) ResourceTemplates(ctx context.Context) iter.Seq2[mcp.ResourceTe
 	})
 }
 
-// ReadResource reads a resource. A missing resource is a *jsonrpc.Error
-// with code -32002 (legacy servers) or -32602; see IsResourceNotFound. On
+// ReadResource reads a resource. A missing resource is an error that
+// matches mcp.ErrResourceNotFound with errors.Is and wraps the server's
+// *jsonrpc.Error (code -32002 from legacy servers, -32602 from 2026-07-28
+// on, SEP-2164). On
 // a modern connection the result may come from the Cache (never for a
 // retry that carries InputResponses or RequestState, nor one that took the
 // driver's retries). A modern server's input-required answer is handled
@@ -228,6 +230,9 @@ func (c *Client) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*
 	var res mcp.ReadResourceResult
 	cacheable := len(p.InputResponses) == 0 && p.RequestState == ""
 	if err := c.cachedCall(ctx, mcp.MethodResourcesRead, "u:"+p.URI, cacheable, p, &p.Meta, &res); err != nil {
+		if e, ok := jsonrpc.AsError(err); ok && (e.Code == mcp.CodeResourceNotFound || e.Code == mcp.CodeInvalidParams) {
+			return nil, fmt.Errorf("client: resources/read %q: %w (%w)", p.URI, mcp.ErrResourceNotFound, err)
+		}
 		return nil, err
 	}
 	return &res, nil
@@ -274,7 +279,7 @@ func (c *Client) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.Comp
 func (c *Client) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error {
 	if c.era == EraModern {
 		if level != "" && !level.Valid() {
-			return fmt.Errorf("mcp: invalid logging level %q", level)
+			return fmt.Errorf("client: invalid logging level %q", level)
 		}
 		c.mu.Lock()
 		c.logLevel = level
@@ -305,7 +310,7 @@ func orNew[T any](p *T) *T {
 
 // errCursorLoop reports a server that sent the same cursor twice in a
 // row, which would otherwise make an iterator run forever.
-var errCursorLoop = errors.New("mcp: the server repeated a pagination cursor")
+var errCursorLoop = errors.New("client: the server repeated a pagination cursor")
 
 // paginate turns a page fetcher into an iterator.
 func paginate[T any](fetch func(cursor *string) ([]T, *string, error)) iter.Seq2[T, error] {
@@ -334,12 +339,4 @@ func paginate[T any](fetch func(cursor *string) ([]T, *string, error)) iter.Seq2
 			cursor = next
 		}
 	}
-}
-
-// IsResourceNotFound reports whether err, returned by ReadResource, says
-// the resource does not exist: -32002 from legacy servers, -32602 from
-// 2026-07-28 on (SEP-2164).
-func IsResourceNotFound(err error) bool {
-	e, ok := jsonrpc.AsError(err)
-	return ok && (e.Code == mcp.CodeResourceNotFound || e.Code == mcp.CodeInvalidParams)
 }

@@ -16,15 +16,15 @@ import (
 var (
 	// ErrLegacy is returned by methods that exist only in the modern era
 	// (Listen, Discover) on a legacy connection.
-	ErrLegacy = errors.New("mcp: not available on a legacy (initialize) connection")
+	ErrLegacy = errors.New("client: not available on a legacy (initialize) connection")
 	// ErrModern is returned by methods whose request the modern era
 	// removed (Ping, Subscribe, Unsubscribe, RootsChanged) on a modern
 	// connection. Listen replaces resources/subscribe; SetLoggingLevel
 	// sets the per-request level instead of sending logging/setLevel.
-	ErrModern = errors.New("mcp: not part of the 2026-07-28 protocol (modern connection)")
+	ErrModern = errors.New("client: not part of the 2026-07-28 protocol (modern connection)")
 	// ErrResultType is returned when a modern result has a resultType this
 	// client does not know (a result it must treat as invalid).
-	ErrResultType = errors.New("mcp: unknown resultType")
+	ErrResultType = errors.New("client: unknown resultType")
 )
 
 // prepareModern encodes what every modern request carries. The
@@ -37,7 +37,7 @@ func (c *Client) prepareModern() error {
 	}
 	var err error
 	if c.capsJSON, err = json.Marshal(caps); err != nil {
-		return fmt.Errorf("mcp: encoding the client capabilities: %w", err)
+		return fmt.Errorf("client: encoding the client capabilities: %w", err)
 	}
 	caps.Extensions = maps.Clone(caps.Extensions)
 	if caps.Extensions == nil {
@@ -45,13 +45,13 @@ func (c *Client) prepareModern() error {
 	}
 	caps.Extensions[tasksExtension] = jsontext.Value(`{}`)
 	if c.capsTasksJSON, err = json.Marshal(caps); err != nil {
-		return fmt.Errorf("mcp: encoding the client capabilities: %w", err)
+		return fmt.Errorf("client: encoding the client capabilities: %w", err)
 	}
 	if c.opts.Tasks {
 		c.capsJSON = c.capsTasksJSON
 	}
 	if c.infoJSON, err = json.Marshal(c.opts.Info); err != nil {
-		return fmt.Errorf("mcp: encoding Options.Info: %w", err)
+		return fmt.Errorf("client: encoding Options.Info: %w", err)
 	}
 	switch {
 	case c.opts.NoCache:
@@ -124,7 +124,7 @@ func (c *Client) leg(ctx context.Context, method string, params any, meta *mcp.M
 			return err
 		}
 		retried = true
-		c.log.Debug("mcp: the server refused the protocol version; retrying", "method", method, "from", version, "to", v)
+		c.log.Debug("client: the server refused the protocol version; retrying", "method", method, "from", version, "to", v)
 		version = v
 		c.mu.Lock()
 		c.version = v
@@ -161,7 +161,7 @@ func (c *Client) exchange(ctx context.Context, method string, params, result any
 	if r, ok := params.(*retryParams); ok {
 		p, err := r.encode()
 		if err != nil {
-			return fmt.Errorf("mcp: encoding %s params: %w", method, err)
+			return fmt.Errorf("client: encoding %s params: %w", method, err)
 		}
 		params = p
 	}
@@ -180,7 +180,7 @@ func (c *Client) exchange(ctx context.Context, method string, params, result any
 func complete(method string, raw jsontext.Value, result any) error {
 	rt, err := peekResultType(raw)
 	if err != nil {
-		return fmt.Errorf("mcp: %s: the result is not a JSON object: %w", method, err)
+		return fmt.Errorf("client: %s: the result is not a JSON object: %w", method, err)
 	}
 	switch {
 	case rt.IsComplete():
@@ -197,7 +197,7 @@ func complete(method string, raw jsontext.Value, result any) error {
 		return nil
 	}
 	if err := json.Unmarshal(raw, result); err != nil {
-		return fmt.Errorf("mcp: %s: decoding the result: %w", method, err)
+		return fmt.Errorf("client: %s: decoding the result: %w", method, err)
 	}
 	return nil
 }

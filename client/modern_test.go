@@ -46,15 +46,15 @@ func modernServer(ctx context.Context, msg *jsonrpc.Message) (any, error) {
 func TestEnvelopeOnEveryRequest(t *testing.T) {
 	tr, f := startFake(t, modernServer)
 	c := connect(t, tr, &client.Options{
-		Info:                mcp.Implementation{Name: "envelope-test", Version: "3"},
-		Observe:             modernWire(t),
-		Elicitation:         func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) { return nil, nil },
-		ElicitationURL:      true,
-		Sampling:            func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) { return nil, nil },
-		SamplingTools:       true,
-		Roots:               func(context.Context) (*mcp.ListRootsResult, error) { return nil, nil },
-		OnToolsListChanged:  func(context.Context) {},
-		ElicitationDefaults: true,
+		Info:                 mcp.Implementation{Name: "envelope-test", Version: "3"},
+		Observe:              modernWire(t),
+		ElicitHandler:        func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) { return nil, nil },
+		ElicitationURL:       true,
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) { return nil, nil },
+		SamplingTools:        true,
+		ListRootsHandler:     func(context.Context) (*mcp.ListRootsResult, error) { return nil, nil },
+		OnToolsListChanged:   func(context.Context) {},
+		ElicitationDefaults:  true,
 	})
 	ctx := testCtx(t)
 	callerMeta := mcp.Meta{"com.example/trace": "abc"}

@@ -48,10 +48,10 @@ var (
 	// feature the client did not declare (URL-mode elicitation without
 	// Options.ElicitationURL, sampling with tools without
 	// Options.SamplingTools). Nothing was asked and nothing was sent.
-	ErrNoInputHandler = errors.New("mcp: no handler for the server's input request")
+	ErrNoInputHandler = errors.New("client: no handler for the server's input request")
 	// ErrTooManyInputRounds is wrapped by the *InputRequiredError of a call
 	// that was still input-required after Options.MaxInputRounds retries.
-	ErrTooManyInputRounds = errors.New("mcp: too many input-required rounds")
+	ErrTooManyInputRounds = errors.New("client: too many input-required rounds")
 )
 
 // InputRequiredError is returned by a call to a modern server that
@@ -98,7 +98,7 @@ type InputRequiredError struct {
 
 func (e *InputRequiredError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mcp: %s: ", e.Method)
+	fmt.Fprintf(&b, "client: %s: ", e.Method)
 	if e.TaskID != "" {
 		fmt.Fprintf(&b, "task %s: ", e.TaskID)
 	}
@@ -133,14 +133,14 @@ func (e *InputRequiredError) Unwrap() error { return e.err }
 func inputRequired(method string, raw jsontext.Value) error {
 	ir := &InputRequiredError{Method: method, Raw: raw, Result: new(mcp.InputRequiredResult)}
 	if err := json.Unmarshal(raw, ir.Result); err != nil {
-		return fmt.Errorf("mcp: %s: decoding the input_required result: %w", method, err)
+		return fmt.Errorf("client: %s: decoding the input_required result: %w", method, err)
 	}
 	var w struct {
 		InputRequests jsontext.Value `json:"inputRequests"`
 		RequestState  jsontext.Value `json:"requestState"`
 	}
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return fmt.Errorf("mcp: %s: decoding the input_required result: %w", method, err)
+		return fmt.Errorf("client: %s: decoding the input_required result: %w", method, err)
 	}
 	if w.RequestState.Kind() == '"' {
 		ir.state = w.RequestState // echoed byte for byte, never re-encoded
@@ -181,7 +181,7 @@ func keyOrder(raw jsontext.Value) []string {
 // unless Options.ManualInput, when at least one input handler is
 // registered.
 func (c *Client) driving() bool {
-	return !c.opts.ManualInput && (c.opts.Elicitation != nil || c.opts.Sampling != nil || c.opts.Roots != nil)
+	return !c.opts.ManualInput && (c.opts.ElicitHandler != nil || c.opts.CreateMessageHandler != nil || c.opts.ListRootsHandler != nil)
 }
 
 func (c *Client) maxInputRounds() int {
@@ -214,10 +214,10 @@ func (c *Client) drive(ctx context.Context, method string, params any, callerMet
 		var responses mcp.InputResponses
 		if len(ir.Result.InputRequests) == 0 {
 			if ir.state == nil {
-				return rounds - 1, fmt.Errorf("mcp: %s: invalid input_required result: neither inputRequests nor requestState", method)
+				return rounds - 1, fmt.Errorf("client: %s: invalid input_required result: neither inputRequests nor requestState", method)
 			}
 			// Load shedding: nothing to answer; come back a little later.
-			c.log.Debug("mcp: input_required without input requests; retrying", "method", method, "after", backoff)
+			c.log.Debug("client: input_required without input requests; retrying", "method", method, "after", backoff)
 			if err := sleep(ctx, backoff); err != nil {
 				return rounds - 1, err
 			}
@@ -268,11 +268,11 @@ func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError) (mcp.InputR
 		case mcp.MethodElicitationCreate:
 			p := new(mcp.ElicitParams)
 			if err := r.DecodeParams(p); err != nil {
-				return nil, fmt.Errorf("mcp: %s: input request %q: invalid elicitation/create params: %w", ir.Method, key, err)
+				return nil, fmt.Errorf("client: %s: input request %q: invalid elicitation/create params: %w", ir.Method, key, err)
 			}
 			switch {
-			case c.opts.Elicitation == nil:
-				why = "no Options.Elicitation handler"
+			case c.opts.ElicitHandler == nil:
+				why = "no Options.ElicitHandler handler"
 			case !c.canElicit(p):
 				why = "URL-mode elicitation, which this client did not declare (Options.ElicitationURL)"
 			}
@@ -280,18 +280,18 @@ func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError) (mcp.InputR
 		case mcp.MethodSamplingCreateMessage:
 			p := new(mcp.CreateMessageParams)
 			if err := r.DecodeParams(p); err != nil {
-				return nil, fmt.Errorf("mcp: %s: input request %q: invalid sampling/createMessage params: %w", ir.Method, key, err)
+				return nil, fmt.Errorf("client: %s: input request %q: invalid sampling/createMessage params: %w", ir.Method, key, err)
 			}
 			switch {
-			case c.opts.Sampling == nil:
-				why = "no Options.Sampling handler"
+			case c.opts.CreateMessageHandler == nil:
+				why = "no Options.CreateMessageHandler handler"
 			case !c.canSample(p):
 				why = "sampling with tools, which this client did not declare (Options.SamplingTools)"
 			}
 			params = p
 		case mcp.MethodRootsList:
-			if c.opts.Roots == nil {
-				why = "no Options.Roots handler"
+			if c.opts.ListRootsHandler == nil {
+				why = "no Options.ListRootsHandler handler"
 			}
 		default:
 			why = "not a method a server may ask a client for"
@@ -319,10 +319,10 @@ func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError) (mcp.InputR
 			res, err = c.listRoots(ctx)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("mcp: %s: answering input request %q (%s): %w", ir.Method, w.key, w.method, err)
+			return nil, fmt.Errorf("client: %s: answering input request %q (%s): %w", ir.Method, w.key, w.method, err)
 		}
 		if err := responses.Set(w.key, res); err != nil {
-			return nil, fmt.Errorf("mcp: %s: encoding the answer to input request %q: %w", ir.Method, w.key, err)
+			return nil, fmt.Errorf("client: %s: encoding the answer to input request %q: %w", ir.Method, w.key, err)
 		}
 	}
 	return responses, nil
@@ -365,7 +365,7 @@ func (r *retryParams) encode() (jsontext.Value, error) {
 		return nil, err
 	}
 	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
-		return nil, fmt.Errorf("mcp: params encode as %s, not an object", b)
+		return nil, fmt.Errorf("client: params encode as %s, not an object", b)
 	}
 	b = b[:len(b)-1]
 	member := func(name string, v []byte) {

@@ -120,16 +120,16 @@ func (a *answers) got() []string {
 
 func (a *answers) options() client.Options {
 	return client.Options{
-		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			a.note("elicit:" + p.Message)
 			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
 		},
 		ElicitationDefaults: true,
-		Sampling: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+		CreateMessageHandler: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 			a.note("sample")
 			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Content: mcp.NewSamplingContent(&mcp.TextContent{Text: "4"}), Model: "m"}, nil
 		},
-		Roots: func(ctx context.Context) (*mcp.ListRootsResult, error) {
+		ListRootsHandler: func(ctx context.Context) (*mcp.ListRootsResult, error) {
 			a.note("roots")
 			return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///w"}}}, nil
 		},
@@ -303,9 +303,9 @@ func TestMRTRLoadShedding(t *testing.T) {
 		return s.handle(ctx, msg)
 	})
 	c := connect(t, tr, &client.Options{
-		ProtocolVersion: mcp.Version20260728,
-		Observe:         modernWire(t),
-		Roots:           func(context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil },
+		ProtocolVersion:  mcp.Version20260728,
+		Observe:          modernWire(t),
+		ListRootsHandler: func(context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil },
 	})
 	res, err := c.ReadResource(testCtx(t), &mcp.ReadResourceParams{URI: "x://a"})
 	if err != nil || len(res.Contents) != 1 {
@@ -349,8 +349,8 @@ func TestMRTRLoadShedding(t *testing.T) {
 	s2 := &script{method: mcp.MethodToolsCall, answers: []jsontext.Value{inputRequired(nil, nil, `"busy"`)}}
 	tr2, _ := startFake(t, s2.handle)
 	c2 := connect(t, tr2, &client.Options{
-		ProtocolVersion: mcp.Version20260728,
-		Roots:           func(context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil },
+		ProtocolVersion:  mcp.Version20260728,
+		ListRootsHandler: func(context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil },
 	})
 	ctx, cancel := context.WithTimeout(testCtx(t), 120*time.Millisecond)
 	defer cancel()
@@ -404,8 +404,8 @@ func TestMRTRHandlerError(t *testing.T) {
 	sampled := false
 	c := connect(t, tr, &client.Options{
 		ProtocolVersion: mcp.Version20260728,
-		Elicitation:     func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) { return nil, boom },
-		Sampling: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+		ElicitHandler:   func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) { return nil, boom },
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 			sampled = true
 			return nil, nil
 		},
@@ -441,7 +441,7 @@ func TestMRTRNoHandler(t *testing.T) {
 			asked := false
 			c := connect(t, tr, &client.Options{
 				ProtocolVersion: mcp.Version20260728,
-				Elicitation: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+				ElicitHandler: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 					asked = true
 					return &mcp.ElicitResult{Action: mcp.ElicitActionDecline}, nil
 				},
@@ -469,7 +469,7 @@ func TestMRTRNoHandler(t *testing.T) {
 // inputResponses and requestState as top-level params members.
 func TestMRTRManual(t *testing.T) {
 	for name, opts := range map[string]client.Options{
-		"ManualInput": {ManualInput: true, Elicitation: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		"ManualInput": {ManualInput: true, ElicitHandler: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			t.Error("the handler ran on the manual path")
 			return nil, errors.New("no")
 		}},
@@ -558,7 +558,7 @@ func TestMRTRLegTimeout(t *testing.T) {
 	c := connect(t, tr, &client.Options{
 		ProtocolVersion: mcp.Version20260728,
 		CallTimeout:     100 * time.Millisecond,
-		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			time.Sleep(250 * time.Millisecond)
 			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "slow"}}, ctx.Err()
 		},

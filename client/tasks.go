@@ -41,27 +41,27 @@ const tasksExtension = "io.modelcontextprotocol/tasks"
 const DefaultTaskPollInterval = time.Second
 
 // cancelTimeout bounds the tasks/cancel the client sends on its own for a
-// task whose waiter gave up (see CallToolTask).
+// task whose waiter gave up (see RunToolTask).
 const cancelTimeout = 2 * time.Second
 
 var (
-	// ErrTasksUnsupported is returned by CallToolAsTask on a legacy
+	// ErrTasksUnsupported is returned by StartToolTask on a legacy
 	// connection whose server did not declare tasks.requests.tools.call.
-	ErrTasksUnsupported = errors.New("mcp: the server does not run tool calls as tasks")
-	// ErrTaskCancelled is returned by TaskResult (2026-07-28) for a task
+	ErrTasksUnsupported = errors.New("client: the server does not run tool calls as tasks")
+	// ErrTaskCanceled is returned by TaskResult (2026-07-28) for a task
 	// that ended cancelled.
-	ErrTaskCancelled = errors.New("mcp: the task was cancelled")
+	ErrTaskCanceled = errors.New("client: the task was cancelled")
 	// ErrTaskFailed is returned by TaskResult (2026-07-28) for a task that
 	// failed without a JSON-RPC error (a failed task's error is returned
 	// as the *jsonrpc.Error it carries).
-	ErrTaskFailed = errors.New("mcp: the task failed")
+	ErrTaskFailed = errors.New("client: the task failed")
 )
 
 // Task is the state of a task the server runs for the client: a tool
 // call run as a task, in either revision.
 type Task struct {
 	// ID is the server's taskId. It is empty in the Task of a
-	// CallToolAsTask the server answered at once, without a task: Status
+	// StartToolTask the server answered at once, without a task: Status
 	// is then completed and Result holds the tool's result.
 	ID     string
 	Status mcp.TaskStatus
@@ -116,17 +116,17 @@ type taskWire struct {
 func decodeTask(raw jsontext.Value) (*Task, error) {
 	var w taskWire
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, fmt.Errorf("mcp: decoding a task: %w", err)
+		return nil, fmt.Errorf("client: decoding a task: %w", err)
 	}
 	meta := w.Meta
 	if w.Task.Kind() == '{' {
 		if err := json.Unmarshal(w.Task, &w); err != nil {
-			return nil, fmt.Errorf("mcp: decoding a task: %w", err)
+			return nil, fmt.Errorf("client: decoding a task: %w", err)
 		}
 		w.Meta = meta // the CreateTaskResult's
 	}
 	if w.TaskID == "" {
-		return nil, errors.New("mcp: a task without a taskId")
+		return nil, errors.New("client: a task without a taskId")
 	}
 	t := &Task{
 		ID: w.TaskID, Status: w.Status, StatusMessage: w.StatusMessage,
@@ -142,7 +142,7 @@ func decodeTask(raw jsontext.Value) (*Task, error) {
 	}
 	if w.InputRequests.Kind() == '{' {
 		if err := json.Unmarshal(w.InputRequests, &t.InputRequests); err != nil {
-			return nil, fmt.Errorf("mcp: decoding the input requests of task %s: %w", t.ID, err)
+			return nil, fmt.Errorf("client: decoding the input requests of task %s: %w", t.ID, err)
 		}
 		t.order = keyOrder(w.InputRequests)
 	}
@@ -153,7 +153,7 @@ func decodeTask(raw jsontext.Value) (*Task, error) {
 // extension returns when the server answered with a task.
 type taskStarted struct{ raw jsontext.Value }
 
-func (e *taskStarted) Error() string { return "mcp: tools/call: the server runs the call as a task" }
+func (e *taskStarted) Error() string { return "client: tools/call: the server runs the call as a task" }
 
 type tasksKey struct{}
 
@@ -168,7 +168,7 @@ func (c *Client) tasksDeclared(ctx context.Context) bool {
 	return c.opts.Tasks || ctx.Value(tasksKey{}) != nil
 }
 
-// CallToolAsTask calls a tool as a task and returns the task as the
+// StartToolTask calls a tool as a task and returns the task as the
 // server created it, without waiting for its outcome (see TaskResult,
 // GetTask, CancelTask).
 //
@@ -183,7 +183,7 @@ func (c *Client) tasksDeclared(ctx context.Context) bool {
 // A server may answer at once instead (a 2026 server that chose to, a
 // 2025 server that ignored params.task): the Task then has no ID, Status
 // completed and Result the tool's result.
-func (c *Client) CallToolAsTask(ctx context.Context, p *mcp.CallToolParams) (*Task, error) {
+func (c *Client) StartToolTask(ctx context.Context, p *mcp.CallToolParams) (*Task, error) {
 	p = orNew(p)
 	var raw jsontext.Value
 	if c.era != EraModern {
@@ -222,14 +222,14 @@ func rawHasTask(raw jsontext.Value) bool {
 	return json.Unmarshal(raw, &w) == nil && w.Task.Kind() == '{'
 }
 
-// CallToolTask calls a tool as a task (CallToolAsTask) and waits for its
+// RunToolTask calls a tool as a task (StartToolTask) and waits for its
 // outcome (TaskResult): the tool's result, a tool-level failure being a
 // result with IsError set, or the error a plain call would have returned.
 // A legacy server that does not run tool calls as tasks gets a plain call
 // (without p.Task). When ctx ends before the task does, the client asks
 // the server to cancel it (tasks/cancel) before returning ctx's error.
-func (c *Client) CallToolTask(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	t, err := c.CallToolAsTask(ctx, p)
+func (c *Client) RunToolTask(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	t, err := c.StartToolTask(ctx, p)
 	if errors.Is(err, ErrTasksUnsupported) {
 		cp := *p
 		cp.Task = nil
@@ -252,7 +252,7 @@ func (c *Client) await(ctx context.Context, t *Task) (*mcp.CallToolResult, error
 		cctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
 		defer cancel()
 		if cerr := c.CancelTask(cctx, t.ID); cerr != nil {
-			c.log.Debug("mcp: cancelling an abandoned task", "task", t.ID, "err", cerr)
+			c.log.Debug("client: cancelling an abandoned task", "task", t.ID, "err", cerr)
 		}
 	}
 	return res, err
@@ -261,11 +261,11 @@ func (c *Client) await(ctx context.Context, t *Task) (*mcp.CallToolResult, error
 // toolResult decodes the result of a completed task.
 func toolResult(t *Task) (*mcp.CallToolResult, error) {
 	if len(t.Result) == 0 {
-		return nil, fmt.Errorf("mcp: task %s completed without a result", t.ID)
+		return nil, fmt.Errorf("client: task %s completed without a result", t.ID)
 	}
 	var res mcp.CallToolResult
 	if err := json.Unmarshal(t.Result, &res); err != nil {
-		return nil, fmt.Errorf("mcp: decoding the result of task %s: %w", t.ID, err)
+		return nil, fmt.Errorf("client: decoding the result of task %s: %w", t.ID, err)
 	}
 	return &res, nil
 }
@@ -351,7 +351,7 @@ func (c *Client) ListTasks(ctx context.Context, p *mcp.PaginatedParams) (*TaskLi
 	for _, raw := range w.Tasks {
 		t, err := decodeTask(raw)
 		if err != nil {
-			return nil, fmt.Errorf("mcp: tasks/list: %w", err)
+			return nil, fmt.Errorf("client: tasks/list: %w", err)
 		}
 		out.Tasks = append(out.Tasks, *t)
 	}
@@ -381,7 +381,7 @@ func (c *Client) Tasks(ctx context.Context) iter.Seq2[Task, error] {
 // Modern (2026-07-28): it polls tasks/get until the task is over, every
 // pollIntervalMs the server suggests (else Options.TaskPollInterval). A
 // failed task returns its *jsonrpc.Error (ErrTaskFailed when it has none),
-// a cancelled one ErrTaskCancelled. An input_required task's input
+// a cancelled one ErrTaskCanceled. An input_required task's input
 // requests are answered with the handlers of Options, as the multi
 // round-trip driver answers a call's (see Options.ManualInput), and the
 // answers sent with tasks/update; then it polls again at once. Each input
@@ -415,7 +415,7 @@ func (c *Client) TaskResult(ctx context.Context, id string) (*mcp.CallToolResult
 			}
 			return nil, fmt.Errorf("%w: task %s: %s", ErrTaskFailed, id, t.StatusMessage)
 		case mcp.TaskCancelled:
-			return nil, fmt.Errorf("%w: task %s", ErrTaskCancelled, id)
+			return nil, fmt.Errorf("%w: task %s", ErrTaskCanceled, id)
 		case mcp.TaskInputRequired:
 			if ir := pendingInput(t, answered); ir != nil {
 				if !c.driving() {

@@ -100,7 +100,7 @@ func declaresTasks(t *testing.T, m *jsonrpc.Message) bool {
 	return ok
 }
 
-// TestTaskModernCompletion: CallToolAsTask declares the extension and
+// TestTaskModernCompletion: StartToolTask declares the extension and
 // returns the flattened task; TaskResult polls tasks/get no faster than
 // the server's pollIntervalMs until the task completes, and returns the
 // inlined result.
@@ -113,7 +113,7 @@ func TestTaskModernCompletion(t *testing.T) {
 	tr, f := startFake(t, s.handle)
 	c := connect(t, tr, &client.Options{ProtocolVersion: mcp.Version20260728})
 	ctx := testCtx(t)
-	task, err := c.CallToolAsTask(ctx, &mcp.CallToolParams{Name: "slow", Task: &mcp.TaskMetadata{}})
+	task, err := c.StartToolTask(ctx, &mcp.CallToolParams{Name: "slow", Task: &mcp.TaskMetadata{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestTaskModernCompletion(t *testing.T) {
 	}
 	call := callsOf(f, mcp.MethodToolsCall)[0]
 	if !declaresTasks(t, call) {
-		t.Error("tools/call of CallToolAsTask does not declare the tasks extension")
+		t.Error("tools/call of StartToolTask does not declare the tasks extension")
 	}
 	if p, members := paramsOf(t, call); p.Name != "slow" || members["task"] != nil {
 		t.Errorf("tools/call params %s: want no 2025 task member", call.Params)
@@ -153,7 +153,7 @@ func TestTaskModernCompletion(t *testing.T) {
 
 // TestTaskModernOutcomes: a tool error is a completed task whose result
 // has isError; a JSON-RPC error is a failed task, returned as that error;
-// a cancelled task is ErrTaskCancelled.
+// a cancelled task is ErrTaskCanceled.
 func TestTaskModernOutcomes(t *testing.T) {
 	for name, tc := range map[string]struct {
 		get   jsontext.Value
@@ -179,8 +179,8 @@ func TestTaskModernOutcomes(t *testing.T) {
 			}},
 		"cancelled": {modernTask("t1", "cancelled", 5, ""),
 			func(t *testing.T, res *mcp.CallToolResult, err error) {
-				if !errors.Is(err, client.ErrTaskCancelled) {
-					t.Fatalf("err = %v, want ErrTaskCancelled", err)
+				if !errors.Is(err, client.ErrTaskCanceled) {
+					t.Fatalf("err = %v, want ErrTaskCanceled", err)
 				}
 			}},
 	} {
@@ -188,21 +188,21 @@ func TestTaskModernOutcomes(t *testing.T) {
 			s := &taskServer{gets: []jsontext.Value{modernTask("t1", "working", 5, ""), tc.get}}
 			tr, _ := startFake(t, s.handle)
 			c := connect(t, tr, &client.Options{ProtocolVersion: mcp.Version20260728})
-			res, err := c.CallToolTask(testCtx(t), &mcp.CallToolParams{Name: "job"})
+			res, err := c.RunToolTask(testCtx(t), &mcp.CallToolParams{Name: "job"})
 			tc.check(t, res, err)
 		})
 	}
 }
 
 // TestTaskModernCancel: CancelTask sends tasks/cancel for the task, and
-// the next poll sees it cancelled. A CallToolTask whose context ends
+// the next poll sees it cancelled. A RunToolTask whose context ends
 // cancels its task.
 func TestTaskModernCancel(t *testing.T) {
 	s := &taskServer{gets: []jsontext.Value{modernTask("t1", "working", 5, "")}}
 	tr, f := startFake(t, s.handle)
 	c := connect(t, tr, &client.Options{ProtocolVersion: mcp.Version20260728})
 	ctx := testCtx(t)
-	task, err := c.CallToolAsTask(ctx, &mcp.CallToolParams{Name: "slow"})
+	task, err := c.StartToolTask(ctx, &mcp.CallToolParams{Name: "slow"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestTaskModernCancel(t *testing.T) {
 	if len(cancels) != 1 || !strings.Contains(string(cancels[0].Params), `"taskId":"t1"`) || !declaresTasks(t, cancels[0]) {
 		t.Fatalf("tasks/cancel requests: %v", cancels)
 	}
-	if _, err := c.TaskResult(ctx, task.ID); !errors.Is(err, client.ErrTaskCancelled) {
+	if _, err := c.TaskResult(ctx, task.ID); !errors.Is(err, client.ErrTaskCanceled) {
 		t.Fatalf("TaskResult after cancel: %v", err)
 	}
 
@@ -222,8 +222,8 @@ func TestTaskModernCancel(t *testing.T) {
 	c2 := connect(t, tr2, &client.Options{ProtocolVersion: mcp.Version20260728})
 	wctx, cancel := context.WithTimeout(testCtx(t), 60*time.Millisecond)
 	defer cancel()
-	if _, err := c2.CallToolTask(wctx, &mcp.CallToolParams{Name: "slow"}); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("CallToolTask past its deadline: %v", err)
+	if _, err := c2.RunToolTask(wctx, &mcp.CallToolParams{Name: "slow"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("RunToolTask past its deadline: %v", err)
 	}
 	if n := len(callsOf(f2, mcp.MethodTasksCancel)); n != 1 {
 		t.Fatalf("%d tasks/cancel after the waiter gave up, want 1", n)
@@ -319,8 +319,8 @@ func TestTaskModernManualInput(t *testing.T) {
 // TestTaskModernOptIn: with Options.Tasks every request declares the
 // extension and a plain CallTool answered with a task waits for it;
 // without it CallTool declares nothing and a task answer is an unknown
-// result type. A server answering CallToolAsTask at once gives a
-// completed Task without an id, and CallToolTask its result.
+// result type. A server answering StartToolTask at once gives a
+// completed Task without an id, and RunToolTask its result.
 func TestTaskModernOptIn(t *testing.T) {
 	s := &taskServer{gets: []jsontext.Value{modernTask("t1", "completed", 5, `"result":{"content":[{"type":"text","text":"42"}]}`)}}
 	tr, f := startFake(t, s.handle)
@@ -353,12 +353,12 @@ func TestTaskModernOptIn(t *testing.T) {
 
 	tr3, _ := startFake(t, modernServer)
 	c3 := connect(t, tr3, &client.Options{ProtocolVersion: mcp.Version20260728})
-	task, err := c3.CallToolAsTask(ctx, &mcp.CallToolParams{Name: "t"})
+	task, err := c3.StartToolTask(ctx, &mcp.CallToolParams{Name: "t"})
 	if err != nil || task.ID != "" || task.Status != mcp.TaskCompleted || len(task.Result) == 0 {
-		t.Fatalf("CallToolAsTask answered at once: %+v, %v", task, err)
+		t.Fatalf("StartToolTask answered at once: %+v, %v", task, err)
 	}
-	if res, err := c3.CallToolTask(ctx, &mcp.CallToolParams{Name: "t"}); err != nil || res.Content[0].(*mcp.TextContent).Text != "ok" {
-		t.Fatalf("CallToolTask answered at once: %v, %v", res, err)
+	if res, err := c3.RunToolTask(ctx, &mcp.CallToolParams{Name: "t"}); err != nil || res.Content[0].(*mcp.TextContent).Text != "ok" {
+		t.Fatalf("RunToolTask answered at once: %v, %v", res, err)
 	}
 }
 
@@ -421,7 +421,7 @@ func TestTaskLegacy(t *testing.T) {
 	})
 	ctx := testCtx(t)
 	ttlMs := int64(30000)
-	task, err := c.CallToolAsTask(ctx, &mcp.CallToolParams{Name: "slow", Task: &mcp.TaskMetadata{TTL: &ttlMs}})
+	task, err := c.StartToolTask(ctx, &mcp.CallToolParams{Name: "slow", Task: &mcp.TaskMetadata{TTL: &ttlMs}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,28 +453,28 @@ func TestTaskLegacy(t *testing.T) {
 	}
 }
 
-// TestTaskLegacyFailure: tasks/result's JSON-RPC error is CallToolTask's.
+// TestTaskLegacyFailure: tasks/result's JSON-RPC error is RunToolTask's.
 func TestTaskLegacyFailure(t *testing.T) {
 	c, _ := legacyTasks(t, true, func(context.Context, *fakeServer) (any, error) {
 		return nil, jsonrpc.NewError(-32603, "boom")
 	})
-	_, err := c.CallToolTask(testCtx(t), &mcp.CallToolParams{Name: "job"})
+	_, err := c.RunToolTask(testCtx(t), &mcp.CallToolParams{Name: "job"})
 	if e, ok := jsonrpc.AsError(err); !ok || e.Code != -32603 {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 // TestTaskLegacyUnsupported: a server without tasks.requests.tools.call
-// is not asked for a task; CallToolTask makes a plain call.
+// is not asked for a task; RunToolTask makes a plain call.
 func TestTaskLegacyUnsupported(t *testing.T) {
 	c, f := legacyTasks(t, false, nil)
 	ctx := testCtx(t)
-	if _, err := c.CallToolAsTask(ctx, &mcp.CallToolParams{Name: "x"}); !errors.Is(err, client.ErrTasksUnsupported) {
-		t.Fatalf("CallToolAsTask: %v", err)
+	if _, err := c.StartToolTask(ctx, &mcp.CallToolParams{Name: "x"}); !errors.Is(err, client.ErrTasksUnsupported) {
+		t.Fatalf("StartToolTask: %v", err)
 	}
-	res, err := c.CallToolTask(ctx, &mcp.CallToolParams{Name: "x", Task: &mcp.TaskMetadata{}})
+	res, err := c.RunToolTask(ctx, &mcp.CallToolParams{Name: "x", Task: &mcp.TaskMetadata{}})
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "plain" {
-		t.Fatalf("CallToolTask: %+v, %v", res, err)
+		t.Fatalf("RunToolTask: %+v, %v", res, err)
 	}
 	for _, m := range callsOf(f, mcp.MethodToolsCall) {
 		if strings.Contains(string(m.Params), `"task"`) {

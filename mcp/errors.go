@@ -1,5 +1,14 @@
 package mcp
 
+import "errors"
+
+// ErrResourceNotFound says a resources/read URI names no resource. A
+// server's resource handler returns it (wrapped or not) and the server
+// answers with the era's not-found error (-32002 on legacy sessions,
+// -32602 from 2026-07-28 on, SEP-2164); the client's ReadResource returns
+// an error that matches it with errors.Is for either code.
+var ErrResourceNotFound = errors.New("mcp: resource not found")
+
 // JSON-RPC 2.0 error codes, used by every revision.
 const (
 	CodeParseError     = -32700

@@ -22,8 +22,8 @@ import (
 // ErrDeclined and ErrCanceled are what an [*ElicitationError] matches
 // with errors.Is when the user declined or canceled the form.
 var (
-	ErrDeclined = errors.New("the user declined")
-	ErrCanceled = errors.New("the user canceled")
+	ErrDeclined = errors.New("server: the user declined")
+	ErrCanceled = errors.New("server: the user canceled")
 )
 
 // ElicitationError is the error of [Ask] when the user did not accept

@@ -201,7 +201,7 @@ func TestAskDeclinedAsToolError(t *testing.T) {
 	if !errors.Is(err, ErrCanceled) || errors.Is(err, ErrDeclined) {
 		t.Errorf("%v: Is(ErrCanceled) %v, Is(ErrDeclined) %v", err, errors.Is(err, ErrCanceled), errors.Is(err, ErrDeclined))
 	}
-	if got := err.Error(); got != `the user canceled the form "signup"` {
+	if got := err.Error(); got != `server: the user canceled the form "signup"` {
 		t.Errorf("Error() = %q", got)
 	}
 }

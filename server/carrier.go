@@ -71,7 +71,7 @@ func (c *carrierServer) ServeStateless(ctx context.Context, version string, call
 	s, msg := c.srv(), call.Msg
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.Error("mcp: handler panic", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
+			s.log.Error("server: handler panic", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
 			result, err = nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: handler for %s panicked", msg.Method)
 		}
 	}()

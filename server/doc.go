@@ -8,7 +8,7 @@
 // runs, and turn a returned Go error into an isError result.
 //
 // Registration never panics: AddTool, AddRawTool, AddPrompt, AddResource
-// and AddResourceTemplate return an error (starting with "mcp: " and
+// and AddResourceTemplate return an error (starting with "server: " and
 // naming the tool, prompt or resource, and for a struct tag the Go field)
 // for a missing name, a nil handler, a malformed `jsonschema` tag or a
 // schema that does not compile; the failure is also logged at Error level

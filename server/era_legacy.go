@@ -144,6 +144,6 @@ func (legacyEra) announceTask(s *Server, run *taskRun, rec *store.TaskRecord) {
 	defer cancel()
 	t := legacyTask(rec)
 	if err := run.session.notify(ctx, mcp.NotificationTasksStatus, &t); err != nil {
-		s.log.Debug("mcp: task status not delivered", "task", rec.ID, "err", err)
+		s.log.Debug("server: task status not delivered", "task", rec.ID, "err", err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // ErrServerClosing is the cancellation cause of requests ended because
 // the server is shutting down; a subscriptions/listen stream ended this
 // way is answered with its result (a graceful end).
-var ErrServerClosing = errors.New("mcp: the server is shutting down")
+var ErrServerClosing = errors.New("server: the server is shutting down")
 
 // listener is one open subscriptions/listen request (2026-07-28).
 type listener struct {
@@ -116,7 +116,7 @@ func (s *Server) notifyListeners(method, uri string) {
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 		l.mu.Lock()
 		if err := l.req.out.Notify(ctx, l.req.id, method, params); err != nil {
-			s.log.Debug("mcp: listen notification not delivered", "method", method, "err", err)
+			s.log.Debug("server: listen notification not delivered", "method", method, "err", err)
 		}
 		l.mu.Unlock()
 		cancel()
@@ -141,7 +141,7 @@ func (s *Server) notifyTaskListeners(rec *store.TaskRecord) {
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 		l.mu.Lock()
 		if err := l.req.out.Notify(ctx, l.req.id, mcp.NotificationTasks, d); err != nil {
-			s.log.Debug("mcp: task notification not delivered", "task", rec.ID, "err", err)
+			s.log.Debug("server: task notification not delivered", "task", rec.ID, "err", err)
 		}
 		l.mu.Unlock()
 		cancel()

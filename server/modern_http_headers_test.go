@@ -345,7 +345,7 @@ func TestModernHeaderAnnotationsAtRegistration(t *testing.T) {
 				t.Fatalf("registration failed: %v", err)
 			case tc.fails != "" && err == nil:
 				t.Fatal("registration of an invalid annotation succeeded")
-			case tc.fails != "" && !strings.HasPrefix(err.Error(), `mcp: AddRawTool "t": `):
+			case tc.fails != "" && !strings.HasPrefix(err.Error(), `server: AddRawTool "t": `):
 				t.Errorf("error %q does not start with the tool", err)
 			case tc.fails != "" && !strings.Contains(err.Error(), tc.fails):
 				t.Errorf("error %q, want it to mention %q", err, tc.fails)

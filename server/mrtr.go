@@ -17,7 +17,7 @@ import (
 // opaque state for the retry. A tools/call, prompts/get or resources/read
 // handler returns it as its error:
 //
-//	answer, ok, err := req.Elicitation("user_name")
+//	answer, ok, err := req.ElicitResult("user_name")
 //	if err != nil {
 //		return nil, err
 //	}
@@ -52,9 +52,9 @@ func NeedInput() *Input { return &Input{} }
 // Error makes *Input an error, so that handlers can return it.
 func (in *Input) Error() string {
 	if in.err != nil {
-		return "mcp: invalid input request: " + in.err.Error()
+		return "server: invalid input request: " + in.err.Error()
 	}
-	return fmt.Sprintf("mcp: input required (%s)", strings.Join(in.keys, ", "))
+	return fmt.Sprintf("server: input required (%s)", strings.Join(in.keys, ", "))
 }
 
 func (in *Input) add(key, method string, params any) *Input {
@@ -232,21 +232,21 @@ func (r *Request) InputResponses() mcp.InputResponses { return r.inputs }
 // previous round, verified and unsealed ("" when there is none).
 func (r *Request) RequestState() string { return r.state }
 
-// Elicitation returns the answer to the elicitation asked under key:
+// ElicitResult returns the answer to the elicitation asked under key:
 // ok is false when there is none (ask for it).
-func (r *Request) Elicitation(key string) (*mcp.ElicitResult, bool, error) {
+func (r *Request) ElicitResult(key string) (*mcp.ElicitResult, bool, error) {
 	var v mcp.ElicitResult
 	return answer(r, key, &v)
 }
 
-// Sampling returns the answer to the sampling request asked under key.
-func (r *Request) Sampling(key string) (*mcp.CreateMessageResult, bool, error) {
+// CreateMessageResult returns the answer to the sampling request asked under key.
+func (r *Request) CreateMessageResult(key string) (*mcp.CreateMessageResult, bool, error) {
 	var v mcp.CreateMessageResult
 	return answer(r, key, &v)
 }
 
-// Roots returns the answer to the roots request asked under key.
-func (r *Request) Roots(key string) (*mcp.ListRootsResult, bool, error) {
+// ListRootsResult returns the answer to the roots request asked under key.
+func (r *Request) ListRootsResult(key string) (*mcp.ListRootsResult, bool, error) {
 	var v mcp.ListRootsResult
 	return answer(r, key, &v)
 }

@@ -78,7 +78,7 @@ func addProfile(s *Server, runs *atomic.Int32) {
 	}
 	AddTool(s, &mcp.Tool{Name: "profile"}, func(ctx context.Context, req *CallToolRequest, in profileIn) (string, error) {
 		runs.Add(1)
-		if _, ok, err := req.Elicitation("p"); err != nil || ok {
+		if _, ok, err := req.ElicitResult("p"); err != nil || ok {
 			return string(req.InputResponses()["p"]), err
 		}
 		if in.URL {
@@ -425,7 +425,7 @@ func TestUncheckableFormNotAsked(t *testing.T) {
 	bad := jsontext.Value(`{"type":"object","properties":{"x":{"$ref":"https://example.com/s.json"}}}`)
 	s := New(nil)
 	AddTool(s, &mcp.Tool{Name: "bad"}, func(ctx context.Context, req *CallToolRequest, _ struct{}) (string, error) {
-		if _, ok, err := req.Elicitation("x"); err != nil || ok {
+		if _, ok, err := req.ElicitResult("x"); err != nil || ok {
 			return "answered", err
 		}
 		return "", NeedInput().Elicit("x", &mcp.ElicitParams{Message: "?", RequestedSchema: bad})

@@ -38,13 +38,13 @@ func mrtrHTTPServer(opts *Options, probe *mrtrProbe) *Server {
 		case "":
 			return nil, NeedInput().Elicit("first", askForm("First?")).State("s1")
 		case "s1":
-			a, ok, err := req.Elicitation("first")
+			a, ok, err := req.ElicitResult("first")
 			if err != nil || !ok {
 				return nil, fmt.Errorf("no first answer (%v)", err)
 			}
 			return nil, NeedInput().Elicit("second", askForm("Second?")).State("s2:" + a.Content["name"].(string))
 		}
-		b, ok, err := req.Elicitation("second")
+		b, ok, err := req.ElicitResult("second")
 		if err != nil || !ok {
 			return nil, fmt.Errorf("no second answer (%v)", err)
 		}

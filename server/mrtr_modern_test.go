@@ -35,7 +35,7 @@ func TestModernInputRequired(t *testing.T) {
 	addGreet(s, probe)
 	s.AddPrompt(&mcp.Prompt{Name: "brief"}, func(ctx context.Context, req *GetPromptRequest) (*mcp.GetPromptResult, error) {
 		probe.see(req.Request)
-		m, ok, err := req.Sampling("s")
+		m, ok, err := req.CreateMessageResult("s")
 		if err != nil {
 			return nil, err
 		}
@@ -46,7 +46,7 @@ func TestModernInputRequired(t *testing.T) {
 	})
 	s.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		probe.see(req.Request)
-		r, ok, err := req.Roots("roots")
+		r, ok, err := req.ListRootsResult("roots")
 		if err != nil {
 			return nil, err
 		}
@@ -273,7 +273,7 @@ func TestModernAnswers(t *testing.T) {
 func BenchmarkMRTRModernTwoRounds(b *testing.B) {
 	s := New(nil)
 	AddTool(s, &mcp.Tool{Name: "forecast"}, func(ctx context.Context, req *CallToolRequest, in httpenv.BenchIn) (string, error) {
-		ans, ok, err := req.Elicitation("units")
+		ans, ok, err := req.ElicitResult("units")
 		if err != nil {
 			return "", err
 		}

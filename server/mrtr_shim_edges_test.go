@@ -101,7 +101,7 @@ func TestShimURLElicitationID(t *testing.T) {
 		if n%3 != 0 { // two rounds of the URL question, then done
 			return "", NeedInput().Elicit("link", urlAsk(in.ID))
 		}
-		ans, _, err := req.Elicitation("link")
+		ans, _, err := req.ElicitResult("link")
 		if err != nil {
 			return "", err
 		}

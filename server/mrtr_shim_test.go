@@ -94,7 +94,7 @@ func TestShimPromptAndResource(t *testing.T) {
 	s := New(nil)
 	s.AddPrompt(&mcp.Prompt{Name: "brief", Arguments: []mcp.PromptArgument{{Name: "topic", Required: true}}}, func(ctx context.Context, req *GetPromptRequest) (*mcp.GetPromptResult, error) {
 		probe.see(req.Request)
-		ans, ok, err := req.Elicitation("ctx")
+		ans, ok, err := req.ElicitResult("ctx")
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +105,7 @@ func TestShimPromptAndResource(t *testing.T) {
 	})
 	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "test://doc/{id}", Name: "doc"}, func(ctx context.Context, req *ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		probe.see(req.Request)
-		roots, ok, err := req.Roots("roots")
+		roots, ok, err := req.ListRootsResult("roots")
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +173,7 @@ func TestShimMultiRound(t *testing.T) {
 			}
 			return nil, NeedInput().Elicit("first", askForm("First?")).State("s1")
 		case st == "s1":
-			first, ok, err := req.Elicitation("first")
+			first, ok, err := req.ElicitResult("first")
 			if err != nil || !ok {
 				return nil, fmt.Errorf("round 2 without its answer (%v)", err)
 			}
@@ -232,9 +232,9 @@ func TestShimLegsInOrder(t *testing.T) {
 				CreateMessage("alpha", askSampling("Capital of France?")).
 				ListRoots("mid")
 		}
-		e, _, err1 := req.Elicitation("zeta")
-		m, _, err2 := req.Sampling("alpha")
-		r, _, err3 := req.Roots("mid")
+		e, _, err1 := req.ElicitResult("zeta")
+		m, _, err2 := req.CreateMessageResult("alpha")
+		r, _, err3 := req.ListRootsResult("mid")
 		if err1 != nil || err2 != nil || err3 != nil || e == nil || m == nil || r == nil {
 			return nil, fmt.Errorf("answers missing: %v %v %v", err1, err2, err3)
 		}

@@ -330,7 +330,7 @@ var stateKey = bytes.Repeat([]byte{7}, RequestStateKeySize)
 func addGreet(s *Server, probe *mrtrProbe) {
 	s.AddRawTool(&mcp.Tool{Name: "greet"}, func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error) {
 		probe.see(req.Request)
-		ans, ok, err := req.Elicitation("name")
+		ans, ok, err := req.ElicitResult("name")
 		if err != nil {
 			return nil, err
 		}
@@ -460,11 +460,11 @@ func addQ(s *Server, probe *mrtrProbe) {
 		var err error
 		switch in.Kind {
 		case "elicitation":
-			_, ok, err = req.Elicitation("a")
+			_, ok, err = req.ElicitResult("a")
 		case "sampling":
-			_, ok, err = req.Sampling("a")
+			_, ok, err = req.CreateMessageResult("a")
 		case "roots":
-			_, ok, err = req.Roots("a")
+			_, ok, err = req.ListRootsResult("a")
 		}
 		if err != nil {
 			return "", err

@@ -44,11 +44,11 @@ func (s *Server) AddPrompt(p *mcp.Prompt, h PromptHandler) error {
 func (s *Server) addPrompt(p *mcp.Prompt, h PromptHandler) error {
 	switch {
 	case p == nil:
-		return errors.New("mcp: AddPrompt: nil prompt")
+		return errors.New("server: AddPrompt: nil prompt")
 	case p.Name == "":
-		return errors.New("mcp: AddPrompt: the prompt needs a name")
+		return errors.New("server: AddPrompt: the prompt needs a name")
 	case h == nil:
-		return fmt.Errorf("mcp: AddPrompt %q: nil handler", p.Name)
+		return fmt.Errorf("server: AddPrompt %q: nil handler", p.Name)
 	}
 	e := &promptEntry{prompt: *p, handler: h}
 	for _, a := range p.Arguments {

@@ -139,65 +139,65 @@ func TestAddToolErrors(t *testing.T) {
 	}{
 		{"malformed tag", func(s *Server) error {
 			return AddTool(s, &mcp.Tool{Name: "add"}, noop[badMinimum, string])
-		}, `mcp: AddTool "add": input type server.badMinimum: field B: jsonschema tag "minimum=x": minimum: `, []string{`want a JSON number, got "x"`}},
+		}, `server: AddTool "add": input type server.badMinimum: field B: jsonschema tag "minimum=x": minimum: `, []string{`want a JSON number, got "x"`}},
 		{"malformed nested tag", func(s *Server) error {
 			return AddTool(s, &mcp.Tool{Name: "nested"}, noop[badNested, string])
-		}, `mcp: AddTool "nested": input type server.badNested: field Inner.Items[].N: jsonschema tag "minLength=2,maxLenght=3": `, []string{"maxLenght: unknown key"}},
+		}, `server: AddTool "nested": input type server.badNested: field Inner.Items[].N: jsonschema tag "minLength=2,maxLenght=3": `, []string{"maxLenght: unknown key"}},
 		{"malformed output tag", func(s *Server) error {
 			return AddTool(s, &mcp.Tool{Name: "out"}, noop[struct{}, badOut])
-		}, `mcp: AddTool "out": output type server.badOut: field V: jsonschema tag "pattern=a": `, []string{"pattern: does not apply to type integer"}},
+		}, `server: AddTool "out": output type server.badOut: field V: jsonschema tag "pattern=a": `, []string{"pattern: does not apply to type integer"}},
 		{"duplicate key", func(s *Server) error {
 			return AddTool(s, &mcp.Tool{Name: "dup"}, noop[struct {
 				A string `json:"a" jsonschema:"title=x,title=y"`
 			}, string])
-		}, `mcp: AddTool "dup": input type struct {`, []string{`field A: jsonschema tag "title=x,title=y": duplicate "title"`}},
+		}, `server: AddTool "dup": input type struct {`, []string{`field A: jsonschema tag "title=x,title=y": duplicate "title"`}},
 		{"unsupported input type", func(s *Server) error {
 			return AddTool(s, &mcp.Tool{Name: "ch"}, noop[struct {
 				C chan int `json:"c"`
 			}, string])
-		}, `mcp: AddTool "ch": input type struct {`, []string{"field C: unsupported type chan int"}},
+		}, `server: AddTool "ch": input type struct {`, []string{"field C: unsupported type chan int"}},
 		{"output schema for a text result", func(s *Server) error {
 			return AddTool(s, &mcp.Tool{Name: "txt", OutputSchema: jsontext.Value(`{"type":"object"}`)}, noop[struct{}, string])
-		}, `mcp: AddTool "txt": an outputSchema needs structured results, but string is not a struct or a map`, nil},
+		}, `server: AddTool "txt": an outputSchema needs structured results, but string is not a struct or a map`, nil},
 		{"input not an object", func(s *Server) error {
 			return AddTool(s, &mcp.Tool{Name: "int"}, noop[int, string])
-		}, `mcp: AddTool "int": input type int: must be a struct or a map`, nil},
+		}, `server: AddTool "int": input type int: must be a struct or a map`, nil},
 		{"typed: invalid given input schema", func(s *Server) error {
 			return AddTool(s, &mcp.Tool{Name: "given", InputSchema: jsontext.Value(`{"type":"object","minimum":"x"}`)}, noop[map[string]any, string])
-		}, `mcp: AddTool "given": inputSchema: `, nil},
+		}, `server: AddTool "given": inputSchema: `, nil},
 		{"typed: missing name", func(s *Server) error {
 			return AddTool(s, &mcp.Tool{}, noop[struct{}, string])
-		}, `mcp: AddTool: the tool needs a name`, nil},
+		}, `server: AddTool: the tool needs a name`, nil},
 		{"typed: nil tool", func(s *Server) error {
 			return AddTool(s, nil, noop[struct{}, string])
-		}, `mcp: AddTool: nil tool`, nil},
+		}, `server: AddTool: nil tool`, nil},
 		{"typed: nil handler", func(s *Server) error {
 			return AddTool[struct{}, string](s, &mcp.Tool{Name: "nil"}, nil)
-		}, `mcp: AddTool "nil": nil handler`, nil},
+		}, `server: AddTool "nil": nil handler`, nil},
 		{"raw: missing name", func(s *Server) error {
 			return s.AddRawTool(&mcp.Tool{}, rawOK)
-		}, `mcp: AddRawTool: the tool needs a name`, nil},
+		}, `server: AddRawTool: the tool needs a name`, nil},
 		{"raw: nil tool", func(s *Server) error {
 			return s.AddRawTool(nil, rawOK)
-		}, `mcp: AddRawTool: nil tool`, nil},
+		}, `server: AddRawTool: nil tool`, nil},
 		{"raw: nil handler", func(s *Server) error {
 			return s.AddRawTool(&mcp.Tool{Name: "raw"}, nil)
-		}, `mcp: AddRawTool "raw": nil handler`, nil},
+		}, `server: AddRawTool "raw": nil handler`, nil},
 		{"raw: input schema not an object", func(s *Server) error {
 			return s.AddRawTool(&mcp.Tool{Name: "raw", InputSchema: jsontext.Value(`true`)}, rawOK)
-		}, `mcp: AddRawTool "raw": inputSchema must be a JSON object`, nil},
+		}, `server: AddRawTool "raw": inputSchema must be a JSON object`, nil},
 		{"raw: input schema does not compile", func(s *Server) error {
 			return s.AddRawTool(&mcp.Tool{Name: "raw", InputSchema: jsontext.Value(`{"type":"object","properties":{"a":{"type":"strin"}}}`)}, rawOK)
-		}, `mcp: AddRawTool "raw": inputSchema: jsonschema: `, nil},
+		}, `server: AddRawTool "raw": inputSchema: jsonschema: `, nil},
 		{"raw: external reference", func(s *Server) error {
 			return s.AddRawTool(&mcp.Tool{Name: "raw", InputSchema: jsontext.Value(`{"type":"object","$ref":"https://example.com/s.json"}`)}, rawOK)
-		}, `mcp: AddRawTool "raw": inputSchema: `, []string{"refused"}},
+		}, `server: AddRawTool "raw": inputSchema: `, []string{"refused"}},
 		{"raw: output schema does not compile", func(s *Server) error {
 			return s.AddRawTool(&mcp.Tool{Name: "raw", OutputSchema: jsontext.Value(`{"type":7}`)}, rawOK)
-		}, `mcp: AddRawTool "raw": outputSchema: `, nil},
+		}, `server: AddRawTool "raw": outputSchema: `, nil},
 		{"raw: unknown task support", func(s *Server) error {
 			return s.AddRawTool(&mcp.Tool{Name: "raw", Execution: &mcp.ToolExecution{TaskSupport: "sometimes"}}, rawOK)
-		}, `mcp: AddRawTool "raw": unknown execution.taskSupport "sometimes"`, nil},
+		}, `server: AddRawTool "raw": unknown execution.taskSupport "sometimes"`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -216,22 +216,22 @@ func TestAddPromptAndResourceErrors(t *testing.T) {
 		add  func(s *Server) error
 		want string
 	}{
-		{"prompt: missing name", func(s *Server) error { return s.AddPrompt(&mcp.Prompt{}, prompt) }, `mcp: AddPrompt: the prompt needs a name`},
-		{"prompt: nil prompt", func(s *Server) error { return s.AddPrompt(nil, prompt) }, `mcp: AddPrompt: nil prompt`},
-		{"prompt: nil handler", func(s *Server) error { return s.AddPrompt(&mcp.Prompt{Name: "p"}, nil) }, `mcp: AddPrompt "p": nil handler`},
-		{"resource: missing URI", func(s *Server) error { return s.AddResource(&mcp.Resource{Name: "r"}, resource) }, `mcp: AddResource: the resource needs a URI`},
-		{"resource: nil resource", func(s *Server) error { return s.AddResource(nil, resource) }, `mcp: AddResource: nil resource`},
-		{"resource: nil handler", func(s *Server) error { return s.AddResource(&mcp.Resource{URI: "file:///a"}, nil) }, `mcp: AddResource "file:///a": nil handler`},
+		{"prompt: missing name", func(s *Server) error { return s.AddPrompt(&mcp.Prompt{}, prompt) }, `server: AddPrompt: the prompt needs a name`},
+		{"prompt: nil prompt", func(s *Server) error { return s.AddPrompt(nil, prompt) }, `server: AddPrompt: nil prompt`},
+		{"prompt: nil handler", func(s *Server) error { return s.AddPrompt(&mcp.Prompt{Name: "p"}, nil) }, `server: AddPrompt "p": nil handler`},
+		{"resource: missing URI", func(s *Server) error { return s.AddResource(&mcp.Resource{Name: "r"}, resource) }, `server: AddResource: the resource needs a URI`},
+		{"resource: nil resource", func(s *Server) error { return s.AddResource(nil, resource) }, `server: AddResource: nil resource`},
+		{"resource: nil handler", func(s *Server) error { return s.AddResource(&mcp.Resource{URI: "file:///a"}, nil) }, `server: AddResource "file:///a": nil handler`},
 		{"template: missing URI template", func(s *Server) error {
 			return s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "t"}, resource)
-		}, `mcp: AddResourceTemplate: the template needs a URI template`},
-		{"template: nil template", func(s *Server) error { return s.AddResourceTemplate(nil, resource) }, `mcp: AddResourceTemplate: nil template`},
+		}, `server: AddResourceTemplate: the template needs a URI template`},
+		{"template: nil template", func(s *Server) error { return s.AddResourceTemplate(nil, resource) }, `server: AddResourceTemplate: nil template`},
 		{"template: nil handler", func(s *Server) error {
 			return s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "file:///{x}"}, nil)
-		}, `mcp: AddResourceTemplate "file:///{x}": nil handler`},
+		}, `server: AddResourceTemplate "file:///{x}": nil handler`},
 		{"template: does not parse", func(s *Server) error {
 			return s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "file:///{x"}, resource)
-		}, `mcp: AddResourceTemplate "file:///{x": `},
+		}, `server: AddResourceTemplate "file:///{x": `},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,17 +21,17 @@ var (
 	// ErrRequestEnded is returned when a handler's Request is used to
 	// reach the client after the handler returned: elicitation, sampling
 	// and roots requests must belong to a request in progress (SEP-2260).
-	ErrRequestEnded = errors.New("mcp: the request has already been answered")
+	ErrRequestEnded = errors.New("server: the request has already been answered")
 	// ErrClientCapability is wrapped by the errors returned when the
 	// client did not declare what a server→client request needs.
-	ErrClientCapability = errors.New("mcp: the client did not declare the capability")
+	ErrClientCapability = errors.New("server: the client did not declare the capability")
 	// ErrNoSession is returned for server→client requests on a request
 	// that has no legacy session to carry them.
-	ErrNoSession = errors.New("mcp: no session: server-to-client requests need a legacy session")
+	ErrNoSession = errors.New("server: no session: server-to-client requests need a legacy session")
 	// ErrModernRequest is returned for server→client requests made while
 	// handling a 2026-07-28 request: that revision has none (SEP-2575);
 	// handlers ask for input with an input-required result instead.
-	ErrModernRequest = errors.New("mcp: 2026-07-28 requests cannot carry server-to-client requests; return an input-required result")
+	ErrModernRequest = errors.New("server: 2026-07-28 requests cannot carry server-to-client requests; return an input-required result")
 )
 
 // ClientError is the error a client answered a server→client request
@@ -153,7 +153,7 @@ func (r *Request) Progress(ctx context.Context, progress, total float64, message
 	r.progressMu.Lock()
 	if r.progressSent && progress <= r.lastProgress {
 		r.progressMu.Unlock()
-		return fmt.Errorf("mcp: progress must increase (%v after %v)", progress, r.lastProgress)
+		return fmt.Errorf("server: progress must increase (%v after %v)", progress, r.lastProgress)
 	}
 	r.progressSent, r.lastProgress = true, progress
 	r.progressMu.Unlock()
@@ -172,7 +172,7 @@ func (r *Request) Log(ctx context.Context, level mcp.LoggingLevel, logger string
 		return nil
 	}
 	if !level.Valid() {
-		return fmt.Errorf("mcp: invalid logging level %q", level)
+		return fmt.Errorf("server: invalid logging level %q", level)
 	}
 	threshold, ok := r.era().logThreshold(r)
 	if !ok || !level.AtLeast(threshold) {
@@ -215,7 +215,7 @@ func (r *Request) Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitR
 	}
 	form := formOf(params.Mode, params.RequestedSchema)
 	if err := checkForm(form); err != nil {
-		return nil, fmt.Errorf("mcp: elicitation/create: %w", err)
+		return nil, fmt.Errorf("server: elicitation/create: %w", err)
 	}
 	var res mcp.ElicitResult
 	if err := r.checkedCall(ctx, mcp.MethodElicitationCreate, &params, form, &res); err != nil {

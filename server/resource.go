@@ -20,13 +20,10 @@ type ReadResourceRequest struct {
 	Vars   map[string]string
 }
 
-// ResourceHandler answers resources/read. Return ErrResourceNotFound (or
+// ResourceHandler answers resources/read. Return mcp.ErrResourceNotFound (or
 // wrap it) when the URI names nothing: the client gets the error code of
 // its protocol revision. Other errors are handled as for prompts.
 type ResourceHandler func(ctx context.Context, req *ReadResourceRequest) (*mcp.ReadResourceResult, error)
-
-// ErrResourceNotFound tells resources/read that the URI names no resource.
-var ErrResourceNotFound = errors.New("resource not found")
 
 type resourceEntry struct {
 	resource mcp.Resource
@@ -51,11 +48,11 @@ func (s *Server) AddResource(r *mcp.Resource, h ResourceHandler) error {
 func (s *Server) addResource(r *mcp.Resource, h ResourceHandler) error {
 	switch {
 	case r == nil:
-		return errors.New("mcp: AddResource: nil resource")
+		return errors.New("server: AddResource: nil resource")
 	case r.URI == "":
-		return errors.New("mcp: AddResource: the resource needs a URI")
+		return errors.New("server: AddResource: the resource needs a URI")
 	case h == nil:
-		return fmt.Errorf("mcp: AddResource %q: nil handler", r.URI)
+		return fmt.Errorf("server: AddResource %q: nil handler", r.URI)
 	}
 	s.resources.put(map[string]*resourceEntry{r.URI: {resource: *r, handler: h}})
 	s.announce(mcp.NotificationResourcesListChanged, "")
@@ -76,15 +73,15 @@ func (s *Server) AddResourceTemplate(t *mcp.ResourceTemplate, h ResourceHandler)
 func (s *Server) addResourceTemplate(t *mcp.ResourceTemplate, h ResourceHandler) error {
 	switch {
 	case t == nil:
-		return errors.New("mcp: AddResourceTemplate: nil template")
+		return errors.New("server: AddResourceTemplate: nil template")
 	case t.URITemplate == "":
-		return errors.New("mcp: AddResourceTemplate: the template needs a URI template")
+		return errors.New("server: AddResourceTemplate: the template needs a URI template")
 	case h == nil:
-		return fmt.Errorf("mcp: AddResourceTemplate %q: nil handler", t.URITemplate)
+		return fmt.Errorf("server: AddResourceTemplate %q: nil handler", t.URITemplate)
 	}
 	compiled, err := uritemplate.New(t.URITemplate)
 	if err != nil {
-		return fmt.Errorf("mcp: AddResourceTemplate %q: %v", t.URITemplate, err)
+		return fmt.Errorf("server: AddResourceTemplate %q: %v", t.URITemplate, err)
 	}
 	s.templates.put(map[string]*templateEntry{t.URITemplate: {template: *t, compiled: compiled, handler: h}})
 	s.announce(mcp.NotificationResourcesListChanged, "")
@@ -167,7 +164,7 @@ func readResource(ctx context.Context, s *Server, req *Request, wp *wireParams) 
 	if in, ok := asInput(err); ok {
 		return nil, in
 	}
-	if errors.Is(err, ErrResourceNotFound) {
+	if errors.Is(err, mcp.ErrResourceNotFound) {
 		return nil, req.era().resourceNotFound(p.URI)
 	}
 	if err != nil {

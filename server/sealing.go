@@ -58,7 +58,7 @@ func newSealer(keys [][]byte, ttl time.Duration) (*sealer, error) {
 	s := &sealer{ttl: ttl, now: time.Now}
 	for i, k := range keys {
 		if len(k) != RequestStateKeySize {
-			return nil, fmt.Errorf("mcp: request state key %d has %d bytes, want %d", i, len(k), RequestStateKeySize)
+			return nil, fmt.Errorf("server: request state key %d has %d bytes, want %d", i, len(k), RequestStateKeySize)
 		}
 		block, err := aes.NewCipher(k)
 		if err != nil {

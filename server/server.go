@@ -141,7 +141,7 @@ func New(opts *Options) *Server {
 	}
 	info, err := json.Marshal(s.opts.Info)
 	if err != nil {
-		panic("mcp: server.New: encoding Info: " + err.Error())
+		panic("server: server.New: encoding Info: " + err.Error())
 	}
 	s.serverInfoJSON = info
 	s.serverInfoMeta = mcp.Meta{mcp.MetaKeyServerInfo: s.serverInfoJSON}
@@ -303,7 +303,7 @@ func (s *Server) deliverChange(method, uri string) {
 		// copy of the session: none forwards it (transport.Message.Local).
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 		if err := ss.conn.NotifyWith(ctx, method, params, jsonrpc.CallOptions{Local: true}); err != nil {
-			s.log.Debug("mcp: notification not delivered", "method", method, "err", err)
+			s.log.Debug("server: notification not delivered", "method", method, "err", err)
 		}
 		cancel()
 	}

@@ -28,15 +28,15 @@ const (
 )
 
 // errTaskCancelled is the cause of a task's context after tasks/cancel.
-var errTaskCancelled = errors.New("mcp: task cancelled")
+var errTaskCancelled = errors.New("server: task cancelled")
 
 // errTaskExpired is the cause of a task's context once its TTL elapsed.
-var errTaskExpired = errors.New("mcp: task expired")
+var errTaskExpired = errors.New("server: task expired")
 
 // asyncWork is what ContinueAsTask returns: the rest of a tool's work.
 type asyncWork struct{ fn ToolHandler }
 
-func (*asyncWork) Error() string { return "mcp: continue as a task" }
+func (*asyncWork) Error() string { return "server: continue as a task" }
 
 // ContinueAsTask is returned by a tool handler (registered with the
 // TaskOnDemand option) that has gathered what it needs in the request —
@@ -413,7 +413,7 @@ func (s *Server) setStatus(run *taskRun, rec *store.TaskRecord, status mcp.TaskS
 		rec.StatusMessage = ""
 	}
 	if err := s.taskStore().Put(context.Background(), rec); err != nil {
-		s.log.Warn("mcp: storing a task", "task", rec.ID, "err", err)
+		s.log.Warn("server: storing a task", "task", rec.ID, "err", err)
 	}
 	s.announceTask(run, rec)
 }
@@ -429,7 +429,7 @@ func (s *Server) settle(run *taskRun, rec *store.TaskRecord, status mcp.TaskStat
 	rec.Status, rec.StatusMessage, rec.Result, rec.Error = status, msg, result, terr
 	rec.InputRequests, rec.LastUpdatedAt = nil, s.tasks.clock.Now()
 	if err := s.taskStore().Put(context.Background(), rec); err != nil {
-		s.log.Warn("mcp: storing a task", "task", rec.ID, "err", err)
+		s.log.Warn("server: storing a task", "task", rec.ID, "err", err)
 	}
 	s.announceTask(run, rec)
 }
@@ -489,7 +489,7 @@ func (s *Server) lookupTask(ctx context.Context, req *Request, id string) (*stor
 	rec, err := s.taskStore().Get(ctx, id)
 	if err != nil || rec.Principal != requestor(ctx, req) || rec.Modern != req.era().modernTasks() {
 		if err != nil && !errors.Is(err, store.ErrTaskNotFound) {
-			s.log.Warn("mcp: reading a task", "task", id, "err", err)
+			s.log.Warn("server: reading a task", "task", id, "err", err)
 		}
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown task %q", id)
 	}

@@ -77,7 +77,7 @@ func newTaskFixture(opts *Options) *taskFixture {
 		return "", jsonrpc.NewError(-32603, "Internal error: crashed")
 	})
 	AddTool(f.srv, &mcp.Tool{Name: "ask", Execution: opt}, func(_ context.Context, req *CallToolRequest, _ struct{}) (string, error) {
-		ans, ok, err := req.Elicitation("who")
+		ans, ok, err := req.ElicitResult("who")
 		if err != nil {
 			return "", err
 		}

@@ -73,25 +73,25 @@ func (s *Server) addRawTool(op string, t *mcp.Tool, h ToolHandler, opts []ToolOp
 	}
 	tool := *t
 	if h == nil {
-		return fmt.Errorf("mcp: %s %q: nil handler", op, tool.Name)
+		return fmt.Errorf("server: %s %q: nil handler", op, tool.Name)
 	}
 	if len(tool.InputSchema) == 0 {
 		tool.InputSchema = emptyObjectSchema
 	}
 	if tool.InputSchema.Kind() != '{' {
-		return fmt.Errorf("mcp: %s %q: inputSchema must be a JSON object", op, tool.Name)
+		return fmt.Errorf("server: %s %q: inputSchema must be a JSON object", op, tool.Name)
 	}
 	input, err := jsonschema.Compile(tool.InputSchema)
 	if err != nil {
-		return fmt.Errorf("mcp: %s %q: inputSchema: %w", op, tool.Name, err)
+		return fmt.Errorf("server: %s %q: inputSchema: %w", op, tool.Name, err)
 	}
 	headers, err := paramHeaders(tool.InputSchema)
 	if err != nil {
-		return fmt.Errorf("mcp: %s %q: %w", op, tool.Name, err)
+		return fmt.Errorf("server: %s %q: %w", op, tool.Name, err)
 	}
 	if len(tool.OutputSchema) > 0 {
 		if _, err := jsonschema.Compile(tool.OutputSchema); err != nil {
-			return fmt.Errorf("mcp: %s %q: outputSchema: %w", op, tool.Name, err)
+			return fmt.Errorf("server: %s %q: outputSchema: %w", op, tool.Name, err)
 		}
 	}
 	e := &toolEntry{tool: tool, input: input, headers: headers, handler: h}
@@ -103,7 +103,7 @@ func (s *Server) addRawTool(op string, t *mcp.Tool, h ToolHandler, opts []ToolOp
 	switch e.taskSupport() {
 	case mcp.TaskSupportForbidden, mcp.TaskSupportOptional, mcp.TaskSupportRequired:
 	default:
-		return fmt.Errorf("mcp: %s %q: unknown execution.taskSupport %q", op, tool.Name, e.taskSupport())
+		return fmt.Errorf("server: %s %q: unknown execution.taskSupport %q", op, tool.Name, e.taskSupport())
 	}
 	s.tools.put(map[string]*toolEntry{tool.Name: e})
 	s.announce(mcp.NotificationToolsListChanged, "")
@@ -113,10 +113,10 @@ func (s *Server) addRawTool(op string, t *mcp.Tool, h ToolHandler, opts []ToolOp
 // checkTool checks what every registration needs before anything else.
 func checkTool(op string, t *mcp.Tool) error {
 	if t == nil {
-		return fmt.Errorf("mcp: %s: nil tool", op)
+		return fmt.Errorf("server: %s: nil tool", op)
 	}
 	if t.Name == "" {
-		return fmt.Errorf("mcp: %s: the tool needs a name", op)
+		return fmt.Errorf("server: %s: the tool needs a name", op)
 	}
 	return nil
 }
@@ -125,7 +125,7 @@ func checkTool(op string, t *mcp.Tool) error {
 // ignore the error) and returns err.
 func (s *Server) registered(err error) error {
 	if err != nil {
-		s.log.Error("mcp: registration failed", "err", err)
+		s.log.Error("server: registration failed", "err", err)
 	}
 	return err
 }
@@ -165,15 +165,15 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], o
 	}
 	tool := *t
 	if h == nil {
-		return fmt.Errorf("mcp: %s %q: nil handler", op, tool.Name)
+		return fmt.Errorf("server: %s %q: nil handler", op, tool.Name)
 	}
 	if len(tool.InputSchema) == 0 {
 		schema, err := jsonschema.For[In]()
 		if err != nil {
-			return fmt.Errorf("mcp: %s %q: input %s", op, tool.Name, inferError(err))
+			return fmt.Errorf("server: %s %q: input %s", op, tool.Name, inferError(err))
 		}
 		if schema.Kind() != '{' || !isObjectSchema(schema) {
-			return fmt.Errorf("mcp: %s %q: input type %s: must be a struct or a map", op, tool.Name, reflect.TypeFor[In]())
+			return fmt.Errorf("server: %s %q: input type %s: must be a struct or a map", op, tool.Name, reflect.TypeFor[In]())
 		}
 		tool.InputSchema = schema
 	}
@@ -182,20 +182,20 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], o
 	if len(tool.OutputSchema) == 0 && structured {
 		schema, err := jsonschema.For[Out]()
 		if err != nil {
-			return fmt.Errorf("mcp: %s %q: output %s", op, tool.Name, inferError(err))
+			return fmt.Errorf("server: %s %q: output %s", op, tool.Name, inferError(err))
 		}
 		tool.OutputSchema = schema
 	}
 	if len(tool.OutputSchema) > 0 && !structured && outType != reflect.TypeFor[*mcp.CallToolResult]() {
 		// Such a result is sent as text only: every call would fail the
 		// output check below.
-		return fmt.Errorf("mcp: %s %q: an outputSchema needs structured results, but %s is not a struct or a map", op, tool.Name, outType)
+		return fmt.Errorf("server: %s %q: an outputSchema needs structured results, but %s is not a struct or a map", op, tool.Name, outType)
 	}
 	var output *jsonschema.Schema
 	if len(tool.OutputSchema) > 0 {
 		var err error
 		if output, err = jsonschema.Compile(tool.OutputSchema); err != nil {
-			return fmt.Errorf("mcp: %s %q: outputSchema: %w", op, tool.Name, err)
+			return fmt.Errorf("server: %s %q: outputSchema: %w", op, tool.Name, err)
 		}
 	}
 	return s.addRawTool(op, &tool, func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error) {
@@ -233,7 +233,7 @@ func (s *Server) checkedOutput(ctx context.Context, name string, output *jsonsch
 		return res, err
 	}
 	if err := checkOutput(output, res); err != nil {
-		s.log.ErrorContext(ctx, "mcp: a typed tool's result does not match its output schema", "tool", name, "err", err)
+		s.log.ErrorContext(ctx, "server: a typed tool's result does not match its output schema", "tool", name, "err", err)
 		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: the result of tool %q does not match its output schema: %v", name, err)
 	}
 	return res, nil

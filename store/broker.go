@@ -49,7 +49,7 @@ type Broker interface {
 }
 
 // ErrBrokerClosed is returned by a closed broker.
-var ErrBrokerClosed = errors.New("mcp: broker closed")
+var ErrBrokerClosed = errors.New("store: broker closed")
 
 // MemoryBus connects Brokers within one process: several HTTP handlers
 // (tests, or a single binary that runs several instances) behave as

@@ -31,14 +31,14 @@ type EventStore interface {
 }
 
 // ErrEventsPurged reports that events needed for a replay are gone.
-var ErrEventsPurged = errors.New("mcp: the events to replay are no longer stored")
+var ErrEventsPurged = errors.New("store: the events to replay are no longer stored")
 
 // ErrUnknownStream is returned by Replay for a stream of which the store
 // holds no record in that session: none of its events was ever stored
 // there, or the store has forgotten the session's events altogether. The
 // handler answers such a resumption 404: the client named a stream its
 // session never had (a made-up id, or another session's stream).
-var ErrUnknownStream = errors.New("mcp: unknown event stream")
+var ErrUnknownStream = errors.New("store: unknown event stream")
 
 // MemoryEventStoreOptions bounds a MemoryEventStore. The zero value
 // applies the defaults.

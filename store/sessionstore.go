@@ -51,7 +51,7 @@ type SessionStore interface {
 
 // ErrUnknownSession is returned by SessionStore.Get for an id it does not
 // hold (never created, deleted, or expired).
-var ErrUnknownSession = errors.New("mcp: unknown session")
+var ErrUnknownSession = errors.New("store: unknown session")
 
 // MemorySessionStore is a SessionStore in this process's memory: several
 // HTTP handlers in one process (with a MemoryBus) serve the same sessions

@@ -14,7 +14,7 @@ import (
 
 // ErrTaskNotFound is returned by a TaskStore for an id it does not hold
 // (never created, deleted, or past its TTL).
-var ErrTaskNotFound = errors.New("mcp: task not found")
+var ErrTaskNotFound = errors.New("store: task not found")
 
 // TaskRecord is what a TaskStore keeps of one task: its state, who owns
 // it, and how it settled. The running work itself (its goroutine, its

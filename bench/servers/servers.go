@@ -295,7 +295,7 @@ func MCPKitMRTR() *streamhttp.Handler {
 	s := server.New(&server.Options{Info: mcp.Implementation{Name: "bench-mcpkit", Version: "1.0.0"}})
 	server.AddTool(s, &mcp.Tool{Name: "confirm", Description: "Asks for confirmation, then echoes its text"},
 		func(ctx context.Context, req *server.CallToolRequest, in EchoIn) (EchoOut, error) {
-			ans, ok, err := req.Elicitation("ok")
+			ans, ok, err := req.ElicitResult("ok")
 			if err != nil {
 				return EchoOut{}, err
 			}

@@ -53,7 +53,7 @@ func MCPKitSoak() *streamhttp.Handler {
 		})
 	server.AddTool(s, &mcp.Tool{Name: "confirm", Description: "Asks for confirmation, then echoes its text"},
 		func(ctx context.Context, req *server.CallToolRequest, in SoakIn) (EchoOut, error) {
-			ans, ok, err := req.Elicitation("ok")
+			ans, ok, err := req.ElicitResult("ok")
 			if err != nil {
 				return EchoOut{}, err
 			}

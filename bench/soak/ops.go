@@ -92,7 +92,7 @@ func newModernClient(ctx context.Context, cfg *Config, hc *http.Client) (*client
 		ManualInput:     true,
 		// Declares elicitation in every request's capabilities; with
 		// ManualInput the answers are sent by mrtr itself.
-		Elicitation: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		ElicitHandler: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			return nil, errors.New("not used")
 		},
 	})
@@ -284,7 +284,7 @@ func (o *op) legacy(ctx context.Context) (int, error) {
 	c, err := client.Connect(ctx, t, &client.Options{
 		Info:            mcp.Implementation{Name: "soak", Version: "1.0.0"},
 		ProtocolVersion: mcp.LatestLegacy,
-		Elicitation:     a.answer,
+		ElicitHandler:   a.answer,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("legacy: connect: %w", err)

@@ -75,11 +75,11 @@ func (l *lineReader) readLine(ctx context.Context) (string, error) {
 
 // options fills the input handlers of opts.
 func (a *asker) options(opts *client.Options) {
-	opts.Elicitation = a.elicit
+	opts.ElicitHandler = a.elicit
 	opts.ElicitationURL = true
 	opts.ElicitationDefaults = true
-	opts.Sampling = a.sample
-	opts.Roots = a.listRoots
+	opts.CreateMessageHandler = a.sample
+	opts.ListRootsHandler = a.listRoots
 }
 
 func (a *asker) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {

@@ -242,7 +242,7 @@ func newDemoServer(logger *slog.Logger) *server.Server {
 		})
 	server.AddTool(s, &mcp.Tool{Name: "docs", Description: "Asks you to open a web page (URL elicitation)."},
 		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
-			res, ok, err := req.Elicitation("docs")
+			res, ok, err := req.ElicitResult("docs")
 			if err != nil {
 				return "", err
 			}
@@ -258,7 +258,7 @@ func newDemoServer(logger *slog.Logger) *server.Server {
 		})
 	server.AddTool(s, &mcp.Tool{Name: "summarize", Description: "Asks the client's model for a summary (sampling)."},
 		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
-			res, ok, err := req.Sampling("summary")
+			res, ok, err := req.CreateMessageResult("summary")
 			if err != nil {
 				return "", err
 			}
@@ -279,7 +279,7 @@ func newDemoServer(logger *slog.Logger) *server.Server {
 		})
 	server.AddTool(s, &mcp.Tool{Name: "roots", Description: "Lists the client's roots."},
 		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
-			res, ok, err := req.Roots("roots")
+			res, ok, err := req.ListRootsResult("roots")
 			if err != nil {
 				return "", err
 			}

@@ -48,7 +48,7 @@ func runToolsCall(ctx context.Context, e *env) error {
 func runElicitationDefaults(ctx context.Context, e *env) error {
 	c, err := e.connect(ctx, client.Options{
 		ElicitationDefaults: true,
-		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{}}, nil
 		},
 	})
@@ -127,11 +127,11 @@ func runSchemaPreservation(ctx context.Context, e *env) error {
 // declared in each request's clientCapabilities.
 func runRequestMetadata(ctx context.Context, e *env) error {
 	c, err := e.connect(ctx, client.Options{
-		Roots: func(context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil },
-		Sampling: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+		ListRootsHandler: func(context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil },
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 			return nil, errors.New("no model here")
 		},
-		Elicitation: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		ElicitHandler: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: mcp.ElicitActionDecline}, nil
 		},
 	})
@@ -281,7 +281,7 @@ func runRefNoDeref(ctx context.Context, e *env) error {
 // has no resultType, which is final.
 func runMRTRRequestState(ctx context.Context, e *env) error {
 	c, err := e.connect(ctx, client.Options{
-		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"confirmed": true}}, nil
 		},
 	})

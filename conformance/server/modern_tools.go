@@ -23,7 +23,7 @@ func addModernTools(s *server.Server) {
 			return nil, err
 		}
 		_ = req.Log(ctx, mcp.LevelInfo, "conformance", "streaming")
-		res, ok, err := req.Elicitation("confirm")
+		res, ok, err := req.ElicitResult("confirm")
 		if err != nil {
 			return nil, err
 		}

@@ -49,7 +49,7 @@ func samplingText(res *mcp.CreateMessageResult) string {
 
 func addMRTRTools(s *server.Server) {
 	tool(s, "test_input_required_result_elicitation", "Asks for the user's name, then greets them", func(ctx context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
-		res, ok, err := req.Elicitation("user_name")
+		res, ok, err := req.ElicitResult("user_name")
 		if err != nil {
 			return nil, err
 		}
@@ -59,7 +59,7 @@ func addMRTRTools(s *server.Server) {
 		return text(fmt.Sprintf("Hello, %s!", acceptedName(res))), nil
 	})
 	tool(s, "test_input_required_result_sampling", "Asks the client's model a question", func(ctx context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
-		res, ok, err := req.Sampling("sample_request")
+		res, ok, err := req.CreateMessageResult("sample_request")
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +69,7 @@ func addMRTRTools(s *server.Server) {
 		return text("Sampling result: " + samplingText(res)), nil
 	})
 	tool(s, "test_input_required_result_list_roots", "Asks for the client's roots", func(ctx context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
-		res, ok, err := req.Roots("client_roots")
+		res, ok, err := req.ListRootsResult("client_roots")
 		if err != nil {
 			return nil, err
 		}
@@ -79,7 +79,7 @@ func addMRTRTools(s *server.Server) {
 		return text(fmt.Sprintf("Found %d root(s)", len(res.Roots))), nil
 	})
 	tool(s, "test_input_required_result_request_state", "Keeps state across the round trip", func(ctx context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
-		_, ok, err := req.Elicitation("confirm")
+		_, ok, err := req.ElicitResult("confirm")
 		if err != nil {
 			return nil, err
 		}
@@ -91,15 +91,15 @@ func addMRTRTools(s *server.Server) {
 		return text("state-ok: requestState validated"), nil
 	})
 	tool(s, "test_input_required_result_multiple_inputs", "Asks for a name, a greeting and the roots at once", func(ctx context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
-		name, okName, err := req.Elicitation("user_name")
+		name, okName, err := req.ElicitResult("user_name")
 		if err != nil {
 			return nil, err
 		}
-		greeting, okGreeting, err := req.Sampling("greeting")
+		greeting, okGreeting, err := req.CreateMessageResult("greeting")
 		if err != nil {
 			return nil, err
 		}
-		roots, okRoots, err := req.Roots("client_roots")
+		roots, okRoots, err := req.ListRootsResult("client_roots")
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +115,7 @@ func addMRTRTools(s *server.Server) {
 	tool(s, "test_input_required_result_multi_round", "Asks two questions, one round each", func(ctx context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
 		switch state := req.RequestState(); {
 		case strings.HasPrefix(state, "step2:"):
-			color, ok, err := req.Elicitation("step2")
+			color, ok, err := req.ElicitResult("step2")
 			if err != nil {
 				return nil, err
 			}
@@ -126,7 +126,7 @@ func addMRTRTools(s *server.Server) {
 			return nil, server.NeedInput().Elicit("step2", &mcp.ElicitParams{Message: "What is your favorite color?",
 				RequestedSchema: jsontext.Value(`{"type":"object","properties":{"color":{"type":"string"}},"required":["color"]}`)}).State(state)
 		case state == "step1":
-			name, ok, err := req.Elicitation("step1")
+			name, ok, err := req.ElicitResult("step1")
 			if err != nil {
 				return nil, err
 			}
@@ -174,7 +174,7 @@ func addMRTRTools(s *server.Server) {
 	})
 	s.AddPrompt(&mcp.Prompt{Name: "test_input_required_result_prompt", Description: "A prompt that asks for context first"},
 		func(ctx context.Context, req *server.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			res, ok, err := req.Elicitation("user_context")
+			res, ok, err := req.ElicitResult("user_context")
 			if err != nil {
 				return nil, err
 			}

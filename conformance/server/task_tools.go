@@ -66,7 +66,7 @@ func addTaskTools(s *server.Server) {
 
 	server.AddTool(s, &mcp.Tool{Name: "confirm_delete", Description: "Asks for confirmation, then deletes a file", Execution: taskTool(mcp.TaskSupportOptional)},
 		func(_ context.Context, req *server.CallToolRequest, in fileIn) (*mcp.CallToolResult, error) {
-			ans, ok, err := req.Elicitation("confirm")
+			ans, ok, err := req.ElicitResult("confirm")
 			if err != nil {
 				return nil, err
 			}
@@ -81,11 +81,11 @@ func addTaskTools(s *server.Server) {
 
 	server.AddTool(s, &mcp.Tool{Name: "multi_input", Description: "Asks two questions at once", Execution: taskTool(mcp.TaskSupportOptional)},
 		func(_ context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
-			first, ok1, err := req.Elicitation("first")
+			first, ok1, err := req.ElicitResult("first")
 			if err != nil {
 				return nil, err
 			}
-			second, ok2, err := req.Elicitation("second")
+			second, ok2, err := req.ElicitResult("second")
 			if err != nil {
 				return nil, err
 			}
@@ -104,7 +104,7 @@ func addTaskTools(s *server.Server) {
 
 	server.AddTool(s, &mcp.Tool{Name: "test_tool_with_task", Description: "Asks for a name, then greets as a task", Execution: taskTool(mcp.TaskSupportOptional)},
 		func(_ context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
-			name, ok, err := req.Elicitation("user_name")
+			name, ok, err := req.ElicitResult("user_name")
 			if err != nil {
 				return nil, err
 			}

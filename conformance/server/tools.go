@@ -96,7 +96,7 @@ func addTools(s *server.Server) {
 		return text("Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."), nil
 	})
 	tool(s, "test_sampling", "Asks the client's model", func(ctx context.Context, req *server.CallToolRequest, in promptIn) (*mcp.CallToolResult, error) {
-		res, ok, err := req.Sampling("llm")
+		res, ok, err := req.CreateMessageResult("llm")
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +139,7 @@ func addTools(s *server.Server) {
 // elicit asks the user through an input-required answer and reports
 // what they said.
 func elicit(req *server.CallToolRequest, message, schema, prefix string) (*mcp.CallToolResult, error) {
-	res, ok, err := req.Elicitation("form")
+	res, ok, err := req.ElicitResult("form")
 	if err != nil {
 		return nil, err
 	}

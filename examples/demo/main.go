@@ -111,7 +111,7 @@ func runClient() error {
 		// calls again; on a legacy connection the server's
 		// elicitation/create request.
 		ElicitationDefaults: true,
-		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			fmt.Printf("  server asks: %q -> answering name=Ada (plan left to its default)\n", p.Message)
 			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
 		},

@@ -146,7 +146,7 @@ func New(t *testing.T, n int, backend func(i int) Backend) *Cluster {
 func NewServer(release <-chan struct{}) *server.Server {
 	s := server.New(&server.Options{Logging: true, RequestStateKeys: [][]byte{StateKey}})
 	server.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
-		res, ok, err := req.Elicitation("who")
+		res, ok, err := req.ElicitResult("who")
 		if err != nil {
 			return "", err
 		}

@@ -68,7 +68,7 @@ func Text(t *testing.T, res *mcp.CallToolResult) string {
 // on one instance, whose elicitation/create the client answers with a
 // POST that the proxy hands to another instance.
 func LegacyElicitation(t *testing.T, c *Cluster) {
-	cl := Connect(t, c, &client.Options{ProtocolVersion: mcp.LatestLegacy, Elicitation: Greet})
+	cl := Connect(t, c, &client.Options{ProtocolVersion: mcp.LatestLegacy, ElicitHandler: Greet})
 	res, err := cl.CallTool(testCtx(t), &mcp.CallToolParams{Name: "ask"})
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +170,7 @@ func Delete(t *testing.T, c *Cluster) {
 // ModernRetry: a 2026-07-28 call answered input-required on one instance
 // is retried, with the sealed requestState, on another.
 func ModernRetry(t *testing.T, c *Cluster) {
-	cl := Connect(t, c, &client.Options{ProtocolVersion: mcp.Version20260728, Elicitation: Greet})
+	cl := Connect(t, c, &client.Options{ProtocolVersion: mcp.Version20260728, ElicitHandler: Greet})
 	res, err := cl.CallTool(testCtx(t), &mcp.CallToolParams{Name: "ask"})
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +289,7 @@ func LegacyNotifications(t *testing.T, c *Cluster) {
 func SessionMessage(t *testing.T, c *Cluster) {
 	done := make(chan string, 4)
 	conn := streamable.New(c.URL, nil)
-	cl, err := client.Connect(testCtx(t), conn, &client.Options{ProtocolVersion: mcp.LatestLegacy, Elicitation: Greet, ElicitationURL: true,
+	cl, err := client.Connect(testCtx(t), conn, &client.Options{ProtocolVersion: mcp.LatestLegacy, ElicitHandler: Greet, ElicitationURL: true,
 		OnElicitationComplete: func(_ context.Context, id string) { done <- id }})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -112,8 +113,8 @@ func TestResources(t *testing.T) {
 	for _, uri := range []string{"test://unknown", "test://gone"} {
 		_, err := s.c.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		e := wantCode(t, err, mcp.CodeResourceNotFound)
-		if !client.IsResourceNotFound(err) {
-			t.Errorf("IsResourceNotFound(%v) = false", err)
+		if !errors.Is(err, mcp.ErrResourceNotFound) {
+			t.Errorf("errors.Is(%v, mcp.ErrResourceNotFound) = false", err)
 		}
 		if !bytes.Contains(e.Data, []byte(uri)) {
 			t.Errorf("not-found data %s does not name %s", e.Data, uri)

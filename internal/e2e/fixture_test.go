@@ -216,7 +216,7 @@ func newFixture(opts *server.Options) *fixture {
 		})
 	s.AddResource(&mcp.Resource{URI: "test://gone", Name: "gone"},
 		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return nil, server.ErrResourceNotFound
+			return nil, mcp.ErrResourceNotFound
 		})
 	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "test://items/{id}", Name: "item"},
 		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

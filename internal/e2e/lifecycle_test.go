@@ -34,15 +34,15 @@ func TestNegotiation(t *testing.T) {
 			f := newFixture(nil)
 			opts := &client.Options{
 				Info: mcp.Implementation{Name: "e2e", Version: "1"},
-				Sampling: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+				CreateMessageHandler: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 					return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Content: mcp.NewSamplingContent(&mcp.TextContent{Text: "Paris"}), Model: "m1"}, nil
 				},
-				Roots: func(ctx context.Context) (*mcp.ListRootsResult, error) {
+				ListRootsHandler: func(ctx context.Context) (*mcp.ListRootsResult, error) {
 					return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///r"}}}, nil
 				},
 			}
 			if revisions.HasElicitation(tc.want) {
-				opts.Elicitation = func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+				opts.ElicitHandler = func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 					if p.EffectiveMode() == mcp.ElicitModeURL {
 						return &mcp.ElicitResult{Action: mcp.ElicitActionAccept}, nil
 					}
@@ -114,7 +114,7 @@ func TestNegotiation(t *testing.T) {
 					t.Errorf("resources/read %s: %v", uri, err)
 				}
 			}
-			if _, err := s.c.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://none"}); !client.IsResourceNotFound(err) {
+			if _, err := s.c.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://none"}); !errors.Is(err, mcp.ErrResourceNotFound) {
 				t.Errorf("resources/read of an unknown URI: %v", err)
 			}
 			if err := s.c.Subscribe(ctx, "test://text"); err != nil {

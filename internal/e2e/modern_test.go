@@ -130,7 +130,7 @@ func TestModernClient(t *testing.T) {
 			if err != nil || rr.Contents[0].(*mcp.TextResourceContents).Text != "some text" {
 				t.Fatalf("read: %+v %v", rr, err)
 			}
-			if _, err := c.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://nothing"}); !client.IsResourceNotFound(err) {
+			if _, err := c.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://nothing"}); !errors.Is(err, mcp.ErrResourceNotFound) {
 				t.Errorf("read of an unknown resource: %v", err)
 			}
 			if _, err := c.Complete(ctx, &mcp.CompleteParams{Ref: mcp.CompleteReference{Type: mcp.RefPrompt, Name: "with_args"}, Argument: mcp.CompleteArgument{Name: "topic", Value: "py"}}); err != nil {

@@ -27,7 +27,7 @@ func TestMRTRContentCheckedBothEras(t *testing.T) {
 	s := server.New(&server.Options{Info: mcp.Implementation{Name: "forms", Version: "1.0.0"}})
 	server.AddTool(s, &mcp.Tool{Name: "age"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
 		runs.Add(1)
-		ans, ok, err := req.Elicitation("age")
+		ans, ok, err := req.ElicitResult("age")
 		if err != nil {
 			return "", err
 		}
@@ -50,7 +50,7 @@ func TestMRTRContentCheckedBothEras(t *testing.T) {
 		t.Run(tc.era, func(t *testing.T) {
 			runs.Store(0)
 			c, err := client.Connect(testCtx(t), streamable.New(url, nil), &client.Options{ProtocolVersion: tc.version,
-				Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+				ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 					return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"age": -1}}, nil
 				}})
 			if err != nil {

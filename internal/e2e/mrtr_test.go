@@ -51,7 +51,7 @@ func mrtrServer(runs *atomic.Int32) *server.Server {
 	s := server.New(&server.Options{Info: mcp.Implementation{Name: "mrtr", Version: "1.0.0"}})
 	server.AddTool(s, &mcp.Tool{Name: "mrtr_greet", Description: "Greets whoever is there"}, func(ctx context.Context, req *server.CallToolRequest, in mrtrGreetIn) (string, error) {
 		runs.Add(1)
-		who, ok, err := req.Elicitation("who")
+		who, ok, err := req.ElicitResult("who")
 		if err != nil {
 			return "", err
 		}
@@ -91,15 +91,15 @@ var (
 //   - prompt mrtr_prompt and resource mrtr://secret: one question each.
 func addMRTRTools(s *server.Server) {
 	server.AddTool(s, &mcp.Tool{Name: "mrtr_multi"}, func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
-		who, ok1, err := req.Elicitation("who")
+		who, ok1, err := req.ElicitResult("who")
 		if err != nil {
 			return "", err
 		}
-		sum, ok2, err := req.Sampling("sum")
+		sum, ok2, err := req.CreateMessageResult("sum")
 		if err != nil {
 			return "", err
 		}
-		roots, ok3, err := req.Roots("roots")
+		roots, ok3, err := req.ListRootsResult("roots")
 		if err != nil {
 			return "", err
 		}
@@ -109,16 +109,17 @@ func addMRTRTools(s *server.Server) {
 		return fmt.Sprintf("%v (%v) / %s / %s", who.Content["name"], who.Content["plan"], sampled(sum), rootURIs(roots)), nil
 	})
 	server.AddTool(s, &mcp.Tool{Name: "mrtr_rounds"}, func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
-		if first, ok, err := req.Elicitation("first"); err != nil {
+		// Earlier answers are kept: the last question is checked first.
+		if second, ok, err := req.ElicitResult("second"); err != nil {
+			return "", err
+		} else if ok {
+			return fmt.Sprintf("%s then %v", req.RequestState(), second.Content["name"]), nil
+		}
+		if first, ok, err := req.ElicitResult("first"); err != nil {
 			return "", err
 		} else if ok {
 			return "", server.NeedInput().Elicit("second", &mcp.ElicitParams{Message: "Second name?", RequestedSchema: askName.RequestedSchema}).
 				State(fmt.Sprint(first.Content["name"]))
-		}
-		if second, ok, err := req.Elicitation("second"); err != nil {
-			return "", err
-		} else if ok {
-			return fmt.Sprintf("%s then %v", req.RequestState(), second.Content["name"]), nil
 		}
 		return "", server.NeedInput().Elicit("first", &mcp.ElicitParams{Message: "First name?", RequestedSchema: askName.RequestedSchema})
 	})
@@ -135,7 +136,7 @@ func addMRTRTools(s *server.Server) {
 		return "", server.NeedInput().ListRoots("again")
 	})
 	server.AddTool(s, &mcp.Tool{Name: "mrtr_fail"}, func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
-		if _, ok, err := req.Elicitation("refused"); err != nil || ok {
+		if _, ok, err := req.ElicitResult("refused"); err != nil || ok {
 			return "answered", err
 		}
 		return "", server.NeedInput().Elicit("refused", &mcp.ElicitParams{Message: "refuse me", RequestedSchema: askName.RequestedSchema})
@@ -144,7 +145,7 @@ func addMRTRTools(s *server.Server) {
 		return "plain", nil
 	})
 	s.AddPrompt(&mcp.Prompt{Name: "mrtr_prompt"}, func(ctx context.Context, req *server.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		who, ok, err := req.Elicitation("who")
+		who, ok, err := req.ElicitResult("who")
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +155,7 @@ func addMRTRTools(s *server.Server) {
 		return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: fmt.Sprintf("for %v", who.Content["name"])}}}}, nil
 	})
 	s.AddResource(&mcp.Resource{URI: "mrtr://secret", Name: "secret"}, func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		sum, ok, err := req.Sampling("sum")
+		sum, ok, err := req.CreateMessageResult("sum")
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +187,7 @@ const mrtrWant = "Hello, Ada! [greeting=Hello]"
 
 // mrtrAnswer is the client's elicitation handler, the same in every era;
 // it reports each question on asked.
-func mrtrAnswer(asked chan<- *mcp.ElicitParams) client.ElicitationHandler {
+func mrtrAnswer(asked chan<- *mcp.ElicitParams) client.ElicitHandler {
 	return func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		select {
 		case asked <- p:
@@ -247,7 +248,7 @@ func TestMRTRSameHandler(t *testing.T) {
 		c, err := client.Connect(testCtx(t), streamable.New(url, nil), &client.Options{
 			ProtocolVersion: mcp.LatestLegacy,
 			Observe:         w.clientSide,
-			Elicitation:     mrtrAnswer(asked),
+			ElicitHandler:   mrtrAnswer(asked),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -285,7 +286,7 @@ func TestMRTRSameHandler(t *testing.T) {
 		c, err := client.Connect(testCtx(t), stdio.NewConn(toClient, fromClient, stdio.Options{}), &client.Options{
 			ProtocolVersion: mcp.LatestLegacy,
 			Observe:         w.clientSide,
-			Elicitation:     mrtrAnswer(asked),
+			ElicitHandler:   mrtrAnswer(asked),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -541,7 +542,7 @@ func (a *driverAnswers) count() int {
 func (a *driverAnswers) options() *client.Options {
 	return &client.Options{
 		ElicitationDefaults: true,
-		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			a.note(p.Message)
 			switch p.Message {
 			case "refuse me":
@@ -551,11 +552,11 @@ func (a *driverAnswers) options() *client.Options {
 			}
 			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
 		},
-		Sampling: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+		CreateMessageHandler: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 			a.note("sampling")
 			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Content: mcp.NewSamplingContent(&mcp.TextContent{Text: "4"}), Model: "test-model"}, nil
 		},
-		Roots: func(ctx context.Context) (*mcp.ListRootsResult, error) {
+		ListRootsHandler: func(ctx context.Context) (*mcp.ListRootsResult, error) {
 			a.note("roots")
 			return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///work"}}}, nil
 		},
@@ -677,7 +678,7 @@ func TestMRTRManualPath(t *testing.T) {
 			t.Parallel()
 			asked := make(chan *mcp.ElicitParams, 4)
 			answer := mrtrAnswer(asked)
-			c, w := connectModern(t, cr, mrtrServer(new(atomic.Int32)), &client.Options{ManualInput: true, Elicitation: answer})
+			c, w := connectModern(t, cr, mrtrServer(new(atomic.Int32)), &client.Options{ManualInput: true, ElicitHandler: answer})
 			ctx := testCtx(t)
 			params := &mcp.CallToolParams{Name: "mrtr_greet", Arguments: jsontext.Value(`{"greeting":"Hello"}`)}
 			_, err := c.CallTool(ctx, params)
@@ -745,7 +746,7 @@ func TestMRTROneHandlerBothEras(t *testing.T) {
 			revision = version
 		}
 		w := newWire(t, revision)
-		c, err := client.Connect(testCtx(t), streamable.New(url, nil), &client.Options{ProtocolVersion: version, Observe: w.clientSide, Elicitation: handler})
+		c, err := client.Connect(testCtx(t), streamable.New(url, nil), &client.Options{ProtocolVersion: version, Observe: w.clientSide, ElicitHandler: handler})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,7 +32,7 @@ func TestElicitationForm(t *testing.T) {
 			t.Parallel()
 			asked := make(chan *mcp.ElicitParams, 1)
 			s := newFixture(nil).connect(t, "", &client.Options{
-				Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+				ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 					asked <- p
 					return answerName(ctx, p)
 				},
@@ -76,7 +76,7 @@ func TestElicitationURL(t *testing.T) {
 	t.Run("refused without the capability", func(t *testing.T) {
 		t.Parallel()
 		s := newFixture(nil).connect(t, "", &client.Options{
-			Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 				t.Errorf("the client was asked %+v", p)
 				return nil, errors.New("unexpected")
 			},
@@ -87,7 +87,7 @@ func TestElicitationURL(t *testing.T) {
 		t.Parallel()
 		asked := make(chan *mcp.ElicitParams, 1)
 		s := newFixture(nil).connect(t, "", &client.Options{
-			Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 				asked <- p
 				if p.Mode == mcp.ElicitModeURL {
 					return &mcp.ElicitResult{Action: mcp.ElicitActionAccept}, nil
@@ -141,7 +141,7 @@ func TestSampling(t *testing.T) {
 		t.Parallel()
 		asked := make(chan *mcp.CreateMessageParams, 1)
 		s := newFixture(nil).connect(t, "", &client.Options{
-			Sampling: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			CreateMessageHandler: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 				asked <- p
 				return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Content: mcp.NewSamplingContent(&mcp.TextContent{Text: "Paris"}), Model: "test-model-1", StopReason: mcp.StopReasonEndTurn}, nil
 			},
@@ -155,7 +155,7 @@ func TestSampling(t *testing.T) {
 	t.Run("rejected", func(t *testing.T) {
 		t.Parallel()
 		s := newFixture(nil).connect(t, "", &client.Options{
-			Sampling: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			CreateMessageHandler: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 				return nil, jsonrpc.NewError(-1, "User rejected sampling request")
 			},
 		})
@@ -166,7 +166,7 @@ func TestSampling(t *testing.T) {
 func TestRoots(t *testing.T) {
 	t.Parallel()
 	s := newFixture(nil).connect(t, "", &client.Options{
-		Roots: func(ctx context.Context) (*mcp.ListRootsResult, error) {
+		ListRootsHandler: func(ctx context.Context) (*mcp.ListRootsResult, error) {
 			return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///a", Name: "a"}, {URI: "file:///b"}}}, nil
 		},
 	})
@@ -179,7 +179,7 @@ func TestRoots(t *testing.T) {
 	}
 	// An empty list is sent as [], never null.
 	s2 := newFixture(nil).connect(t, "", &client.Options{
-		Roots: func(ctx context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil },
+		ListRootsHandler: func(ctx context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil },
 	})
 	s2.wantText(t, "roots", nil, "")
 }
@@ -189,10 +189,10 @@ func TestRoots(t *testing.T) {
 func TestClientHandlerPlainError(t *testing.T) {
 	t.Parallel()
 	s := newFixture(nil).connect(t, "", &client.Options{
-		Roots: func(ctx context.Context) (*mcp.ListRootsResult, error) {
+		ListRootsHandler: func(ctx context.Context) (*mcp.ListRootsResult, error) {
 			return nil, errors.New("disk on fire")
 		},
-		Sampling: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+		CreateMessageHandler: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 			return nil, errors.New("no model")
 		},
 	})
@@ -249,15 +249,15 @@ func TestSEP2260(t *testing.T) {
 		t.Parallel()
 		called := make(chan struct{}, 3)
 		c, srv := fakeServer(t, &client.Options{
-			Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 				called <- struct{}{}
 				return answerName(ctx, p)
 			},
-			Sampling: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			CreateMessageHandler: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 				called <- struct{}{}
 				return nil, errors.New("unexpected")
 			},
-			Roots: func(ctx context.Context) (*mcp.ListRootsResult, error) {
+			ListRootsHandler: func(ctx context.Context) (*mcp.ListRootsResult, error) {
 				called <- struct{}{}
 				return &mcp.ListRootsResult{}, nil
 			},
@@ -284,7 +284,7 @@ func TestSEP2260(t *testing.T) {
 		t.Parallel()
 		// The same request sent while the client's tools/call is in flight
 		// is answered by the handler.
-		c, _ := fakeServer(t, &client.Options{Elicitation: answerName}, func(ctx context.Context, srv *jsonrpc.Conn, msg *jsonrpc.Message) (any, error) {
+		c, _ := fakeServer(t, &client.Options{ElicitHandler: answerName}, func(ctx context.Context, srv *jsonrpc.Conn, msg *jsonrpc.Message) (any, error) {
 			var res mcp.ElicitResult
 			if err := srv.Call(ctx, mcp.MethodElicitationCreate, elicit, &res); err != nil {
 				return nil, err
@@ -325,15 +325,15 @@ func TestRequestEnded(t *testing.T) {
 	t.Parallel()
 	f := newFixture(nil)
 	s := f.connect(t, "", &client.Options{
-		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			t.Errorf("elicitation after the request ended: %+v", p)
 			return answerName(ctx, p)
 		},
-		Sampling: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+		CreateMessageHandler: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 			t.Errorf("sampling after the request ended")
 			return nil, errors.New("unexpected")
 		},
-		Roots: func(ctx context.Context) (*mcp.ListRootsResult, error) {
+		ListRootsHandler: func(ctx context.Context) (*mcp.ListRootsResult, error) {
 			t.Errorf("roots after the request ended")
 			return &mcp.ListRootsResult{}, nil
 		},

@@ -27,7 +27,7 @@ func TestStdioChild(t *testing.T) {
 	c, err := client.Connect(testCtx(t), conn, &client.Options{
 		ProtocolVersion: mcp.LatestLegacy, // the legacy path; see modern_test.go
 		Observe:         w.clientSide,
-		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			asked <- p
 			return answerName(ctx, p)
 		},

@@ -1,6 +1,6 @@
 package e2e
 
-// Tasks end to end: the client's task API (CallToolAsTask, CallToolTask,
+// Tasks end to end: the client's task API (StartToolTask, RunToolTask,
 // TaskResult, GetTask, CancelTask, ListTasks) against the real server's
 // task-supporting tools, for a 2026-07-28 client (the tasks extension) in
 // memory and over Streamable HTTP, and for a 2025-11-25 client (core
@@ -66,7 +66,7 @@ func tasksServer() *server.Server {
 		return "", ctx.Err()
 	})
 	server.AddTool(s, &mcp.Tool{Name: "task_confirm", Execution: optional}, func(_ context.Context, req *server.CallToolRequest, _ taskNone) (string, error) {
-		ans, ok, err := req.Elicitation("confirm")
+		ans, ok, err := req.ElicitResult("confirm")
 		if err != nil {
 			return "", err
 		}
@@ -78,7 +78,7 @@ func tasksServer() *server.Server {
 	// task_ask_then_run asks in the request (MRTR), then continues as a
 	// task.
 	server.AddTool(s, &mcp.Tool{Name: "task_ask_then_run", Execution: optional}, func(_ context.Context, req *server.CallToolRequest, _ taskNone) (*mcp.CallToolResult, error) {
-		ans, ok, err := req.Elicitation("confirm")
+		ans, ok, err := req.ElicitResult("confirm")
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +125,7 @@ func dialHTTP(t testing.TB, srv *server.Server) transport.Conn {
 func connectTasks(t *testing.T, version string, conn transport.Conn, opts client.Options) *client.Client {
 	t.Helper()
 	opts.ProtocolVersion = version
-	opts.Elicitation = func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	opts.ElicitHandler = func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"confirm": true}}, nil
 	}
 	c, err := client.Connect(testCtx(t), conn, &opts)
@@ -149,12 +149,12 @@ func TestTasksEndToEnd(t *testing.T) {
 			ctx := testCtx(t)
 
 			// Completion: a task, its state, its result.
-			task, err := c.CallToolAsTask(ctx, &mcp.CallToolParams{Name: "task_slow", Arguments: taskArgs(100, "a")})
+			task, err := c.StartToolTask(ctx, &mcp.CallToolParams{Name: "task_slow", Arguments: taskArgs(100, "a")})
 			if err != nil {
-				t.Fatalf("CallToolAsTask: %v", err)
+				t.Fatalf("StartToolTask: %v", err)
 			}
 			if task.ID == "" || task.Status.Terminal() {
-				t.Fatalf("CallToolAsTask = %+v, want a running task", task)
+				t.Fatalf("StartToolTask = %+v, want a running task", task)
 			}
 			if got, err := c.GetTask(ctx, task.ID); err != nil || got.ID != task.ID {
 				t.Fatalf("GetTask: %+v, %v", got, err)
@@ -180,33 +180,33 @@ func TestTasksEndToEnd(t *testing.T) {
 			}
 
 			// A tool that does not run as a task answers at once.
-			if task, err := c.CallToolAsTask(ctx, &mcp.CallToolParams{Name: "task_sync"}); err != nil || task.ID != "" || task.Status != mcp.TaskCompleted {
-				t.Fatalf("CallToolAsTask(task_sync): %+v, %v", task, err)
+			if task, err := c.StartToolTask(ctx, &mcp.CallToolParams{Name: "task_sync"}); err != nil || task.ID != "" || task.Status != mcp.TaskCompleted {
+				t.Fatalf("StartToolTask(task_sync): %+v, %v", task, err)
 			}
-			if res, err := c.CallToolTask(ctx, &mcp.CallToolParams{Name: "task_sync"}); err != nil || text(res) != "at once" {
-				t.Fatalf("CallToolTask(task_sync): %+v, %v", res, err)
+			if res, err := c.RunToolTask(ctx, &mcp.CallToolParams{Name: "task_sync"}); err != nil || text(res) != "at once" {
+				t.Fatalf("RunToolTask(task_sync): %+v, %v", res, err)
 			}
 
 			// A tool error is a completed task with isError.
-			if res, err := c.CallToolTask(ctx, &mcp.CallToolParams{Name: "task_fails"}); err != nil || !res.IsError {
+			if res, err := c.RunToolTask(ctx, &mcp.CallToolParams{Name: "task_fails"}); err != nil || !res.IsError {
 				t.Fatalf("task_fails: %+v, %v", res, err)
 			}
 			// A protocol error is a failed task: the call's error.
-			if _, err := c.CallToolTask(ctx, &mcp.CallToolParams{Name: "task_crashes"}); err == nil {
+			if _, err := c.RunToolTask(ctx, &mcp.CallToolParams{Name: "task_crashes"}); err == nil {
 				t.Fatal("task_crashes: no error")
 			} else {
 				wantCode(t, err, mcp.CodeInternalError)
 			}
 
 			// Input required, answered by the Elicitation handler.
-			if res, err := c.CallToolTask(ctx, &mcp.CallToolParams{Name: "task_confirm"}); err != nil || text(res) != "accept true" {
+			if res, err := c.RunToolTask(ctx, &mcp.CallToolParams{Name: "task_confirm"}); err != nil || text(res) != "accept true" {
 				t.Fatalf("task_confirm: %+v, %v", res, err)
 			}
 
 			// Cancellation mid-run.
-			task, err = c.CallToolAsTask(ctx, &mcp.CallToolParams{Name: "task_block"})
+			task, err = c.StartToolTask(ctx, &mcp.CallToolParams{Name: "task_block"})
 			if err != nil || task.ID == "" {
-				t.Fatalf("CallToolAsTask(task_block): %+v, %v", task, err)
+				t.Fatalf("StartToolTask(task_block): %+v, %v", task, err)
 			}
 			if err := c.CancelTask(ctx, task.ID); err != nil {
 				t.Fatalf("CancelTask: %v", err)
@@ -226,7 +226,7 @@ func TestTasksEndToEnd(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 			if tc.version == mcp.Version20260728 {
-				if _, err := c.TaskResult(ctx, task.ID); !errors.Is(err, client.ErrTaskCancelled) {
+				if _, err := c.TaskResult(ctx, task.ID); !errors.Is(err, client.ErrTaskCanceled) {
 					t.Fatalf("TaskResult of a cancelled task: %v", err)
 				}
 			}
@@ -252,9 +252,9 @@ func TestTasksTransparent(t *testing.T) {
 	if res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "task_ask_then_run"}); err != nil || text(res) != "ran after accept" {
 		t.Fatalf("CallTool(task_ask_then_run): %+v, %v", res, err)
 	}
-	task, err := c.CallToolAsTask(ctx, &mcp.CallToolParams{Name: "task_ask_then_run"})
+	task, err := c.StartToolTask(ctx, &mcp.CallToolParams{Name: "task_ask_then_run"})
 	if err != nil || task.ID == "" {
-		t.Fatalf("CallToolAsTask(task_ask_then_run): %+v, %v", task, err)
+		t.Fatalf("StartToolTask(task_ask_then_run): %+v, %v", task, err)
 	}
 }
 
@@ -264,9 +264,9 @@ func TestTasksListen(t *testing.T) {
 	srv := tasksServer()
 	c := connectTasks(t, mcp.Version20260728, dialHTTP(t, srv), client.Options{})
 	ctx := testCtx(t)
-	task, err := c.CallToolAsTask(ctx, &mcp.CallToolParams{Name: "task_slow", Arguments: taskArgs(200, "l")})
+	task, err := c.StartToolTask(ctx, &mcp.CallToolParams{Name: "task_slow", Arguments: taskArgs(200, "l")})
 	if err != nil || task.ID == "" {
-		t.Fatalf("CallToolAsTask: %+v, %v", task, err)
+		t.Fatalf("StartToolTask: %+v, %v", task, err)
 	}
 	sub, err := c.Listen(ctx, mcp.SubscriptionFilter{TaskIDs: []string{task.ID}})
 	if err != nil {

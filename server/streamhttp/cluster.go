@@ -158,7 +158,7 @@ func (c *cluster) encode(m *clusterMsg) ([]byte, error) {
 	m.From = c.id
 	b, err := json.Marshal(m)
 	if err != nil { // only text that is not UTF-8 can fail
-		return nil, fmt.Errorf("mcp: encoding a %s cluster message: %w", m.Kind, err)
+		return nil, fmt.Errorf("streamhttp: encoding a %s cluster message: %w", m.Kind, err)
 	}
 	return b, nil
 }
@@ -183,7 +183,7 @@ func (c *cluster) broadcast(ctx context.Context, m *clusterMsg) {
 		err = c.b.Broadcast(ctx, b)
 	}
 	if err != nil {
-		c.h.log.Warn("mcp: cluster broadcast failed", "kind", m.Kind, "err", err)
+		c.h.log.Warn("streamhttp: cluster broadcast failed", "kind", m.Kind, "err", err)
 	}
 }
 
@@ -306,7 +306,7 @@ func (c *cluster) forwardResponse(ctx context.Context, hs *httpSession, msg *jso
 	}
 	delivered, err := c.send(ctx, owner, &clusterMsg{Kind: kindResponse, Session: hs.ss.ID(), Msg: raw})
 	if err != nil || !delivered {
-		c.h.log.Warn("mcp: answer for another instance not delivered", "session", hs.ss.ID(), "instance", owner, "id", msg.ID.String(), "err", err)
+		c.h.log.Warn("streamhttp: answer for another instance not delivered", "session", hs.ss.ID(), "instance", owner, "id", msg.ID.String(), "err", err)
 		return true, false
 	}
 	return true, true
@@ -403,7 +403,7 @@ func (c *cluster) resumeRemote(w http.ResponseWriter, r *http.Request, hs *httpS
 			}
 		case <-probe.C:
 			if ok, err := c.send(r.Context(), owner, &clusterMsg{Kind: kindProbe, Tag: tag}); err == nil && !ok {
-				c.h.log.Info("mcp: the instance of a relayed stream is gone", "instance", owner, "stream", streamID)
+				c.h.log.Info("streamhttp: the instance of a relayed stream is gone", "instance", owner, "stream", streamID)
 				return // the client resumes, and finds the owner gone
 			}
 		case <-r.Context().Done():

@@ -598,7 +598,7 @@ func (h *Handler) storedEvents(w http.ResponseWriter, r *http.Request, hs *httpS
 		writeError(w, http.StatusConflict, mcp.ID{}, mcp.CodeInvalidRequest, "Conflict: the events after Last-Event-ID are no longer stored")
 		return nil, true, false
 	case err != nil:
-		h.log.Warn("mcp: event store replay failed", "session", hs.ss.ID(), "err", err)
+		h.log.Warn("streamhttp: event store replay failed", "session", hs.ss.ID(), "err", err)
 		writeError(w, http.StatusServiceUnavailable, mcp.ID{}, mcp.CodeInternalError, "Service Unavailable: replay failed")
 		return nil, true, false
 	}
@@ -647,7 +647,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), h.opts.StoreTimeout)
 		defer cancel()
 		if err := h.opts.SessionStore.Delete(ctx, hs.ss.ID()); err != nil {
-			h.log.Warn("mcp: session store delete failed", "err", err)
+			h.log.Warn("streamhttp: session store delete failed", "err", err)
 			writeError(w, http.StatusServiceUnavailable, mcp.ID{}, mcp.CodeInternalError, "Service Unavailable: the session store is unreachable")
 			return
 		}

@@ -216,7 +216,7 @@ func (h *Handler) sweepOnce() {
 			return
 		default:
 		}
-		h.log.Debug("mcp: closing idle session", "session", hs.ss.ID())
+		h.log.Debug("streamhttp: closing idle session", "session", hs.ss.ID())
 		h.endSession(hs)
 	}
 }

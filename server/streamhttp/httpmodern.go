@@ -53,7 +53,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.
 	run := func() {
 		defer func() {
 			if p := recover(); p != nil {
-				h.log.Error("mcp: handler panic", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
+				h.log.Error("streamhttp: handler panic", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
 				st.pushFinal(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: handler for %s panicked", msg.Method)), http.StatusOK)
 			}
 		}()

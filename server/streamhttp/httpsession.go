@@ -80,7 +80,7 @@ func (hs *httpSession) HandleRequest(ctx context.Context, msg *jsonrpc.Message) 
 	late := hs.closed
 	hs.mu.Unlock()
 	if late {
-		hs.h.log.Info("mcp: dropped the answer of a request whose session ended", "session", hs.ss.ID(), "method", msg.Method, "id", msg.ID.String())
+		hs.h.log.Info("streamhttp: dropped the answer of a request whose session ended", "session", hs.ss.ID(), "method", msg.Method, "id", msg.ID.String())
 	}
 	return res, err
 }
@@ -185,7 +185,7 @@ func (hs *httpSession) Write(ctx context.Context, m transport.Message) error {
 		// A message for a request that has ended, or an unrelated
 		// notification while no standalone stream was ever opened: the
 		// 2025-11-25 transport has no other place to put it.
-		hs.h.log.Debug("mcp: no stream for message", "session", hs.ss.ID(), "related", m.Related.String())
+		hs.h.log.Debug("streamhttp: no stream for message", "session", hs.ss.ID(), "related", m.Related.String())
 		return nil
 	}
 	st.push(msg, m.Final)

@@ -119,7 +119,7 @@ func (st *stream) push(msg []byte, final bool) {
 		for i, old := range st.pending {
 			if !old.final {
 				st.pending = append(st.pending[:i], st.pending[i+1:]...)
-				st.h.log.Warn("mcp: dropped a message for a disconnected client", "stream", st.id)
+				st.h.log.Warn("streamhttp: dropped a message for a disconnected client", "stream", st.id)
 				break
 			}
 		}
@@ -169,7 +169,7 @@ func (st *stream) assign(ev *event) {
 	if st.seq-q.stored > maxUnstoredEvents {
 		first, last := q.stored+1, st.seq-maxUnstoredEvents
 		if q.lostLast == 0 || q.lostLast+1 < first { // once per run of losses
-			st.h.log.Warn("mcp: the event store falls behind; events are delivered live but cannot be replayed", "session", st.hs.ss.ID(), "stream", st.id, "seq", first)
+			st.h.log.Warn("streamhttp: the event store falls behind; events are delivered live but cannot be replayed", "session", st.hs.ss.ID(), "stream", st.id, "seq", first)
 		}
 		q.giveUp(last)
 	}
@@ -279,7 +279,7 @@ func (st *stream) appendThrough(through uint64) (handOver bool) {
 		err := st.h.store.Append(ctx, st.hs.ss.ID(), st.id, ev.seq, ev.data)
 		cancel()
 		if err != nil {
-			st.h.log.Warn("mcp: event store append failed; the event is delivered live but cannot be replayed", "session", st.hs.ss.ID(), "stream", st.id, "seq", ev.seq, "err", err)
+			st.h.log.Warn("streamhttp: event store append failed; the event is delivered live but cannot be replayed", "session", st.hs.ss.ID(), "stream", st.id, "seq", ev.seq, "err", err)
 		}
 		st.mu.Lock()
 		if err != nil {
@@ -449,7 +449,7 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 				return
 			}
 			if err != nil {
-				st.h.log.Warn("mcp: event store replay failed", "session", st.hs.ss.ID(), "err", err)
+				st.h.log.Warn("streamhttp: event store replay failed", "session", st.hs.ss.ID(), "err", err)
 				writeError(w, http.StatusServiceUnavailable, mcp.ID{}, mcp.CodeInternalError, "Service Unavailable: replay failed")
 				return
 			}

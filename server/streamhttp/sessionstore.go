@@ -36,7 +36,7 @@ func (h *Handler) saver(hs *httpSession) func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), h.opts.StoreTimeout)
 		defer cancel()
 		if err := st.Put(ctx, ss.ID(), state); err != nil {
-			h.log.Warn("mcp: session store put failed", "session", ss.ID(), "err", err)
+			h.log.Warn("streamhttp: session store put failed", "session", ss.ID(), "err", err)
 			// The change is undone (update): this revision was never
 			// recorded, and the next change takes its number.
 			ss.Unrecord(state.Revision)
@@ -67,7 +67,7 @@ func (h *Handler) sharedSession(ctx context.Context, id string, hs *httpSession)
 		}
 		return nil, 0
 	case err != nil:
-		h.log.Warn("mcp: session store get failed", "session", id, "err", err)
+		h.log.Warn("streamhttp: session store get failed", "session", id, "err", err)
 		if hs != nil {
 			hs.busy.Add(-1)
 		}

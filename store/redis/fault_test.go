@@ -42,7 +42,7 @@ func TestRedisRestartMidSession(t *testing.T) {
 			Close:    func() { _ = b.Close(); _ = rdb.Close() },
 		}
 	})
-	cl := clustertest.Connect(t, c, &client.Options{ProtocolVersion: mcp.LatestLegacy, Elicitation: clustertest.Greet})
+	cl := clustertest.Connect(t, c, &client.Options{ProtocolVersion: mcp.LatestLegacy, ElicitHandler: clustertest.Greet})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	ask := &mcp.CallToolParams{Name: "ask"}

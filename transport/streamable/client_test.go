@@ -140,10 +140,10 @@ type notes struct {
 
 func clientOptions(n *notes) *client.Options {
 	return &client.Options{
-		Sampling:           samplingHandler,
-		OnLog:              func(ctx context.Context, p *mcp.LoggingMessageParams) { n.logs <- p },
-		OnToolsListChanged: func(ctx context.Context) { n.listCh <- struct{}{} },
-		OnNotification:     func(ctx context.Context, method string, params jsontext.Value) { n.other <- method },
+		CreateMessageHandler: samplingHandler,
+		OnLog:                func(ctx context.Context, p *mcp.LoggingMessageParams) { n.logs <- p },
+		OnToolsListChanged:   func(ctx context.Context) { n.listCh <- struct{}{} },
+		OnNotification:       func(ctx context.Context, method string, params jsontext.Value) { n.other <- method },
 	}
 }
 
@@ -263,9 +263,9 @@ func TestListenerStartsAfterConnect(t *testing.T) {
 		opts   client.Options
 		listen bool
 	}{
-		{"elicitation", client.Options{Elicitation: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) { return nil, nil }}, true},
-		{"sampling", client.Options{Sampling: samplingHandler}, true},
-		{"roots", client.Options{Roots: func(context.Context) (*mcp.ListRootsResult, error) { return nil, nil }}, true},
+		{"elicitation", client.Options{ElicitHandler: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) { return nil, nil }}, true},
+		{"sampling", client.Options{CreateMessageHandler: samplingHandler}, true},
+		{"roots", client.Options{ListRootsHandler: func(context.Context) (*mcp.ListRootsResult, error) { return nil, nil }}, true},
 		{"no handler", client.Options{OnToolsListChanged: func(context.Context) {}}, false},
 		{"asked", client.Options{OnToolsListChanged: func(context.Context) {}, Listen: true}, true},
 	} {

@@ -146,7 +146,7 @@ func TestRealServer(t *testing.T) {
 	ctx := testCtx(t)
 	logs := make(chan string, 4)
 	cl, err := client.Connect(ctx, conn, legacy(&client.Options{
-		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
 		},
 		OnLog: func(ctx context.Context, p *mcp.LoggingMessageParams) { s, _ := p.Data.(string); logs <- s },
@@ -228,7 +228,7 @@ func TestRealServerListener(t *testing.T) {
 	conn := New(rs.URL, nil)
 	changed := make(chan struct{}, 4)
 	cl, err := client.Connect(testCtx(t), conn, legacy(&client.Options{
-		Roots:              func(context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil },
+		ListRootsHandler:   func(context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil },
 		OnToolsListChanged: func(context.Context) { changed <- struct{}{} },
 	}))
 	if err != nil {
@@ -250,7 +250,7 @@ func TestRealServerListener(t *testing.T) {
 func TestRealServerNoStandaloneStream(t *testing.T) {
 	rs := newRealServer(t, &streamhttp.Options{NoStandaloneStream: true})
 	conn := New(rs.URL, nil)
-	cl, err := client.Connect(testCtx(t), conn, legacy(&client.Options{Sampling: samplingHandler}))
+	cl, err := client.Connect(testCtx(t), conn, legacy(&client.Options{CreateMessageHandler: samplingHandler}))
 	if err != nil {
 		t.Fatal(err)
 	}

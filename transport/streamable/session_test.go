@@ -288,7 +288,7 @@ func TestSessionLossRestartsListener(t *testing.T) {
 	ctx := testCtx(t)
 	listChanged := make(chan struct{}, 10)
 	cl, err := client.Connect(ctx, conn, legacy(&client.Options{
-		Roots:              func(context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil },
+		ListRootsHandler:   func(context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil },
 		OnToolsListChanged: func(context.Context) { listChanged <- struct{}{} },
 	}))
 	if err != nil {

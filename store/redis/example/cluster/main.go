@@ -131,7 +131,7 @@ func newServer(name string, key []byte, log *slog.Logger) *server.Server {
 		func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) { return name, nil })
 	server.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks for your name and greets you."},
 		func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
-			res, ok, err := req.Elicitation("name")
+			res, ok, err := req.ElicitResult("name")
 			if err != nil {
 				return "", err
 			}

@@ -151,7 +151,7 @@ func TestExample(t *testing.T) {
 	var logs []string
 	cl, err := client.Connect(ctx, streamable.New(front.URL, nil), &client.Options{
 		ProtocolVersion: mcp.LatestLegacy,
-		Elicitation: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		ElicitHandler: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
 		},
 		OnLog: func(_ context.Context, p *mcp.LoggingMessageParams) {
