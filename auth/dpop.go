@@ -123,7 +123,11 @@ type DPoPVerifier struct {
 }
 
 // NewDPoPVerifier checks o and returns a verifier.
-func NewDPoPVerifier(o DPoPOptions) (*DPoPVerifier, error) {
+func NewDPoPVerifier(opts *DPoPOptions) (*DPoPVerifier, error) {
+	var o DPoPOptions
+	if opts != nil {
+		o = *opts
+	}
 	v := &DPoPVerifier{o: o}
 	v.algs = slices.Clone(o.Algorithms)
 	if len(v.algs) == 0 {

@@ -49,7 +49,7 @@ func newDPoPAS(t *testing.T, opaque bool) *dpopAS {
 	t.Helper()
 	a := &dpopAS{key: newECKey(t, "as1"), opaque: opaque, codes: map[string]string{}, tokens: map[string]string{}}
 	var err error
-	if a.proofs, err = NewDPoPVerifier(DPoPOptions{}); err != nil {
+	if a.proofs, err = NewDPoPVerifier(&DPoPOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
@@ -187,12 +187,12 @@ func testEndToEndDPoP(t *testing.T, opaque bool, version string) {
 	var v Verifier
 	var err error
 	if opaque {
-		iv, ierr := NewIntrospectionVerifier(IntrospectionOptions{Endpoint: as.srv.URL + "/introspect", Audience: resource,
+		iv, ierr := NewIntrospectionVerifier(&IntrospectionOptions{Endpoint: as.srv.URL + "/introspect", Audience: resource,
 			Issuer: as.srv.URL, ClientID: "rs", ClientSecret: "rs-secret",
 			HTTPClient: &http.Client{Transport: headerRT{"X-Resource", resource}}})
 		v, err = iv, ierr
 	} else {
-		v, err = NewJWTVerifier(JWTOptions{Issuer: as.srv.URL, Audience: resource, JWKSURL: as.srv.URL + "/jwks", Algorithms: []jose.SignatureAlgorithm{jose.ES256}})
+		v, err = NewJWTVerifier(&JWTOptions{Issuer: as.srv.URL, Audience: resource, JWKSURL: as.srv.URL + "/jwks", Algorithms: []jose.SignatureAlgorithm{jose.ES256}})
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +202,7 @@ func testEndToEndDPoP(t *testing.T, opaque bool, version string) {
 	_, _ = rand.Read(nonceKey)
 	var instances [2]http.Handler
 	for i := range instances {
-		dv, err := NewDPoPVerifier(DPoPOptions{Required: true, Replay: replay, NonceKey: nonceKey})
+		dv, err := NewDPoPVerifier(&DPoPOptions{Required: true, Replay: replay, NonceKey: nonceKey})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -135,7 +135,7 @@ func newDPoPEnv(t *testing.T, opts DPoPOptions) *dpopEnv {
 	}
 	opts.now = clock
 	var err error
-	if e.ver, err = NewDPoPVerifier(opts); err != nil {
+	if e.ver, err = NewDPoPVerifier(&opts); err != nil {
 		t.Fatal(err)
 	}
 	e.h = e.instance(e.ver)
@@ -376,7 +376,7 @@ func TestDPoPReplay(t *testing.T) {
 
 	// A second instance (its own verifier) sharing the replay cache
 	// refuses the proof the first accepted, and the other way round.
-	v2, err := NewDPoPVerifier(DPoPOptions{Replay: e.cache, now: func() time.Time { return e.now }})
+	v2, err := NewDPoPVerifier(&DPoPOptions{Replay: e.cache, now: func() time.Time { return e.now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +395,7 @@ func TestDPoPReplay(t *testing.T) {
 	if why := wantRefused(t, e.do(e.h, "POST", testResource, "DPoP tok", proof), ErrCodeInvalidDPoPProof); !strings.Contains(why, "iat") {
 		t.Errorf("a proof past its window refused for %q, want its iat", why)
 	}
-	lagging, err := NewDPoPVerifier(DPoPOptions{Replay: e.cache, now: func() time.Time { return e.now.Add(-DefaultDPoPIATWindow) }})
+	lagging, err := NewDPoPVerifier(&DPoPOptions{Replay: e.cache, now: func() time.Time { return e.now.Add(-DefaultDPoPIATWindow) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,12 +462,12 @@ func TestDPoPNonce(t *testing.T) {
 		t.Fatalf("with the nonce: %d %s, next nonce %q", w.Code, w.Body, w.Header().Get("DPoP-Nonce"))
 	}
 	// Another instance with the same key accepts it: nonces are stateless.
-	v2, _ := NewDPoPVerifier(DPoPOptions{NonceKey: key, Replay: e.cache, now: func() time.Time { return e.now }})
+	v2, _ := NewDPoPVerifier(&DPoPOptions{NonceKey: key, Replay: e.cache, now: func() time.Time { return e.now }})
 	if w := send(e.instance(v2), nonce); w.Code != http.StatusNoContent {
 		t.Fatalf("second instance: %d %s", w.Code, w.Body)
 	}
 	// One with another key does not.
-	v3, _ := NewDPoPVerifier(DPoPOptions{NonceKey: []byte(strings.Repeat("k", 32)), Replay: e.cache, now: func() time.Time { return e.now }})
+	v3, _ := NewDPoPVerifier(&DPoPOptions{NonceKey: []byte(strings.Repeat("k", 32)), Replay: e.cache, now: func() time.Time { return e.now }})
 	wantRefused(t, send(e.instance(v3), nonce), ErrCodeUseDPoPNonce)
 	// Bad nonces: forged, tampered, malformed, not a string.
 	tampered := []byte(nonce)
@@ -482,14 +482,14 @@ func TestDPoPNonce(t *testing.T) {
 	if n := w.Header().Get("DPoP-Nonce"); n == "" || n == nonce {
 		t.Fatalf("next nonce %q", n)
 	}
-	if _, err := NewDPoPVerifier(DPoPOptions{NonceKey: make([]byte, 16)}); err == nil {
+	if _, err := NewDPoPVerifier(&DPoPOptions{NonceKey: make([]byte, 16)}); err == nil {
 		t.Fatal("a 16-byte nonce key was accepted")
 	}
 }
 
 func TestDPoPOptions(t *testing.T) {
 	for _, a := range []jose.SignatureAlgorithm{jose.HS256, "none", "NONE", "HS1"} {
-		if _, err := NewDPoPVerifier(DPoPOptions{Algorithms: []jose.SignatureAlgorithm{a}}); err == nil {
+		if _, err := NewDPoPVerifier(&DPoPOptions{Algorithms: []jose.SignatureAlgorithm{a}}); err == nil {
 			t.Errorf("algorithm %s accepted", a)
 		}
 	}
@@ -511,7 +511,7 @@ func TestDPoPOptions(t *testing.T) {
 // is refused, and the thumbprint is returned for binding.
 func TestDPoPTokenEndpoint(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	v, _ := NewDPoPVerifier(DPoPOptions{now: func() time.Time { return now }})
+	v, _ := NewDPoPVerifier(&DPoPOptions{now: func() time.Time { return now }})
 	k := newDPoPKey(t)
 	const u = "https://as.example.com/token"
 	jkt, err := v.Verify(context.Background(), DPoPRequest{Proof: k.proof(t, "POST", u, "", now, proofSpec{}), Method: "POST", URL: u})

@@ -17,7 +17,7 @@ func Example() {
 	const resource = "https://mcp.example.com/mcp"
 	const issuer = "https://auth.example.com"
 
-	verifier, err := auth.NewJWTVerifier(auth.JWTOptions{
+	verifier, err := auth.NewJWTVerifier(&auth.JWTOptions{
 		Issuer:   issuer,
 		Audience: resource, // RFC 8707: tokens for other resources are refused
 		// JWKSURL empty: jwks_uri comes from the issuer's metadata.

@@ -215,7 +215,7 @@ func (as *testAS) verifier(t *testing.T, c *clock, mod func(*JWTOptions)) *JWTVe
 	if mod != nil {
 		mod(&o)
 	}
-	v, err := NewJWTVerifier(o)
+	v, err := NewJWTVerifier(&o)
 	if err != nil {
 		t.Fatal(err)
 	}

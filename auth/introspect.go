@@ -120,7 +120,11 @@ type cached struct {
 }
 
 // NewIntrospectionVerifier checks o and returns a verifier.
-func NewIntrospectionVerifier(o IntrospectionOptions) (*IntrospectionVerifier, error) {
+func NewIntrospectionVerifier(opts *IntrospectionOptions) (*IntrospectionVerifier, error) {
+	if opts == nil {
+		return nil, errors.New("auth: NewIntrospectionVerifier needs options (Endpoint, Audience, client credentials)")
+	}
+	o := *opts
 	if err := checkFetchURL("IntrospectionOptions.Endpoint", o.Endpoint); err != nil {
 		return nil, err
 	}

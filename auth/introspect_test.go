@@ -88,7 +88,7 @@ func newIntroEnv(t *testing.T, edit func(*IntrospectionOptions)) *introEnv {
 		edit(&o)
 	}
 	var err error
-	if e.v, err = NewIntrospectionVerifier(o); err != nil {
+	if e.v, err = NewIntrospectionVerifier(&o); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -327,7 +327,7 @@ func TestIntrospectionClientAuth(t *testing.T) {
 		"http endpoint": {Endpoint: "http://as.example.com/i", Audience: testResource, ClientID: "a", ClientSecret: "b"},
 		"no audience":   {Endpoint: "https://as.example.com/i", ClientID: "a", ClientSecret: "b"},
 	} {
-		if _, err := NewIntrospectionVerifier(o); err == nil {
+		if _, err := NewIntrospectionVerifier(&o); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

@@ -108,7 +108,11 @@ type JWTVerifier struct {
 
 // NewJWTVerifier checks o and returns a verifier. Nothing is fetched
 // before the first token arrives.
-func NewJWTVerifier(o JWTOptions) (*JWTVerifier, error) {
+func NewJWTVerifier(opts *JWTOptions) (*JWTVerifier, error) {
+	if opts == nil {
+		return nil, errors.New("auth: NewJWTVerifier needs options (Issuer, Audience)")
+	}
+	o := *opts
 	if o.Issuer == "" {
 		return nil, errors.New("auth: JWTOptions.Issuer is required")
 	}

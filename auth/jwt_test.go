@@ -123,7 +123,7 @@ func TestJWTAlgorithms(t *testing.T) {
 			t.Errorf("alg none %s: %v, want ErrInvalidToken", hdr, err)
 		}
 	}
-	if _, err := NewJWTVerifier(JWTOptions{Issuer: "https://as", Audience: testResource, Algorithms: []jose.SignatureAlgorithm{"none"}}); err == nil {
+	if _, err := NewJWTVerifier(&JWTOptions{Issuer: "https://as", Audience: testResource, Algorithms: []jose.SignatureAlgorithm{"none"}}); err == nil {
 		t.Error("a verifier accepting none was built")
 	}
 
@@ -154,7 +154,7 @@ func TestJWTAlgorithms(t *testing.T) {
 		{Issuer: "https://as", Audience: "not-absolute"},
 		{Issuer: "https://as", Audience: testResource + "#frag"},
 	} {
-		if _, err := NewJWTVerifier(o); err == nil {
+		if _, err := NewJWTVerifier(&o); err == nil {
 			t.Errorf("NewJWTVerifier(%+v) accepted", o)
 		}
 	}
@@ -435,7 +435,7 @@ func TestJWTRequiresHTTPS(t *testing.T) {
 		{"https://as.example.com", "ftp://keys.example.com/jwks", false},
 		{"https://as.example.com", "/jwks", false},
 	} {
-		_, err := NewJWTVerifier(JWTOptions{Issuer: tc.issuer, Audience: testResource, JWKSURL: tc.jwks})
+		_, err := NewJWTVerifier(&JWTOptions{Issuer: tc.issuer, Audience: testResource, JWKSURL: tc.jwks})
 		if (err == nil) != tc.ok {
 			t.Errorf("issuer %q, jwks %q: err = %v, want ok %v", tc.issuer, tc.jwks, err, tc.ok)
 		}

@@ -268,7 +268,7 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 		_ = t.Close()
 		return nil, fmt.Errorf("%w: Options.ProtocolVersion %q", ErrUnsupportedVersion, v)
 	}
-	c.conn = jsonrpc.NewConn(&tap{Conn: t, c: c}, jsonrpc.ConnOptions{
+	c.conn = jsonrpc.NewConn(&tap{Conn: t, c: c}, &jsonrpc.ConnOptions{
 		Handler:     (*handler)(c),
 		Limits:      c.opts.Limits,
 		MaxInFlight: c.opts.MaxInFlight,

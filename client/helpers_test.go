@@ -102,7 +102,7 @@ func (f *fakeServer) notifications() []*jsonrpc.Message {
 func startFake(t testing.TB, handle func(ctx context.Context, msg *jsonrpc.Message) (any, error)) (transport.Conn, *fakeServer) {
 	a, b := memory.NewPair()
 	f := &fakeServer{handle: handle, got: make(chan *jsonrpc.Message, 256)}
-	f.conn = jsonrpc.NewConn(b, jsonrpc.ConnOptions{Handler: f})
+	f.conn = jsonrpc.NewConn(b, &jsonrpc.ConnOptions{Handler: f})
 	f.conn.Start()
 	t.Cleanup(func() { f.conn.Close() })
 	return a, f

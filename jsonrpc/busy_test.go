@@ -182,7 +182,7 @@ func TestConnInitializeBeforeNext(t *testing.T) {
 		}
 		return initialized, nil
 	}}
-	c := NewConn(f, ConnOptions{Handler: h})
+	c := NewConn(f, &ConnOptions{Handler: h})
 	c.Start()
 	waitConn(t, c)
 	got := f.answers(t)

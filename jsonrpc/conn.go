@@ -166,7 +166,11 @@ type Conn struct {
 }
 
 // NewConn returns a Conn over t. Call Start to begin reading.
-func NewConn(t transport.Conn, opts ConnOptions) *Conn {
+func NewConn(t transport.Conn, o *ConnOptions) *Conn {
+	var opts ConnOptions
+	if o != nil {
+		opts = *o
+	}
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = DefaultMaxInFlight
 	}

@@ -288,7 +288,7 @@ func TestConnNeverStarted(t *testing.T) {
 	leakCheck(t)
 	ta, tb := memory.NewPair()
 	defer tb.Close()
-	c := NewConn(ta, ConnOptions{})
+	c := NewConn(ta, nil)
 	closeWithin(t, c)
 	if err := c.Call(context.Background(), "x", nil, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Call after Close = %v", err)

@@ -57,7 +57,7 @@ func (f funcs) HandleNotification(ctx context.Context, m *Message) {
 func pair(t *testing.T, a, b ConnOptions) (*Conn, *Conn) {
 	t.Helper()
 	ta, tb := memory.NewPair()
-	ca, cb := NewConn(ta, a), NewConn(tb, b)
+	ca, cb := NewConn(ta, &a), NewConn(tb, &b)
 	ca.Start()
 	cb.Start()
 	t.Cleanup(func() {
@@ -72,7 +72,7 @@ func pair(t *testing.T, a, b ConnOptions) (*Conn, *Conn) {
 func rawPeer(t *testing.T, opts ConnOptions) (*Conn, transport.Conn) {
 	t.Helper()
 	ta, tb := memory.NewPair()
-	c := NewConn(ta, opts)
+	c := NewConn(ta, &opts)
 	c.Start()
 	t.Cleanup(func() {
 		closeWithin(t, c)

@@ -157,7 +157,7 @@ func TestConnResponseThenEOF(t *testing.T) {
 	leakCheck(t)
 	for i := range 100 {
 		st := newScripted()
-		c := NewConn(st, ConnOptions{})
+		c := NewConn(st, nil)
 		c.Start()
 		callErr := make(chan error, 1)
 		var s string
@@ -365,8 +365,8 @@ func TestConnOverStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ta := stdio.NewConn(aIn, aOut, stdio.Options{MaxMessageBytes: 512})
-	tb := stdio.NewConn(bIn, bOut, stdio.Options{MaxMessageBytes: 512})
+	ta := stdio.NewConn(aIn, aOut, &stdio.Options{MaxMessageBytes: 512})
+	tb := stdio.NewConn(bIn, bOut, &stdio.Options{MaxMessageBytes: 512})
 	bNullErrors := make(chan *Message, 1)
 	observeB := func(in bool, msg []byte) {
 		if m, e := Decode(msg, Limits{}); !in && e == nil && m.Error != nil && !m.ID.IsValid() {
@@ -377,8 +377,8 @@ func TestConnOverStdio(t *testing.T) {
 			}
 		}
 	}
-	a := NewConn(ta, ConnOptions{Handler: echoHandler("a")})
-	b := NewConn(tb, ConnOptions{Handler: echoHandler("b"), Observe: observeB})
+	a := NewConn(ta, &ConnOptions{Handler: echoHandler("a")})
+	b := NewConn(tb, &ConnOptions{Handler: echoHandler("b"), Observe: observeB})
 	a.Start()
 	b.Start()
 	defer closeWithin(t, b)
@@ -437,12 +437,12 @@ func TestConnOversizedTransportMessage(t *testing.T) {
 	leakCheck(t)
 	pr, pw := io.Pipe() // test -> Conn
 	rr, rw := io.Pipe() // Conn -> test
-	tc := stdio.NewConn(pr, rw, stdio.Options{MaxMessageBytes: 64})
+	tc := stdio.NewConn(pr, rw, &stdio.Options{MaxMessageBytes: 64})
 	h := funcs{req: func(ctx context.Context, m *Message) (any, error) { return "pong", nil }}
-	c := NewConn(tc, ConnOptions{Handler: h})
+	c := NewConn(tc, &ConnOptions{Handler: h})
 	c.Start()
 	defer closeWithin(t, c)
-	peer := stdio.NewConn(rr, pw, stdio.Options{})
+	peer := stdio.NewConn(rr, pw, nil)
 	defer peer.Close()
 	send(t, peer, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`+strings.Repeat("x", 100)+`"}}`)
 	m := recv(t, peer)

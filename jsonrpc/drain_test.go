@@ -127,7 +127,7 @@ func TestConnEOFDrain(t *testing.T) {
 		},
 		note: func(ctx context.Context, m *Message) { notes.Done() },
 	}
-	c := NewConn(f, ConnOptions{Handler: h, MaxInFlight: 2, DrainTimeout: time.Hour})
+	c := NewConn(f, &ConnOptions{Handler: h, MaxInFlight: 2, DrainTimeout: time.Hour})
 	c.Start()
 	if err := waitConn(t, c); !IsEOF(err) {
 		t.Fatalf("Wait = %v, want io.EOF", err)
@@ -159,7 +159,7 @@ func TestConnEOFFailsPendingCalls(t *testing.T) {
 		callErr <- c.Call(ctx, "another", nil, nil) // after the end
 		return nil, err
 	}}
-	c = NewConn(f, ConnOptions{Handler: h, DrainTimeout: time.Hour})
+	c = NewConn(f, &ConnOptions{Handler: h, DrainTimeout: time.Hour})
 	c.Start()
 	if err := waitConn(t, c); !IsEOF(err) {
 		t.Fatalf("Wait = %v, want io.EOF", err)
@@ -198,7 +198,7 @@ func TestConnEOFDrainTimeout(t *testing.T) {
 		return "quick", nil
 	}}
 	// The timeout is what is tested, not a margin: nothing waits on it.
-	c := NewConn(f, ConnOptions{Handler: h, MaxInFlight: 2, DrainTimeout: time.Millisecond, ShutdownTimeout: time.Millisecond})
+	c := NewConn(f, &ConnOptions{Handler: h, MaxInFlight: 2, DrainTimeout: time.Millisecond, ShutdownTimeout: time.Millisecond})
 	c.Start()
 	wait(t, c.Done(), "the Conn to end")
 	if !IsEOF(c.Err()) {
@@ -232,7 +232,7 @@ func TestConnEOFClosedDuringDrain(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}}
-	c := NewConn(f, ConnOptions{Handler: h, DrainTimeout: time.Hour})
+	c := NewConn(f, &ConnOptions{Handler: h, DrainTimeout: time.Hour})
 	c.Start()
 	wait(t, started, "the handler")
 	wait(t, f.eof, "the end of input")
@@ -251,7 +251,7 @@ func TestConnNoDrain(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}}
-	c := NewConn(f, ConnOptions{Handler: h, DrainTimeout: -1})
+	c := NewConn(f, &ConnOptions{Handler: h, DrainTimeout: -1})
 	c.Start()
 	if err := waitConn(t, c); !IsEOF(err) {
 		t.Fatalf("Wait = %v, want io.EOF", err)

@@ -41,7 +41,7 @@ func tapped(t *testing.T, opts ConnOptions) (*Conn, *routeTap, transport.Conn) {
 	t.Helper()
 	ta, tb := memory.NewPair()
 	tap := &routeTap{next: ta, written: make(chan transport.Message, 16)}
-	c := NewConn(tap, opts)
+	c := NewConn(tap, &opts)
 	c.Start()
 	t.Cleanup(func() {
 		closeWithin(t, c)
@@ -68,7 +68,7 @@ func written(t *testing.T, tap *routeTap) (*Message, transport.Message) {
 func TestRouteOfWrites(t *testing.T) {
 	leakCheck(t)
 	var c *Conn
-	other := NewConn(&routeTap{written: make(chan transport.Message, 4)}, ConnOptions{})
+	other := NewConn(&routeTap{written: make(chan transport.Message, 4)}, nil)
 	t.Cleanup(func() { closeWithin(t, other) })
 	c, tap, peer := tapped(t, ConnOptions{Handler: funcs{req: func(ctx context.Context, m *Message) (any, error) {
 		if err := c.Notify(ctx, "implicit", nil); err != nil {

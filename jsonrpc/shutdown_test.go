@@ -29,7 +29,7 @@ func (s *stuckReader) Close() error                                           { 
 func TestConnCloseReaderStuckInRead(t *testing.T) {
 	leakCheck(t)
 	s := &stuckReader{reading: make(chan struct{}), unblock: make(chan struct{})}
-	c := NewConn(s, ConnOptions{ShutdownTimeout: time.Millisecond})
+	c := NewConn(s, &ConnOptions{ShutdownTimeout: time.Millisecond})
 	c.Start()
 	wait(t, s.reading, "the reader to block")
 	closeWithin(t, c)

@@ -108,7 +108,7 @@ func (c *carrierServer) ModernStatus(e *jsonrpc.Error) int { return eraModern.ht
 func (c *carrierServer) NewSession(cfg seam.SessionConfig) seam.Session {
 	s := c.srv()
 	ss := newSession(s)
-	ss.conn = jsonrpc.NewConn(cfg.Conn, jsonrpc.ConnOptions{
+	ss.conn = jsonrpc.NewConn(cfg.Conn, &jsonrpc.ConnOptions{
 		Handler:     cfg.Handler,
 		Limits:      s.opts.Limits,
 		MaxInFlight: s.opts.MaxInFlight,

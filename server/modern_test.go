@@ -51,7 +51,7 @@ func newModernPeer(t *testing.T, s *Server, checked bool) *modernPeer {
 		}
 	}
 	notes := make(chan *jsonrpc.Message, 64)
-	c := jsonrpc.NewConn(b, jsonrpc.ConnOptions{Handler: noteHandler(notes), Observe: observe})
+	c := jsonrpc.NewConn(b, &jsonrpc.ConnOptions{Handler: noteHandler(notes), Observe: observe})
 	c.Start()
 	t.Cleanup(func() { c.Close(); ss.Close() })
 	return &modernPeer{conn: c, notes: notes}

@@ -181,7 +181,7 @@ func newLegacyPeer(t *testing.T, s *Server, caps string, answer answerFunc, chec
 	}
 	a, b := memory.NewPair()
 	p.ss = s.Connect(a)
-	p.conn = jsonrpc.NewConn(b, jsonrpc.ConnOptions{Handler: p, Observe: func(in bool, msg []byte) {
+	p.conn = jsonrpc.NewConn(b, &jsonrpc.ConnOptions{Handler: p, Observe: func(in bool, msg []byte) {
 		p.mu.Lock()
 		if in {
 			p.read = append(p.read, bytes.Clone(msg))

@@ -123,16 +123,25 @@ func (r *Request) Session() *Session { return r.session }
 // ProtocolVersion returns the protocol revision of the request.
 func (r *Request) ProtocolVersion() string { return r.version }
 
-// ClientCapabilities returns what the client declared; never nil.
-func (r *Request) ClientCapabilities() *mcp.ClientCapabilities {
+// ClientCapabilities returns what the client declared (on a legacy
+// session, in initialize; on a 2026-07-28 request, in its _meta): the
+// zero value when it declared nothing. Like Session.ClientCapabilities,
+// it is a copy.
+func (r *Request) ClientCapabilities() mcp.ClientCapabilities {
 	if r.caps == nil {
-		return &mcp.ClientCapabilities{}
+		return mcp.ClientCapabilities{}
 	}
-	return r.caps
+	return *r.caps
 }
 
-// ClientInfo returns the client's self-description, if it sent one.
-func (r *Request) ClientInfo() *mcp.Implementation { return r.info }
+// ClientInfo returns the client's self-description: the zero value when
+// it sent none.
+func (r *Request) ClientInfo() mcp.Implementation {
+	if r.info == nil {
+		return mcp.Implementation{}
+	}
+	return *r.info
+}
 
 // Meta returns the request's _meta.
 func (r *Request) Meta() mcp.Meta { return r.meta }

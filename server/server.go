@@ -228,7 +228,7 @@ func (s *Server) Connect(t transport.Conn) *Session { return s.connect(t, "") }
 func (s *Server) connect(t transport.Conn, principal string) *Session {
 	ss := newSession(s)
 	ss.principal = principal
-	ss.conn = jsonrpc.NewConn(t, jsonrpc.ConnOptions{
+	ss.conn = jsonrpc.NewConn(t, &jsonrpc.ConnOptions{
 		Handler:      (*sessionHandler)(ss),
 		Limits:       s.opts.Limits,
 		MaxInFlight:  s.opts.MaxInFlight,

@@ -260,7 +260,7 @@ func serveToEnd(t *testing.T, s *Server, in io.Reader, what string) *lockedBuffe
 	t.Helper()
 	out := &lockedBuffer{}
 	errc := make(chan error, 1)
-	go func() { errc <- s.Serve(context.Background(), stdio.NewConn(in, out, stdio.Options{})) }()
+	go func() { errc <- s.Serve(context.Background(), stdio.NewConn(in, out, nil)) }()
 	select {
 	case err := <-errc:
 		if err != nil {

@@ -115,7 +115,7 @@ func newStdioTaskPeer(t *testing.T, s *Server, modern bool) *stdioTaskPeer {
 	a, b := memory.NewPair()
 	ss := s.Connect(a)
 	p := &stdioTaskPeer{isNew: modern}
-	p.conn = jsonrpc.NewConn(b, jsonrpc.ConnOptions{Handler: elicitAnswerer{p}})
+	p.conn = jsonrpc.NewConn(b, &jsonrpc.ConnOptions{Handler: elicitAnswerer{p}})
 	p.conn.Start()
 	t.Cleanup(func() { p.conn.Close(); ss.Close() })
 	if !modern {
@@ -722,7 +722,7 @@ func TestTaskOtherPrincipalRefusedStdio(t *testing.T) {
 				done := make(chan struct{})
 				go func() { defer close(done); _ = fx.srv.Serve(ctx, a) }()
 				p := &stdioTaskPeer{isNew: modern}
-				p.conn = jsonrpc.NewConn(b, jsonrpc.ConnOptions{Handler: elicitAnswerer{p}})
+				p.conn = jsonrpc.NewConn(b, &jsonrpc.ConnOptions{Handler: elicitAnswerer{p}})
 				p.conn.Start()
 				t.Cleanup(func() { p.conn.Close(); cancel(); <-done })
 				if !modern {

@@ -55,7 +55,7 @@ func serveRefusing(method string) {
 		pw.Close()
 	}()
 	s := newDemoServer(slog.New(slog.DiscardHandler))
-	if err := s.Serve(context.Background(), stdio.NewConn(pr, out, stdio.Options{})); err != nil {
+	if err := s.Serve(context.Background(), stdio.NewConn(pr, out, nil)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
 }

@@ -64,7 +64,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s := newDemoServer(logger)
 	if *useStdio {
-		if err := s.Serve(ctx, stdio.New(stdio.Options{})); err != nil && ctx.Err() == nil {
+		if err := s.Serve(ctx, stdio.New(nil)); err != nil && ctx.Err() == nil {
 			return err
 		}
 		return nil

@@ -105,7 +105,7 @@ func newDemoAS(issuer string, log io.Writer, cfg authConfig) (*demoAS, error) {
 		return nil, err
 	}
 	if cfg.dpop != dpopOff {
-		if a.proofs, err = auth.NewDPoPVerifier(auth.DPoPOptions{}); err != nil {
+		if a.proofs, err = auth.NewDPoPVerifier(&auth.DPoPOptions{}); err != nil {
 			return nil, err
 		}
 	}
@@ -288,12 +288,12 @@ func (a *demoAS) introspect(w http.ResponseWriter, r *http.Request) {
 // on its introspection endpoint.
 func (a *demoAS) verifier(resource string) (auth.Verifier, error) {
 	if a.cfg.tokens == tokensOpaque {
-		return auth.NewIntrospectionVerifier(auth.IntrospectionOptions{
+		return auth.NewIntrospectionVerifier(&auth.IntrospectionOptions{
 			Endpoint: a.issuer + "/introspect", Audience: resource, Issuer: a.issuer,
 			ClientID: demoRSClient, ClientSecret: a.rsSecret,
 		})
 	}
-	return auth.NewJWTVerifier(auth.JWTOptions{
+	return auth.NewJWTVerifier(&auth.JWTOptions{
 		Issuer: a.issuer, Audience: resource, JWKSURL: a.issuer + "/jwks",
 		Algorithms: []jose.SignatureAlgorithm{jose.ES256},
 	})
@@ -313,7 +313,7 @@ func (a *demoAS) protect(resource string, h http.Handler) (http.Handler, error) 
 		if _, err := rand.Read(key); err != nil {
 			return nil, err
 		}
-		if o.DPoP, err = auth.NewDPoPVerifier(auth.DPoPOptions{Required: a.cfg.dpop == dpopRequired, NonceKey: key}); err != nil {
+		if o.DPoP, err = auth.NewDPoPVerifier(&auth.DPoPOptions{Required: a.cfg.dpop == dpopRequired, NonceKey: key}); err != nil {
 			return nil, err
 		}
 	}

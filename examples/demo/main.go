@@ -24,7 +24,7 @@ const serverFlag = "-serve"
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == serverFlag {
-		if err := newServer().Serve(context.Background(), stdio.New(stdio.Options{})); err != nil {
+		if err := newServer().Serve(context.Background(), stdio.New(nil)); err != nil {
 			log.Fatal(err)
 		}
 		return

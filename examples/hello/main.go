@@ -29,7 +29,7 @@ func main() {
 		})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := s.Serve(ctx, stdio.New(stdio.Options{})); err != nil {
+	if err := s.Serve(ctx, stdio.New(nil)); err != nil {
 		log.Fatal(err)
 	}
 }

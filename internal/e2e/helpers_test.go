@@ -297,7 +297,7 @@ func (h handlerFunc) HandleNotification(ctx context.Context, msg *jsonrpc.Messag
 
 // rawConn starts a bare JSON-RPC peer over tr, closed when the test ends.
 func rawConn(t testing.TB, tr transport.Conn, h jsonrpc.Handler, observe func(in bool, msg []byte)) *jsonrpc.Conn {
-	c := jsonrpc.NewConn(tr, jsonrpc.ConnOptions{Handler: h, Observe: observe})
+	c := jsonrpc.NewConn(tr, &jsonrpc.ConnOptions{Handler: h, Observe: observe})
 	c.Start()
 	t.Cleanup(func() { c.Close() })
 	return c

@@ -50,7 +50,7 @@ func serveChild() int {
 	if os.Getenv(childMRTREnv) == "1" {
 		srv = mrtrServer(new(atomic.Int32))
 	}
-	if err := srv.Serve(context.Background(), stdio.New(stdio.Options{MaxMessageBytes: maxBytes})); err != nil {
+	if err := srv.Serve(context.Background(), stdio.New(&stdio.Options{MaxMessageBytes: maxBytes})); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e child server:", err)
 		return 1
 	}

@@ -279,11 +279,11 @@ func TestMRTRSameHandler(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ss := s.Connect(stdio.NewConn(toServer, fromServer, stdio.Options{}))
+		ss := s.Connect(stdio.NewConn(toServer, fromServer, nil))
 		t.Cleanup(func() { ss.Close() })
 		asked := make(chan *mcp.ElicitParams, 2)
 		w := newWire(t, mcp.LatestLegacy)
-		c, err := client.Connect(testCtx(t), stdio.NewConn(toClient, fromClient, stdio.Options{}), &client.Options{
+		c, err := client.Connect(testCtx(t), stdio.NewConn(toClient, fromClient, nil), &client.Options{
 			ProtocolVersion: mcp.LatestLegacy,
 			Observe:         w.clientSide,
 			ElicitHandler:   mrtrAnswer(asked),

@@ -90,7 +90,7 @@ func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Conn, error) {
 	childIn.Close()
 	childOut.Close()
 	c := &Conn{
-		Conn:    stdio.NewConn(fromChild, struct{ io.Writer }{toChild}, stdio.Options{MaxMessageBytes: opts.MaxMessageBytes}),
+		Conn:    stdio.NewConn(fromChild, struct{ io.Writer }{toChild}, &stdio.Options{MaxMessageBytes: opts.MaxMessageBytes}),
 		toChild: toChild,
 		cmd:     cmd,
 		opts:    opts,

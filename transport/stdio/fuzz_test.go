@@ -72,7 +72,7 @@ func FuzzFraming(f *testing.F) {
 		if oneByte {
 			r = iotest.OneByteReader(r)
 		}
-		c := NewConn(r, io.Discard, Options{MaxMessageBytes: limit})
+		c := NewConn(r, io.Discard, &Options{MaxMessageBytes: limit})
 		want := referenceFraming(in, limit)
 		var got []string
 		for reads := 0; ; reads++ {

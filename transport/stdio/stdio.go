@@ -45,7 +45,10 @@ var _ transport.Conn = (*Conn)(nil)
 // NewConn returns a Conn that reads messages from r and writes them to w.
 // Close closes r and w when they implement io.Closer; closing r is what
 // unblocks a pending Read.
-func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
+func NewConn(r io.Reader, w io.Writer, opts *Options) *Conn {
+	if opts == nil {
+		opts = &Options{}
+	}
 	max := opts.MaxMessageBytes
 	if max <= 0 {
 		max = DefaultMaxMessageBytes
@@ -65,7 +68,7 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 // MCP server launched by its client. Close does not close os.Stdin or
 // os.Stdout; a Read blocked on standard input ends when the client closes
 // it (the spec's first shutdown step) or the process exits.
-func New(opts Options) *Conn {
+func New(opts *Options) *Conn {
 	return NewConn(struct{ io.Reader }{os.Stdin}, struct{ io.Writer }{os.Stdout}, opts)
 }
 

@@ -62,7 +62,7 @@ func TestReadFraming(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// Whole input, and one byte per Read from the underlying reader.
 			for _, r := range []io.Reader{strings.NewReader(tt.in), iotest.OneByteReader(strings.NewReader(tt.in))} {
-				c := NewConn(r, io.Discard, Options{})
+				c := NewConn(r, io.Discard, nil)
 				got, err := readAll(t, c)
 				if err != io.EOF {
 					t.Errorf("final error = %v, want io.EOF", err)
@@ -80,7 +80,7 @@ func TestReadFraming(t *testing.T) {
 }
 
 func TestReadReturnsOwnedSlices(t *testing.T) {
-	c := NewConn(strings.NewReader("{\"a\":1}\n{\"b\":2}\n"), io.Discard, Options{})
+	c := NewConn(strings.NewReader("{\"a\":1}\n{\"b\":2}\n"), io.Discard, nil)
 	first, err := c.Read(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestReadOversized(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, r := range []io.Reader{strings.NewReader(tt.in), iotest.HalfReader(strings.NewReader(tt.in))} {
-				c := NewConn(r, io.Discard, Options{MaxMessageBytes: max})
+				c := NewConn(r, io.Discard, &Options{MaxMessageBytes: max})
 				var got []string
 				for {
 					line, err := c.Read(context.Background())
@@ -148,7 +148,7 @@ func TestReadOversized(t *testing.T) {
 
 func TestReadDefaultCap(t *testing.T) {
 	in := strings.Repeat("x", DefaultMaxMessageBytes+1) + "\n{}\n"
-	c := NewConn(strings.NewReader(in), io.Discard, Options{})
+	c := NewConn(strings.NewReader(in), io.Discard, nil)
 	if _, err := c.Read(context.Background()); !errors.Is(err, transport.ErrMessageTooLarge) {
 		t.Fatalf("Read = %v, want ErrMessageTooLarge", err)
 	}
@@ -159,7 +159,7 @@ func TestReadDefaultCap(t *testing.T) {
 
 func TestReadError(t *testing.T) {
 	boom := errors.New("boom")
-	c := NewConn(io.MultiReader(strings.NewReader("{}\n{\"par"), iotest.ErrReader(boom)), io.Discard, Options{})
+	c := NewConn(io.MultiReader(strings.NewReader("{}\n{\"par"), iotest.ErrReader(boom)), io.Discard, nil)
 	if line, err := c.Read(context.Background()); err != nil || string(line) != "{}" {
 		t.Fatalf("Read = %q, %v", line, err)
 	}
@@ -170,7 +170,7 @@ func TestReadError(t *testing.T) {
 
 func TestReadWriteContext(t *testing.T) {
 	var out bytes.Buffer
-	c := NewConn(strings.NewReader("{}\n"), &out, Options{})
+	c := NewConn(strings.NewReader("{}\n"), &out, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := c.Read(ctx); !errors.Is(err, context.Canceled) {
@@ -202,7 +202,7 @@ func TestWrite(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			c := NewConn(strings.NewReader(""), &out, Options{})
+			c := NewConn(strings.NewReader(""), &out, nil)
 			msg := []byte(tt.in)
 			orig := bytes.Clone(msg)
 			if err := c.Write(context.Background(), transport.Message{Data: msg}); err != nil {
@@ -217,7 +217,7 @@ func TestWrite(t *testing.T) {
 		})
 	}
 	var out bytes.Buffer
-	c := NewConn(strings.NewReader(""), &out, Options{})
+	c := NewConn(strings.NewReader(""), &out, nil)
 	if err := c.Write(context.Background(), transport.Message{Data: []byte("{\"a\":\n")}); err == nil {
 		t.Error("Write of invalid JSON with a newline succeeded")
 	}
@@ -265,8 +265,8 @@ func TestConcurrentWritersDoNotInterleave(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer tc.r.Close()
-			writer := NewConn(strings.NewReader(""), tc.wrap(tc.w), Options{})
-			reader := NewConn(tc.r, io.Discard, Options{})
+			writer := NewConn(strings.NewReader(""), tc.wrap(tc.w), nil)
+			reader := NewConn(tc.r, io.Discard, nil)
 			const writers, each = 16, 50
 			msg := func(w, i int) string {
 				// Varying sizes, some larger than a pipe's atomic write.
@@ -315,7 +315,7 @@ func TestCloseUnblocksRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	c := NewConn(r, io.Discard, Options{})
+	c := NewConn(r, io.Discard, nil)
 	if _, err := w.Write([]byte("{\"first\":1}\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func TestCloseUnblocksWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	c := NewConn(strings.NewReader(""), w, Options{})
+	c := NewConn(strings.NewReader(""), w, nil)
 	errc := make(chan error, 1)
 	big := []byte(`"` + strings.Repeat("x", 4<<20) + `"`) // far more than a pipe holds
 	go func() { errc <- c.Write(context.Background(), transport.Message{Data: big}) }()
@@ -384,7 +384,7 @@ func TestAfterClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewConn(r, w, Options{})
+	c := NewConn(r, w, nil)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +406,7 @@ func TestAfterClose(t *testing.T) {
 	}
 
 	// Unclosable streams: Close still ends the Conn.
-	c = NewConn(strings.NewReader("{}\n"), io.Discard, Options{})
+	c = NewConn(strings.NewReader("{}\n"), io.Discard, nil)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestAfterClose(t *testing.T) {
 // TestNewDoesNotCloseStdio checks that New wraps the process's standard
 // streams so that Close leaves them open.
 func TestNewDoesNotCloseStdio(t *testing.T) {
-	c := New(Options{})
+	c := New(nil)
 	if c.rc != nil || c.wc != nil {
 		t.Fatal("New would close os.Stdin or os.Stdout")
 	}
