@@ -19,7 +19,7 @@ import (
 func TestRequireBodyReadTimeout(t *testing.T) {
 	sv := staticVerifier{"good": {Subject: "a", Scopes: []string{"mcp"}}}
 	s := &seen{}
-	h := Require(sv, &Options{
+	h := mustRequire(sv, &Options{
 		Resource:        testResource,
 		Scopes:          []string{"mcp"},
 		ToolScopes:      map[string][]string{"delete": {"admin"}},

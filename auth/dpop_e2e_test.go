@@ -206,7 +206,7 @@ func testEndToEndDPoP(t *testing.T, opaque bool, version string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		instances[i] = Require(v, &Options{Resource: resource, Scopes: []string{"mcp:read"}, DPoP: dv})(h)
+		instances[i] = mustRequire(v, &Options{Resource: resource, Scopes: []string{"mcp:read"}, DPoP: dv})(h)
 	}
 	var next atomic.Int32
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {

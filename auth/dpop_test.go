@@ -152,7 +152,7 @@ func (e *dpopEnv) instance(v *DPoPVerifier) http.Handler {
 		c := *ti
 		return &c, nil
 	})
-	return Require(tv, &Options{Resource: testResource, DPoP: v, now: func() time.Time { return e.now }})(
+	return mustRequire(tv, &Options{Resource: testResource, DPoP: v, now: func() time.Time { return e.now }})(
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			e.seen = r
 			w.WriteHeader(http.StatusNoContent)
@@ -347,7 +347,7 @@ func TestDPoPBindingRules(t *testing.T) {
 		}
 	})
 	t.Run("DPoP not enabled", func(t *testing.T) {
-		h := Require(VerifierFunc(func(ctx context.Context, token string) (*TokenInfo, error) {
+		h := mustRequire(VerifierFunc(func(ctx context.Context, token string) (*TokenInfo, error) {
 			return e.tokens[token], nil
 		}), &Options{Resource: testResource})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 		// A bound token as a bearer token is refused: its binding cannot

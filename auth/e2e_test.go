@@ -58,7 +58,7 @@ func newMCPEnv(t *testing.T) *mcpEnv {
 	})
 	h := streamhttp.NewHandler(s, nil)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", Require(v, &Options{
+	mux.Handle("/mcp", mustRequire(v, &Options{
 		Resource:   testResource,
 		Scopes:     []string{"mcp:read"},
 		ToolScopes: map[string][]string{"admin": {"mcp:admin"}},

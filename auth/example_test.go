@@ -29,12 +29,16 @@ func Example() {
 	mcpHandler := streamhttp.NewHandler(s, nil)
 	defer mcpHandler.Close()
 
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", auth.Require(verifier, &auth.Options{
+	requireToken, err := auth.Require(verifier, &auth.Options{
 		Resource:   resource,
 		Scopes:     []string{"mcp:read"},
 		ToolScopes: map[string][]string{"delete_everything": {"mcp:admin"}},
-	})(mcpHandler))
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", requireToken(mcpHandler))
 	if err := auth.MountProtectedResource(mux, auth.ProtectedResourceMetadata{
 		Resource:             resource,
 		AuthorizationServers: []string{issuer},

@@ -240,3 +240,12 @@ func jsonMarshal(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
 }
+
+// mustRequire is Require for tests whose options are known to be valid.
+func mustRequire(v Verifier, opts *Options) func(http.Handler) http.Handler {
+	mw, err := Require(v, opts)
+	if err != nil {
+		panic(err)
+	}
+	return mw
+}

@@ -274,7 +274,7 @@ func TestIntrospectionFailures(t *testing.T) {
 			}
 			// Behind Require: 503, not a 401 that would send the client
 			// to re-authorize.
-			h := Require(e.v, &Options{Resource: testResource})(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+			h := mustRequire(e.v, &Options{Resource: testResource})(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 			r := httptest.NewRequest("POST", testResource, nil)
 			r.Header.Set("Authorization", "Bearer tok")
 			w := httptest.NewRecorder()

@@ -142,12 +142,12 @@ type middleware struct {
 // and the Authorization and DPoP headers are removed before next runs,
 // so that the token cannot be passed upstream.
 //
-// Require panics when v is nil or opts names neither Resource nor
-// ResourceMetadataURL, or names an invalid Resource, or sets DPoP
-// without Resource or DPoPOptions.TargetURL.
-func Require(v Verifier, opts *Options) func(http.Handler) http.Handler {
+// Require returns an error, and no middleware, when v is nil or opts
+// names neither Resource nor ResourceMetadataURL, or names an invalid
+// Resource, or sets DPoP without Resource or DPoPOptions.TargetURL.
+func Require(v Verifier, opts *Options) (func(http.Handler) http.Handler, error) {
 	if v == nil {
-		panic("auth: Require needs a Verifier")
+		return nil, errors.New("auth: Require needs a Verifier")
 	}
 	m := &middleware{v: v}
 	if opts != nil {
@@ -156,11 +156,11 @@ func Require(v Verifier, opts *Options) func(http.Handler) http.Handler {
 	m.metaURL = m.o.ResourceMetadataURL
 	if m.metaURL == "" {
 		if m.o.Resource == "" {
-			panic("auth: Require needs Options.Resource or Options.ResourceMetadataURL")
+			return nil, errors.New("auth: Require needs Options.Resource or Options.ResourceMetadataURL")
 		}
 		u, err := ResourceMetadataURL(m.o.Resource)
 		if err != nil {
-			panic(err.Error())
+			return nil, err
 		}
 		m.metaURL = u
 	}
@@ -191,11 +191,11 @@ func Require(v Verifier, opts *Options) func(http.Handler) http.Handler {
 		m.target = m.dpop.o.TargetURL
 		if m.target == nil {
 			if m.o.Resource == "" {
-				panic("auth: Require with DPoP needs Options.Resource or DPoPOptions.TargetURL")
+				return nil, errors.New("auth: Require with DPoP needs Options.Resource or DPoPOptions.TargetURL")
 			}
 			ru, err := url.Parse(m.o.Resource)
 			if err != nil {
-				panic("auth: Options.Resource: " + err.Error())
+				return nil, fmt.Errorf("auth: Options.Resource: %w", err)
 			}
 			origin := originOf(ru)
 			m.target = func(r *http.Request) string { return origin + r.URL.EscapedPath() }
@@ -205,7 +205,7 @@ func Require(v Verifier, opts *Options) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			m.serve(w, r, next)
 		})
-	}
+	}, nil
 }
 
 func (m *middleware) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {

@@ -105,7 +105,7 @@ func TestRequireChallenges(t *testing.T) {
 		"future":  {Subject: "dave", Scopes: []string{"mcp", "tools", "admin"}, Expiration: time.Now().Add(time.Hour)},
 	}
 	s := &seen{}
-	h := Require(sv, &Options{
+	h := mustRequire(sv, &Options{
 		Resource:     testResource,
 		Scopes:       []string{"mcp", "offline_access"},
 		MethodScopes: map[string][]string{"tools/call": {"tools"}},
@@ -198,7 +198,7 @@ func TestRequireChallenges(t *testing.T) {
 // gets 403 on any method, GET included.
 func TestRequireBaseScope(t *testing.T) {
 	sv := staticVerifier{"t": {Subject: "a", Scopes: []string{"other"}}}
-	h := Require(sv, &Options{Resource: testResource, Scopes: []string{"mcp:read", "mcp:write"}})(echoHandler(&seen{}))
+	h := mustRequire(sv, &Options{Resource: testResource, Scopes: []string{"mcp:read", "mcp:write"}})(echoHandler(&seen{}))
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
 		w := do(t, h, reqSpec{method: m, authz: []string{"Bearer t"}})
 		want := `Bearer error="insufficient_scope", resource_metadata="` + testMetaURL + `", scope="mcp:read mcp:write"`
@@ -207,7 +207,7 @@ func TestRequireBaseScope(t *testing.T) {
 		}
 	}
 	// No scopes configured: the challenge has no scope parameter.
-	h = Require(sv, &Options{ResourceMetadataURL: "https://x/prm"})(echoHandler(&seen{}))
+	h = mustRequire(sv, &Options{ResourceMetadataURL: "https://x/prm"})(echoHandler(&seen{}))
 	w := do(t, h, reqSpec{})
 	if got := w.Header().Get("WWW-Authenticate"); got != `Bearer resource_metadata="https://x/prm"` {
 		t.Errorf("no scopes: %q", got)
@@ -219,7 +219,7 @@ func TestRequireBaseScope(t *testing.T) {
 func TestRequireContext(t *testing.T) {
 	ti := &TokenInfo{Subject: "alice", Issuer: "https://as", Scopes: []string{"mcp", "tools"}}
 	s := &seen{}
-	h := Require(staticVerifier{"tok": ti}, &Options{Resource: testResource, MethodScopes: map[string][]string{"tools/call": {"tools"}}})(echoHandler(s))
+	h := mustRequire(staticVerifier{"tok": ti}, &Options{Resource: testResource, MethodScopes: map[string][]string{"tools/call": {"tools"}}})(echoHandler(s))
 	body := callBody("tools/call", "echo")
 	w := do(t, h, reqSpec{authz: []string{"Bearer tok"}, body: body})
 	if w.Code != 200 {
@@ -255,7 +255,7 @@ func TestRequirePeek(t *testing.T) {
 		"base": {Subject: "b", Scopes: []string{"mcp"}},
 	}
 	s := &seen{}
-	h := Require(sv, &Options{
+	h := mustRequire(sv, &Options{
 		Resource:     testResource,
 		Scopes:       []string{"mcp"},
 		ToolScopes:   map[string][]string{"admin": {"admin"}},
@@ -294,7 +294,7 @@ func TestRequirePeek(t *testing.T) {
 func TestRequireImplies(t *testing.T) {
 	sv := staticVerifier{"w": {Subject: "a", Scopes: []string{"files:write"}}}
 	implies := func(g, n string) bool { return g == n || (g == "files:write" && n == "files:read") }
-	h := Require(sv, &Options{Resource: testResource, Scopes: []string{"files:read"}, Implies: implies})(echoHandler(&seen{}))
+	h := mustRequire(sv, &Options{Resource: testResource, Scopes: []string{"files:read"}, Implies: implies})(echoHandler(&seen{}))
 	if w := do(t, h, reqSpec{authz: []string{"Bearer w"}}); w.Code != 200 {
 		t.Errorf("files:write for files:read: %d", w.Code)
 	}
@@ -311,7 +311,7 @@ func TestRequireNeverLogsTokens(t *testing.T) {
 		}
 		return nil, errors.Join(ErrInvalidToken, errors.New("bad signature"))
 	})
-	h := Require(sv, &Options{Resource: testResource, Scopes: []string{"x"}, Logger: log})(echoHandler(&seen{}))
+	h := mustRequire(sv, &Options{Resource: testResource, Scopes: []string{"x"}, Logger: log})(echoHandler(&seen{}))
 	for _, a := range []string{"Bearer " + secret, "Bearer " + secret + "ok", "Bearer " + secret + " x", "Basic " + secret} {
 		do(t, h, reqSpec{authz: []string{a}})
 	}
@@ -324,22 +324,23 @@ func TestRequireNeverLogsTokens(t *testing.T) {
 	}
 }
 
-// TestRequirePanics: misconfiguration is caught at construction.
-func TestRequirePanics(t *testing.T) {
-	for name, f := range map[string]func(){
-		"nil verifier": func() { Require(nil, &Options{Resource: testResource}) },
-		"no resource":  func() { Require(staticVerifier{}, nil) },
-		"relative URI": func() { Require(staticVerifier{}, &Options{Resource: "/mcp"}) },
-		"fragment":     func() { Require(staticVerifier{}, &Options{Resource: testResource + "#x"}) },
+// TestRequireErrors: misconfiguration is an error at construction, never
+// a panic and never a middleware.
+func TestRequireErrors(t *testing.T) {
+	for name, c := range map[string]struct {
+		v    Verifier
+		opts *Options
+		want string
+	}{
+		"nil verifier": {nil, &Options{Resource: testResource}, "needs a Verifier"},
+		"no resource":  {staticVerifier{}, nil, "needs Options.Resource or Options.ResourceMetadataURL"},
+		"relative URI": {staticVerifier{}, &Options{Resource: "/mcp"}, "auth: "},
+		"fragment":     {staticVerifier{}, &Options{Resource: testResource + "#x"}, "auth: "},
 	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: no panic", name)
-				}
-			}()
-			f()
-		}()
+		mw, err := Require(c.v, c.opts)
+		if err == nil || mw != nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "auth: ") {
+			t.Errorf("%s: Require = (%v, %v), want no middleware and an error containing %q", name, mw != nil, err, c.want)
+		}
 	}
 }
 
@@ -375,7 +376,7 @@ func (b *endlessBody) n() int64 {
 func TestRequireVerifiesBeforeReading(t *testing.T) {
 	sv := staticVerifier{"good": {Subject: "a", Scopes: []string{"mcp"}}}
 	s := &seen{}
-	h := Require(sv, &Options{
+	h := mustRequire(sv, &Options{
 		Resource:     testResource,
 		Scopes:       []string{"mcp"},
 		MethodScopes: map[string][]string{"tools/call": {"tools"}},

@@ -94,10 +94,10 @@ func ResourceMetadataURL(resource string) (string, error) {
 // otherwise), with CORS open to any origin so that browser-based clients
 // can discover the authorization server. offline_access is removed from
 // scopes_supported; bearer_methods_supported defaults to ["header"]. It
-// panics when meta does not Validate.
-func ProtectedResourceHandler(meta ProtectedResourceMetadata) http.Handler {
+// returns an error when meta does not Validate.
+func ProtectedResourceHandler(meta ProtectedResourceMetadata) (http.Handler, error) {
 	if err := meta.Validate(); err != nil {
-		panic(err.Error())
+		return nil, err
 	}
 	meta.ScopesSupported = normScopes(meta.ScopesSupported)
 	if meta.BearerMethodsSupported == nil {
@@ -105,7 +105,7 @@ func ProtectedResourceHandler(meta ProtectedResourceMetadata) http.Handler {
 	}
 	body, err := json.Marshal(&meta)
 	if err != nil {
-		panic("auth: encoding protected resource metadata: " + err.Error())
+		return nil, fmt.Errorf("auth: encoding protected resource metadata: %w", err)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -128,7 +128,7 @@ func ProtectedResourceHandler(meta ProtectedResourceMetadata) http.Handler {
 		if r.Method == http.MethodGet {
 			_, _ = w.Write(body)
 		}
-	})
+	}), nil
 }
 
 // MountProtectedResource registers ProtectedResourceHandler(meta) on mux
@@ -149,7 +149,10 @@ func MountProtectedResource(mux *http.ServeMux, meta ProtectedResourceMetadata) 
 	if strings.ContainsAny(p, "{}") {
 		return fmt.Errorf("auth: resource path %q cannot be a ServeMux pattern", u.Path)
 	}
-	h := ProtectedResourceHandler(meta)
+	h, err := ProtectedResourceHandler(meta)
+	if err != nil {
+		return err
+	}
 	mux.Handle(WellKnownPath, h)
 	if p != "" {
 		mux.Handle(WellKnownPath+p, h)

@@ -69,7 +69,11 @@ func TestProtectedResourceMetadata(t *testing.T) {
 		}
 	}
 	w := httptest.NewRecorder()
-	ProtectedResourceHandler(meta).ServeHTTP(w, httptest.NewRequest(http.MethodHead, "/", nil))
+	prh, err := ProtectedResourceHandler(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prh.ServeHTTP(w, httptest.NewRequest(http.MethodHead, "/", nil))
 	if w.Code != 200 || w.Body.Len() != 0 {
 		t.Errorf("HEAD: %d %q", w.Code, w.Body)
 	}
@@ -103,12 +107,9 @@ func TestProtectedResourceValidate(t *testing.T) {
 			t.Errorf("%+v mounted", m)
 		}
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("ProtectedResourceHandler accepted invalid metadata")
-		}
-	}()
-	ProtectedResourceHandler(ProtectedResourceMetadata{})
+	if h, err := ProtectedResourceHandler(ProtectedResourceMetadata{}); err == nil || h != nil {
+		t.Error("ProtectedResourceHandler accepted invalid metadata")
+	}
 }
 
 // TestResourceMetadataURL: the well-known prefix goes between the host

@@ -62,7 +62,7 @@ func mrtrHTTPServer(opts *Options, probe *mrtrProbe) *Server {
 // the answers exactly as the client POSTed them.
 func TestShimHTTPPOSTStream(t *testing.T) {
 	probe := &mrtrProbe{}
-	e := newHTTPEnv(t, mrtrHTTPServer(&Options{RequestStateKeys: [][]byte{stateKey}}, probe), nil)
+	e := newHTTPEnv(t, mrtrHTTPServer(&Options{RequestStateKeys: []RequestStateKey{stateKey}}, probe), nil)
 	sid := e.Initialize(httpenv.ElicitCaps)
 	e.Subscribe(sid, "file:///marker")
 	get := e.OpenSSE(e.Do(http.MethodGet, sid, ""))

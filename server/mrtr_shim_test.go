@@ -33,7 +33,7 @@ import (
 func TestShimReplay(t *testing.T) {
 	leakCheck(t)
 	probe := &mrtrProbe{}
-	s := New(&Options{RequestStateKeys: [][]byte{stateKey}})
+	s := New(&Options{RequestStateKeys: []RequestStateKey{stateKey}})
 	addGreet(s, probe)
 	p := newLegacyPeer(t, s, formCaps, answerAll, true)
 

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -224,10 +225,10 @@ func keyID(t *testing.T, token string) []byte {
 // states are sealed with the first key.
 func TestRequestStateKeys(t *testing.T) {
 	leakCheck(t)
-	k1, k2 := bytes.Repeat([]byte{1}, RequestStateKeySize), bytes.Repeat([]byte{2}, RequestStateKeySize)
-	id1, id2 := sha256.Sum256(k1), sha256.Sum256(k2)
+	k1, k2 := RequestStateKey(bytes.Repeat([]byte{1}, RequestStateKeySize)), RequestStateKey(bytes.Repeat([]byte{2}, RequestStateKeySize))
+	id1, id2 := sha256.Sum256(k1[:]), sha256.Sum256(k2[:])
 	tg := toolTarget("a", `{"city":"Paris"}`)
-	peer := func(t *testing.T, keys ...[]byte) (*modernPeer, *mrtrProbe) {
+	peer := func(t *testing.T, keys ...RequestStateKey) (*modernPeer, *mrtrProbe) {
 		probe := &mrtrProbe{}
 		s := New(&Options{RequestStateKeys: keys})
 		addStateTargets(s, probe)
@@ -266,18 +267,55 @@ func TestRequestStateKeys(t *testing.T) {
 	})
 }
 
-// TestRequestStateKeyConfig: a key of the wrong size is a configuration
-// error New reports by panicking.
+// TestRequestStateKeyConfig: a key of the wrong size cannot be built
+// (its size is its type); ParseRequestStateKey reads hex and base64 and
+// refuses anything else with an error; New skips an all-zero key (an
+// unset one), logs it, and never panics.
 func TestRequestStateKeyConfig(t *testing.T) {
-	for _, n := range []int{0, 16, 31, 33, 64} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("New accepted a %d-byte request state key", n)
-				}
-			}()
-			New(&Options{RequestStateKeys: [][]byte{make([]byte, n)}})
-		}()
+	want := RequestStateKey(bytes.Repeat([]byte{0xab}, RequestStateKeySize))
+	raw := want[:]
+	for _, in := range []string{
+		strings.Repeat("ab", RequestStateKeySize),
+		" " + strings.Repeat("AB", RequestStateKeySize) + "\n",
+		base64.StdEncoding.EncodeToString(raw),
+		base64.RawStdEncoding.EncodeToString(raw),
+		base64.URLEncoding.EncodeToString(raw),
+		base64.RawURLEncoding.EncodeToString(raw),
+	} {
+		got, err := ParseRequestStateKey(in)
+		if err != nil || got != want {
+			t.Errorf("ParseRequestStateKey(%q) = %x, %v; want %x", in, got, err, want)
+		}
+	}
+	for in, msg := range map[string]string{
+		"":                       "is empty",
+		"!!":                     "64 hex digits or the base64",
+		strings.Repeat("ab", 16): "has 24 bytes, not 32",
+		base64.StdEncoding.EncodeToString(raw[:31]): "has 31 bytes, not 32",
+		strings.Repeat("0", 64):                     "all zeros",
+	} {
+		if _, err := ParseRequestStateKey(in); err == nil || !strings.Contains(err.Error(), msg) || !strings.HasPrefix(err.Error(), "server: ") {
+			t.Errorf("ParseRequestStateKey(%q): %v, want an error saying %q", in, err, msg)
+		}
+	}
+
+	var logged bytes.Buffer
+	s := New(&Options{RequestStateKeys: []RequestStateKey{{}, want}, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if len(s.sealer.keys) != 1 || !strings.Contains(logged.String(), "all-zero key") || !strings.Contains(logged.String(), "index=0") {
+		t.Errorf("New with a zero key kept %d keys and logged %q; want the zero key skipped and reported", len(s.sealer.keys), logged.String())
+	}
+	idWant := sha256.Sum256(want[:])
+	if !bytes.Equal(s.sealer.keys[0].id[:], idWant[:4]) {
+		t.Errorf("the sealing key is not the configured one")
+	}
+	// Only zero keys: one random key, so requests still work on one
+	// instance.
+	if s := New(&Options{RequestStateKeys: []RequestStateKey{{}}}); len(s.sealer.keys) != 1 {
+		t.Errorf("New with only a zero key has %d keys, want one random key", len(s.sealer.keys))
+	}
+	// Invalid UTF-8 in Info is encoded, not a panic.
+	if s := New(&Options{Info: mcp.Implementation{Name: "bad\xff"}}); !strings.Contains(string(s.serverInfoJSON), "bad\ufffd") {
+		t.Errorf("serverInfo %s", s.serverInfoJSON)
 	}
 }
 

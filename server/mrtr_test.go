@@ -323,7 +323,7 @@ const plainState = `{"step":1,"note":"in process"}`
 
 // stateKey is a fixed requestState key, so that sealing is explicitly
 // configured in the tests that say so.
-var stateKey = bytes.Repeat([]byte{7}, RequestStateKeySize)
+var stateKey = RequestStateKey(bytes.Repeat([]byte{7}, RequestStateKeySize))
 
 // addGreet registers the "greet" tool: it asks for a name (with
 // plainState), then greets.

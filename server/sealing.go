@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -46,35 +47,84 @@ type sealKey struct {
 	aead cipher.AEAD
 }
 
-func newSealer(keys [][]byte, ttl time.Duration) (*sealer, error) {
+// RequestStateKey is an AES-256 key that seals the requestState of
+// input-required results (Options.RequestStateKeys). Its size is its
+// type, so a key of the wrong length cannot be built; the all-zero key is
+// refused (see Options.RequestStateKeys). ParseRequestStateKey reads one
+// from configuration.
+type RequestStateKey [RequestStateKeySize]byte
+
+// ParseRequestStateKey reads a key written as 64 hexadecimal digits or as
+// the base64 (standard or URL alphabet, padded or not) of 32 bytes, as
+// "openssl rand -hex 32" and "openssl rand -base64 32" print. Surrounding
+// white space is ignored.
+func ParseRequestStateKey(s string) (RequestStateKey, error) {
+	var k RequestStateKey
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return k, errors.New("server: the request state key is empty")
+	}
+	var b []byte
+	var err error
+	switch {
+	case len(s) == 2*RequestStateKeySize:
+		b, err = hex.DecodeString(s)
+	default:
+		b, err = base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			b, err = base64.RawStdEncoding.DecodeString(s)
+		}
+		if err != nil {
+			b, err = base64.URLEncoding.DecodeString(s)
+		}
+		if err != nil {
+			b, err = base64.RawURLEncoding.DecodeString(s)
+		}
+	}
+	if err != nil {
+		return k, errors.New("server: a request state key is 64 hex digits or the base64 of 32 bytes")
+	}
+	if len(b) != RequestStateKeySize {
+		return k, fmt.Errorf("server: a request state key has %d bytes, not %d", len(b), RequestStateKeySize)
+	}
+	copy(k[:], b)
+	if k == (RequestStateKey{}) {
+		return k, errors.New("server: the request state key is all zeros")
+	}
+	return k, nil
+}
+
+// newSealer builds the sealer of keys; all-zero keys are skipped and
+// reported in ignored (a zero key is an unset one, never a secret). With
+// no usable key, it makes one random key (one instance).
+func newSealer(keys []RequestStateKey, ttl time.Duration) (s *sealer, ignored []int) {
 	if ttl <= 0 {
 		ttl = DefaultRequestStateTTL
 	}
-	if len(keys) == 0 {
-		k := make([]byte, RequestStateKeySize)
-		_, _ = rand.Read(k) // crypto/rand never fails on supported platforms
-		keys = [][]byte{k}
-	}
-	s := &sealer{ttl: ttl, now: time.Now}
+	s = &sealer{ttl: ttl, now: time.Now}
 	for i, k := range keys {
-		if len(k) != RequestStateKeySize {
-			return nil, fmt.Errorf("server: request state key %d has %d bytes, want %d", i, len(k), RequestStateKeySize)
+		if k == (RequestStateKey{}) {
+			ignored = append(ignored, i)
+			continue
 		}
-		block, err := aes.NewCipher(k)
-		if err != nil {
-			return nil, err
-		}
-		aead, err := cipher.NewGCM(block)
-		if err != nil {
-			return nil, err
-		}
-		sum := sha256.Sum256(k)
-		var sk sealKey
-		copy(sk.id[:], sum[:4])
-		sk.aead = aead
-		s.keys = append(s.keys, sk)
+		s.add(k)
 	}
-	return s, nil
+	if len(s.keys) == 0 {
+		var k RequestStateKey
+		_, _ = rand.Read(k[:]) // crypto/rand never fails on supported platforms
+		s.add(k)
+	}
+	return s, ignored
+}
+
+func (s *sealer) add(k RequestStateKey) {
+	block, _ := aes.NewCipher(k[:]) // a 32-byte key is always valid
+	aead, _ := cipher.NewGCM(block) // the standard nonce and tag sizes are always valid
+	sum := sha256.Sum256(k[:])
+	var sk sealKey
+	copy(sk.id[:], sum[:4])
+	sk.aead = aead
+	s.keys = append(s.keys, sk)
 }
 
 // sealedState is what a sealed requestState carries.

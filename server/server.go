@@ -75,8 +75,10 @@ type Options struct {
 	// each) that seal the requestState of input-required results: the
 	// first seals, all open, so a key can be rotated out after
 	// RequestStateTTL. Give every instance of a multi-instance deployment
-	// the same keys. Empty: one random key, made by New (one instance).
-	RequestStateKeys [][]byte
+	// the same keys (ParseRequestStateKey reads one from configuration).
+	// Empty: one random key, made by New (one instance). An all-zero key
+	// is an unset one: New skips it and logs an error.
+	RequestStateKeys []RequestStateKey
 	// RequestStateTTL is how long a sealed requestState is accepted.
 	// Default DefaultRequestStateTTL.
 	RequestStateTTL time.Duration
@@ -139,21 +141,21 @@ func New(opts *Options) *Server {
 	if s.opts.PageSize <= 0 {
 		s.opts.PageSize = DefaultPageSize
 	}
-	info, err := json.Marshal(s.opts.Info)
-	if err != nil {
-		panic("server: server.New: encoding Info: " + err.Error())
-	}
+	// Invalid UTF-8 in a name becomes U+FFFD: New has nothing to fail on.
+	info, _ := json.Marshal(s.opts.Info, jsontext.AllowInvalidUTF8(true))
 	s.serverInfoJSON = info
 	s.serverInfoMeta = mcp.Meta{mcp.MetaKeyServerInfo: s.serverInfoJSON}
-	if s.sealer, err = newSealer(s.opts.RequestStateKeys, s.opts.RequestStateTTL); err != nil {
-		panic(err.Error())
-	}
+	var zeroKeys []int
+	s.sealer, zeroKeys = newSealer(s.opts.RequestStateKeys, s.opts.RequestStateTTL)
 	if s.opts.TaskStore == nil {
 		s.opts.TaskStore = store.NewMemoryTaskStore(nil)
 	}
 	s.log = s.opts.Logger
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	for _, i := range zeroKeys {
+		s.log.Error("server: Options.RequestStateKeys holds an all-zero key; it is ignored", "index", i)
 	}
 	return s
 }

@@ -317,7 +317,11 @@ func (a *demoAS) protect(resource string, h http.Handler) (http.Handler, error) 
 			return nil, err
 		}
 	}
-	return auth.Require(v, o)(h), nil
+	mw, err := auth.Require(v, o)
+	if err != nil {
+		return nil, err
+	}
+	return mw(h), nil
 }
 
 // metadata is the Protected Resource Metadata of resource.

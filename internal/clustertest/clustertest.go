@@ -93,7 +93,7 @@ type Cluster struct {
 }
 
 // StateKey is the requestState key every instance shares.
-var StateKey = []byte("clustertest-shared-state-key-32b")
+var StateKey = server.RequestStateKey([]byte("clustertest-shared-state-key-32b"))
 
 // New starts n instances, each with the backend backend(i), and the proxy.
 // Everything is closed when the test ends.
@@ -144,7 +144,7 @@ func New(t *testing.T, n int, backend func(i int) Backend) *Cluster {
 //     outside any request;
 //   - the resource "test://r", which can be subscribed to.
 func NewServer(release <-chan struct{}) *server.Server {
-	s := server.New(&server.Options{Logging: true, RequestStateKeys: [][]byte{StateKey}})
+	s := server.New(&server.Options{Logging: true, RequestStateKeys: []server.RequestStateKey{StateKey}})
 	server.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
 		res, ok, err := req.ElicitResult("who")
 		if err != nil {

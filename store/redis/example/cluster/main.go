@@ -18,7 +18,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -74,9 +73,9 @@ func instance(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	key, err := hex.DecodeString(os.Getenv("MCPKIT_STATE_KEY"))
-	if err != nil || len(key) != server.RequestStateKeySize {
-		return fmt.Errorf("set MCPKIT_STATE_KEY to the same %d-byte key, in hex, on every instance (openssl rand -hex %d)", server.RequestStateKeySize, server.RequestStateKeySize)
+	key, err := server.ParseRequestStateKey(os.Getenv("MCPKIT_STATE_KEY"))
+	if err != nil {
+		return fmt.Errorf("set MCPKIT_STATE_KEY to the same key on every instance (openssl rand -hex %d): %w", server.RequestStateKeySize, err)
 	}
 	ropts, err := redis.ParseURL(*redisURL)
 	if err != nil {
@@ -120,12 +119,12 @@ func instance(ctx context.Context, args []string) error {
 //     second, saying which instance runs it;
 //   - touch: reports a change of the resource demo://note to its
 //     subscribers on every instance.
-func newServer(name string, key []byte, log *slog.Logger) *server.Server {
+func newServer(name string, key server.RequestStateKey, log *slog.Logger) *server.Server {
 	s := server.New(&server.Options{
 		Info:             mcp.Implementation{Name: "mcpkit-cluster-example", Version: "1.0.0"},
 		Logging:          true,
 		Logger:           log,
-		RequestStateKeys: [][]byte{key},
+		RequestStateKeys: []server.RequestStateKey{key},
 	})
 	server.AddTool(s, &mcp.Tool{Name: "whoami", Description: "The instance that runs this call."},
 		func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) { return name, nil })
