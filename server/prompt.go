@@ -34,11 +34,10 @@ type promptEntry struct {
 
 // AddPrompt registers a prompt; registering a name again replaces it.
 // Sessions are told with notifications/prompts/list_changed. A prompt
-// without a name or a nil handler is an error (starting with "mcp:",
-// naming the prompt), also logged at Error level through Options.Logger;
-// nothing is registered then. AddPrompt never panics.
+// without a name or a nil handler is an error (starting with "server:",
+// naming the prompt); nothing is registered then. AddPrompt never panics.
 func (s *Server) AddPrompt(p *mcp.Prompt, h PromptHandler) error {
-	return s.registered(s.addPrompt(p, h))
+	return s.addPrompt(p, h)
 }
 
 func (s *Server) addPrompt(p *mcp.Prompt, h PromptHandler) error {

@@ -39,10 +39,9 @@ type templateEntry struct {
 // AddResource registers a resource by URI; registering a URI again
 // replaces it. Sessions are told with notifications/resources/list_changed.
 // A resource without a URI or a nil handler is an error (starting with
-// "mcp:", naming the resource), also logged at Error level through
-// Options.Logger; nothing is registered then. AddResource never panics.
+// "server:", naming the resource); nothing is registered then. AddResource never panics.
 func (s *Server) AddResource(r *mcp.Resource, h ResourceHandler) error {
-	return s.registered(s.addResource(r, h))
+	return s.addResource(r, h)
 }
 
 func (s *Server) addResource(r *mcp.Resource, h ResourceHandler) error {
@@ -63,11 +62,11 @@ func (s *Server) addResource(r *mcp.Resource, h ResourceHandler) error {
 // resources/read whose URI matches no registered resource is served by
 // the first template (in template order) that matches it. A template
 // without a URI template, one that does not parse, or a nil handler is an
-// error (starting with "mcp:", naming the template), also logged at Error
-// level through Options.Logger; nothing is registered then.
+// error (starting with "server:", naming the template); nothing is
+// registered then.
 // AddResourceTemplate never panics.
 func (s *Server) AddResourceTemplate(t *mcp.ResourceTemplate, h ResourceHandler) error {
-	return s.registered(s.addResourceTemplate(t, h))
+	return s.addResourceTemplate(t, h)
 }
 
 func (s *Server) addResourceTemplate(t *mcp.ResourceTemplate, h ResourceHandler) error {

@@ -55,14 +55,13 @@ var emptyObjectSchema = jsontext.Value(`{"type":"object","additionalProperties":
 // A tool without a name, a nil handler, an input schema that is not a
 // JSON object or does not compile, an output schema that does not
 // compile, an invalid x-mcp-header annotation or an unknown
-// execution.taskSupport is an error whose message starts with "mcp:" and
-// names the tool; the error is also logged at Error level through
-// Options.Logger, and nothing is registered. AddRawTool never panics.
+// execution.taskSupport is an error whose message starts with "server:" and
+// names the tool, and nothing is registered. AddRawTool never panics.
 //
 // A tool whose Execution.TaskSupport is optional or required may run as a
 // task: see ContinueAsTask, TaskOnDemand and docs/design/tasks.md.
 func (s *Server) AddRawTool(t *mcp.Tool, h ToolHandler, opts ...ToolOption) error {
-	return s.registered(s.addRawTool("AddRawTool", t, h, opts))
+	return s.addRawTool("AddRawTool", t, h, opts)
 }
 
 // addRawTool registers a tool for AddRawTool and AddTool; op names the
@@ -121,15 +120,6 @@ func checkTool(op string, t *mcp.Tool) error {
 	return nil
 }
 
-// registered logs a failed registration at Error level (for callers that
-// ignore the error) and returns err.
-func (s *Server) registered(err error) error {
-	if err != nil {
-		s.log.Error("server: registration failed", "err", err)
-	}
-	return err
-}
-
 // AddTool registers a typed tool. Unless t.InputSchema is set, the input
 // schema is inferred from In (see internal/jsonschema for the struct tags
 // that refine it: a plain `jsonschema:"…"` tag is the field's
@@ -150,12 +140,11 @@ func (s *Server) registered(err error) error {
 // compiled, and everything AddRawTool refuses, is an error naming the
 // tool and, for a struct tag, the Go field, such as
 //
-//	mcp: AddTool "add": input type main.AddIn: field B: jsonschema tag "minimum=x": minimum: want a JSON number, got "x"
+//	server: AddTool "add": input type main.AddIn: field B: jsonschema tag "minimum=x": minimum: want a JSON number, got "x"
 //
-// The error is also logged at Error level through Options.Logger, and
-// nothing is registered. AddTool never panics.
+// Nothing is registered then. AddTool never panics.
 func AddTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], opts ...ToolOption) error {
-	return s.registered(addTool(s, t, h, opts))
+	return addTool(s, t, h, opts)
 }
 
 func addTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], opts []ToolOption) error {

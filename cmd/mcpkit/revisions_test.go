@@ -54,7 +54,11 @@ func serveRefusing(method string) {
 		}
 		pw.Close()
 	}()
-	s := newDemoServer(slog.New(slog.DiscardHandler))
+	s, err := newDemoServer(slog.New(slog.DiscardHandler))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	if err := s.Serve(context.Background(), stdio.NewConn(pr, out, nil)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}

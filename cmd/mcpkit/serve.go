@@ -62,7 +62,10 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return usageErr("--allow-host and --allow-origin apply to --http only")
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s := newDemoServer(logger)
+	s, err := newDemoServer(logger)
+	if err != nil {
+		return err
+	}
 	if *useStdio {
 		if err := s.Serve(ctx, stdio.New(nil)); err != nil && ctx.Err() == nil {
 			return err
@@ -192,25 +195,27 @@ var (
 
 // newDemoServer builds the server of "mcpkit serve": the same handlers
 // serve both eras.
-func newDemoServer(logger *slog.Logger) *server.Server {
+func newDemoServer(logger *slog.Logger) (*server.Server, error) {
 	s := server.New(&server.Options{
 		Info:         mcp.Implementation{Name: "mcpkit-demo", Version: "1.0.0"},
 		Instructions: "A demo server: try the add, count, signup and add_tool tools, the greet prompt and the demo:// resources.",
 		Logging:      true,
 		Logger:       logger,
 	})
-	server.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers."},
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	add(server.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers."},
 		func(ctx context.Context, req *server.CallToolRequest, in addIn) (addOut, error) {
 			return addOut{Sum: in.A + in.B}, nil
-		})
-	server.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails with a tool error (isError)."},
+		}))
+	add(server.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails with a tool error (isError)."},
 		func(ctx context.Context, req *server.CallToolRequest, in failIn) (string, error) {
 			if in.Message == "" {
 				in.Message = "this tool always fails"
 			}
 			return "", errors.New(in.Message)
-		})
-	server.AddTool(s, &mcp.Tool{Name: "count", Description: "Counts, reporting progress and logging each step."},
+		}))
+	add(server.AddTool(s, &mcp.Tool{Name: "count", Description: "Counts, reporting progress and logging each step."},
 		func(ctx context.Context, req *server.CallToolRequest, in countIn) (string, error) {
 			if in.To <= 0 {
 				in.To = 5
@@ -227,8 +232,8 @@ func newDemoServer(logger *slog.Logger) *server.Server {
 				}
 			}
 			return fmt.Sprintf("counted to %d", in.To), nil
-		})
-	server.AddTool(s, &mcp.Tool{Name: "signup", Description: "Asks for a name, plan and seats (elicitation), then welcomes you."},
+		}))
+	add(server.AddTool(s, &mcp.Tool{Name: "signup", Description: "Asks for a name, plan and seats (elicitation), then welcomes you."},
 		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (signupOut, error) {
 			// Written once for both eras: a modern client answers the
 			// input-required result and calls again; for a legacy client
@@ -239,8 +244,8 @@ func newDemoServer(logger *slog.Logger) *server.Server {
 				return signupOut{}, err
 			}
 			return signupOut{Welcome: fmt.Sprintf("Welcome, %s (%s plan, %d seats)!", form.Name, form.Plan, form.Seats)}, nil
-		})
-	server.AddTool(s, &mcp.Tool{Name: "docs", Description: "Asks you to open a web page (URL elicitation)."},
+		}))
+	add(server.AddTool(s, &mcp.Tool{Name: "docs", Description: "Asks you to open a web page (URL elicitation)."},
 		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
 			res, ok, err := req.ElicitResult("docs")
 			if err != nil {
@@ -255,8 +260,8 @@ func newDemoServer(logger *slog.Logger) *server.Server {
 				})
 			}
 			return "you chose to " + res.Action + " the page", nil
-		})
-	server.AddTool(s, &mcp.Tool{Name: "summarize", Description: "Asks the client's model for a summary (sampling)."},
+		}))
+	add(server.AddTool(s, &mcp.Tool{Name: "summarize", Description: "Asks the client's model for a summary (sampling)."},
 		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
 			res, ok, err := req.CreateMessageResult("summary")
 			if err != nil {
@@ -276,8 +281,8 @@ func newDemoServer(logger *slog.Logger) *server.Server {
 				}
 			}
 			return "the model said: " + strings.Join(text, " "), nil
-		})
-	server.AddTool(s, &mcp.Tool{Name: "roots", Description: "Lists the client's roots."},
+		}))
+	add(server.AddTool(s, &mcp.Tool{Name: "roots", Description: "Lists the client's roots."},
 		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
 			res, ok, err := req.ListRootsResult("roots")
 			if err != nil {
@@ -291,9 +296,9 @@ func newDemoServer(logger *slog.Logger) *server.Server {
 				uris = append(uris, r.URI)
 			}
 			return fmt.Sprintf("%d roots: %s", len(uris), strings.Join(uris, " ")), nil
-		})
+		}))
 	var added atomic.Int64
-	server.AddTool(s, &mcp.Tool{Name: "add_tool", Description: "Adds a tool that echoes its text (tools list_changed)."},
+	add(server.AddTool(s, &mcp.Tool{Name: "add_tool", Description: "Adds a tool that echoes its text (tools list_changed)."},
 		func(ctx context.Context, req *server.CallToolRequest, in addToolIn) (string, error) {
 			if in.Name == "" {
 				in.Name = fmt.Sprintf("echo%d", added.Add(1))
@@ -308,36 +313,34 @@ func newDemoServer(logger *slog.Logger) *server.Server {
 				return "", err
 			}
 			return "added tool " + in.Name, nil
-		})
-	server.AddTool(s, &mcp.Tool{Name: "touch", Description: "Reports a resource as updated (resources/updated)."},
+		}))
+	add(server.AddTool(s, &mcp.Tool{Name: "touch", Description: "Reports a resource as updated (resources/updated)."},
 		func(ctx context.Context, req *server.CallToolRequest, in touchIn) (string, error) {
 			if in.URI == "" {
 				in.URI = "demo://clock"
 			}
 			s.ResourceUpdated(in.URI)
 			return "updated " + in.URI, nil
-		})
-
-	s.AddResource(&mcp.Resource{URI: "demo://readme", Name: "readme", Description: "About this server.", MIMEType: "text/plain"},
+		}))
+	add(s.AddResource(&mcp.Resource{URI: "demo://readme", Name: "readme", Description: "About this server.", MIMEType: "text/plain"},
 		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return textResource(req.Params.URI, "mcpkit speaks MCP, both eras, one endpoint."), nil
-		})
-	s.AddResource(&mcp.Resource{URI: "demo://clock", Name: "clock", Description: "The server's time.", MIMEType: "text/plain"},
+		}))
+	add(s.AddResource(&mcp.Resource{URI: "demo://clock", Name: "clock", Description: "The server's time.", MIMEType: "text/plain"},
 		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return textResource(req.Params.URI, time.Now().UTC().Format(time.RFC3339)), nil
-		})
-	s.AddResource(&mcp.Resource{URI: "demo://pixel", Name: "pixel", Description: "A one-pixel PNG (binary contents).", MIMEType: "image/png"},
+		}))
+	add(s.AddResource(&mcp.Resource{URI: "demo://pixel", Name: "pixel", Description: "A one-pixel PNG (binary contents).", MIMEType: "image/png"},
 		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{
 				&mcp.BlobResourceContents{URI: req.Params.URI, MIMEType: "image/png", Blob: pixelPNG},
 			}}, nil
-		})
-	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "demo://greeting/{name}", Name: "greeting", Description: "A greeting for anyone.", MIMEType: "text/plain"},
+		}))
+	add(s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "demo://greeting/{name}", Name: "greeting", Description: "A greeting for anyone.", MIMEType: "text/plain"},
 		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return textResource(req.Params.URI, "Hello, "+req.Vars["name"]+"!"), nil
-		})
-
-	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greets someone in a style.", Arguments: []mcp.PromptArgument{
+		}))
+	add(s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greets someone in a style.", Arguments: []mcp.PromptArgument{
 		{Name: "name", Description: "who to greet", Required: true},
 		{Name: "style", Description: "casual, formal or pirate"},
 	}}, func(ctx context.Context, req *server.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -348,8 +351,7 @@ func newDemoServer(logger *slog.Logger) *server.Server {
 		return &mcp.GetPromptResult{Description: "a " + style + " greeting", Messages: []mcp.PromptMessage{
 			{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: fmt.Sprintf("Greet %s in a %s style.", name, style)}},
 		}}, nil
-	})
-
+	}))
 	s.SetCompletionHandler(func(ctx context.Context, req *server.CompleteRequest) (*mcp.CompleteResult, error) {
 		var pool []string
 		switch p := req.Params; {
@@ -368,7 +370,7 @@ func newDemoServer(logger *slog.Logger) *server.Server {
 		slices.Sort(values)
 		return &mcp.CompleteResult{Completion: mcp.Completion{Values: values}}, nil
 	})
-	return s
+	return s, errors.Join(errs...)
 }
 
 func textResource(uri, text string) *mcp.ReadResourceResult {

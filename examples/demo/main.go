@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -24,7 +25,11 @@ const serverFlag = "-serve"
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == serverFlag {
-		if err := newServer().Serve(context.Background(), stdio.New(nil)); err != nil {
+		s, err := newServer()
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := s.Serve(context.Background(), stdio.New(nil)); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -53,13 +58,15 @@ type signupOut struct {
 	Welcome string `json:"welcome"`
 }
 
-func newServer() *server.Server {
+func newServer() (*server.Server, error) {
 	s := server.New(&server.Options{Info: mcp.Implementation{Name: "demo-server", Version: "1.0.0"}})
-	server.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers."},
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	add(server.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers."},
 		func(ctx context.Context, req *server.CallToolRequest, in addIn) (addOut, error) {
 			return addOut{Sum: in.A + in.B}, nil
-		})
-	server.AddTool(s, &mcp.Tool{Name: "count", Description: "Counts to three, reporting progress."},
+		}))
+	add(server.AddTool(s, &mcp.Tool{Name: "count", Description: "Counts to three, reporting progress."},
 		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
 			for i := 1; i <= 3; i++ {
 				if err := req.Progress(ctx, float64(i), 3, fmt.Sprintf("counted %d", i)); err != nil {
@@ -68,8 +75,8 @@ func newServer() *server.Server {
 				time.Sleep(50 * time.Millisecond)
 			}
 			return "counted to three", nil
-		})
-	server.AddTool(s, &mcp.Tool{Name: "signup", Description: "Asks the user for a name, then welcomes them."},
+		}))
+	add(server.AddTool(s, &mcp.Tool{Name: "signup", Description: "Asks the user for a name, then welcomes them."},
 		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (signupOut, error) {
 			// Written once for both eras: a modern client answers the
 			// input-required result and calls again; for a legacy client
@@ -80,14 +87,14 @@ func newServer() *server.Server {
 				return signupOut{}, err
 			}
 			return signupOut{Welcome: fmt.Sprintf("Welcome, %s (%s plan)!", u.Name, u.Plan)}, nil
-		})
-	s.AddResource(&mcp.Resource{URI: "demo://readme", Name: "readme", MIMEType: "text/plain"},
+		}))
+	add(s.AddResource(&mcp.Resource{URI: "demo://readme", Name: "readme", MIMEType: "text/plain"},
 		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: mcp.ResourceContentsList{
 				&mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: "mcpkit speaks MCP."},
 			}}, nil
-		})
-	return s
+		}))
+	return s, errors.Join(errs...)
 }
 
 func runClient() error {

@@ -23,10 +23,13 @@ type greetOut struct {
 
 func main() {
 	s := server.New(&server.Options{Info: mcp.Implementation{Name: "hello", Version: "1.0.0"}})
-	server.AddTool(s, &mcp.Tool{Name: "greet", Description: "Greets someone by name."},
+	err := server.AddTool(s, &mcp.Tool{Name: "greet", Description: "Greets someone by name."},
 		func(ctx context.Context, req *server.CallToolRequest, in greetIn) (greetOut, error) {
 			return greetOut{Greeting: "Hello, " + in.Name + "!"}, nil
 		})
+	if err != nil {
+		log.Fatal(err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := s.Serve(ctx, stdio.New(nil)); err != nil {

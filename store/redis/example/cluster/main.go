@@ -94,7 +94,10 @@ func instance(ctx context.Context, args []string) error {
 	}
 	defer broker.Close()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("instance", *listen)
-	s := newServer(*listen, key, log)
+	s, err := newServer(*listen, key, log)
+	if err != nil {
+		return err
+	}
 	h := streamhttp.NewHandler(s, &streamhttp.Options{
 		SessionStore: redisstore.NewSessionStore(rdb, &redisstore.SessionStoreOptions{Prefix: *prefix}),
 		EventStore:   redisstore.NewEventStore(rdb, &redisstore.EventStoreOptions{Prefix: *prefix}),
@@ -119,16 +122,18 @@ func instance(ctx context.Context, args []string) error {
 //     second, saying which instance runs it;
 //   - touch: reports a change of the resource demo://note to its
 //     subscribers on every instance.
-func newServer(name string, key server.RequestStateKey, log *slog.Logger) *server.Server {
+func newServer(name string, key server.RequestStateKey, log *slog.Logger) (*server.Server, error) {
 	s := server.New(&server.Options{
 		Info:             mcp.Implementation{Name: "mcpkit-cluster-example", Version: "1.0.0"},
 		Logging:          true,
 		Logger:           log,
 		RequestStateKeys: []server.RequestStateKey{key},
 	})
-	server.AddTool(s, &mcp.Tool{Name: "whoami", Description: "The instance that runs this call."},
-		func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) { return name, nil })
-	server.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks for your name and greets you."},
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	add(server.AddTool(s, &mcp.Tool{Name: "whoami", Description: "The instance that runs this call."},
+		func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) { return name, nil }))
+	add(server.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks for your name and greets you."},
 		func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
 			res, ok, err := req.ElicitResult("name")
 			if err != nil {
@@ -144,11 +149,11 @@ func newServer(name string, key server.RequestStateKey, log *slog.Logger) *serve
 				return "no name given", nil
 			}
 			return fmt.Sprintf("hello %v, from %s", res.Content["name"], name), nil
-		})
+		}))
 	type countIn struct {
 		N int `json:"n" jsonschema:"description=how far to count (1 to 600)"`
 	}
-	server.AddTool(s, &mcp.Tool{Name: "count", Description: "Counts to n, one step a second."},
+	add(server.AddTool(s, &mcp.Tool{Name: "count", Description: "Counts to n, one step a second."},
 		func(ctx context.Context, req *server.CallToolRequest, in countIn) (string, error) {
 			n := min(max(in.N, 1), 600)
 			for i := 1; i <= n; i++ {
@@ -164,20 +169,20 @@ func newServer(name string, key server.RequestStateKey, log *slog.Logger) *serve
 				}
 			}
 			return fmt.Sprintf("counted to %d on %s", n, name), nil
-		})
+		}))
 	var notes atomic.Int64
-	s.AddResource(&mcp.Resource{URI: "demo://note", Name: "note", MIMEType: "text/plain"},
+	add(s.AddResource(&mcp.Resource{URI: "demo://note", Name: "note", MIMEType: "text/plain"},
 		func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: mcp.ResourceContentsList{&mcp.TextResourceContents{
 				URI: "demo://note", MIMEType: "text/plain", Text: fmt.Sprintf("note %d (read on %s)", notes.Load(), name)}}}, nil
-		})
-	server.AddTool(s, &mcp.Tool{Name: "touch", Description: "Changes demo://note: its subscribers on every instance hear of it."},
+		}))
+	add(server.AddTool(s, &mcp.Tool{Name: "touch", Description: "Changes demo://note: its subscribers on every instance hear of it."},
 		func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
 			notes.Add(1)
 			s.ResourceUpdated("demo://note")
 			return "touched on " + name, nil
-		})
-	return s
+		}))
+	return s, errors.Join(errs...)
 }
 
 // proxy passes each request to the next backend in turn, skipping
