@@ -37,6 +37,9 @@ type cli struct {
 	// the given era ("legacy" or "modern"): inspect probes with it the
 	// era the first connection did not use.
 	reconnect func(ctx context.Context, era string) (*client.Client, error)
+	// side, for a stdio target, asks the server a question of the other
+	// era on the same process (inspect), so the command runs once.
+	side *sideConn
 }
 
 func runClient(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) error {
@@ -214,10 +217,11 @@ func (c *cli) runConnected(ctx context.Context, cmd string, t target, run func(c
 		}
 		return connect(ctx, t, &f, client.Options{}, w)
 	}
-	cl, err := connect(ctx, t, &c.f, opts, stderr)
+	cl, side, err := connectSide(ctx, t, &c.f, opts, stderr)
 	if err != nil {
 		return err
 	}
+	c.side = side
 	defer cl.Close()
 	err = run(ctx, cl)
 	c.endProgress()
@@ -330,10 +334,10 @@ type revision struct {
 // of server/discover; a legacy server names one revision only, the one
 // initialize negotiates (this client offers the newest, 2025-11-25, so
 // older ones it may also accept are not seen). The era the connection cl
-// did not use is probed on a second connection (for a stdio target, a
-// second launch of the server), except when automatic detection already
-// found that a server/discover probe fails. notes say, for an era that is
-// not served, what showed it.
+// did not use is probed — over HTTP on a second connection, over stdio on
+// the same process (sideConn: the command runs once) — except when
+// automatic detection already found that a server/discover probe fails.
+// notes say, for an era that is not served, what showed it.
 func (c *cli) revisions(ctx context.Context, cl *client.Client) (revs []revision, supported []string, notes []string, err error) {
 	modern := func(cl *client.Client, second bool) error {
 		// With --era modern nothing was asked yet; with auto, ask again
@@ -369,6 +373,14 @@ func (c *cli) revisions(ctx context.Context, cl *client.Client) (revs []revision
 		if slices.ContainsFunc(revs, func(r revision) bool { return r.Era == "legacy" }) {
 			return revs, supported, nil, nil
 		}
+		if c.side != nil {
+			v, err := c.side.legacyRevision(ctx)
+			if err != nil {
+				return revs, supported, []string{"no legacy revision: initialize on the same process failed: " + firstLine(err)}, nil
+			}
+			revs = append(revs, revision{v, "legacy", "initialize on the same process"})
+			return revs, supported, nil, nil
+		}
 		legacy, err := probe("legacy")
 		if err != nil {
 			return revs, supported, []string{"no legacy revision: initialize on a second connection failed: " + firstLine(err)}, nil
@@ -383,13 +395,26 @@ func (c *cli) revisions(ctx context.Context, cl *client.Client) (revs []revision
 		// got no modern answer.
 		return revs, nil, []string{"no modern revision: the server/discover probe got no modern answer"}, nil
 	}
-	m, err := probe("modern")
-	if err == nil {
-		defer m.Close()
-		err = modern(m, true)
-	}
-	if err != nil {
-		return revs, nil, []string{"no modern revision: server/discover on a second connection failed: " + firstLine(err)}, nil
+	if c.side != nil {
+		d, err := c.side.discover(ctx)
+		if err != nil {
+			return revs, nil, []string{"no modern revision: server/discover on the same process failed: " + firstLine(err)}, nil
+		}
+		supported = d.SupportedVersions
+		for _, v := range d.SupportedVersions {
+			if !mcp.IsLegacy(v) {
+				revs = append(revs, revision{v, "modern", "server/discover on the same process"})
+			}
+		}
+	} else {
+		m, err := probe("modern")
+		if err == nil {
+			defer m.Close()
+			err = modern(m, true)
+		}
+		if err != nil {
+			return revs, nil, []string{"no modern revision: server/discover on a second connection failed: " + firstLine(err)}, nil
+		}
 	}
 	// Modern first, as server/discover lists them.
 	revs = append(revs[1:], revs[0])

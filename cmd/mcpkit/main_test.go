@@ -25,6 +25,13 @@ var bin string
 
 func TestMain(m *testing.M) {
 	if refuse := os.Getenv(refuseEnv); refuse != "" {
+		if log := os.Getenv(launchLogEnv); log != "" {
+			f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+			if err == nil {
+				fmt.Fprintln(f, "launched")
+				f.Close()
+			}
+		}
 		serveRefusing(refuse) // the test binary as a one-era stdio server
 		os.Exit(0)
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -21,6 +23,10 @@ import (
 // server/discover) with "method not found", as a server of the other era
 // alone would.
 const refuseEnv = "MCPKIT_TEST_REFUSE_METHOD"
+
+// launchLogEnv names a file the refusing server appends a line to each
+// time it starts, so a test can count launches.
+const launchLogEnv = "MCPKIT_TEST_LAUNCH_LOG"
 
 // lockedWriter keeps the filter's answers and the server's whole.
 type lockedWriter struct {
@@ -81,19 +87,35 @@ func TestInspectRevisions(t *testing.T) {
 		{"http/dual/legacy", nil, []string{"--era", "legacy", url},
 			"revisions:    2026-07-28 (modern, via server/discover on a second connection), 2025-11-25 (legacy, via initialize)\ncapabilities:"},
 		{"stdio/dual/modern", nil, []string{"--era", "modern", "--", bin, "serve", "--stdio"},
-			"revisions:    2026-07-28 (modern, via server/discover), 2025-11-25 (legacy, via initialize on a second connection)\ncapabilities:"},
+			"revisions:    2026-07-28 (modern, via server/discover), 2025-11-25 (legacy, via initialize on the same process)\ncapabilities:"},
 		{"stdio/legacy-only/auto", []string{refuseEnv + "=server/discover"}, []string{"--", self},
 			"revisions:    2025-11-25 (legacy, via initialize)\n              no modern revision: the server/discover probe got no modern answer\ncapabilities:"},
 		{"stdio/legacy-only/legacy", []string{refuseEnv + "=server/discover"}, []string{"--era", "legacy", "--", self},
-			"revisions:    2025-11-25 (legacy, via initialize)\n              no modern revision: server/discover on a second connection failed: "},
+			"revisions:    2025-11-25 (legacy, via initialize)\n              no modern revision: server/discover on the same process failed: "},
 		{"stdio/modern-only/auto", []string{refuseEnv + "=initialize"}, []string{"--", self},
-			"revisions:    2026-07-28 (modern, via server/discover)\n              no legacy revision: initialize on a second connection failed: "},
+			"revisions:    2026-07-28 (modern, via server/discover)\n              no legacy revision: initialize on the same process failed: "},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			r := mcpkitEnv(t, c.env, append([]string{"inspect"}, c.target...)...)
 			expect(t, r, 0, c.want)
+		})
+	}
+
+	// Over stdio, both eras are learnt from one launch of the command.
+	for _, era := range []string{"auto", "legacy"} {
+		t.Run("stdio/dual/"+era+"/one launch", func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "launches")
+			r := mcpkitEnv(t, []string{refuseEnv + "=nothing/refused", launchLogEnv + "=" + log}, "inspect", "--era", era, "--", self)
+			expect(t, r, 0, "2026-07-28 (modern, via server/discover", "2025-11-25 (legacy, via initialize")
+			b, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(b), "launched"); n != 1 {
+				t.Errorf("the server was launched %d times, want once", n)
+			}
 		})
 	}
 

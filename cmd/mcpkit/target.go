@@ -117,48 +117,65 @@ func (f *clientFlags) header() (http.Header, error) {
 	return h, nil
 }
 
+// cliInfo is how the CLI names itself to servers.
+var cliInfo = mcp.Implementation{Name: "mcpkit-cli", Version: "0.1.0"}
+
 // connect opens the transport to t and connects a client with opts.
 func connect(ctx context.Context, t target, f *clientFlags, opts client.Options, stderr io.Writer) (*client.Client, error) {
+	c, _, err := connectSide(ctx, t, f, opts, stderr)
+	return c, err
+}
+
+// connectSide is connect that also returns, for a stdio target, the
+// side channel inspect asks the other era through (nil over HTTP, where
+// a second connection costs nothing).
+func connectSide(ctx context.Context, t target, f *clientFlags, opts client.Options, stderr io.Writer) (*client.Client, *sideConn, error) {
 	version, err := f.protocolVersion()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	h, err := f.header()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if t.url == "" && len(f.headers) > 0 {
-		return nil, usageErr("--header applies to HTTP targets only")
+		return nil, nil, usageErr("--header applies to HTTP targets only")
 	}
 	if t.url == "" && (f.clientID != "" || f.clientSecret != "" || f.open) {
-		return nil, usageErr("--client-id, --client-secret and --open apply to HTTP targets only")
+		return nil, nil, usageErr("--client-id, --client-secret and --open apply to HTTP targets only")
 	}
 	var hc *http.Client
 	if t.url != "" && !f.noAuth {
 		if hc, err = oauthClient(f, stderr); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	opts.Info = mcp.Implementation{Name: "mcpkit-cli", Version: "0.1.0"}
+	opts.Info = cliInfo
 	opts.ProtocolVersion = version
+	var side *sideConn
 	dial := func() (transport.Conn, error) {
 		if t.url != "" {
 			return streamable.New(t.url, &streamable.Options{Header: h, HTTPClient: hc}), nil
 		}
 		cmd := exec.Command(t.command[0], t.command[1:]...)
 		cmd.Stderr = stderr
-		return command.Start(ctx, cmd, command.Options{})
+		conn, err := command.Start(ctx, cmd, nil)
+		if err != nil {
+			return nil, err
+		}
+		side = newSideConn(conn)
+		return side, nil
 	}
 	conn, err := dial()
 	if err != nil {
-		return nil, &exitError{code: exitConn, err: launchError(t, err)}
+		return nil, nil, &exitError{code: exitConn, err: launchError(t, err)}
 	}
 	c, err := client.Connect(ctx, conn, &opts)
 	if err != nil && version == "" && t.url == "" && errors.Is(err, client.ErrProbeClosed) {
 		// A legacy stdio server that exits on the modern probe:
 		// relaunch it and speak legacy.
 		if conn, err = dial(); err != nil {
-			return nil, &exitError{code: exitConn, err: launchError(t, err)}
+			return nil, nil, &exitError{code: exitConn, err: launchError(t, err)}
 		}
 		opts.ProtocolVersion = mcp.LatestLegacy
 		c, err = client.Connect(ctx, conn, &opts)
@@ -166,17 +183,17 @@ func connect(ctx context.Context, t target, f *clientFlags, opts client.Options,
 	if err != nil {
 		conn.Close()
 		if code := exitCode(err); code == exitProtocol {
-			return nil, fmt.Errorf("connecting to %s: %w", t, err)
+			return nil, nil, fmt.Errorf("connecting to %s: %w", t, err)
 		}
-		return nil, &exitError{code: exitConn, err: fmt.Errorf("connecting to %s: %w", t, err)}
+		return nil, nil, &exitError{code: exitConn, err: fmt.Errorf("connecting to %s: %w", t, err)}
 	}
 	if f.logLevel != "off" && f.logLevel != "" && (c.Era() == client.EraModern || c.ServerCapabilities().Logging != nil) {
 		if err := c.SetLoggingLevel(ctx, mcp.LoggingLevel(f.logLevel)); err != nil {
 			c.Close()
-			return nil, fmt.Errorf("setting the log level: %w", err)
+			return nil, nil, fmt.Errorf("setting the log level: %w", err)
 		}
 	}
-	return c, nil
+	return c, side, nil
 }
 
 // launchError says once that the target's command could not start, and

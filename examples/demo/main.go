@@ -106,7 +106,7 @@ func runClient() error {
 	}
 	cmd := exec.Command(self, serverFlag)
 	cmd.Stderr = os.Stderr
-	conn, err := command.Start(ctx, cmd, command.Options{})
+	conn, err := command.Start(ctx, cmd, nil)
 	if err != nil {
 		return err
 	}

@@ -336,7 +336,7 @@ func startChildWith(t testing.TB, opts command.Options, env ...string) *command.
 		// A race-enabled child would otherwise linger a second at exit.
 		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	cmd.Stderr = os.Stderr
-	conn, err := command.Start(t.Context(), cmd, opts)
+	conn, err := command.Start(t.Context(), cmd, &opts)
 	if err != nil {
 		t.Fatalf("starting the child server: %v", err)
 	}

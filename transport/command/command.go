@@ -57,7 +57,11 @@ var _ transport.Conn = (*Conn)(nil)
 // caller set it (nil discards the server's log output). The child is
 // ended by Close, or by ctx ending before Close, following the spec's
 // shutdown order.
-func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Conn, error) {
+func Start(ctx context.Context, cmd *exec.Cmd, o *Options) (*Conn, error) {
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
 	if cmd.Stdin != nil || cmd.Stdout != nil {
 		return nil, errors.New("command: cmd.Stdin and cmd.Stdout must be nil")
 	}

@@ -107,7 +107,7 @@ func child(mode string) *exec.Cmd {
 
 func start(t *testing.T, ctx context.Context, mode string, opts Options) *Conn {
 	t.Helper()
-	c, err := Start(ctx, child(mode), opts)
+	c, err := Start(ctx, child(mode), &opts)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -369,15 +369,15 @@ func TestStartErrors(t *testing.T) {
 	leakCheck(t)
 	cmd := child("echo")
 	cmd.Stdin = strings.NewReader("")
-	if _, err := Start(context.Background(), cmd, Options{}); err == nil {
+	if _, err := Start(context.Background(), cmd, nil); err == nil {
 		t.Error("Start with cmd.Stdin set succeeded")
 	}
 	cmd = child("echo")
 	cmd.Stdout = io.Discard
-	if _, err := Start(context.Background(), cmd, Options{}); err == nil {
+	if _, err := Start(context.Background(), cmd, nil); err == nil {
 		t.Error("Start with cmd.Stdout set succeeded")
 	}
-	_, err := Start(context.Background(), exec.Command("/nonexistent/mcp-server"), Options{})
+	_, err := Start(context.Background(), exec.Command("/nonexistent/mcp-server"), nil)
 	if err == nil {
 		t.Fatal("Start of a missing binary succeeded")
 	}
