@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -91,6 +92,9 @@ func encodeArgs(args any) (jsontext.Value, error) {
 	case nil:
 		return nil, nil
 	case jsontext.Value:
+		if !v.IsValid() {
+			return nil, errors.New("the arguments are not valid JSON")
+		}
 		raw = v
 	default:
 		if rv := reflect.ValueOf(args); (rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Map) && rv.IsNil() {
