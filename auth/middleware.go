@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/internal/httpbody"
 	"github.com/mcpkit/mcpkit/internal/mcpheader"
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
@@ -270,7 +271,7 @@ func (m *middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		// closed rather than guess which scopes it needs.
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(rpcStatus)
-		_, _ = w.Write(jsonrpc.EncodeError(mcp.ID{}, rpcErr))
+		_, _ = w.Write(wire.EncodeError(mcp.ID{}, rpcErr))
 		return
 	}
 	if !m.grants(ti, needed) {
@@ -361,7 +362,7 @@ func (m *middleware) needed(w http.ResponseWriter, r *http.Request) ([]string, i
 	}
 	_ = r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	msg, err := jsonrpc.Decode(body, jsonrpc.Limits{MaxBytes: int(m.maxBody)})
+	msg, err := wire.Decode(body, jsonrpc.Limits{MaxBytes: int(m.maxBody)})
 	if err != nil {
 		derr := jsonrpc.NewError(mcp.CodeParseError, err.Error()) // Decode's errors are all *jsonrpc.Error
 		errors.As(err, &derr)

@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
@@ -244,7 +245,7 @@ func (s *Subscription) finish(err, cause error) {
 // register files s under the id of its listen request msg, as it is
 // written (replacing the id of an earlier attempt).
 func (c *Client) register(s *Subscription, msg []byte) {
-	m, derr := jsonrpc.Decode(msg, writeLimits)
+	m, derr := wire.Decode(msg, writeLimits)
 	if derr != nil || !m.IsRequest() {
 		return
 	}
@@ -349,7 +350,7 @@ func (t *tap) Read(ctx context.Context) ([]byte, error) {
 // serverCancelled ends the subscription a server's notifications/cancelled
 // names.
 func (c *Client) serverCancelled(msg []byte) {
-	m, derr := jsonrpc.Decode(msg, c.opts.Limits)
+	m, derr := wire.Decode(msg, c.opts.Limits)
 	if derr != nil || !m.IsNotification() || m.Method != mcp.NotificationCancelled {
 		return
 	}

@@ -14,13 +14,13 @@ const toolsCall = `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"_me
 
 func BenchmarkDecodeToolsCall(b *testing.B) {
 	data := []byte(toolsCall)
-	if m, e := Decode(data, Limits{}); e != nil || m.Method != "tools/call" {
+	if m, e := decode(data, Limits{}); e != nil || m.Method != "tools/call" {
 		b.Fatalf("fixture does not decode: %v", e)
 	}
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		m, e := Decode(data, Limits{})
+		m, e := decode(data, Limits{})
 		if e != nil || !m.IsRequest() {
 			b.Fatal(e)
 		}
@@ -55,11 +55,11 @@ func BenchmarkEncodeResult(b *testing.B) {
 		},
 	}
 	id := mcp.IntID(42)
-	out, err := EncodeResult(id, result)
+	out, err := encodeResult(id, result)
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, e := Decode(out, Limits{})
+	m, e := decode(out, Limits{})
 	if e != nil || m.ID != id {
 		b.Fatalf("output %s does not decode: %v", out, e)
 	}
@@ -70,7 +70,7 @@ func BenchmarkEncodeResult(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(out)))
 	for b.Loop() {
-		if _, err := EncodeResult(id, result); err != nil {
+		if _, err := encodeResult(id, result); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -85,7 +85,7 @@ func TestConnResponsesWhileSlotsBusy(t *testing.T) {
 	send(t, raw, `{"jsonrpc":"2.0","id":"a","method":"ask"}`)
 	q1 := recv(t, raw)
 	send(t, raw, `{"jsonrpc":"2.0","id":"b","method":"ask"}`) // waits for the slot
-	out, _ := EncodeResult(q1.ID, "first")
+	out, _ := encodeResult(q1.ID, "first")
 	send(t, raw, string(out))
 	// The answer to "a" and the question of "b" (which takes the slot "a"
 	// frees) may come in either order.
@@ -104,7 +104,7 @@ func TestConnResponsesWhileSlotsBusy(t *testing.T) {
 	if !answered || q2 == nil {
 		t.Fatal("want the answer to a and the question of b")
 	}
-	out, _ = EncodeResult(q2.ID, "second")
+	out, _ = encodeResult(q2.ID, "second")
 	send(t, raw, string(out))
 	if m := recv(t, raw); m.ID != mcp.StringID("b") || string(m.Result) != `"second"` {
 		t.Fatalf("second request: %v %s %v", m.ID, m.Result, m.Error)

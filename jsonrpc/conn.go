@@ -265,7 +265,7 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 		}
 	}
 	id := c.newID()
-	msg, err := EncodeRequest(id, method, params)
+	msg, err := encodeRequest(id, method, params)
 	if err != nil {
 		return fmt.Errorf("jsonrpc: encoding %s params: %w", method, err)
 	}
@@ -361,7 +361,7 @@ func (c *Conn) sendCancel(related, id mcp.ID, cause error) {
 	if cause != nil {
 		params.Reason = cause.Error()
 	}
-	msg, err := EncodeRequest(mcp.ID{}, MethodCancelled, params)
+	msg, err := encodeRequest(mcp.ID{}, MethodCancelled, params)
 	if err != nil {
 		return
 	}
@@ -386,7 +386,7 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 // NotifyWith is Notify for a notification that relates to a peer request
 // or carries headers (see CallOptions).
 func (c *Conn) NotifyWith(ctx context.Context, method string, params any, opts CallOptions) error {
-	msg, err := EncodeRequest(mcp.ID{}, method, params)
+	msg, err := encodeRequest(mcp.ID{}, method, params)
 	if err != nil {
 		return fmt.Errorf("jsonrpc: encoding %s params: %w", method, err)
 	}
@@ -522,7 +522,7 @@ func (c *Conn) readLoop() {
 		if err != nil {
 			if errors.Is(err, transport.ErrMessageTooLarge) {
 				c.log.Warn("jsonrpc: dropped oversized message", "err", err)
-				_ = c.write(c.base, transport.Message{Data: EncodeError(mcp.ID{}, NewError(mcp.CodeInvalidRequest, "Invalid Request: "+err.Error()))})
+				_ = c.write(c.base, transport.Message{Data: encodeError(mcp.ID{}, NewError(mcp.CodeInvalidRequest, "Invalid Request: "+err.Error()))})
 				continue
 			}
 			if errors.Is(err, transport.ErrClosed) {
@@ -544,7 +544,7 @@ func (c *Conn) readLoop() {
 				id = msg.ID
 			}
 			c.log.Debug("jsonrpc: rejected message", "code", derr.Code, "err", derr.Message)
-			_ = c.write(c.base, transport.Message{Data: EncodeError(id, derr)})
+			_ = c.write(c.base, transport.Message{Data: encodeError(id, derr)})
 			continue
 		}
 		if !c.Process(msg) {

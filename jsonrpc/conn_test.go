@@ -105,7 +105,7 @@ func recv(t *testing.T, tc transport.Conn) *Message {
 	if err != nil {
 		t.Fatalf("raw Read: %v", err)
 	}
-	m, e := Decode(data, Limits{})
+	m, e := decode(data, Limits{})
 	if e != nil {
 		t.Fatalf("the Conn wrote an invalid message %s: %v", data, e)
 	}
@@ -158,7 +158,7 @@ func (w *wire) decoded(t *testing.T, in bool) []*Message {
 		if m.in != in {
 			continue
 		}
-		d, e := Decode([]byte(m.raw), Limits{})
+		d, e := decode([]byte(m.raw), Limits{})
 		if e != nil {
 			t.Fatalf("invalid message on the wire %s: %v", m.raw, e)
 		}

@@ -162,11 +162,11 @@ func TestConnResponseThenEOF(t *testing.T) {
 		callErr := make(chan error, 1)
 		var s string
 		go func() { callErr <- c.Call(context.Background(), "bye", nil, &s) }()
-		req, e := Decode(wait(t, st.written, "the request"), Limits{})
+		req, e := decode(wait(t, st.written, "the request"), Limits{})
 		if e != nil {
 			t.Fatal(e)
 		}
-		out, err := EncodeResult(req.ID, "goodbye")
+		out, err := encodeResult(req.ID, "goodbye")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -369,7 +369,7 @@ func TestConnOverStdio(t *testing.T) {
 	tb := stdio.NewConn(bIn, bOut, &stdio.Options{MaxMessageBytes: 512})
 	bNullErrors := make(chan *Message, 1)
 	observeB := func(in bool, msg []byte) {
-		if m, e := Decode(msg, Limits{}); !in && e == nil && m.Error != nil && !m.ID.IsValid() {
+		if m, e := decode(msg, Limits{}); !in && e == nil && m.Error != nil && !m.ID.IsValid() {
 			select {
 			case bNullErrors <- m:
 			default:

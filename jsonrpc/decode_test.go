@@ -167,9 +167,9 @@ func TestDecodeValid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, e := Decode([]byte(tt.in), Limits{})
+			m, e := decode([]byte(tt.in), Limits{})
 			if e != nil {
-				t.Fatalf("Decode(%s) = error %v, want success", tt.in, e)
+				t.Fatalf("decode(%s) = error %v, want success", tt.in, e)
 			}
 			if m == nil {
 				t.Fatal("Decode returned nil message and nil error")
@@ -310,28 +310,28 @@ func TestDecodeInvalid(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m, e := decodeE(t, []byte(tt.in), tt.lim)
 			if e == nil {
-				t.Fatalf("Decode(%q) = %v, want error %d", tt.in, m, tt.code)
+				t.Fatalf("decode(%q) = %v, want error %d", tt.in, m, tt.code)
 			}
 			if e.Code != tt.code {
-				t.Errorf("Decode(%q) code = %d (%s), want %d", tt.in, e.Code, e.Message, tt.code)
+				t.Errorf("decode(%q) code = %d (%s), want %d", tt.in, e.Code, e.Message, tt.code)
 			}
 			if e.Message == "" {
 				t.Error("error has an empty message")
 			}
 			if !tt.id.IsValid() {
 				if m != nil {
-					t.Errorf("Decode(%q) returned message %v with the error, want nil (no readable id)", tt.in, m)
+					t.Errorf("decode(%q) returned message %v with the error, want nil (no readable id)", tt.in, m)
 				}
 				return
 			}
 			if m == nil {
-				t.Fatalf("Decode(%q) returned no message, want one carrying id %s", tt.in, tt.id)
+				t.Fatalf("decode(%q) returned no message, want one carrying id %s", tt.in, tt.id)
 			}
 			if m.ID != tt.id {
 				t.Errorf("error message id = %s, want %s", m.ID, tt.id)
 			}
 			// The error response built from it echoes the id.
-			resp, derr := Decode(EncodeError(m.ID, e), Limits{})
+			resp, derr := decode(encodeError(m.ID, e), Limits{})
 			if derr != nil {
 				t.Fatalf("decoding the error response: %v", derr)
 			}
@@ -348,13 +348,13 @@ func TestDecodeLimitBoundaries(t *testing.T) {
 		inner := strings.Repeat(`{"a":`, levels-1) + "1" + strings.Repeat("}", levels-1)
 		return []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":` + inner + `}`)
 	}
-	if _, e := Decode(nested(64), Limits{}); e != nil {
+	if _, e := decode(nested(64), Limits{}); e != nil {
 		t.Errorf("depth 64 with default limits: %v", e)
 	}
 	if _, e := decodeE(t, nested(65), Limits{}); e == nil || e.Code != mcp.CodeParseError {
 		t.Errorf("depth 65 with default limits: %v, want parse error", e)
 	}
-	if _, e := Decode(nested(5), Limits{MaxDepth: 5}); e != nil {
+	if _, e := decode(nested(5), Limits{MaxDepth: 5}); e != nil {
 		t.Errorf("depth 5 with MaxDepth 5: %v", e)
 	}
 	if _, e := decodeE(t, nested(6), Limits{MaxDepth: 5}); e == nil || e.Code != mcp.CodeParseError {
@@ -362,12 +362,12 @@ func TestDecodeLimitBoundaries(t *testing.T) {
 	}
 	// Brackets inside strings are not nesting.
 	strs := []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":["` + strings.Repeat(`[{\"`, 100) + `"]}`)
-	if _, e := Decode(strs, Limits{MaxDepth: 2}); e != nil {
+	if _, e := decode(strs, Limits{MaxDepth: 2}); e != nil {
 		t.Errorf("brackets in strings counted as nesting: %v", e)
 	}
 
 	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"m"}`)
-	if _, e := Decode(msg, Limits{MaxBytes: len(msg)}); e != nil {
+	if _, e := decode(msg, Limits{MaxBytes: len(msg)}); e != nil {
 		t.Errorf("message of exactly MaxBytes: %v", e)
 	}
 	if _, e := decodeE(t, msg, Limits{MaxBytes: len(msg) - 1}); e == nil || e.Code != mcp.CodeParseError {
@@ -431,12 +431,12 @@ func TestEchoExact(t *testing.T) {
 	}
 	for _, raw := range canonical {
 		req := []byte(`{"jsonrpc":"2.0","id":` + raw + `,"method":"m"}`)
-		m, e := Decode(req, Limits{})
+		m, e := decode(req, Limits{})
 		if e != nil {
-			t.Errorf("Decode(%s): %v", req, e)
+			t.Errorf("decode(%s): %v", req, e)
 			continue
 		}
-		out, err := EncodeResult(m.ID, nil)
+		out, err := encodeResult(m.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -444,7 +444,7 @@ func TestEchoExact(t *testing.T) {
 		if string(out) != want {
 			t.Errorf("echo of id %s:\n got %s\nwant %s", raw, out, want)
 		}
-		if got := string(EncodeError(m.ID, NewError(1, "x"))); !strings.Contains(got, `"id":`+raw+`,`) {
+		if got := string(encodeError(m.ID, NewError(1, "x"))); !strings.Contains(got, `"id":`+raw+`,`) {
 			t.Errorf("error echo of id %s: %s", raw, got)
 		}
 	}
@@ -452,18 +452,18 @@ func TestEchoExact(t *testing.T) {
 	for _, tc := range []struct{ raw, value string }{
 		{`"\u0041"`, "A"}, {`"\u00e9"`, "é"}, {`"\ud83d\ude00"`, "😀"}, {`"\/"`, "/"}, {`"\u001F"`, "\x1f"},
 	} {
-		m, e := Decode([]byte(`{"jsonrpc":"2.0","id":`+tc.raw+`,"method":"m"}`), Limits{})
+		m, e := decode([]byte(`{"jsonrpc":"2.0","id":`+tc.raw+`,"method":"m"}`), Limits{})
 		if e != nil {
 			t.Fatalf("Decode id %s: %v", tc.raw, e)
 		}
 		if m.ID != mcp.StringID(tc.value) {
 			t.Errorf("id %s decoded as %#v, want %q", tc.raw, m.ID, tc.value)
 		}
-		out, err := EncodeResult(m.ID, nil)
+		out, err := encodeResult(m.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, e := Decode(out, Limits{})
+		back, e := decode(out, Limits{})
 		if e != nil || back.ID != m.ID {
 			t.Errorf("echo of id %s = %s (%v), does not decode to the same id", tc.raw, out, e)
 		}
@@ -479,7 +479,7 @@ func TestMessageString(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":"x","result":1}`, `response id="x"`},
 		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"p"}}`, `error response id=null code=-32700`},
 	} {
-		m, e := Decode([]byte(tc.in), Limits{})
+		m, e := decode([]byte(tc.in), Limits{})
 		if e != nil {
 			t.Fatal(e)
 		}
@@ -490,9 +490,9 @@ func TestMessageString(t *testing.T) {
 }
 
 func ExampleDecode() {
-	m, e := Decode([]byte(`{"jsonrpc":"2.0","id":"7","method":"tools/call","params":{"name":"echo"}}`), Limits{})
+	m, e := decode([]byte(`{"jsonrpc":"2.0","id":"7","method":"tools/call","params":{"name":"echo"}}`), Limits{})
 	fmt.Println(m, e == nil, string(m.Params))
-	_, err := Decode([]byte(`{"jsonrpc":"2.0","id":1.5,"method":"x"}`), Limits{})
+	_, err := decode([]byte(`{"jsonrpc":"2.0","id":1.5,"method":"x"}`), Limits{})
 	var je *Error
 	fmt.Println(errors.As(err, &je), je.Code)
 	// Output:
@@ -513,16 +513,16 @@ func TestIDInvalidUTF8(t *testing.T) {
 		t.Errorf("mcp.StringID(%q) renders as %s, want \"a\ufffdb\"", id.Str(), text)
 	}
 	for name, encode := range map[string]func() ([]byte, error){
-		"request": func() ([]byte, error) { return EncodeRequest(id, "m", nil) },
-		"result":  func() ([]byte, error) { return EncodeResult(id, nil) },
-		"error":   func() ([]byte, error) { return EncodeError(id, NewError(1, "x")), nil },
+		"request": func() ([]byte, error) { return encodeRequest(id, "m", nil) },
+		"result":  func() ([]byte, error) { return encodeResult(id, nil) },
+		"error":   func() ([]byte, error) { return encodeError(id, NewError(1, "x")), nil },
 	} {
 		out, err := encode()
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		m, e := Decode(out, Limits{})
+		m, e := decode(out, Limits{})
 		if e != nil {
 			t.Errorf("%s %q does not decode: %v", name, out, e)
 			continue
@@ -536,8 +536,8 @@ func TestIDInvalidUTF8(t *testing.T) {
 // TestEncodeErrorWithoutID: an error answering a message whose id could
 // not be read is a valid error response with no id.
 func TestEncodeErrorWithoutID(t *testing.T) {
-	out := EncodeError(mcp.ID{}, NewError(mcp.CodeParseError, "Parse error").WithData("detail"))
-	m, e := Decode(out, Limits{})
+	out := encodeError(mcp.ID{}, NewError(mcp.CodeParseError, "Parse error").WithData("detail"))
+	m, e := decode(out, Limits{})
 	if e != nil {
 		t.Fatalf("%s does not decode: %v", out, e)
 	}
@@ -549,7 +549,7 @@ func TestEncodeErrorWithoutID(t *testing.T) {
 // decodeE calls Decode and returns its error as the *Error it always is.
 func decodeE(t testing.TB, data []byte, lim Limits) (*Message, *Error) {
 	t.Helper()
-	m, err := Decode(data, lim)
+	m, err := decode(data, lim)
 	if err == nil {
 		return m, nil
 	}

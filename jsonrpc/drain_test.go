@@ -82,7 +82,7 @@ func (f *finite) answers(t *testing.T) map[mcp.ID]*Message {
 	defer f.mu.Unlock()
 	out := make(map[mcp.ID]*Message)
 	for _, raw := range f.out {
-		m, e := Decode(raw, Limits{})
+		m, e := decode(raw, Limits{})
 		if e != nil {
 			t.Fatalf("invalid message written %s: %v", raw, e)
 		}

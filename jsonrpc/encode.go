@@ -8,6 +8,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/rpchook"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -61,7 +62,7 @@ func appendPayload(buf *bytes.Buffer, v any) error {
 // EncodeRequest returns the bytes of a request (or, with a zero id, a
 // notification) carrying params. params may be nil (omitted), a
 // jsontext.Value, or any value json can marshal.
-func EncodeRequest(id mcp.ID, method string, params any) ([]byte, error) {
+func encodeRequest(id mcp.ID, method string, params any) ([]byte, error) {
 	buf := getBuf()
 	defer putBuf(buf)
 	b := append(buf.AvailableBuffer(), `{"jsonrpc":"2.0"`...)
@@ -86,7 +87,7 @@ func EncodeRequest(id mcp.ID, method string, params any) ([]byte, error) {
 }
 
 // EncodeResult returns the bytes of a successful response.
-func EncodeResult(id mcp.ID, result any) ([]byte, error) {
+func encodeResult(id mcp.ID, result any) ([]byte, error) {
 	buf := getBuf()
 	defer putBuf(buf)
 	b := append(buf.AvailableBuffer(), `{"jsonrpc":"2.0","id":`...)
@@ -104,7 +105,7 @@ func EncodeResult(id mcp.ID, result any) ([]byte, error) {
 // request's id could not be read) is left out: MCP's schemas type the id
 // of an error response as optional and never null, although bare
 // JSON-RPC 2.0 would write null.
-func EncodeError(id mcp.ID, e *Error) []byte {
+func encodeError(id mcp.ID, e *Error) []byte {
 	buf := getBuf()
 	defer putBuf(buf)
 	b := append(buf.AvailableBuffer(), `{"jsonrpc":"2.0",`...)
@@ -128,4 +129,13 @@ func EncodeError(id mcp.ID, e *Error) []byte {
 	b = append(b, "}}"...)
 	buf.Write(b)
 	return bytes.Clone(buf.Bytes())
+}
+
+// The codec is not part of this package's API: mcpkit's transports reach
+// it through internal/wire.
+func init() {
+	rpchook.Decode = decodeMessage
+	rpchook.EncodeRequest = encodeRequest
+	rpchook.EncodeResult = encodeResult
+	rpchook.EncodeError = encodeError
 }

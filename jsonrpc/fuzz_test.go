@@ -67,24 +67,24 @@ func FuzzDecode(f *testing.F) {
 		m, e := decodeE(t, data, Limits{})
 		if e != nil {
 			if e.Code != mcp.CodeParseError && e.Code != mcp.CodeInvalidRequest {
-				t.Fatalf("Decode(%q) error code %d", data, e.Code)
+				t.Fatalf("decode(%q) error code %d", data, e.Code)
 			}
 			if m != nil && !m.ID.IsValid() {
-				t.Fatalf("Decode(%q) returned a message without an id alongside its error", data)
+				t.Fatalf("decode(%q) returned a message without an id alongside its error", data)
 			}
 			// The error response is itself a valid message echoing the id.
 			id := mcp.ID{}
 			if m != nil {
 				id = m.ID
 			}
-			r, re := Decode(EncodeError(id, e), Limits{})
+			r, re := decode(encodeError(id, e), Limits{})
 			if re != nil || r.ID != id || r.Error == nil || r.Error.Code != e.Code || r.Error.Message != e.Message {
 				t.Fatalf("error response for %q does not round-trip: %v %v", data, r, re)
 			}
 			return
 		}
 		if m == nil {
-			t.Fatalf("Decode(%q) returned nil, nil", data)
+			t.Fatalf("decode(%q) returned nil, nil", data)
 		}
 		shapes := 0
 		for _, b := range []bool{m.IsRequest(), m.IsNotification(), m.IsResponse()} {
@@ -93,10 +93,10 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		if shapes != 1 {
-			t.Fatalf("Decode(%q) = %+v: %d shapes", data, m, shapes)
+			t.Fatalf("decode(%q) = %+v: %d shapes", data, m, shapes)
 		}
 		if m.IsResponse() && (m.Result == nil) == (m.Error == nil) {
-			t.Fatalf("Decode(%q): response with result %q and error %v", data, m.Result, m.Error)
+			t.Fatalf("decode(%q): response with result %q and error %v", data, m.Result, m.Error)
 		}
 		// The id's JSON text parses back to the same id.
 		if m.ID.IsValid() {
@@ -105,7 +105,7 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		out := encodeMessage(t, m)
-		m2, e2 := Decode(out, Limits{})
+		m2, e2 := decode(out, Limits{})
 		if e2 != nil {
 			t.Fatalf("re-encoded %q as %s which does not decode: %v", data, out, e2)
 		}
@@ -128,11 +128,11 @@ func encodeMessage(t *testing.T, m *Message) []byte {
 		if m.Params != nil {
 			params = m.Params
 		}
-		out, err = EncodeRequest(m.ID, m.Method, params)
+		out, err = encodeRequest(m.ID, m.Method, params)
 	case m.Error != nil:
-		out = EncodeError(m.ID, m.Error)
+		out = encodeError(m.ID, m.Error)
 	default:
-		out, err = EncodeResult(m.ID, m.Result)
+		out, err = encodeResult(m.ID, m.Result)
 	}
 	if err != nil {
 		t.Fatalf("encoding %+v: %v", m, err)

@@ -81,7 +81,7 @@ func (c *Conn) parent(vals context.Context) context.Context {
 }
 
 func (c *Conn) rejectDuplicate(id mcp.ID) {
-	_ = c.write(c.base, transport.Message{Data: EncodeError(id, Errorf(mcp.CodeInvalidRequest, "Invalid Request: id %s is already in use by a request in flight", id))})
+	_ = c.write(c.base, transport.Message{Data: encodeError(id, Errorf(mcp.CodeInvalidRequest, "Invalid Request: id %s is already in use by a request in flight", id))})
 }
 
 // inline answers a ping or an initialize on the calling goroutine — the
@@ -143,10 +143,10 @@ func (c *Conn) serve(ctx context.Context, cancel context.CancelCauseFunc, msg *M
 func (c *Conn) answer(msg *Message, result any, err error) {
 	var out []byte
 	if err != nil {
-		out = EncodeError(msg.ID, toError(err))
-	} else if out, err = EncodeResult(msg.ID, result); err != nil {
+		out = encodeError(msg.ID, toError(err))
+	} else if out, err = encodeResult(msg.ID, result); err != nil {
 		c.log.Error("jsonrpc: encoding result", "method", msg.Method, "err", err)
-		out = EncodeError(msg.ID, NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
+		out = encodeError(msg.ID, NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
 	}
 	_ = c.write(c.base, transport.Message{Data: out, Related: msg.ID, Final: true})
 }
@@ -236,6 +236,6 @@ func (c *Conn) abandon() {
 		"count", len(ids), "drainTimeout", c.opts.DrainTimeout)
 	e := Errorf(mcp.CodeInternalError, "Internal error: the request did not finish within %s of the end of input", c.opts.DrainTimeout)
 	for _, id := range ids {
-		_ = c.write(c.base, transport.Message{Data: EncodeError(id, e), Related: id, Final: true})
+		_ = c.write(c.base, transport.Message{Data: encodeError(id, e), Related: id, Final: true})
 	}
 }

@@ -134,7 +134,7 @@ var decodeOpts = json.JoinOptions(
 	json.MatchCaseInsensitiveNames(false),
 )
 
-// Decode parses one JSON-RPC message strictly: valid UTF-8, no duplicate
+// decodeMessage parses one JSON-RPC message strictly: valid UTF-8, no duplicate
 // member names, case-sensitive member names, size and depth within lim,
 // "jsonrpc":"2.0", a string or integer id (null is rejected on requests),
 // and exactly one of the request, notification and response shapes.
@@ -144,7 +144,7 @@ var decodeOpts = json.JoinOptions(
 // mcp.CodeInvalidRequest for JSON that is not a valid message. The returned
 // Message is non-nil when the id could be read, so the error response can
 // carry it.
-func Decode(data []byte, lim Limits) (*Message, error) {
+func decodeMessage(data []byte, lim Limits) (*Message, error) {
 	m, e := decode(data, lim)
 	if e != nil {
 		return m, e
@@ -152,7 +152,7 @@ func Decode(data []byte, lim Limits) (*Message, error) {
 	return m, nil
 }
 
-// decode is Decode with the concrete error type.
+// decode is decodeMessage with the concrete error type.
 func decode(data []byte, lim Limits) (*Message, *Error) {
 	if len(data) > lim.maxBytes() {
 		return nil, Errorf(mcp.CodeParseError, "Parse error: message of %d bytes exceeds the %d-byte limit", len(data), lim.maxBytes())

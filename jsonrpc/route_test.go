@@ -54,7 +54,7 @@ func tapped(t *testing.T, opts ConnOptions) (*Conn, *routeTap, transport.Conn) {
 func written(t *testing.T, tap *routeTap) (*Message, transport.Message) {
 	t.Helper()
 	w := wait(t, tap.written, "a write")
-	m, e := Decode(w.Data, Limits{})
+	m, e := decode(w.Data, Limits{})
 	if e != nil {
 		t.Fatalf("the Conn wrote an invalid message %s: %v", w.Data, e)
 	}

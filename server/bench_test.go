@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/server/internal/httpenv"
 
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -25,7 +26,7 @@ func BenchmarkToolsCall(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(httpenv.BenchRequest)))
 	for b.Loop() {
-		msg, derr := jsonrpc.Decode(httpenv.BenchRequest, jsonrpc.Limits{})
+		msg, derr := wire.Decode(httpenv.BenchRequest, jsonrpc.Limits{})
 		if derr != nil {
 			b.Fatal(derr)
 		}
@@ -33,7 +34,7 @@ func BenchmarkToolsCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := jsonrpc.EncodeResult(msg.ID, res); err != nil {
+		if _, err := wire.EncodeResult(msg.ID, res); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -293,7 +294,7 @@ func BenchmarkMRTRModernTwoRounds(b *testing.B) {
 	ctx := context.Background()
 	var retry []byte
 	exchange := func() *mcp.CallToolResult {
-		msg, derr := jsonrpc.Decode(round1, jsonrpc.Limits{})
+		msg, derr := wire.Decode(round1, jsonrpc.Limits{})
 		if derr != nil {
 			b.Fatal(derr)
 		}
@@ -301,7 +302,7 @@ func BenchmarkMRTRModernTwoRounds(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := jsonrpc.EncodeResult(msg.ID, res); err != nil {
+		if _, err := wire.EncodeResult(msg.ID, res); err != nil {
 			b.Fatal(err)
 		}
 		ir, ok := res.(*mcp.InputRequiredResult)
@@ -309,7 +310,7 @@ func BenchmarkMRTRModernTwoRounds(b *testing.B) {
 			b.Fatalf("round 1 answered %T", res)
 		}
 		retry = append(append(append(retry[:0], retryHead...), ir.RequestState...), `"}}`...)
-		msg, derr = jsonrpc.Decode(retry, jsonrpc.Limits{})
+		msg, derr = wire.Decode(retry, jsonrpc.Limits{})
 		if derr != nil {
 			b.Fatal(derr)
 		}
@@ -317,7 +318,7 @@ func BenchmarkMRTRModernTwoRounds(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out, err := jsonrpc.EncodeResult(msg.ID, res)
+		out, err := wire.EncodeResult(msg.ID, res)
 		if err != nil {
 			b.Fatal(err)
 		}

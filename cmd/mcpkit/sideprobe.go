@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -26,13 +27,21 @@ type sideConn struct {
 	transport.Conn
 	mu      sync.Mutex
 	next    int
-	waiting map[string]chan *jsonrpc.Message
+	waiting map[string]chan *sideAnswer
+}
+
+// sideAnswer is what the side channel reads of a message.
+type sideAnswer struct {
+	ID     jsontext.Value `json:"id"`
+	Method string         `json:"method"`
+	Result jsontext.Value `json:"result"`
+	Error  *jsonrpc.Error `json:"error"`
 }
 
 const sideIDPrefix = "mcpkit-cli-side-"
 
 func newSideConn(c transport.Conn) *sideConn {
-	return &sideConn{Conn: c, waiting: make(map[string]chan *jsonrpc.Message)}
+	return &sideConn{Conn: c, waiting: make(map[string]chan *sideAnswer)}
 }
 
 // Read passes every message to the client but the answers to ask.
@@ -53,20 +62,20 @@ func (s *sideConn) deliver(b []byte) bool {
 	if n == 0 {
 		return false
 	}
-	m, err := jsonrpc.Decode(b, jsonrpc.Limits{})
-	if err != nil || !m.IsResponse() {
+	var m sideAnswer
+	if json.Unmarshal(b, &m, json.RejectUnknownMembers(false)) != nil || m.Method != "" {
 		return false
 	}
-	if !m.ID.IsString() {
+	var id string
+	if json.Unmarshal(m.ID, &id) != nil {
 		return false
 	}
-	id := m.ID.Str()
 	s.mu.Lock()
 	ch, ok := s.waiting[id]
 	delete(s.waiting, id)
 	s.mu.Unlock()
 	if ok {
-		ch <- m // buffered
+		ch <- &m // buffered
 	}
 	return ok
 }
@@ -78,7 +87,7 @@ func (s *sideConn) ask(ctx context.Context, method string, params any, result an
 	s.mu.Lock()
 	s.next++
 	id := sideIDPrefix + strconv.Itoa(s.next)
-	ch := make(chan *jsonrpc.Message, 1)
+	ch := make(chan *sideAnswer, 1)
 	s.waiting[id] = ch
 	s.mu.Unlock()
 	defer func() {
@@ -86,7 +95,12 @@ func (s *sideConn) ask(ctx context.Context, method string, params any, result an
 		delete(s.waiting, id)
 		s.mu.Unlock()
 	}()
-	req, err := jsonrpc.EncodeRequest(mcp.StringID(id), method, params)
+	req, err := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      string `json:"id"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", id, method, params})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -204,7 +205,7 @@ func (c *cluster) receive(raw []byte) {
 	switch m.Kind {
 	case kindResponse, kindCancel:
 		if hs := h.local(m.Session); hs != nil {
-			msg, err := jsonrpc.Decode(m.Msg, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.p.Limits().MaxDepth})
+			msg, err := wire.Decode(m.Msg, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.p.Limits().MaxDepth})
 			if err == nil {
 				hs.ss.Process(msg)
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/store"
 
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -320,7 +321,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	msg, err := jsonrpc.Decode(body, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.p.Limits().MaxDepth})
+	msg, err := wire.Decode(body, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.p.Limits().MaxDepth})
 	if err != nil {
 		derr := jsonrpc.NewError(mcp.CodeParseError, err.Error()) // Decode's errors are all *jsonrpc.Error
 		errors.As(err, &derr)
@@ -681,7 +682,7 @@ func writeError(w http.ResponseWriter, status int, id mcp.ID, code int64, messag
 
 // writeRPCError answers with an HTTP status and e (data included).
 func writeRPCError(w http.ResponseWriter, status int, id mcp.ID, e *jsonrpc.Error) {
-	body := jsonrpc.EncodeError(id, e)
+	body := wire.EncodeError(id, e)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

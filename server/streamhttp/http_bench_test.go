@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/server/internal/httpenv"
 
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
@@ -109,7 +110,7 @@ func BenchmarkModernToolsCallNoNet(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(httpenv.BenchModernRequest)))
 	for b.Loop() {
-		msg, derr := jsonrpc.Decode(httpenv.BenchModernRequest, jsonrpc.Limits{})
+		msg, derr := wire.Decode(httpenv.BenchModernRequest, jsonrpc.Limits{})
 		if derr != nil {
 			b.Fatal(derr)
 		}
@@ -124,7 +125,7 @@ func BenchmarkModernToolsCallNoNet(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := jsonrpc.EncodeResult(msg.ID, res); err != nil {
+		if _, err := wire.EncodeResult(msg.ID, res); err != nil {
 			b.Fatal(err)
 		}
 	}

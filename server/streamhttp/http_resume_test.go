@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/store"
 
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/internal/wirecheck"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -389,7 +390,7 @@ func TestHTTPResumeAfterFailedFinalWrite(t *testing.T) {
 	hs := e.session(sid)
 
 	id := e.ID()
-	msg, derr := jsonrpc.Decode([]byte(httpenv.ToolCall(id, "poll", "", "tok")), jsonrpc.Limits{})
+	msg, derr := wire.Decode([]byte(httpenv.ToolCall(id, "poll", "", "tok")), jsonrpc.Limits{})
 	if derr != nil {
 		t.Fatal(derr)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/server"
 
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -170,7 +171,7 @@ func (h *Handler) endedError(id mcp.ID) []byte {
 	if h.closing.Err() != nil {
 		msg = "Internal error: the server is shutting down"
 	}
-	return jsonrpc.EncodeError(id, jsonrpc.NewError(mcp.CodeInternalError, msg))
+	return wire.EncodeError(id, jsonrpc.NewError(mcp.CodeInternalError, msg))
 }
 
 // startSweeper starts the idle-session sweeper once. Called with mu held.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/server"
 
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -54,18 +55,18 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.
 		defer func() {
 			if p := recover(); p != nil {
 				h.log.Error("streamhttp: handler panic", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
-				st.pushFinal(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: handler for %s panicked", msg.Method)), http.StatusOK)
+				st.pushFinal(wire.EncodeError(msg.ID, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: handler for %s panicked", msg.Method)), http.StatusOK)
 			}
 		}()
 		result, err := h.p.ServeModern(ctx, *call, streamOutbound{st}, r.Header)
 		if err != nil {
 			e := seam.ToRPCError(err)
-			st.pushFinal(jsonrpc.EncodeError(msg.ID, e), h.p.ModernStatus(e))
+			st.pushFinal(wire.EncodeError(msg.ID, e), h.p.ModernStatus(e))
 			return
 		}
-		out, err := jsonrpc.EncodeResult(msg.ID, result)
+		out, err := wire.EncodeResult(msg.ID, result)
 		if err != nil {
-			out = jsonrpc.EncodeError(msg.ID, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
+			out = wire.EncodeError(msg.ID, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
 		}
 		st.push(out, true)
 	}

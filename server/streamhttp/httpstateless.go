@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/server"
 
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -35,9 +36,9 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, call *se
 		result, err := h.p.ServeStateless(ctx, version, *call, streamOutbound{st})
 		var out []byte
 		if err != nil {
-			out = jsonrpc.EncodeError(msg.ID, seam.ToRPCError(err))
-		} else if out, err = jsonrpc.EncodeResult(msg.ID, result); err != nil {
-			out = jsonrpc.EncodeError(msg.ID, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
+			out = wire.EncodeError(msg.ID, seam.ToRPCError(err))
+		} else if out, err = wire.EncodeResult(msg.ID, result); err != nil {
+			out = wire.EncodeError(msg.ID, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
 		}
 		st.push(out, true)
 	})
@@ -53,7 +54,7 @@ func (o streamOutbound) Call(context.Context, mcp.ID, string, any, any) error {
 }
 
 func (o streamOutbound) Notify(_ context.Context, _ mcp.ID, method string, params any) error {
-	msg, err := jsonrpc.EncodeRequest(mcp.ID{}, method, params)
+	msg, err := wire.EncodeRequest(mcp.ID{}, method, params)
 	if err != nil {
 		return err
 	}

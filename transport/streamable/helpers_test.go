@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpkit/mcpkit/internal/sse"
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
@@ -86,7 +87,7 @@ func newFake(t testing.TB, h handlerFunc) *fake {
 		body, _ := io.ReadAll(r.Body)
 		in := rec{Method: r.Method, Header: r.Header.Clone(), Body: body, At: time.Now()}
 		if r.Method == http.MethodPost {
-			m, derr := jsonrpc.Decode(body, jsonrpc.Limits{})
+			m, derr := wire.Decode(body, jsonrpc.Limits{})
 			if derr != nil {
 				t.Errorf("the client POSTed an invalid message %q: %v", body, derr)
 				http.Error(w, "bad", http.StatusBadRequest)
@@ -210,7 +211,7 @@ func readMsg(t testing.TB, c *Conn) *jsonrpc.Message {
 	if o.err != nil {
 		t.Fatalf("Read: %v", o.err)
 	}
-	m, derr := jsonrpc.Decode(o.data, jsonrpc.Limits{})
+	m, derr := wire.Decode(o.data, jsonrpc.Limits{})
 	if derr != nil {
 		t.Fatalf("Read returned an invalid message %q: %v", o.data, derr)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/internal/sse"
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -64,7 +65,7 @@ func (c *Conn) consume(body io.Reader, cur *cursor, deliver func(data []byte, m 
 			c.log.Debug("streamable: skipped an event of another type", "type", ev.Type)
 			continue
 		}
-		m, derr := jsonrpc.Decode(ev.Data, inLimits(c.opts.MaxEventBytes))
+		m, derr := wire.Decode(ev.Data, inLimits(c.opts.MaxEventBytes))
 		if derr != nil {
 			c.log.Debug("streamable: skipped an event that is not a JSON-RPC message", "err", derr)
 			continue
@@ -187,7 +188,7 @@ func permanent(err error) bool {
 // failed for good, so that the call waiting for it fails.
 func (c *Conn) failRequest(id mcp.ID, cause error) {
 	c.log.Warn("streamable: no response for a request", "id", id.String(), "err", cause)
-	msg := jsonrpc.EncodeError(id, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: streamable transport: %v", cause))
+	msg := wire.EncodeError(id, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: streamable transport: %v", cause))
 	_ = c.enqueue(c.ctx, msg)
 }
 
@@ -296,7 +297,7 @@ func (c *Conn) reinitialize(ctx context.Context, lost string, skipInitialized bo
 	if params != nil {
 		p = params
 	}
-	body, err := jsonrpc.EncodeRequest(id, mcp.MethodInitialize, p)
+	body, err := wire.EncodeRequest(id, mcp.MethodInitialize, p)
 	if err != nil {
 		return err
 	}
@@ -311,7 +312,7 @@ func (c *Conn) reinitialize(ctx context.Context, lost string, skipInitialized bo
 	}
 	c.mu.Unlock()
 	if initialized != nil && !skipInitialized {
-		m, derr := jsonrpc.Decode(initialized, outLimits)
+		m, derr := wire.Decode(initialized, outLimits)
 		if derr != nil {
 			return derr
 		}
@@ -351,7 +352,7 @@ func (c *Conn) replayInitialize(ctx context.Context, id mcp.ID, body []byte) (se
 		if err != nil {
 			return "", "", c.requestError(ctx, "POST", err)
 		}
-		m, derr := jsonrpc.Decode(data, inLimits(c.opts.MaxEventBytes))
+		m, derr := wire.Decode(data, inLimits(c.opts.MaxEventBytes))
 		if derr != nil {
 			return "", "", derr
 		}

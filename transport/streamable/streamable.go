@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
@@ -335,7 +336,7 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	m, derr := jsonrpc.Decode(msg, outLimits)
+	m, derr := wire.Decode(msg, outLimits)
 	if derr != nil {
 		return fmt.Errorf("streamable: refusing to send an invalid message: %w", derr)
 	}
@@ -572,7 +573,7 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 		if err != nil {
 			return c.requestError(ctx, "POST", err)
 		}
-		in, derr := jsonrpc.Decode(data, inLimits(c.opts.MaxEventBytes))
+		in, derr := wire.Decode(data, inLimits(c.opts.MaxEventBytes))
 		if derr != nil {
 			return fmt.Errorf("streamable: the JSON answer to %s is not a JSON-RPC message: %w", m.Method, derr)
 		}
@@ -615,7 +616,7 @@ func (c *Conn) statusError(ctx context.Context, resp *http.Response, m *jsonrpc.
 	if err != nil {
 		return se
 	}
-	in, derr := jsonrpc.Decode(data, inLimits(maxErrorBody))
+	in, derr := wire.Decode(data, inLimits(maxErrorBody))
 	if derr != nil || in.Error == nil {
 		return se
 	}
