@@ -110,12 +110,16 @@ type Server struct {
 	resources registry[*resourceEntry]
 	templates registry[*templateEntry]
 
+	extMethods       registry[*extMethod]       // AddMethod
+	extNotifications registry[*extNotification] // AddNotification
+
 	serverInfoJSON jsontext.Value // opts.Info, encoded once for result _meta
 	serverInfoMeta mcp.Meta       // {serverInfo: opts.Info}, shared by results without _meta
 	sealer         *sealer        // seals the requestState of input-required results
 
 	mu         sync.Mutex
 	completion CompletionHandler
+	extensions map[string]jsontext.Value // AddExtension
 	sessions   map[*Session]struct{}
 	listeners  map[*listener]struct{}
 	relays     map[int]func(method, uri string) // see addRelay
@@ -179,6 +183,7 @@ func (s *Server) Capabilities() mcp.ServerCapabilities {
 	if s.opts.Logging {
 		c.Logging = &struct{}{}
 	}
+	c.Extensions = s.extensionsCopy()
 	if s.hasTaskTools() {
 		c.Tasks = &mcp.TasksCapability{List: &struct{}{}, Cancel: &struct{}{},
 			Requests: map[string]map[string]struct{}{"tools": {"call": {}}}}
@@ -192,7 +197,10 @@ func (s *Server) modernCapabilities() mcp.ServerCapabilities {
 	c := s.Capabilities()
 	if c.Tasks != nil {
 		c.Tasks = nil
-		c.Extensions = map[string]jsontext.Value{mcp.ExtensionTasks: jsontext.Value("{}")}
+		if c.Extensions == nil {
+			c.Extensions = make(map[string]jsontext.Value, 1)
+		}
+		c.Extensions[mcp.ExtensionTasks] = jsontext.Value("{}")
 	}
 	return c
 }

@@ -185,11 +185,14 @@ func (o sessionOut) Notify(ctx context.Context, related mcp.ID, method string, p
 }
 
 // handleNotification serves one notification of the session.
-func (ss *Session) handleNotification(_ context.Context, n *jsonrpc.Message) {
+func (ss *Session) handleNotification(ctx context.Context, n *jsonrpc.Message) {
 	switch n.Method {
 	case mcp.NotificationInitialized:
 		_ = ss.initialized()
 	default:
+		if _, ok := ss.srv.extNotifications.get(n.Method); ok {
+			ss.srv.handleExtNotification(ctx, ss.notificationSession(n), n.Method, n.Params)
+		}
 		// notifications/roots/list_changed, progress and unknown
 		// notifications need no action from the server.
 	}
