@@ -92,6 +92,13 @@ type Options struct {
 	// TaskTTL is the longest a task is kept (a 2025-11-25 client may ask
 	// for less). Default DefaultTaskTTL.
 	TaskTTL time.Duration
+	// Visibility, when set, hides tools, prompts, resources and resource
+	// templates from the callers it refuses: in lists, in calls (a hidden
+	// item is answered exactly as an unknown one) and in change
+	// notifications. Lists are then "private" on the modern wire
+	// (cacheScope), whatever CacheScope says. auth.Visibility builds one
+	// from the per-tool scopes. Nil: every caller sees everything.
+	Visibility VisibilityFunc
 	// Observe, when set, sees every message a session reads (in=true) and
 	// writes. It must not retain msg. Tests use it to check the wire.
 	Observe func(in bool, msg []byte)
@@ -298,13 +305,20 @@ func (s *Server) announce(method, uri string) {
 // deliverChange sends a list change or resource update to every open
 // listen stream and every initialized session that can hear it.
 func (s *Server) deliverChange(method, uri string) {
-	s.notifyListeners(method, uri)
+	var items []Item // the items a list change names (nil: unnamed)
+	if method != mcp.NotificationResourcesUpdated {
+		items = s.changedItems(method, uri)
+	}
+	s.notifyListeners(method, uri, items)
 	var params any
 	if method == mcp.NotificationResourcesUpdated {
 		params = &mcp.ResourceUpdatedNotificationParams{URI: uri}
 	}
 	for _, ss := range s.Sessions() {
 		if !ss.ready() || (method == mcp.NotificationResourcesUpdated && !ss.isSubscribed(uri)) {
+			continue
+		}
+		if !s.hears(ss.viewContext(), Caller{Principal: ss.principalOf(), Session: ss}, method, uri, items) {
 			continue
 		}
 		// Every instance of a deployment delivers the change to its own

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/revisions"
@@ -57,6 +58,10 @@ type Session struct {
 	level      mcp.LoggingLevel
 	subscribed map[string]struct{}
 	rev        uint64 // the SessionState revision this copy holds
+
+	// view is the context of the session's latest request, kept for the
+	// visibility filter of its change notifications (Options.Visibility).
+	view atomic.Pointer[context.Context]
 }
 
 func newSession(s *Server) *Session {
@@ -227,6 +232,7 @@ func (ss *Session) handleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 	if p := ss.principalOf(); p != "" && principalFrom(ctx) == "" {
 		ctx = WithPrincipal(ctx, p)
 	}
+	ss.noteView(ctx)
 	wp, err := decodeWire(msg.Params) // the one decode of params
 	if err != nil {
 		return nil, err
