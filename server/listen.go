@@ -18,7 +18,7 @@ var ErrServerClosing = errors.New("mcp: the server is shutting down")
 
 // listener is one open subscriptions/listen request (2026-07-28).
 type listener struct {
-	mu     sync.Mutex // held while sending: the acknowledgement goes first
+	mu     sync.Mutex      // held while sending: the acknowledgement goes first
 	ctx    context.Context // the listen request's (visibility filters read it)
 	req    *Request
 	filter mcp.SubscriptionFilter // what the server agreed to send
