@@ -182,6 +182,9 @@ func TestExtensions(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if got := recv(t, echoed, "com.example/echoed"); !strings.Contains(got, `"text":"raw"`) {
+					t.Fatalf("echoed params %s", got)
+				}
 				var probe struct {
 					ResultType string   `json:"resultType"`
 					Meta       mcp.Meta `json:"_meta"`
@@ -205,6 +208,20 @@ func TestExtensions(t *testing.T) {
 				_, err = client.CallMethod[echoOut](ctx, c, "com.example/nothing", nil)
 				wantCode(t, err, mcp.CodeMethodNotFound)
 
+				if legacy && cr.name == "memory" {
+					// A notification of the session, tied to no request.
+					for _, ss := range srv.Sessions() {
+						if err := ss.Notify(ctx, "com.example/echoed", map[string]string{"text": "session"}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if got := recv(t, echoed, "session notification"); !strings.Contains(got, `"text":"session"`) {
+						t.Fatalf("session notification params %s", got)
+					}
+					if err := srv.Sessions()[0].Notify(ctx, mcp.NotificationToolsListChanged, nil); err == nil {
+						t.Fatal("Session.Notify sent a core notification")
+					}
+				}
 				if err := c.Notify(ctx, "com.example/hello", helloIn{From: "client"}); err != nil {
 					t.Fatal(err)
 				}
