@@ -1,8 +1,12 @@
 package server
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/mcpkit/mcpkit/mcp"
 )
 
 // TestPageKept: a filtered list fills every page with visible entries
@@ -34,5 +38,44 @@ func TestPageKept(t *testing.T) {
 	page, next, err := r.page(nil, 10, func(string) bool { return false })
 	if err != nil || len(page) != 0 || next != nil {
 		t.Fatalf("everything hidden: %v %v %v", page, next, err)
+	}
+}
+
+// TestVisibilityRelayedNames: a list change relayed to another instance
+// names its items, so that instance filters it the same way (it need
+// not have the item registered).
+func TestVisibilityRelayedNames(t *testing.T) {
+	filter := func(_ context.Context, c Caller, it Item) bool {
+		return !strings.Contains(it.Name, "secret") || c.Principal == "admin"
+	}
+	a, b := New(&Options{Visibility: filter}), New(&Options{Visibility: filter})
+	relayed := make(chan [2]string, 4)
+	remove := a.addRelay(func(method, uri string) { relayed <- [2]string{method, uri} })
+	defer remove()
+	h := func(context.Context, *CallToolRequest, struct{}) (string, error) { return "", nil }
+	if err := AddTool(a, &mcp.Tool{Name: "secret"}, h); err != nil {
+		t.Fatal(err)
+	}
+	change := <-relayed
+	items := b.changedItems(change[0], change[1])
+	if len(items) != 1 || items[0].Kind != KindTool || items[0].Name != "secret" {
+		t.Fatalf("relayed %q: items %+v", change, items)
+	}
+	ctx := context.Background()
+	if b.hears(ctx, Caller{Principal: "bob"}, change[0], change[1], items) {
+		t.Error("bob hears of a hidden tool's change on the other instance")
+	}
+	if !b.hears(ctx, Caller{Principal: "admin"}, change[0], change[1], items) {
+		t.Error("admin does not hear of it")
+	}
+	// Without a filter nothing is encoded: older instances see "".
+	c := New(nil)
+	remove2 := c.addRelay(func(method, uri string) { relayed <- [2]string{method, uri} })
+	defer remove2()
+	if err := AddTool(c, &mcp.Tool{Name: "secret"}, h); err != nil {
+		t.Fatal(err)
+	}
+	if change := <-relayed; change[1] != "" {
+		t.Errorf("unfiltered server relayed %q", change)
 	}
 }
