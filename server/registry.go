@@ -130,7 +130,7 @@ func (r *registry[T]) page(cursor *string, size int, keep func(T) bool) ([]T, *s
 // pageKept is page with a filter: it fills the page with kept entries,
 // and names a next page only when a kept entry remains after it.
 func (r *registry[T]) pageKept(s *snapshot[T], start, size int, keep func(T) bool) ([]T, *string, error) {
-	var out []T
+	out := make([]T, 0, min(size, len(s.keys)-start))
 	i := start
 	for ; i < len(s.keys) && len(out) < size; i++ {
 		if e := s.items[s.keys[i]]; keep(e) {

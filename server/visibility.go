@@ -84,10 +84,12 @@ func templateItem(e *templateEntry) Item {
 
 // keep returns the filter of a list for req's caller (nil: no filter).
 func keep[T any](s *Server, ctx context.Context, req *Request, item func(T) Item) func(T) bool {
-	if s.opts.Visibility == nil {
+	f := s.opts.Visibility
+	if f == nil {
 		return nil
 	}
-	return func(e T) bool { return s.visible(ctx, req, item(e)) }
+	c := callerOf(ctx, req) // once per list
+	return func(e T) bool { return f(ctx, c, item(e)) }
 }
 
 // namesPrefix marks the uri of a relayed list change that names the

@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -77,5 +79,46 @@ func TestVisibilityRelayedNames(t *testing.T) {
 	}
 	if change := <-relayed; change[1] != "" {
 		t.Errorf("unfiltered server relayed %q", change)
+	}
+}
+
+// BenchmarkVisibility measures a legacy tools/call and a 100-tool
+// tools/list with and without a visibility filter (one that hides a
+// tenth of the tools from the caller).
+func BenchmarkVisibility(b *testing.B) {
+	filter := func(_ context.Context, c Caller, it Item) bool {
+		return !strings.HasSuffix(it.Name, "0") || c.Principal == "admin"
+	}
+	for _, bc := range []struct {
+		name   string
+		filter VisibilityFunc
+	}{{"none", nil}, {"filter", filter}} {
+		s := New(&Options{Visibility: bc.filter})
+		h := func(context.Context, *CallToolRequest, struct{}) (string, error) { return "ok", nil }
+		for i := range 100 {
+			if err := AddTool(s, &mcp.Tool{Name: fmt.Sprintf("tool-%02d", i)}, h); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ss := newSession(s)
+		ss.state, ss.version, ss.principal = stateReady, mcp.LatestLegacy, "bob"
+		ctx := context.Background()
+		for _, req := range []struct{ name, msg string }{
+			{"call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tool-01"}}`},
+			{"list", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+		} {
+			b.Run(req.name+"/"+bc.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					msg, derr := jsonrpc.Decode([]byte(req.msg), jsonrpc.Limits{})
+					if derr != nil {
+						b.Fatal(derr)
+					}
+					if _, err := ss.handleRequest(ctx, msg); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
