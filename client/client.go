@@ -164,6 +164,13 @@ type Options struct {
 	OnElicitationComplete  func(ctx context.Context, elicitationID string)
 	// OnNotification receives every other notification.
 	OnNotification func(ctx context.Context, method string, params jsontext.Value)
+	// Extensions are the extensions this client supports, by id (such
+	// as "io.modelcontextprotocol/ui"), each with its settings (any value
+	// that encodes as a JSON object; nil: {}). They are declared in
+	// capabilities.extensions: in initialize (legacy) and in every
+	// 2026-07-28 request's envelope. A value that is not an object fails
+	// Connect.
+	Extensions map[string]any
 	// Listen starts the legacy Streamable HTTP transport's GET listening
 	// stream even when no server-request handler is set, so that the
 	// notifications a server sends outside any request (list changes,
@@ -259,6 +266,12 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	c.caps = c.capabilities()
+	exts, err := encodeExtensions(c.opts.Extensions)
+	if err != nil {
+		_ = t.Close()
+		return nil, err
+	}
+	c.caps.Extensions = exts
 	if err := c.prepareModern(); err != nil {
 		_ = t.Close()
 		return nil, err
@@ -281,7 +294,6 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 	c.stop = stop
 	go c.runNotifications(notesCtx) // owned by c: ends at Close
 	c.conn.Start()
-	var err error
 	switch {
 	case v == "":
 		err = c.detect(ctx)

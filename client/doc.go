@@ -40,6 +40,13 @@
 // RunToolTask does both. With Options.Tasks, a modern server may turn
 // any CallTool into a task, which CallTool then waits for.
 //
+// Extensions (SEP-2133). Options.Extensions declares the extensions the
+// client supports in capabilities.extensions (initialize, or every modern
+// envelope); ServerExtension reads the server's. CallMethod[Out] calls an
+// extension's request (server.AddMethod on an mcpkit server) and Notify
+// sends its notifications; the server's arrive at OnNotification. MCP
+// Apps is built on these, in package ext/apps.
+//
 // Package client imports mcp, jsonrpc, transport and internal/jsonschema.
 // It must not import
 // server or any concrete transport.

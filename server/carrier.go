@@ -59,6 +59,13 @@ func params(c seam.Call) *wireParams {
 	return &wireParams{}
 }
 
+// ServeNotification implements seam.Protocol.
+func (c *carrierServer) ServeNotification(ctx context.Context, call seam.Call) {
+	if call.Claimed && call.Err == nil {
+		c.srv().handleExtNotification(ctx, nil, call.Msg.Method, call.Msg.Params)
+	}
+}
+
 // ServeModern implements seam.Protocol.
 func (c *carrierServer) ServeModern(ctx context.Context, call seam.Call, out seam.Outbound, header map[string][]string) (any, error) {
 	env, _ := call.Envelope.(*envelope)

@@ -48,7 +48,7 @@ func complete(ctx context.Context, s *Server, req *Request, wp *wireParams) (any
 	req.meta = p.Meta
 	switch p.Ref.Type {
 	case mcp.RefPrompt:
-		if _, ok := s.prompts.get(p.Ref.Name); !ok {
+		if e, ok := s.prompts.get(p.Ref.Name); !ok || !s.visible(ctx, req, promptItem(e)) {
 			return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown prompt %q", p.Ref.Name)
 		}
 	case mcp.RefResource:

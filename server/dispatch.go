@@ -46,6 +46,11 @@ func (s *Server) dispatch(ctx context.Context, req *Request, name string, params
 		return s.tasksMethod(ctx, req, name, params)
 	}
 	m, ok := methods[name]
+	if !ok {
+		if x, ok := s.extMethods.get(name); ok {
+			return x.handle(ctx, req, params.raw)
+		}
+	}
 	if !ok || !revisions.HasMethod(req.version, name) || (m.gate != nil && !m.gate(s)) {
 		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s", name)
 	}

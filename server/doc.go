@@ -21,6 +21,19 @@
 // (SEP-2260). Progress and log notifications likewise travel with the
 // request.
 //
+// Extensions (SEP-2133): AddExtension advertises one in
+// capabilities.extensions (initialize and server/discover); AddMethod and
+// AddNotification register the typed handlers of an extension's requests
+// and notifications, served in both eras; Request.Notify and
+// Session.Notify send its notifications; Request.ClientExtension reads
+// what the client declared (docs/design/extensions.md). MCP Apps is built
+// on these, in package ext/apps.
+//
+// Visibility: Options.Visibility hides tools, prompts and resources per
+// caller — in lists, in calls (hidden answers as unknown) and in change
+// notifications (docs/design/visibility.md); auth.Visibility derives one
+// from the per-tool scopes.
+//
 // The server serves stdio and other byte-stream transports itself
 // (Serve, Connect); the Streamable HTTP transport lives in
 // server/streamhttp, which reaches the server through the internal seam

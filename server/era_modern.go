@@ -119,6 +119,8 @@ func (modernEra) stamp(s *Server, result any, retry bool) any {
 		complete(&r.ResultType, &r.Meta)
 	case *mcp.EmptyResult:
 		complete(&r.ResultType, &r.Meta)
+	case *extResult:
+		complete(&r.ResultType, &r.Meta)
 	case *mcp.InputRequiredResult: // never cacheable (SEP-2322); resultType set by its builder
 		r.Meta = s.withServerInfo(r.Meta)
 	case *mcp.CreatedTaskResult: // resultType "task" set by its builder

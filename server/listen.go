@@ -18,7 +18,8 @@ var ErrServerClosing = errors.New("server: the server is shutting down")
 
 // listener is one open subscriptions/listen request (2026-07-28).
 type listener struct {
-	mu     sync.Mutex // held while sending: the acknowledgement goes first
+	mu     sync.Mutex      // held while sending: the acknowledgement goes first
+	ctx    context.Context // the listen request's (visibility filters read it)
 	req    *Request
 	filter mcp.SubscriptionFilter // what the server agreed to send
 	meta   mcp.Meta               // {subscriptionId: the listen request id}
@@ -52,7 +53,7 @@ func (s *Server) listen(ctx context.Context, req *Request, wp *wireParams) (any,
 			}
 		}
 	}
-	l := &listener{req: req, filter: agreed, meta: mcp.Meta{mcp.MetaKeySubscriptionID: req.id}}
+	l := &listener{ctx: ctx, req: req, filter: agreed, meta: mcp.Meta{mcp.MetaKeySubscriptionID: req.id}}
 	// Register before acknowledging, so that no change made after the
 	// acknowledgement can be missed; deliveries wait for the ack (l.mu).
 	l.mu.Lock()
@@ -87,7 +88,7 @@ func (s *Server) listen(ctx context.Context, req *Request, wp *wireParams) (any,
 
 // notifyListeners delivers a change to every open listen stream whose
 // filter asks for it. uri is set for resources/updated.
-func (s *Server) notifyListeners(method, uri string) {
+func (s *Server) notifyListeners(method, uri string, items []Item) {
 	s.mu.Lock()
 	var targets []*listener
 	for l := range s.listeners {
@@ -109,6 +110,9 @@ func (s *Server) notifyListeners(method, uri string) {
 	}
 	s.mu.Unlock()
 	for _, l := range targets {
+		if !s.hears(l.ctx, callerOf(l.ctx, l.req), method, uri, items) {
+			continue
+		}
 		var params any = &mcp.NotificationParams{Meta: l.meta}
 		if method == mcp.NotificationResourcesUpdated {
 			params = &mcp.ResourceUpdatedNotificationParams{Meta: l.meta, URI: uri}

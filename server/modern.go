@@ -161,6 +161,9 @@ func (s *Server) discover() *mcp.DiscoverResult {
 }
 
 func (s *Server) cacheScope() mcp.CacheScope {
+	if s.opts.Visibility != nil {
+		return mcp.CachePrivate // what a caller sees depends on the caller
+	}
 	if s.opts.CacheScope != "" {
 		return s.opts.CacheScope
 	}

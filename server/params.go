@@ -34,6 +34,8 @@ type wireParams struct {
 	Context        jsontext.Value     `json:"context"`
 	Level          jsontext.Value     `json:"level"`
 	Notifications  jsontext.Value     `json:"notifications"`
+
+	raw jsontext.Value // params as a whole (extension methods decode it)
 }
 
 // decodeWire decodes params (absent: the empty object) once, by hand:
@@ -43,7 +45,7 @@ type wireParams struct {
 // that): duplicate names and invalid UTF-8 are errors, names match
 // exactly, unknown members are ignored, null leaves a member zero.
 func decodeWire(raw jsontext.Value) (*wireParams, error) {
-	wp := &wireParams{}
+	wp := &wireParams{raw: raw}
 	if raw == nil {
 		return wp, nil
 	}

@@ -25,7 +25,7 @@ func FuzzWireParams(f *testing.F) {
 			return
 		}
 		fast, ferr := decodeWire(jsontext.Value(data))
-		slow := &wireParams{}
+		slow := &wireParams{raw: jsontext.Value(data)}
 		serr := json.Unmarshal(data, slow)
 		if (ferr == nil) != (serr == nil) {
 			t.Fatalf("%q: hand-written error %v, json.Unmarshal error %v", data, ferr, serr)

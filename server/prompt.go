@@ -56,19 +56,19 @@ func (s *Server) addPrompt(p *mcp.Prompt, h PromptHandler) error {
 		}
 	}
 	s.prompts.put(map[string]*promptEntry{p.Name: e})
-	s.announce(mcp.NotificationPromptsListChanged, "")
+	s.announceItems(mcp.NotificationPromptsListChanged, p.Name)
 	return nil
 }
 
 // RemovePrompts unregisters prompts by name.
 func (s *Server) RemovePrompts(names ...string) {
 	if s.prompts.remove(names...) {
-		s.announce(mcp.NotificationPromptsListChanged, "")
+		s.announceItems(mcp.NotificationPromptsListChanged, names...)
 	}
 }
 
-func listPrompts(_ context.Context, s *Server, _ *Request, wp *wireParams) (any, error) {
-	entries, next, err := s.prompts.page(wp.Cursor, s.pageSize())
+func listPrompts(ctx context.Context, s *Server, req *Request, wp *wireParams) (any, error) {
+	entries, next, err := s.prompts.page(wp.Cursor, s.pageSize(), keep(s, ctx, req, promptItem))
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func getPrompt(ctx context.Context, s *Server, req *Request, wp *wireParams) (an
 	}
 	req.meta = p.Meta
 	e, ok := s.prompts.get(p.Name)
-	if !ok {
+	if !ok || !s.visible(ctx, req, promptItem(e)) { // hidden: exactly as unknown
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown prompt %q", p.Name)
 	}
 	if err := s.prepareInput(ctx, req, mrtrCall{method: mcp.MethodPromptsGet, target: p.Name, args: promptArgs(p.Arguments)}, wp.InputResponses, wp.RequestState); err != nil {

@@ -95,9 +95,10 @@ func (r *registry[T]) all() []T {
 const cursorPrefix = "k1:"
 
 // page returns up to size entries after the position cursor names (nil:
-// from the start) and the cursor of the next page (nil: no more). A
-// cursor that this server did not issue is a -32602 error.
-func (r *registry[T]) page(cursor *string, size int) ([]T, *string, error) {
+// from the start) and the cursor of the next page (nil: no more), leaving
+// out the entries keep refuses (keep nil: none). A cursor that this
+// server did not issue is a -32602 error.
+func (r *registry[T]) page(cursor *string, size int, keep func(T) bool) ([]T, *string, error) {
 	s := r.load()
 	start := 0
 	if cursor != nil {
@@ -110,6 +111,9 @@ func (r *registry[T]) page(cursor *string, size int) ([]T, *string, error) {
 			start++
 		}
 	}
+	if keep != nil {
+		return r.pageKept(s, start, size, keep)
+	}
 	end := min(start+size, len(s.keys))
 	out := make([]T, 0, end-start)
 	for _, k := range s.keys[start:end] {
@@ -121,6 +125,26 @@ func (r *registry[T]) page(cursor *string, size int) ([]T, *string, error) {
 		next = &c
 	}
 	return out, next, nil
+}
+
+// pageKept is page with a filter: it fills the page with kept entries,
+// and names a next page only when a kept entry remains after it.
+func (r *registry[T]) pageKept(s *snapshot[T], start, size int, keep func(T) bool) ([]T, *string, error) {
+	out := make([]T, 0, min(size, len(s.keys)-start))
+	i := start
+	for ; i < len(s.keys) && len(out) < size; i++ {
+		if e := s.items[s.keys[i]]; keep(e) {
+			out = append(out, e)
+		}
+	}
+	last := i - 1
+	for ; i < len(s.keys); i++ {
+		if keep(s.items[s.keys[i]]) {
+			c := encodeCursor(s.keys[last])
+			return out, &c, nil
+		}
+	}
+	return out, nil, nil
 }
 
 func encodeCursor(lastKey string) string {

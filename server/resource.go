@@ -54,7 +54,7 @@ func (s *Server) addResource(r *mcp.Resource, h ResourceHandler) error {
 		return fmt.Errorf("server: AddResource %q: nil handler", r.URI)
 	}
 	s.resources.put(map[string]*resourceEntry{r.URI: {resource: *r, handler: h}})
-	s.announce(mcp.NotificationResourcesListChanged, "")
+	s.announceItems(mcp.NotificationResourcesListChanged, r.URI)
 	return nil
 }
 
@@ -83,21 +83,21 @@ func (s *Server) addResourceTemplate(t *mcp.ResourceTemplate, h ResourceHandler)
 		return fmt.Errorf("server: AddResourceTemplate %q: %v", t.URITemplate, err)
 	}
 	s.templates.put(map[string]*templateEntry{t.URITemplate: {template: *t, compiled: compiled, handler: h}})
-	s.announce(mcp.NotificationResourcesListChanged, "")
+	s.announceItems(mcp.NotificationResourcesListChanged, t.URITemplate)
 	return nil
 }
 
 // RemoveResources unregisters resources by URI.
 func (s *Server) RemoveResources(uris ...string) {
 	if s.resources.remove(uris...) {
-		s.announce(mcp.NotificationResourcesListChanged, "")
+		s.announceItems(mcp.NotificationResourcesListChanged, uris...)
 	}
 }
 
 // RemoveResourceTemplates unregisters resource templates.
 func (s *Server) RemoveResourceTemplates(templates ...string) {
 	if s.templates.remove(templates...) {
-		s.announce(mcp.NotificationResourcesListChanged, "")
+		s.announceItems(mcp.NotificationResourcesListChanged, templates...)
 	}
 }
 
@@ -107,8 +107,8 @@ func (s *Server) ResourceUpdated(uri string) {
 	s.announce(mcp.NotificationResourcesUpdated, uri)
 }
 
-func listResources(_ context.Context, s *Server, _ *Request, wp *wireParams) (any, error) {
-	entries, next, err := s.resources.page(wp.Cursor, s.pageSize())
+func listResources(ctx context.Context, s *Server, req *Request, wp *wireParams) (any, error) {
+	entries, next, err := s.resources.page(wp.Cursor, s.pageSize(), keep(s, ctx, req, resourceItem))
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +119,8 @@ func listResources(_ context.Context, s *Server, _ *Request, wp *wireParams) (an
 	return res, nil
 }
 
-func listResourceTemplates(_ context.Context, s *Server, _ *Request, wp *wireParams) (any, error) {
-	entries, next, err := s.templates.page(wp.Cursor, s.pageSize())
+func listResourceTemplates(ctx context.Context, s *Server, req *Request, wp *wireParams) (any, error) {
+	entries, next, err := s.templates.page(wp.Cursor, s.pageSize(), keep(s, ctx, req, templateItem))
 	if err != nil {
 		return nil, err
 	}
@@ -143,10 +143,15 @@ func readResource(ctx context.Context, s *Server, req *Request, wp *wireParams) 
 	rr := &ReadResourceRequest{Request: req, Params: &p}
 	var h ResourceHandler
 	if e, ok := s.resources.get(p.URI); ok {
-		h = e.handler
+		if s.visible(ctx, req, resourceItem(e)) { // hidden: exactly as unknown
+			h = e.handler
+		}
 	} else {
 		for _, t := range s.templates.all() {
 			if vals := t.compiled.Match(p.URI); vals != nil {
+				if !s.visible(ctx, req, templateItem(t)) {
+					break // hidden: exactly as unknown
+				}
 				rr.Vars = make(map[string]string, len(vals))
 				for k, v := range vals {
 					rr.Vars[k] = v.String()

@@ -94,6 +94,13 @@ type Options struct {
 	// TaskTTL is the longest a task is kept (a 2025-11-25 client may ask
 	// for less). Default DefaultTaskTTL.
 	TaskTTL time.Duration
+	// Visibility, when set, hides tools, prompts, resources and resource
+	// templates from the callers it refuses: in lists, in calls (a hidden
+	// item is answered exactly as an unknown one) and in change
+	// notifications. Lists are then "private" on the modern wire
+	// (cacheScope), whatever CacheScope says. auth.Visibility builds one
+	// from the per-tool scopes. Nil: every caller sees everything.
+	Visibility VisibilityFunc
 	// Observe, when set, sees every message a session reads (in=true) and
 	// writes. It must not retain msg. Tests use it to check the wire.
 	Observe func(in bool, msg []byte)
@@ -112,12 +119,16 @@ type Server struct {
 	resources registry[*resourceEntry]
 	templates registry[*templateEntry]
 
+	extMethods       registry[*extMethod]       // AddMethod
+	extNotifications registry[*extNotification] // AddNotification
+
 	serverInfoJSON jsontext.Value // opts.Info, encoded once for result _meta
 	serverInfoMeta mcp.Meta       // {serverInfo: opts.Info}, shared by results without _meta
 	sealer         *sealer        // seals the requestState of input-required results
 
 	mu         sync.Mutex
 	completion CompletionHandler
+	extensions map[string]jsontext.Value // AddExtension
 	sessions   map[*Session]struct{}
 	listeners  map[*listener]struct{}
 	relays     map[int]func(method, uri string) // see addRelay
@@ -181,6 +192,7 @@ func (s *Server) Capabilities() mcp.ServerCapabilities {
 	if s.opts.Logging {
 		c.Logging = &struct{}{}
 	}
+	c.Extensions = s.extensionsCopy()
 	if s.hasTaskTools() {
 		c.Tasks = &mcp.TasksCapability{List: &struct{}{}, Cancel: &struct{}{},
 			Requests: map[string]map[string]struct{}{"tools": {"call": {}}}}
@@ -194,7 +206,10 @@ func (s *Server) modernCapabilities() mcp.ServerCapabilities {
 	c := s.Capabilities()
 	if c.Tasks != nil {
 		c.Tasks = nil
-		c.Extensions = map[string]jsontext.Value{mcp.ExtensionTasks: jsontext.Value("{}")}
+		if c.Extensions == nil {
+			c.Extensions = make(map[string]jsontext.Value, 1)
+		}
+		c.Extensions[mcp.ExtensionTasks] = jsontext.Value("{}")
 	}
 	return c
 }
@@ -292,13 +307,20 @@ func (s *Server) announce(method, uri string) {
 // deliverChange sends a list change or resource update to every open
 // listen stream and every initialized session that can hear it.
 func (s *Server) deliverChange(method, uri string) {
-	s.notifyListeners(method, uri)
+	var items []Item // the items a list change names (nil: unnamed)
+	if method != mcp.NotificationResourcesUpdated {
+		items = s.changedItems(method, uri)
+	}
+	s.notifyListeners(method, uri, items)
 	var params any
 	if method == mcp.NotificationResourcesUpdated {
 		params = &mcp.ResourceUpdatedNotificationParams{URI: uri}
 	}
 	for _, ss := range s.Sessions() {
 		if !ss.ready() || (method == mcp.NotificationResourcesUpdated && !ss.isSubscribed(uri)) {
+			continue
+		}
+		if !s.hears(ss.viewContext(), Caller{Principal: ss.principalOf(), Session: ss}, method, uri, items) {
 			continue
 		}
 		// Every instance of a deployment delivers the change to its own

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/revisions"
@@ -57,6 +58,10 @@ type Session struct {
 	level      mcp.LoggingLevel
 	subscribed map[string]struct{}
 	rev        uint64 // the SessionState revision this copy holds
+
+	// view is the context of the session's latest request, kept for the
+	// visibility filter of its change notifications (Options.Visibility).
+	view atomic.Pointer[context.Context]
 }
 
 func newSession(s *Server) *Session {
@@ -185,11 +190,14 @@ func (o sessionOut) Notify(ctx context.Context, related mcp.ID, method string, p
 }
 
 // handleNotification serves one notification of the session.
-func (ss *Session) handleNotification(_ context.Context, n *jsonrpc.Message) {
+func (ss *Session) handleNotification(ctx context.Context, n *jsonrpc.Message) {
 	switch n.Method {
 	case mcp.NotificationInitialized:
 		_ = ss.initialized()
 	default:
+		if _, ok := ss.srv.extNotifications.get(n.Method); ok {
+			ss.srv.handleExtNotification(ctx, ss.notificationSession(n), n.Method, n.Params)
+		}
 		// notifications/roots/list_changed, progress and unknown
 		// notifications need no action from the server.
 	}
@@ -224,6 +232,7 @@ func (ss *Session) handleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 	if p := ss.principalOf(); p != "" && principalFrom(ctx) == "" {
 		ctx = WithPrincipal(ctx, p)
 	}
+	ss.noteView(ctx)
 	wp, err := decodeWire(msg.Params) // the one decode of params
 	if err != nil {
 		return nil, err

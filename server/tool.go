@@ -105,7 +105,7 @@ func (s *Server) addRawTool(op string, t *mcp.Tool, h ToolHandler, opts []ToolOp
 		return fmt.Errorf("server: %s %q: unknown execution.taskSupport %q", op, tool.Name, e.taskSupport())
 	}
 	s.tools.put(map[string]*toolEntry{tool.Name: e})
-	s.announce(mcp.NotificationToolsListChanged, "")
+	s.announceItems(mcp.NotificationToolsListChanged, tool.Name)
 	return nil
 }
 
@@ -293,12 +293,12 @@ func errorResult(text string) *mcp.CallToolResult {
 // registered.
 func (s *Server) RemoveTools(names ...string) {
 	if s.tools.remove(names...) {
-		s.announce(mcp.NotificationToolsListChanged, "")
+		s.announceItems(mcp.NotificationToolsListChanged, names...)
 	}
 }
 
-func listTools(_ context.Context, s *Server, req *Request, wp *wireParams) (any, error) {
-	entries, next, err := s.tools.page(wp.Cursor, s.pageSize())
+func listTools(ctx context.Context, s *Server, req *Request, wp *wireParams) (any, error) {
+	entries, next, err := s.tools.page(wp.Cursor, s.pageSize(), keep(s, ctx, req, toolItem))
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +316,7 @@ func callTool(ctx context.Context, s *Server, req *Request, wp *wireParams) (any
 	}
 	req.meta = p.Meta
 	e, ok := s.tools.get(p.Name)
-	if !ok {
+	if !ok || !s.visible(ctx, req, toolItem(e)) { // hidden: exactly as unknown
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown tool %q", p.Name)
 	}
 	if err := s.prepareInput(ctx, req, mrtrCall{method: mcp.MethodToolsCall, target: p.Name, args: p.Arguments}, wp.InputResponses, wp.RequestState); err != nil {

@@ -349,6 +349,13 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 				writeRPCError(w, http.StatusBadRequest, msg.ID, e)
 				return
 			}
+		} else if msg.IsNotification() {
+			// A modern notification (an extension's) is classified the
+			// same way; one whose params do not decode stays legacy
+			// traffic, which needs a session.
+			if c, e := h.p.Classify(msg); e == nil {
+				call = c
+			}
 		}
 		if call.Claimed || mcp.IsModern(r.Header.Get(headerProtocolVersion)) {
 			h.postModern(w, r, &call)

@@ -22,9 +22,13 @@ import (
 func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.Call) {
 	msg := call.Msg
 	if !msg.IsRequest() {
-		// 2026 defines no client notification over HTTP (cancellation is
-		// closing the stream) and clients send no responses: accept and
-		// ignore.
+		// 2026 defines no core client notification over HTTP
+		// (cancellation is closing the stream) and clients send no
+		// responses: accept; an extension's notification goes to its
+		// handler.
+		if msg.IsNotification() {
+			h.p.ServeNotification(r.Context(), *call)
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}

@@ -42,6 +42,9 @@ type Protocol interface {
 	// carrier's per-request headers (Streamable HTTP: the Mcp-Param-*
 	// checks of SEP-2243), nil when it has none.
 	ServeModern(ctx context.Context, c Call, out Outbound, header map[string][]string) (any, error)
+	// ServeNotification hands a 2026-07-28 client notification (one
+	// that carries a modern claim) to its extension handler, if any.
+	ServeNotification(ctx context.Context, c Call)
 	// ServeStateless answers one legacy request without a session, as a
 	// client that declared no capabilities, under version.
 	ServeStateless(ctx context.Context, version string, c Call, out Outbound) (any, error)

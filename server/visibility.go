@@ -1,0 +1,216 @@
+package server
+
+import (
+	"context"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// Per-caller visibility (docs/design/visibility.md): Options.Visibility
+// hides tools, prompts, resources and resource templates from some
+// callers — in lists, in calls (a hidden item is answered exactly as an
+// unknown one) and in change notifications.
+
+// Kind is the kind of a registered item.
+type Kind uint8
+
+// The kinds of items a visibility filter decides on.
+const (
+	KindTool Kind = iota + 1
+	KindPrompt
+	KindResource
+	KindResourceTemplate
+)
+
+// Item is what a visibility filter decides on.
+type Item struct {
+	Kind Kind
+	// Name is the tool's or prompt's name, the resource's URI or the
+	// template's URI template.
+	Name string
+	// Meta is the item's _meta as registered (nil for an item that was
+	// just removed, in a change notification).
+	Meta mcp.Meta
+}
+
+// Caller is who asks: the principal (WithPrincipal; "" when
+// unauthenticated) and, on a legacy session, the session (nil for a
+// 2026-07-28 request).
+type Caller struct {
+	Principal string
+	Session   *Session
+}
+
+// VisibilityFunc reports whether caller may see item. ctx is the
+// request's context (for a change notification on a legacy session: the
+// context of the session's latest request, kept without its
+// cancellation; for a subscriptions/listen stream: the listen request's),
+// so it carries what the request's middleware put there, such as
+// auth's token. It runs on every list entry and call: it must be quick
+// and must not call the server.
+type VisibilityFunc func(ctx context.Context, caller Caller, item Item) bool
+
+// callerOf returns the Caller of a request.
+func callerOf(ctx context.Context, req *Request) Caller {
+	c := Caller{Principal: principalFrom(ctx)}
+	if req != nil {
+		c.Session = req.session
+		if c.Principal == "" && req.session != nil {
+			c.Principal = req.session.principalOf()
+		}
+	}
+	return c
+}
+
+// visible reports whether the caller of req may see it.
+func (s *Server) visible(ctx context.Context, req *Request, it Item) bool {
+	f := s.opts.Visibility
+	return f == nil || f(ctx, callerOf(ctx, req), it)
+}
+
+func toolItem(e *toolEntry) Item { return Item{Kind: KindTool, Name: e.tool.Name, Meta: e.tool.Meta} }
+func promptItem(e *promptEntry) Item {
+	return Item{Kind: KindPrompt, Name: e.prompt.Name, Meta: e.prompt.Meta}
+}
+func resourceItem(e *resourceEntry) Item {
+	return Item{Kind: KindResource, Name: e.resource.URI, Meta: e.resource.Meta}
+}
+func templateItem(e *templateEntry) Item {
+	return Item{Kind: KindResourceTemplate, Name: e.template.URITemplate, Meta: e.template.Meta}
+}
+
+// keep returns the filter of a list for req's caller (nil: no filter).
+func keep[T any](s *Server, ctx context.Context, req *Request, item func(T) Item) func(T) bool {
+	f := s.opts.Visibility
+	if f == nil {
+		return nil
+	}
+	c := callerOf(ctx, req) // once per list
+	return func(e T) bool { return f(ctx, c, item(e)) }
+}
+
+// namesPrefix marks the uri of a relayed list change that names the
+// items it is about (see announceItems); a change without it names none.
+const namesPrefix = "\x00names:"
+
+// announceItems announces a list change about the named items, so that
+// each session and listen stream hears of it only if it can see one of
+// them (or, without a filter, always).
+func (s *Server) announceItems(method string, names ...string) {
+	if s.opts.Visibility == nil || len(names) == 0 {
+		s.announce(method, "")
+		return
+	}
+	b, err := json.Marshal(names)
+	if err != nil {
+		s.announce(method, "")
+		return
+	}
+	s.announce(method, namesPrefix+string(b))
+}
+
+// changedItems decodes the items a list change names (nil: unknown).
+func (s *Server) changedItems(method, uri string) []Item {
+	raw, ok := strings.CutPrefix(uri, namesPrefix)
+	if !ok {
+		return nil
+	}
+	var names []string
+	if json.Unmarshal([]byte(raw), &names) != nil {
+		return nil
+	}
+	items := make([]Item, len(names))
+	for i, n := range names {
+		items[i] = s.itemNamed(method, n)
+	}
+	return items
+}
+
+// itemNamed is the item a list change names, with its registered _meta
+// when it is (still) registered.
+func (s *Server) itemNamed(method, name string) Item {
+	switch method {
+	case mcp.NotificationToolsListChanged:
+		if e, ok := s.tools.get(name); ok {
+			return toolItem(e)
+		}
+		return Item{Kind: KindTool, Name: name}
+	case mcp.NotificationPromptsListChanged:
+		if e, ok := s.prompts.get(name); ok {
+			return promptItem(e)
+		}
+		return Item{Kind: KindPrompt, Name: name}
+	}
+	if e, ok := s.resources.get(name); ok {
+		return resourceItem(e)
+	}
+	if e, ok := s.templates.get(name); ok {
+		return templateItem(e)
+	}
+	if strings.Contains(name, "{") {
+		return Item{Kind: KindResourceTemplate, Name: name}
+	}
+	return Item{Kind: KindResource, Name: name}
+}
+
+// hears reports whether a caller hears of a change: a list change about
+// items (nil: unnamed) or a resources/updated of uri.
+func (s *Server) hears(ctx context.Context, c Caller, method, uri string, items []Item) bool {
+	f := s.opts.Visibility
+	if f == nil {
+		return true
+	}
+	if ctx == nil {
+		// A session that has made no request this instance saw: a change
+		// notification names nothing, so it is sent.
+		return true
+	}
+	if method == mcp.NotificationResourcesUpdated {
+		return f(ctx, c, s.resourceItemFor(uri))
+	}
+	if items == nil {
+		return true
+	}
+	for _, it := range items {
+		if f(ctx, c, it) {
+			return true
+		}
+	}
+	return false
+}
+
+// resourceItemFor is the item that serves uri: the resource, else the
+// first matching template, else a bare resource item.
+func (s *Server) resourceItemFor(uri string) Item {
+	if e, ok := s.resources.get(uri); ok {
+		return resourceItem(e)
+	}
+	for _, t := range s.templates.all() {
+		if t.compiled.Match(uri) != nil {
+			return templateItem(t)
+		}
+	}
+	return Item{Kind: KindResource, Name: uri}
+}
+
+// viewContext is the context a visibility filter sees for the session's
+// change notifications: its latest request's, without cancellation (nil
+// before any).
+func (ss *Session) viewContext() context.Context {
+	if p := ss.view.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// noteView records the context of a request of the session, when a
+// visibility filter will need it.
+func (ss *Session) noteView(ctx context.Context) {
+	if ss.srv.opts.Visibility != nil {
+		v := context.WithoutCancel(ctx)
+		ss.view.Store(&v)
+	}
+}
