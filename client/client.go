@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
@@ -88,6 +89,11 @@ type Options struct {
 	Limits jsonrpc.Limits
 	// MaxInFlight bounds the server requests handled at once.
 	MaxInFlight int
+	// Interceptors wrap every request and notification the client sends
+	// and receives, in both eras, and the answers to the input requests
+	// of input-required results (package intercept;
+	// docs/design/interceptors.md). The first is the outermost.
+	Interceptors []intercept.Interceptor
 	// Observe, when set, sees every message read (in=true) and written.
 	Observe func(in bool, msg []byte)
 
@@ -207,6 +213,8 @@ type Client struct {
 	// capabilities of the task requests (see tasksExt).
 	capsTasksJSON jsontext.Value
 
+	chain intercept.Interceptor // Options.Interceptors composed; nil: none
+
 	progress sync.Map // progress token (mcp.ID) → func(*mcp.ProgressParams)
 
 	notes     chan *jsonrpc.Message
@@ -259,6 +267,7 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	c.caps = c.capabilities()
+	c.chain = intercept.Chain(c.opts.Interceptors...)
 	if err := c.prepareModern(); err != nil {
 		_ = t.Close()
 		return nil, err
@@ -338,13 +347,13 @@ func (c *Client) initialize(ctx context.Context, version string) error {
 	}
 	cctx, cancel := c.withTimeout(ctx, mcp.MethodInitialize)
 	defer cancel()
-	if err := c.conn.Call(cctx, mcp.MethodInitialize, params, &c.init); err != nil {
+	if err := c.rpc(cctx, mcp.MethodInitialize, params, &c.init, jsonrpc.CallOptions{}, 0); err != nil {
 		return fmt.Errorf("mcp: initialize: %w", err)
 	}
 	if !slices.Contains(mcp.LegacyVersions(), c.init.ProtocolVersion) {
 		return fmt.Errorf("%w: %q", ErrUnsupportedVersion, c.init.ProtocolVersion)
 	}
-	if err := c.conn.Notify(ctx, mcp.NotificationInitialized, nil); err != nil {
+	if err := c.notifyOut(ctx, mcp.NotificationInitialized, nil); err != nil {
 		return fmt.Errorf("mcp: notifications/initialized: %w", err)
 	}
 	c.era = EraLegacy
@@ -463,7 +472,7 @@ func (c *Client) send(ctx context.Context, method string, params any, meta *mcp.
 	}
 	ctx, cancel := c.withTimeout(ctx, method)
 	defer cancel()
-	return 0, c.conn.Call(ctx, method, params, result)
+	return 0, c.rpc(ctx, method, params, result, jsonrpc.CallOptions{}, 0)
 }
 
 // withTimeout applies Options.CallTimeout to a context without a

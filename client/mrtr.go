@@ -225,7 +225,7 @@ func (c *Client) drive(ctx context.Context, method string, params any, callerMet
 		} else {
 			backoff = shedBackoffMin
 			var err error
-			if responses, err = c.fulfil(ctx, ir); err != nil {
+			if responses, err = c.fulfil(ctx, ir, rounds); err != nil {
 				if nh, ok := err.(*InputRequiredError); ok {
 					nh.Rounds = rounds - 1
 				}
@@ -233,7 +233,7 @@ func (c *Client) drive(ctx context.Context, method string, params any, callerMet
 			}
 		}
 		*meta = callerMeta
-		err := c.leg(ctx, method, &retryParams{base: base, responses: responses, state: ir.state}, meta, result)
+		err := c.leg(ctx, method, &retryParams{round: rounds, base: base, responses: responses, state: ir.state}, meta, result)
 		next, ok := err.(*InputRequiredError)
 		if !ok {
 			return rounds, err
@@ -246,7 +246,7 @@ func (c *Client) drive(ctx context.Context, method string, params any, callerMet
 // the server listed them, with the registered handlers. Every request is
 // checked before any handler runs, so that nobody is asked a question
 // whose answer could not be sent.
-func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError) (mcp.InputResponses, error) {
+func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError, round int) (mcp.InputResponses, error) {
 	order := ir.order
 	if len(order) != len(ir.Result.InputRequests) { // cannot happen: the decoder rejects duplicate names
 		order = nil
@@ -308,16 +308,7 @@ func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError) (mcp.InputR
 	}
 	responses := make(mcp.InputResponses, len(work))
 	for _, w := range work {
-		var res any
-		var err error
-		switch p := w.params.(type) {
-		case *mcp.ElicitParams:
-			res, err = c.elicit(ctx, p)
-		case *mcp.CreateMessageParams:
-			res, err = c.sample(ctx, p)
-		default:
-			res, err = c.listRoots(ctx)
-		}
+		res, err := c.inbound(ctx, w.method, w.params, nil, false, round, c.answerInput)
 		if err != nil {
 			return nil, fmt.Errorf("mcp: %s: answering input request %q (%s): %w", ir.Method, w.key, w.method, err)
 		}
@@ -326,6 +317,22 @@ func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError) (mcp.InputR
 		}
 	}
 	return responses, nil
+}
+
+// answerInput answers one input request of an input-required result
+// with the registered handlers (at the end of the interceptors).
+func (c *Client) answerInput(ctx context.Context, method string, params any) (any, error) {
+	switch p := params.(type) {
+	case *mcp.ElicitParams:
+		return c.elicit(ctx, p)
+	case *mcp.CreateMessageParams:
+		return c.sample(ctx, p)
+	case nil:
+		if method == mcp.MethodRootsList {
+			return c.listRoots(ctx)
+		}
+	}
+	return nil, fmt.Errorf("mcp: an interceptor changed input request %s to params of type %T", method, params)
 }
 
 // withoutInput returns a copy of MRTR params without inputResponses and
@@ -352,6 +359,7 @@ func withoutInput(params any) (any, *mcp.Meta) {
 // _meta set by the leg), then this round's answers and the requestState
 // token exactly as the server wrote it.
 type retryParams struct {
+	round     int // the driver's repetition (intercept.Call.Round)
 	base      any
 	responses mcp.InputResponses // nil: none this round (omitted)
 	state     jsontext.Value     // nil: the server sent none (omitted)

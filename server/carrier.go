@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -69,19 +68,23 @@ func (c *carrierServer) ServeModern(ctx context.Context, call seam.Call, out sea
 // request, with a handler panic recovered.
 func (c *carrierServer) ServeStateless(ctx context.Context, version string, call seam.Call, out seam.Outbound) (result any, err error) {
 	s, msg := c.srv(), call.Msg
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.Error("mcp: handler panic", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
-			result, err = nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: handler for %s panicked", msg.Method)
-		}
-	}()
 	if err := paramsObject(msg.Params); err != nil {
 		return nil, err
 	}
-	switch msg.Method {
+	in := &inbound{wp: params(call), raw: msg.Params, serve: serveStatelessCall}
+	in.Request = Request{srv: s, id: msg.ID, version: version, caps: &mcp.ClientCapabilities{}, out: out, eraID: idLegacy}
+	defer in.Request.end()
+	return s.handle(ctx, in, msg.Method)
+}
+
+// serveStatelessCall serves a session-less legacy request at the end of
+// the interceptors (intercept.Recover outermost turns a handler panic
+// into -32603).
+func serveStatelessCall(ctx context.Context, s *Server, in *inbound, method string) (any, error) {
+	switch method {
 	case mcp.MethodInitialize:
 		var p mcp.InitializeParams
-		if err := decodeParams(msg.Params, &p); err != nil {
+		if err := decodeParams(in.raw, &p); err != nil {
 			return nil, err
 		}
 		return s.initializeResult(p.ProtocolVersion), nil
@@ -90,11 +93,9 @@ func (c *carrierServer) ServeStateless(ctx context.Context, version string, call
 	case mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe, mcp.MethodLoggingSetLevel:
 		// These keep per-client state, which a session-less server has
 		// nowhere to keep.
-		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s (this server has no sessions)", msg.Method)
+		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s (this server has no sessions)", method)
 	}
-	req := &Request{srv: s, version: version, caps: &mcp.ClientCapabilities{}, out: out, eraID: idLegacy}
-	defer req.end()
-	return s.dispatch(ctx, req, msg.Method, params(call))
+	return s.dispatch(ctx, &in.Request, method, in.wp)
 }
 
 // ServesLegacy implements seam.Protocol.

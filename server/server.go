@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
@@ -92,6 +93,11 @@ type Options struct {
 	// TaskTTL is the longest a task is kept (a 2025-11-25 client may ask
 	// for less). Default DefaultTaskTTL.
 	TaskTTL time.Duration
+	// Interceptors wrap the handling of every request and notification
+	// the server receives, and of every message it sends, in both eras
+	// (package intercept; docs/design/interceptors.md). The first is the
+	// outermost. intercept.Recover always runs outside them.
+	Interceptors []intercept.Interceptor
 	// Observe, when set, sees every message a session reads (in=true) and
 	// writes. It must not retain msg. Tests use it to check the wire.
 	Observe func(in bool, msg []byte)
@@ -122,6 +128,12 @@ type Server struct {
 	relayN     int
 
 	tasks tasks
+
+	// The interceptor chains (intercept.go): userChain is
+	// Options.Interceptors composed (nil: none); inboundChain serves
+	// every inbound request.
+	userChain    intercept.Interceptor
+	inboundChain intercept.Handler
 }
 
 // New returns a Server with the given options; opts may be nil.
@@ -155,6 +167,7 @@ func New(opts *Options) *Server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.buildChains()
 	return s
 }
 
@@ -302,7 +315,7 @@ func (s *Server) deliverChange(method, uri string) {
 		// Every instance of a deployment delivers the change to its own
 		// copy of the session: none forwards it (transport.Message.Local).
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
-		if err := ss.conn.NotifyWith(ctx, method, params, jsonrpc.CallOptions{Local: true}); err != nil {
+		if err := ss.notifyLocal(ctx, method, params); err != nil {
 			s.log.Debug("mcp: notification not delivered", "method", method, "err", err)
 		}
 		cancel()

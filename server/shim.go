@@ -122,6 +122,9 @@ func (s *Server) shim(ctx context.Context, req *Request, m method, params *wireP
 		if err := req.Require(in.needed()); err != nil {
 			return nil, err
 		}
+		if req.ic != nil {
+			req.ic.round = round
+		}
 		answers := make(mcp.InputResponses, len(in.keys))
 		for _, key := range in.keys {
 			raw, err := s.leg(ctx, req, in.requests[key], in.forms[key])

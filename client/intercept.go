@@ -1,0 +1,140 @@
+package client
+
+import (
+	"context"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/intercept"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// Interceptors (package intercept; docs/design/interceptors.md): every
+// request and notification the client sends goes through rpc and
+// notifyOut, and every one it receives, and every input request of an
+// input-required result it answers, through inbound. Without
+// Options.Interceptors each is a direct call.
+
+// icCall is the Call of a message of this client.
+func (c *Client) icCall(method string, params any, inbound, note bool, round int) *intercept.Call {
+	return &intercept.Call{
+		Side:         intercept.Client,
+		Inbound:      inbound,
+		Notification: note,
+		Method:       method,
+		Era:          intercept.Era(c.era),
+		Version:      c.ProtocolVersion(),
+		Params:       params,
+		Round:        round,
+	}
+}
+
+// rpc sends one request through the interceptors; round is its multi
+// round-trip round (0: a first request).
+func (c *Client) rpc(ctx context.Context, method string, params, result any, opts jsonrpc.CallOptions, round int) error {
+	if c.chain == nil {
+		return c.conn.CallWith(ctx, method, params, result, opts)
+	}
+	ic := c.icCall(method, params, false, false, round)
+	if round == 0 && method == mcp.MethodInitialize {
+		if p, ok := params.(*mcp.InitializeParams); ok {
+			ic.Version = p.ProtocolVersion
+		}
+	}
+	h := c.chain(func(ctx context.Context, ic *intercept.Call) (any, error) {
+		p, err := ic.ParamsWithMeta()
+		if err != nil {
+			return nil, err
+		}
+		if err := c.conn.CallWith(ctx, ic.Method, p, result, opts); err != nil {
+			return nil, err
+		}
+		return result, nil
+	})
+	res, err := h(ctx, ic)
+	if err != nil {
+		return err
+	}
+	return transcode(res, result)
+}
+
+// notifyOut sends one notification through the interceptors.
+func (c *Client) notifyOut(ctx context.Context, method string, params any) error {
+	if c.chain == nil {
+		return c.conn.Notify(ctx, method, params)
+	}
+	h := c.chain(func(ctx context.Context, ic *intercept.Call) (any, error) {
+		p, err := ic.ParamsWithMeta()
+		if err != nil {
+			return nil, err
+		}
+		return nil, c.conn.Notify(ctx, ic.Method, p)
+	})
+	_, err := h(ctx, c.icCall(method, params, false, true, 0))
+	return err
+}
+
+// inbound runs a request or notification of the server (or an input
+// request of an input-required result: params are then already decoded)
+// through the interceptors, ending in serve.
+func (c *Client) inbound(ctx context.Context, method string, params any, meta mcp.Meta, note bool, round int, serve func(ctx context.Context, method string, params any) (any, error)) (any, error) {
+	if c.chain == nil {
+		return serve(ctx, method, params)
+	}
+	ic := c.icCall(method, params, true, note, round)
+	ic.Meta = meta
+	h := c.chain(func(ctx context.Context, ic *intercept.Call) (any, error) {
+		return serve(ctx, ic.Method, ic.Params)
+	})
+	return h(ctx, ic)
+}
+
+// rawParams returns the raw params an interceptor left (jsontext.Value),
+// encoding any other value.
+func rawParams(v any) (jsontext.Value, error) {
+	switch p := v.(type) {
+	case nil:
+		return nil, nil
+	case jsontext.Value:
+		return p, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: encoding the params an interceptor set: %v", err)
+	}
+	return b, nil
+}
+
+// metaOf reads the _meta of raw params, for Call.Meta (nil when absent
+// or unreadable: the handler reports malformed params).
+func metaOf(raw jsontext.Value) mcp.Meta {
+	if len(raw) == 0 || raw.Kind() != '{' {
+		return nil
+	}
+	var p struct {
+		Meta mcp.Meta `json:"_meta"`
+	}
+	if json.Unmarshal(raw, &p) != nil {
+		return nil
+	}
+	return p.Meta
+}
+
+// transcode puts the result an interceptor answered with into the
+// caller's result (a pointer): nothing to do when it is result itself.
+func transcode(res, result any) error {
+	if res == result || result == nil {
+		return nil
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	if raw, ok := result.(*jsontext.Value); ok {
+		*raw = b
+		return nil
+	}
+	return json.Unmarshal(b, result)
+}
