@@ -25,13 +25,7 @@ func (h *handler) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any,
 	if c.chain == nil {
 		return c.serveRequest(ctx, msg.Method, msg.Params)
 	}
-	return c.inbound(ctx, msg.Method, msg.Params, metaOf(msg.Params), false, 0, func(ctx context.Context, method string, params any) (any, error) {
-		raw, err := rawParams(params)
-		if err != nil {
-			return nil, err
-		}
-		return c.serveRequest(ctx, method, raw)
-	})
+	return c.inbound(ctx, msg.Method, msg.Params, false, 0, c.serveRequest)
 }
 
 // serveRequest answers a request of the server (at the end of the
@@ -205,11 +199,7 @@ func (h *handler) HandleNotification(ctx context.Context, n *jsonrpc.Message) {
 		c.serveNotification(ctx, n)
 		return
 	}
-	_, err := c.inbound(ctx, n.Method, n.Params, metaOf(n.Params), true, 0, func(ctx context.Context, method string, params any) (any, error) {
-		raw, err := rawParams(params)
-		if err != nil {
-			return nil, err
-		}
+	_, err := c.inbound(ctx, n.Method, n.Params, true, 0, func(ctx context.Context, method string, raw jsontext.Value) (any, error) {
 		c.serveNotification(ctx, &jsonrpc.Message{Method: method, Params: raw})
 		return nil, nil
 	})

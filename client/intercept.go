@@ -76,35 +76,19 @@ func (c *Client) notifyOut(ctx context.Context, method string, params any) error
 	return err
 }
 
-// inbound runs a request or notification of the server (or an input
-// request of an input-required result: params are then already decoded)
-// through the interceptors, ending in serve.
-func (c *Client) inbound(ctx context.Context, method string, params any, meta mcp.Meta, note bool, round int, serve func(ctx context.Context, method string, params any) (any, error)) (any, error) {
+// inbound runs a request or notification of the server, or an input
+// request of an input-required result, through the interceptors, ending
+// in serve with the method and raw params they leave.
+func (c *Client) inbound(ctx context.Context, method string, raw jsontext.Value, note bool, round int, serve func(ctx context.Context, method string, raw jsontext.Value) (any, error)) (any, error) {
 	if c.chain == nil {
-		return serve(ctx, method, params)
+		return serve(ctx, method, raw)
 	}
-	ic := c.icCall(method, params, true, note, round)
-	ic.Meta = meta
+	ic := c.icCall(method, nil, true, note, round)
+	ic.Raw, ic.Meta = raw, metaOf(raw)
 	h := c.chain(func(ctx context.Context, ic *intercept.Call) (any, error) {
-		return serve(ctx, ic.Method, ic.Params)
+		return serve(ctx, ic.Method, ic.Raw)
 	})
 	return h(ctx, ic)
-}
-
-// rawParams returns the raw params an interceptor left (jsontext.Value),
-// encoding any other value.
-func rawParams(v any) (jsontext.Value, error) {
-	switch p := v.(type) {
-	case nil:
-		return nil, nil
-	case jsontext.Value:
-		return p, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: encoding the params an interceptor set: %v", err)
-	}
-	return b, nil
 }
 
 // metaOf reads the _meta of raw params, for Call.Meta (nil when absent

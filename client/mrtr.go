@@ -308,7 +308,10 @@ func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError, round int) 
 	}
 	responses := make(mcp.InputResponses, len(work))
 	for _, w := range work {
-		res, err := c.inbound(ctx, w.method, w.params, nil, false, round, c.answerInput)
+		raw := ir.Result.InputRequests[w.key].Params
+		res, err := c.inbound(ctx, w.method, raw, false, round, func(ctx context.Context, method string, got jsontext.Value) (any, error) {
+			return c.answerInput(ctx, method, w.params, raw, got)
+		})
 		if err != nil {
 			return nil, fmt.Errorf("mcp: %s: answering input request %q (%s): %w", ir.Method, w.key, w.method, err)
 		}
@@ -320,19 +323,31 @@ func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError, round int) 
 }
 
 // answerInput answers one input request of an input-required result
-// with the registered handlers (at the end of the interceptors).
-func (c *Client) answerInput(ctx context.Context, method string, params any) (any, error) {
+// with the registered handlers (at the end of the interceptors): params
+// are the checked params of raw; an interceptor that changed them (got)
+// has them decoded again.
+func (c *Client) answerInput(ctx context.Context, method string, params any, raw, got jsontext.Value) (any, error) {
+	if method != mcp.MethodRootsList && (len(got) != len(raw) || !bytes.Equal(got, raw)) {
+		switch method {
+		case mcp.MethodElicitationCreate:
+			params = new(mcp.ElicitParams)
+		case mcp.MethodSamplingCreateMessage:
+			params = new(mcp.CreateMessageParams)
+		}
+		if err := decode(got, params); err != nil {
+			return nil, err
+		}
+	}
 	switch p := params.(type) {
 	case *mcp.ElicitParams:
 		return c.elicit(ctx, p)
 	case *mcp.CreateMessageParams:
 		return c.sample(ctx, p)
-	case nil:
-		if method == mcp.MethodRootsList {
-			return c.listRoots(ctx)
-		}
 	}
-	return nil, fmt.Errorf("mcp: an interceptor changed input request %s to params of type %T", method, params)
+	if method == mcp.MethodRootsList {
+		return c.listRoots(ctx)
+	}
+	return nil, fmt.Errorf("mcp: an interceptor changed input request %s into one this client cannot answer", method)
 }
 
 // withoutInput returns a copy of MRTR params without inputResponses and

@@ -98,11 +98,14 @@ type Call struct {
 	// change it only with SetMeta, which copies it first (the map may be
 	// shared with the wire).
 	Meta mcp.Meta
-	// Params are the params as this side holds them. Inbound: the raw
-	// JSON as received (jsontext.Value; nil when absent). Outbound: the
-	// value about to be encoded (an *mcp.…Params, or jsontext.Value).
-	// An interceptor may replace them with another value that encodes to
-	// the params it wants; inbound, the SDK then decodes that instead.
+	// Raw are the params of an inbound message as received (nil when
+	// absent). An interceptor may replace them; the SDK then decodes the
+	// new bytes instead.
+	Raw jsontext.Value
+	// Params are the params of an outbound message: the value about to
+	// be encoded (an *mcp.…Params, a jsontext.Value, or nil). An
+	// interceptor may replace them with another value that encodes to
+	// the params it wants.
 	Params any
 	// Round is the multi round-trip round of the message (SEP-2322): 0
 	// for a first request; on a client, the driver's n-th repetition of

@@ -77,7 +77,7 @@ func (s *Server) handle(ctx context.Context, in *inbound, method string) (any, e
 		Principal: principalFrom(ctx),
 		Name:      in.wp.name(),
 		Meta:      in.wp.Meta,
-		Params:    in.raw,
+		Raw:       in.raw,
 		Round:     round,
 		Request:   req,
 	}
@@ -95,45 +95,20 @@ func (s *Server) endOfChain(ctx context.Context, c *intercept.Call) (any, error)
 		return nil, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: an interceptor replaced Call.Request")
 	}
 	in := req.ic
-	if !sameRaw(c.Params, in.raw) {
-		raw, err := paramsJSON(c.Params)
+	if !sameRaw(c.Raw, in.raw) {
+		wp, err := decodeWire(c.Raw)
 		if err != nil {
 			return nil, err
 		}
-		wp, err := decodeWire(raw)
-		if err != nil {
-			return nil, err
-		}
-		in.raw, in.wp = raw, wp
+		in.raw, in.wp = c.Raw, wp
 	}
 	return in.serve(ctx, s, in, c.Method)
 }
 
-// sameRaw reports whether v is still exactly raw: the same bytes, not a
-// copy (an interceptor that changed the params replaced them).
-func sameRaw(v any, raw jsontext.Value) bool {
-	got, ok := v.(jsontext.Value)
-	if !ok {
-		return v == nil && raw == nil
-	}
+// sameRaw reports whether got is still exactly raw: the same bytes, not
+// a copy (an interceptor that changed the params replaced them).
+func sameRaw(got, raw jsontext.Value) bool {
 	return len(got) == len(raw) && unsafe.SliceData(got) == unsafe.SliceData(raw)
-}
-
-// paramsJSON encodes params an interceptor set.
-func paramsJSON(v any) (jsontext.Value, error) {
-	switch p := v.(type) {
-	case nil:
-		return nil, nil
-	case jsontext.Value:
-		return p, nil
-	case []byte:
-		return jsontext.Value(p), nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: encoding the params an interceptor set: %v", err)
-	}
-	return b, nil
 }
 
 // name is what Call.Name reports.
@@ -256,17 +231,13 @@ func (ss *Session) interceptNotification(ctx context.Context, n *mcpNotification
 		handle(ctx, n.method, n.params)
 		return
 	}
-	c := ss.sessionNote(ctx, n.method, n.params)
-	c.Inbound = true
+	c := ss.sessionNote(ctx, n.method, nil)
+	c.Inbound, c.Raw = true, n.params
 	if wp, err := decodeWire(n.params); err == nil {
 		c.Meta, c.Name = wp.Meta, wp.name()
 	}
 	h := s.userChain(func(ctx context.Context, c *intercept.Call) (any, error) {
-		raw, err := paramsJSON(c.Params)
-		if err != nil {
-			return nil, err
-		}
-		handle(ctx, c.Method, raw)
+		handle(ctx, c.Method, c.Raw)
 		return nil, nil
 	})
 	if _, err := h(ctx, c); err != nil {
