@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
@@ -160,7 +162,16 @@ func (cs *carrierSession) ProcessContext(vals context.Context, msg *jsonrpc.Mess
 	cs.conn.ProcessContext(vals, msg)
 }
 
-func (cs *carrierSession) Initialized() error { return cs.ss().initialized() }
+// Initialized records notifications/initialized, through the
+// interceptors: the error is the session store's (an interceptor that
+// drops the notification leaves the session initializing).
+func (cs *carrierSession) Initialized() error {
+	var err error
+	cs.ss().interceptNotification(context.Background(), &mcpNotification{method: mcp.NotificationInitialized}, func(context.Context, string, jsontext.Value) {
+		err = cs.ss().initialized()
+	})
+	return err
+}
 
 func (cs *carrierSession) Initializing() bool {
 	cs.mu.Lock()
