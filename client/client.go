@@ -89,6 +89,16 @@ type Options struct {
 	Limits jsonrpc.Limits
 	// MaxInFlight bounds the server requests handled at once.
 	MaxInFlight int
+	// KeepAlive, when positive, is how often the client pings a legacy
+	// server; a ping not answered within KeepAliveTimeout closes the
+	// connection (Wait then returns ErrKeepAlive). Zero: no pings. Modern
+	// connections are never pinged (2026-07-28 has no ping).
+	KeepAlive time.Duration
+	// KeepAliveTimeout bounds each keepalive ping. Default
+	// DefaultKeepAliveTimeout.
+	KeepAliveTimeout time.Duration
+	// tick is the clock of the keepalive (tests; nil: the wall clock).
+	tick tickFunc
 	// Interceptors wrap every request and notification the client sends
 	// and receives, in both eras, and the answers to the input requests
 	// of input-required results (package intercept;
@@ -214,6 +224,8 @@ type Client struct {
 	capsTasksJSON jsontext.Value
 
 	chain intercept.Interceptor // Options.Interceptors composed; nil: none
+	// keepAliveErr is why the keepalive closed the connection.
+	keepAliveErr atomic.Pointer[error]
 
 	progress sync.Map // progress token (mcp.ID) → func(*mcp.ProgressParams)
 
@@ -308,6 +320,7 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 			l.Listen()
 		}
 	}
+	c.keepAlive()
 	return c, nil
 }
 
@@ -438,7 +451,13 @@ func (c *Client) Close() error {
 
 // Wait blocks until the connection ends and returns why (io.EOF when the
 // server closed it).
-func (c *Client) Wait() error { return c.conn.Wait() }
+func (c *Client) Wait() error {
+	err := c.conn.Wait()
+	if ka := c.keepAliveErr.Load(); ka != nil {
+		return *ka
+	}
+	return err
+}
 
 // Done is closed when the connection has ended.
 func (c *Client) Done() <-chan struct{} { return c.conn.Done() }

@@ -93,6 +93,17 @@ type Options struct {
 	// TaskTTL is the longest a task is kept (a 2025-11-25 client may ask
 	// for less). Default DefaultTaskTTL.
 	TaskTTL time.Duration
+	// KeepAlive, when positive, is how often the server pings the client
+	// of a legacy session it serves over a connection (Serve, Connect:
+	// stdio and other stream transports); a ping not answered within
+	// KeepAliveTimeout ends the session. Zero: no pings. Sessions of the
+	// Streamable HTTP server end by their idle TTL instead.
+	KeepAlive time.Duration
+	// KeepAliveTimeout bounds each keepalive ping. Default
+	// DefaultKeepAliveTimeout.
+	KeepAliveTimeout time.Duration
+	// tick is the clock of the keepalive (tests; nil: the wall clock).
+	tick tickFunc
 	// Interceptors wrap the handling of every request and notification
 	// the server receives, and of every message it sends, in both eras
 	// (package intercept; docs/design/interceptors.md). The first is the
@@ -254,6 +265,7 @@ func (s *Server) connect(t transport.Conn, principal string) *Session {
 	})
 	s.addSession(ss)
 	ss.conn.Start()
+	s.keepAlive(ss)
 	go func() { // owned by the session: ends when its connection ends
 		<-ss.conn.Done()
 		s.removeSession(ss)
