@@ -38,6 +38,7 @@ func (c *Client) rpc(ctx context.Context, method string, params, result any, opt
 		return c.conn.CallWith(ctx, method, params, result, opts)
 	}
 	ic := c.icCall(method, params, false, false, round)
+	ic.Name = callName(params)
 	if round == 0 && method == mcp.MethodInitialize {
 		if p, ok := params.(*mcp.InitializeParams); ok {
 			ic.Version = p.ProtocolVersion
@@ -89,6 +90,36 @@ func (c *Client) inbound(ctx context.Context, method string, raw jsontext.Value,
 		return serve(ctx, ic.Method, ic.Raw)
 	})
 	return h(ctx, ic)
+}
+
+// callName is what a request is about (intercept.Call.Name): the tool
+// or prompt name, the resource URI or the task id of its params.
+func callName(params any) string {
+	switch p := params.(type) {
+	case *mcp.CallToolParams:
+		return p.Name
+	case *mcp.GetPromptParams:
+		return p.Name
+	case *mcp.ReadResourceParams:
+		return p.URI
+	case jsontext.Value:
+		var v struct {
+			Name   string `json:"name"`
+			URI    string `json:"uri"`
+			TaskID string `json:"taskId"`
+		}
+		if json.Unmarshal(p, &v, json.RejectUnknownMembers(false)) != nil {
+			return ""
+		}
+		switch {
+		case v.Name != "":
+			return v.Name
+		case v.URI != "":
+			return v.URI
+		}
+		return v.TaskID
+	}
+	return ""
 }
 
 // metaOf reads the _meta of raw params, for Call.Meta (nil when absent
