@@ -40,7 +40,13 @@
 // CallToolTask does both. With Options.Tasks, a modern server may turn
 // any CallTool into a task, which CallTool then waits for.
 //
-// Package client imports mcp, jsonrpc, transport and internal/jsonschema.
+// Options.Interceptors wrap every request and notification the client
+// sends and receives, in both eras, and each answer to an input request
+// (package intercept). Options.KeepAlive pings a legacy server and
+// closes the connection when a ping goes unanswered (ErrKeepAlive).
+//
+// Package client imports mcp, jsonrpc, transport, intercept and
+// internal/jsonschema.
 // It must not import
 // server or any concrete transport.
 package client

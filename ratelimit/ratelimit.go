@@ -69,9 +69,12 @@ type Options struct {
 	// callers together.
 	Tool Rate
 	// Prefix is prepended to every key, so that servers sharing a store
-	// keep separate buckets. Default "mcpkit:rl:".
+	// keep separate buckets. Default DefaultPrefix.
 	Prefix string
 }
+
+// DefaultPrefix is the key prefix when Options.Prefix is empty.
+const DefaultPrefix = "mcpkit:rl:"
 
 // Interceptor returns the rate-limiting interceptor of a server: it
 // counts the requests the server receives (not notifications, not ping)
@@ -84,7 +87,7 @@ func Interceptor(opts Options) intercept.Interceptor {
 		opts.Limiter = NewMemory(nil)
 	}
 	if opts.Prefix == "" {
-		opts.Prefix = "mcpkit:rl:"
+		opts.Prefix = DefaultPrefix
 	}
 	return func(next intercept.Handler) intercept.Handler {
 		return func(ctx context.Context, c *intercept.Call) (any, error) {
