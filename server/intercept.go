@@ -31,7 +31,7 @@ type inbound struct {
 	Request
 	call  intercept.Call
 	wp    *wireParams    // params, decoded once
-	raw   jsontext.Value // params as received (Call.Params until changed)
+	raw   jsontext.Value // params as received (Call.Raw until an interceptor changes it)
 	serve serveFunc
 	// next is the request's own outbound under the interceptors (nil
 	// when the server has none: Request.out is then next itself).
