@@ -22,7 +22,10 @@ import (
 // limitedServer has one tool, "echo", limited to one call per hour.
 func limitedServer() *server.Server {
 	s := server.New(&server.Options{Interceptors: []intercept.Interceptor{
-		ratelimit.Interceptor(ratelimit.Options{Tool: ratelimit.Every(time.Hour, 1)}),
+		ratelimit.Interceptor(ratelimit.Options{
+			Limiter: ratelimit.NewMemory(&ratelimit.MemoryOptions{Now: func() time.Time { return time.Unix(1_700_000_000, 0) }}),
+			Tool:    ratelimit.Every(time.Hour, 1),
+		}),
 	}})
 	server.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
 		return "echo", nil
@@ -40,8 +43,8 @@ func TestRateLimitBothEras(t *testing.T) {
 			icWant(t, c, "echo", nil, "echo")
 			_, err := icCall(testCtx(t), c, "echo", nil)
 			var e *jsonrpc.Error
-			if !errors.As(err, &e) || e.Code != mcp.CodeRateLimited || !strings.Contains(string(e.Data), `"retryAfterMs":36`) {
-				t.Fatalf("second call: %v, want CodeRateLimited with retryAfterMs about an hour", err)
+			if !errors.As(err, &e) || e.Code != mcp.CodeRateLimited || string(e.Data) != `{"retryAfterMs":3600000}` {
+				t.Fatalf("second call: %v, want CodeRateLimited with retryAfterMs 3600000 (the clock stands still)", err)
 			}
 		})
 	}
