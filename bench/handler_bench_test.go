@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/bench/servers"
 	"github.com/mcpkit/mcpkit/bench/workload"
+	"github.com/mcpkit/mcpkit/intercept"
 )
 
 // recorder is a reusable http.ResponseWriter.
@@ -269,4 +270,37 @@ func BenchmarkMRTR(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkInterceptors is W1 (and W2) in memory on mcpkit with no
+// interceptor, one no-op interceptor and OpenTelemetry on, side by side
+// (servers.Variants; the figures are in README.md).
+func BenchmarkInterceptors(b *testing.B) {
+	ic, shutdown, err := servers.Tracing()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(shutdown)
+	for _, wn := range []string{"W1", "W2"} {
+		w := workload.All[wn]
+		for _, v := range []struct {
+			name string
+			ics  []intercept.Interceptor
+		}{{"none", nil}, {"noop", []intercept.Interceptor{servers.Noop}}, {"otel", []intercept.Interceptor{ic}}} {
+			h, hs := servers.MCPKitWith(v.ics...)
+			b.Cleanup(func() { h.Close(); hs.Close() })
+			b.Run(wn+"/"+v.name, func(b *testing.B) {
+				rec := &recorder{h: http.Header{}}
+				rd := bytes.NewReader(nil)
+				req := w.HTTPRequest("http://127.0.0.1:8080", "")
+				b.ReportAllocs()
+				for b.Loop() {
+					serve(h, req, rd, w.Body, rec)
+					if err := w.Check(rec.status, rec.body.Bytes()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
@@ -88,6 +89,21 @@ type Options struct {
 	Limits jsonrpc.Limits
 	// MaxInFlight bounds the server requests handled at once.
 	MaxInFlight int
+	// KeepAlive, when positive, is how often the client pings a legacy
+	// server; a ping not answered within KeepAliveTimeout closes the
+	// connection (Wait then returns ErrKeepAlive). Zero: no pings. Modern
+	// connections are never pinged (2026-07-28 has no ping).
+	KeepAlive time.Duration
+	// KeepAliveTimeout bounds each keepalive ping. Default
+	// DefaultKeepAliveTimeout.
+	KeepAliveTimeout time.Duration
+	// tick is the clock of the keepalive (tests; nil: the wall clock).
+	tick tickFunc
+	// Interceptors wrap every request and notification the client sends
+	// and receives, in both eras, and the answers to the input requests
+	// of input-required results (package intercept;
+	// docs/design/interceptors.md). The first is the outermost.
+	Interceptors []intercept.Interceptor
 	// Observe, when set, sees every message read (in=true) and written.
 	Observe func(in bool, msg []byte)
 
@@ -214,6 +230,10 @@ type Client struct {
 	// capabilities of the task requests (see tasksExt).
 	capsTasksJSON jsontext.Value
 
+	chain intercept.Interceptor // Options.Interceptors composed; nil: none
+	// keepAliveErr is why the keepalive closed the connection.
+	keepAliveErr atomic.Pointer[error]
+
 	progress sync.Map // progress token (mcp.ID) → func(*mcp.ProgressParams)
 
 	notes     chan *jsonrpc.Message
@@ -272,6 +292,7 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 		return nil, err
 	}
 	c.caps.Extensions = exts
+	c.chain = intercept.Chain(c.opts.Interceptors...)
 	if err := c.prepareModern(); err != nil {
 		_ = t.Close()
 		return nil, err
@@ -311,6 +332,7 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 			l.Listen()
 		}
 	}
+	c.keepAlive()
 	return c, nil
 }
 
@@ -350,13 +372,13 @@ func (c *Client) initialize(ctx context.Context, version string) error {
 	}
 	cctx, cancel := c.withTimeout(ctx, mcp.MethodInitialize)
 	defer cancel()
-	if err := c.conn.Call(cctx, mcp.MethodInitialize, params, &c.init); err != nil {
+	if err := c.rpc(cctx, mcp.MethodInitialize, params, &c.init, jsonrpc.CallOptions{}, 0); err != nil {
 		return fmt.Errorf("client: initialize: %w", err)
 	}
 	if !slices.Contains(mcp.LegacyVersions(), c.init.ProtocolVersion) {
 		return fmt.Errorf("%w: %q", ErrUnsupportedVersion, c.init.ProtocolVersion)
 	}
-	if err := c.conn.Notify(ctx, mcp.NotificationInitialized, nil); err != nil {
+	if err := c.notifyOut(ctx, mcp.NotificationInitialized, nil); err != nil {
 		return fmt.Errorf("client: notifications/initialized: %w", err)
 	}
 	c.era = EraLegacy
@@ -441,7 +463,13 @@ func (c *Client) Close() error {
 
 // Wait blocks until the connection ends and returns why (io.EOF when the
 // server closed it).
-func (c *Client) Wait() error { return c.conn.Wait() }
+func (c *Client) Wait() error {
+	err := c.conn.Wait()
+	if ka := c.keepAliveErr.Load(); ka != nil {
+		return *ka
+	}
+	return err
+}
 
 // Done is closed when the connection has ended.
 func (c *Client) Done() <-chan struct{} { return c.conn.Done() }
@@ -475,7 +503,7 @@ func (c *Client) send(ctx context.Context, method string, params any, meta *mcp.
 	}
 	ctx, cancel := c.withTimeout(ctx, method)
 	defer cancel()
-	return 0, c.conn.Call(ctx, method, params, result)
+	return 0, c.rpc(ctx, method, params, result, jsonrpc.CallOptions{}, 0)
 }
 
 // withTimeout applies Options.CallTimeout to a context without a

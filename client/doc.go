@@ -47,7 +47,13 @@
 // sends its notifications; the server's arrive at OnNotification. MCP
 // Apps is built on these, in package ext/apps.
 //
-// Package client imports mcp, jsonrpc, transport and internal/jsonschema.
+// Options.Interceptors wrap every request and notification the client
+// sends and receives, in both eras, and each answer to an input request
+// (package intercept). Options.KeepAlive pings a legacy server and
+// closes the connection when a ping goes unanswered (ErrKeepAlive).
+//
+// Package client imports mcp, jsonrpc, transport, intercept and
+// internal/jsonschema.
 // It must not import
 // server or any concrete transport.
 package client

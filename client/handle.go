@@ -22,6 +22,16 @@ type handler Client
 // -32601 when no handler is registered.
 func (h *handler) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error) {
 	c := (*Client)(h)
+	if c.chain == nil {
+		return c.serveRequest(ctx, msg.Method, msg.Params)
+	}
+	return c.inbound(ctx, msg.Method, msg.Params, false, 0, c.serveRequest)
+}
+
+// serveRequest answers a request of the server (at the end of the
+// interceptors).
+func (c *Client) serveRequest(ctx context.Context, method string, raw jsontext.Value) (any, error) {
+	msg := &jsonrpc.Message{Method: method, Params: raw}
 	switch msg.Method {
 	case mcp.MethodPing:
 		return struct{}{}, nil
@@ -185,6 +195,22 @@ func decode(raw jsontext.Value, v any) error {
 // notification goroutine.
 func (h *handler) HandleNotification(ctx context.Context, n *jsonrpc.Message) {
 	c := (*Client)(h)
+	if c.chain == nil {
+		c.serveNotification(ctx, n)
+		return
+	}
+	_, err := c.inbound(ctx, n.Method, n.Params, true, 0, func(ctx context.Context, method string, raw jsontext.Value) (any, error) {
+		c.serveNotification(ctx, &jsonrpc.Message{Method: method, Params: raw})
+		return nil, nil
+	})
+	if err != nil {
+		c.log.Debug("mcp: notification dropped by an interceptor", "method", n.Method, "err", err)
+	}
+}
+
+// serveNotification handles a notification of the server (at the end of
+// the interceptors).
+func (c *Client) serveNotification(ctx context.Context, n *jsonrpc.Message) {
 	if c.cache != nil {
 		c.cache.invalidateFor(n.Method, n.Params)
 	}

@@ -19,7 +19,7 @@ func (c *Client) Ping(ctx context.Context) error {
 	}
 	ctx, cancel := c.withTimeout(ctx, mcp.MethodPing)
 	defer cancel()
-	return c.conn.Call(ctx, mcp.MethodPing, nil, nil)
+	return c.rpc(ctx, mcp.MethodPing, nil, nil, jsonrpc.CallOptions{}, 0)
 }
 
 // ListTools returns one page of tools; p may be nil for the first page.
@@ -297,7 +297,7 @@ func (c *Client) RootsChanged(ctx context.Context) error {
 	if c.era == EraModern {
 		return fmt.Errorf("%w: notifications/roots/list_changed", ErrModern)
 	}
-	return c.conn.Notify(ctx, mcp.NotificationRootsListChanged, nil)
+	return c.notifyOut(ctx, mcp.NotificationRootsListChanged, nil)
 }
 
 func orNew[T any](p *T) *T {

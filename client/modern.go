@@ -158,7 +158,9 @@ func (c *Client) exchange(ctx context.Context, method string, params, result any
 	if err != nil {
 		return err
 	}
+	round := 0
 	if r, ok := params.(*retryParams); ok {
+		round = r.round
 		p, err := r.encode()
 		if err != nil {
 			return fmt.Errorf("client: encoding %s params: %w", method, err)
@@ -166,7 +168,7 @@ func (c *Client) exchange(ctx context.Context, method string, params, result any
 		params = p
 	}
 	var raw jsontext.Value
-	if err := c.conn.CallWith(ctx, method, params, &raw, jsonrpc.CallOptions{Header: hs}); err != nil {
+	if err := c.rpc(ctx, method, params, &raw, jsonrpc.CallOptions{Header: hs}, round); err != nil {
 		return err
 	}
 	if method == mcp.MethodToolsCall && c.tasksDeclared(ctx) {

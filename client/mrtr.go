@@ -225,7 +225,7 @@ func (c *Client) drive(ctx context.Context, method string, params any, callerMet
 		} else {
 			backoff = shedBackoffMin
 			var err error
-			if responses, err = c.fulfil(ctx, ir); err != nil {
+			if responses, err = c.fulfil(ctx, ir, rounds); err != nil {
 				if nh, ok := err.(*InputRequiredError); ok {
 					nh.Rounds = rounds - 1
 				}
@@ -233,7 +233,7 @@ func (c *Client) drive(ctx context.Context, method string, params any, callerMet
 			}
 		}
 		*meta = callerMeta
-		err := c.leg(ctx, method, &retryParams{base: base, responses: responses, state: ir.state}, meta, result)
+		err := c.leg(ctx, method, &retryParams{round: rounds, base: base, responses: responses, state: ir.state}, meta, result)
 		next, ok := err.(*InputRequiredError)
 		if !ok {
 			return rounds, err
@@ -246,7 +246,7 @@ func (c *Client) drive(ctx context.Context, method string, params any, callerMet
 // the server listed them, with the registered handlers. Every request is
 // checked before any handler runs, so that nobody is asked a question
 // whose answer could not be sent.
-func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError) (mcp.InputResponses, error) {
+func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError, round int) (mcp.InputResponses, error) {
 	order := ir.order
 	if len(order) != len(ir.Result.InputRequests) { // cannot happen: the decoder rejects duplicate names
 		order = nil
@@ -308,16 +308,10 @@ func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError) (mcp.InputR
 	}
 	responses := make(mcp.InputResponses, len(work))
 	for _, w := range work {
-		var res any
-		var err error
-		switch p := w.params.(type) {
-		case *mcp.ElicitParams:
-			res, err = c.elicit(ctx, p)
-		case *mcp.CreateMessageParams:
-			res, err = c.sample(ctx, p)
-		default:
-			res, err = c.listRoots(ctx)
-		}
+		raw := ir.Result.InputRequests[w.key].Params
+		res, err := c.inbound(ctx, w.method, raw, false, round, func(ctx context.Context, method string, got jsontext.Value) (any, error) {
+			return c.answerInput(ctx, method, w.params, raw, got)
+		})
 		if err != nil {
 			return nil, fmt.Errorf("client: %s: answering input request %q (%s): %w", ir.Method, w.key, w.method, err)
 		}
@@ -326,6 +320,34 @@ func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError) (mcp.InputR
 		}
 	}
 	return responses, nil
+}
+
+// answerInput answers one input request of an input-required result
+// with the registered handlers (at the end of the interceptors): params
+// are the checked params of raw; an interceptor that changed them (got)
+// has them decoded again.
+func (c *Client) answerInput(ctx context.Context, method string, params any, raw, got jsontext.Value) (any, error) {
+	if method != mcp.MethodRootsList && (len(got) != len(raw) || !bytes.Equal(got, raw)) {
+		switch method {
+		case mcp.MethodElicitationCreate:
+			params = new(mcp.ElicitParams)
+		case mcp.MethodSamplingCreateMessage:
+			params = new(mcp.CreateMessageParams)
+		}
+		if err := decode(got, params); err != nil {
+			return nil, err
+		}
+	}
+	switch p := params.(type) {
+	case *mcp.ElicitParams:
+		return c.elicit(ctx, p)
+	case *mcp.CreateMessageParams:
+		return c.sample(ctx, p)
+	}
+	if method == mcp.MethodRootsList {
+		return c.listRoots(ctx)
+	}
+	return nil, fmt.Errorf("mcp: an interceptor changed input request %s into one this client cannot answer", method)
 }
 
 // withoutInput returns a copy of MRTR params without inputResponses and
@@ -352,6 +374,7 @@ func withoutInput(params any) (any, *mcp.Meta) {
 // _meta set by the leg), then this round's answers and the requestState
 // token exactly as the server wrote it.
 type retryParams struct {
+	round     int // the driver's repetition (intercept.Call.Round)
 	base      any
 	responses mcp.InputResponses // nil: none this round (omitted)
 	state     jsontext.Value     // nil: the server sent none (omitted)

@@ -421,7 +421,7 @@ func (c *Client) TaskResult(ctx context.Context, id string) (*mcp.CallToolResult
 				if !c.driving() {
 					return nil, ir
 				}
-				responses, err := c.fulfil(ctx, ir)
+				responses, err := c.fulfil(ctx, ir, 0)
 				if err != nil {
 					if nh, ok := err.(*InputRequiredError); ok {
 						nh.TaskID = id

@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
 
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
@@ -60,9 +62,28 @@ func params(c seam.Call) *wireParams {
 }
 
 // ServeNotification implements seam.Protocol.
+// A modern notification goes through intercept.Recover and the
+// interceptors like every inbound message (a panicking handler is logged,
+// never the HTTP handler's crash).
 func (c *carrierServer) ServeNotification(ctx context.Context, call seam.Call) {
-	if call.Claimed && call.Err == nil {
-		c.srv().handleExtNotification(ctx, nil, call.Msg.Method, call.Msg.Params)
+	if !call.Claimed || call.Err != nil {
+		return
+	}
+	s := c.srv()
+	ic := &intercept.Call{Side: intercept.Server, Inbound: true, Notification: true, Method: call.Msg.Method,
+		Era: intercept.EraModern, Principal: principalFrom(ctx), Raw: call.Msg.Params}
+	if env, ok := call.Envelope.(*envelope); ok && env != nil {
+		ic.Version = env.version
+	}
+	if wp, err := decodeWire(call.Msg.Params); err == nil {
+		ic.Meta, ic.Name = wp.Meta, wp.name()
+	}
+	h := intercept.Chain(intercept.Recover(s.log), s.userChain)(func(ctx context.Context, ic *intercept.Call) (any, error) {
+		s.handleExtNotification(ctx, nil, ic.Method, ic.Raw)
+		return nil, nil
+	})
+	if _, err := h(ctx, ic); err != nil {
+		s.log.Debug("server: notification dropped", "method", ic.Method, "err", err)
 	}
 }
 
@@ -76,19 +97,23 @@ func (c *carrierServer) ServeModern(ctx context.Context, call seam.Call, out sea
 // request, with a handler panic recovered.
 func (c *carrierServer) ServeStateless(ctx context.Context, version string, call seam.Call, out seam.Outbound) (result any, err error) {
 	s, msg := c.srv(), call.Msg
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.Error("server: handler panic", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
-			result, err = nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: handler for %s panicked", msg.Method)
-		}
-	}()
 	if err := paramsObject(msg.Params); err != nil {
 		return nil, err
 	}
-	switch msg.Method {
+	in := &inbound{wp: params(call), raw: msg.Params, serve: serveStatelessCall}
+	in.Request = Request{srv: s, id: msg.ID, version: version, caps: &mcp.ClientCapabilities{}, out: out, eraID: idLegacy}
+	defer in.Request.end()
+	return s.handle(ctx, in, msg.Method)
+}
+
+// serveStatelessCall serves a session-less legacy request at the end of
+// the interceptors (intercept.Recover outermost turns a handler panic
+// into -32603).
+func serveStatelessCall(ctx context.Context, s *Server, in *inbound, method string) (any, error) {
+	switch method {
 	case mcp.MethodInitialize:
 		var p mcp.InitializeParams
-		if err := decodeParams(msg.Params, &p); err != nil {
+		if err := decodeParams(in.raw, &p); err != nil {
 			return nil, err
 		}
 		return s.initializeResult(p.ProtocolVersion), nil
@@ -97,11 +122,9 @@ func (c *carrierServer) ServeStateless(ctx context.Context, version string, call
 	case mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe, mcp.MethodLoggingSetLevel:
 		// These keep per-client state, which a session-less server has
 		// nowhere to keep.
-		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s (this server has no sessions)", msg.Method)
+		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s (this server has no sessions)", method)
 	}
-	req := &Request{srv: s, version: version, caps: &mcp.ClientCapabilities{}, out: out, eraID: idLegacy}
-	defer req.end()
-	return s.dispatch(ctx, req, msg.Method, params(call))
+	return s.dispatch(ctx, &in.Request, method, in.wp)
 }
 
 // ServesLegacy implements seam.Protocol.
@@ -166,7 +189,16 @@ func (cs *carrierSession) ProcessContext(vals context.Context, msg *jsonrpc.Mess
 	cs.conn.ProcessContext(vals, msg)
 }
 
-func (cs *carrierSession) Initialized() error { return cs.ss().initialized() }
+// Initialized records notifications/initialized, through the
+// interceptors: the error is the session store's (an interceptor that
+// drops the notification leaves the session initializing).
+func (cs *carrierSession) Initialized() error {
+	var err error
+	cs.ss().interceptNotification(context.Background(), &mcpNotification{method: mcp.NotificationInitialized}, func(context.Context, string, jsontext.Value) {
+		err = cs.ss().initialized()
+	})
+	return err
+}
 
 func (cs *carrierSession) Initializing() bool {
 	cs.mu.Lock()

@@ -40,8 +40,16 @@
 // (server/internal/seam). The deployment seams several instances share
 // (session, event and task stores, the broker) are in package store.
 //
-// Package server imports mcp, jsonrpc, transport, store and internal
-// packages. It must not import client, net/http or any concrete
+// Options.Interceptors wrap every request and notification the server
+// receives and every message it sends, in both eras (package intercept;
+// docs/design/interceptors.md); intercept.Recover, outermost, turns a
+// panic into -32603. NewLogHandler is a slog.Handler that sends records
+// to the client at the level it set. Options.KeepAlive pings the client
+// of a connection-based legacy session and ends it when a ping goes
+// unanswered.
+//
+// Package server imports mcp, jsonrpc, transport, store, intercept and
+// internal packages. It must not import client, net/http or any concrete
 // transport: transports plug in through transport.Conn, and HTTP through
 // the seam.
 package server

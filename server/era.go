@@ -153,4 +153,7 @@ const (
 	statusOK         = 200
 	statusBadRequest = 400
 	statusNotFound   = 404
+	// statusTooManyRequests (RFC 6585) answers a modern request refused
+	// by a rate limit (mcp.CodeRateLimited; package ratelimit).
+	statusTooManyRequests = 429
 )

@@ -156,6 +156,8 @@ func (modernEra) httpStatus(e *jsonrpc.Error) int {
 		return statusBadRequest
 	case mcp.CodeMethodNotFound:
 		return statusNotFound
+	case mcp.CodeRateLimited:
+		return statusTooManyRequests
 	}
 	return statusOK
 }

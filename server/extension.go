@@ -365,11 +365,11 @@ func (r *extResult) MarshalJSONTo(enc *jsontext.Encoder) error {
 
 // notificationSession is the session a notification belongs to: none
 // when it carries a 2026-07-28 claim (a stdio process serves both eras).
-func (ss *Session) notificationSession(n *jsonrpc.Message) *Session {
-	if n.Params == nil {
+func (ss *Session) notificationSession(params jsontext.Value) *Session {
+	if params == nil {
 		return ss
 	}
-	if wp, err := decodeWire(n.Params); err == nil {
+	if wp, err := decodeWire(params); err == nil {
 		if _, claimed, _ := liftEnvelope(wp); claimed {
 			return nil
 		}

@@ -105,19 +105,27 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 // header is the HTTP request's header (nil on stdio), for the
 // Mcp-Param-* checks of tools/call.
 func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Message, wp *wireParams, out outbound, header map[string][]string) (any, error) {
-	req := &Request{srv: s, id: msg.ID, version: env.version, caps: &env.caps, info: env.info, out: cancelGuard{ctx, out}, eraID: idModern, logLevel: env.logLevel, header: header}
+	in := &inbound{wp: wp, raw: msg.Params, serve: serveModernCall}
+	in.Request = Request{srv: s, id: msg.ID, version: env.version, caps: &env.caps, info: env.info, out: cancelGuard{ctx, out}, eraID: idModern, logLevel: env.logLevel, header: header}
+	req := &in.Request
 	defer req.end()
+	return s.handle(ctx, in, msg.Method)
+}
+
+// serveModernCall serves a modern request at the end of the interceptors.
+func serveModernCall(ctx context.Context, s *Server, in *inbound, method string) (any, error) {
+	req := &in.Request
 	var (
 		result any
 		err    error
 	)
-	switch msg.Method {
+	switch method {
 	case mcp.MethodServerDiscover:
 		result = s.discover()
 	case mcp.MethodSubscriptionsListen:
-		result, err = s.listen(ctx, req, wp)
+		result, err = s.listen(ctx, req, in.wp)
 	default:
-		result, err = s.dispatch(ctx, req, msg.Method, wp)
+		result, err = s.dispatch(ctx, req, method, in.wp)
 	}
 	if err != nil {
 		return nil, err

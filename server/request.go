@@ -112,6 +112,10 @@ type Request struct {
 	// wire's are not read again (Server.upfront).
 	preset bool
 
+	// ic is the request as the interceptors see it (intercept.go); nil
+	// for requests that do not come from the client (a task's run).
+	ic *inbound
+
 	progressMu   sync.Mutex
 	progressSent bool
 	lastProgress float64

@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
@@ -101,6 +102,22 @@ type Options struct {
 	// (cacheScope), whatever CacheScope says. auth.Visibility builds one
 	// from the per-tool scopes. Nil: every caller sees everything.
 	Visibility VisibilityFunc
+	// KeepAlive, when positive, is how often the server pings the client
+	// of a legacy session it serves over a connection (Serve, Connect:
+	// stdio and other stream transports); a ping not answered within
+	// KeepAliveTimeout ends the session. Zero: no pings. Sessions of the
+	// Streamable HTTP server end by their idle TTL instead.
+	KeepAlive time.Duration
+	// KeepAliveTimeout bounds each keepalive ping. Default
+	// DefaultKeepAliveTimeout.
+	KeepAliveTimeout time.Duration
+	// tick is the clock of the keepalive (tests; nil: the wall clock).
+	tick tickFunc
+	// Interceptors wrap the handling of every request and notification
+	// the server receives, and of every message it sends, in both eras
+	// (package intercept; docs/design/interceptors.md). The first is the
+	// outermost. intercept.Recover always runs outside them.
+	Interceptors []intercept.Interceptor
 	// Observe, when set, sees every message a session reads (in=true) and
 	// writes. It must not retain msg. Tests use it to check the wire.
 	Observe func(in bool, msg []byte)
@@ -135,6 +152,12 @@ type Server struct {
 	relayN     int
 
 	tasks tasks
+
+	// The interceptor chains (intercept.go): userChain is
+	// Options.Interceptors composed (nil: none); inboundChain serves
+	// every inbound request.
+	userChain    intercept.Interceptor
+	inboundChain intercept.Handler
 }
 
 // New returns a Server with the given options; opts may be nil.
@@ -168,6 +191,7 @@ func New(opts *Options) *Server {
 	for _, i := range zeroKeys {
 		s.log.Error("server: Options.RequestStateKeys holds an all-zero key; it is ignored", "index", i)
 	}
+	s.buildChains()
 	return s
 }
 
@@ -258,6 +282,7 @@ func (s *Server) connect(t transport.Conn, principal string) *Session {
 	})
 	s.addSession(ss)
 	ss.conn.Start()
+	s.keepAlive(ss)
 	go func() { // owned by the session: ends when its connection ends
 		<-ss.conn.Done()
 		s.removeSession(ss)
@@ -326,7 +351,7 @@ func (s *Server) deliverChange(method, uri string) {
 		// Every instance of a deployment delivers the change to its own
 		// copy of the session: none forwards it (transport.Message.Local).
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
-		if err := ss.conn.NotifyWith(ctx, method, params, jsonrpc.CallOptions{Local: true}); err != nil {
+		if err := ss.notifyLocal(ctx, method, params); err != nil {
 			s.log.Debug("server: notification not delivered", "method", method, "err", err)
 		}
 		cancel()

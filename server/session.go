@@ -173,7 +173,22 @@ func (ss *Session) isSubscribed(uri string) bool {
 // statuses, elicitation completions): it relates to no request unless ctx
 // is the context of one's handler.
 func (ss *Session) notify(ctx context.Context, method string, params any) error {
-	return ss.conn.Notify(ctx, method, params)
+	if !ss.srv.intercepts() {
+		return ss.conn.Notify(ctx, method, params)
+	}
+	return ss.srv.notifyOut(ctx, ss.sessionNote(ctx, method, params), ss.conn.Notify)
+}
+
+// notifyLocal sends a change every instance of a deployment delivers to
+// its own copy of the session: none forwards it (transport.Message.Local).
+func (ss *Session) notifyLocal(ctx context.Context, method string, params any) error {
+	send := func(ctx context.Context, method string, params any) error {
+		return ss.conn.NotifyWith(ctx, method, params, jsonrpc.CallOptions{Local: true})
+	}
+	if !ss.srv.intercepts() {
+		return send(ctx, method, params)
+	}
+	return ss.srv.notifyOut(ctx, ss.sessionNote(ctx, method, params), send)
 }
 
 // sessionOut is the outbound of a request on a session: the session's
@@ -191,12 +206,17 @@ func (o sessionOut) Notify(ctx context.Context, related mcp.ID, method string, p
 
 // handleNotification serves one notification of the session.
 func (ss *Session) handleNotification(ctx context.Context, n *jsonrpc.Message) {
-	switch n.Method {
+	ss.interceptNotification(ctx, &mcpNotification{n.Method, n.Params}, ss.serveNotification)
+}
+
+// serveNotification serves a notification the interceptors passed on.
+func (ss *Session) serveNotification(ctx context.Context, method string, params jsontext.Value) {
+	switch method {
 	case mcp.NotificationInitialized:
 		_ = ss.initialized()
 	default:
-		if _, ok := ss.srv.extNotifications.get(n.Method); ok {
-			ss.srv.handleExtNotification(ctx, ss.notificationSession(n), n.Method, n.Params)
+		if _, ok := ss.srv.extNotifications.get(method); ok {
+			ss.srv.handleExtNotification(ctx, ss.notificationSession(params), method, params)
 		}
 		// notifications/roots/list_changed, progress and unknown
 		// notifications need no action from the server.
@@ -254,21 +274,29 @@ func (ss *Session) handleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 		}
 		return ss.srv.serveModern(ctx, env, msg, wp, sessionOut{ss}, nil)
 	}
-	switch msg.Method {
-	case mcp.MethodInitialize:
-		return ss.initialize(msg.Params)
-	case mcp.MethodPing:
-		return struct{}{}, nil
-	}
 	ss.mu.Lock()
 	state, version, caps, info := ss.state, ss.version, ss.caps, ss.info
 	ss.mu.Unlock()
-	if state == stateNew {
-		return nil, jsonrpc.Errorf(mcp.CodeInvalidRequest, "Invalid Request: %s before initialize: the session must begin with initialize", msg.Method)
+	in := &inbound{wp: wp, raw: msg.Params, serve: serveSessionCall, state: state}
+	in.Request = Request{srv: ss.srv, session: ss, id: msg.ID, version: version, caps: &caps, info: &info, out: sessionOut{ss}, eraID: idLegacy}
+	defer in.Request.end()
+	return ss.srv.handle(ctx, in, msg.Method)
+}
+
+// serveSessionCall serves a legacy session's request at the end of the
+// interceptors: the lifecycle, then the method table.
+func serveSessionCall(ctx context.Context, s *Server, in *inbound, method string) (any, error) {
+	ss := in.session
+	switch method {
+	case mcp.MethodInitialize:
+		return ss.initialize(in.raw)
+	case mcp.MethodPing:
+		return struct{}{}, nil
 	}
-	req := &Request{srv: ss.srv, session: ss, id: msg.ID, version: version, caps: &caps, info: &info, out: sessionOut{ss}, eraID: idLegacy}
-	defer req.end()
-	return ss.srv.dispatch(ctx, req, msg.Method, wp)
+	if in.state == stateNew {
+		return nil, jsonrpc.Errorf(mcp.CodeInvalidRequest, "Invalid Request: %s before initialize: the session must begin with initialize", method)
+	}
+	return s.dispatch(ctx, &in.Request, method, in.wp)
 }
 
 // initialize negotiates the revision (spec lifecycle: echo a supported

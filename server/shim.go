@@ -123,6 +123,9 @@ func (s *Server) shim(ctx context.Context, req *Request, m method, params *wireP
 		if err := req.Require(in.needed()); err != nil {
 			return nil, err
 		}
+		if req.ic != nil {
+			req.ic.round = round
+		}
 		answers := keptAnswers(req.inputs, in)
 		if answers == nil {
 			answers = make(mcp.InputResponses, len(in.keys))

@@ -29,6 +29,7 @@ import (
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
 )
@@ -121,20 +122,35 @@ func New(name string) (http.Handler, func(), error) {
 		mux.Handle(PathList, MCPGoList())
 		mux.Handle(PathSSE, MCPGoSSE())
 		mux.Handle(PathNested, MCPGoNested())
+	case "mcpkit-noop", "mcpkit-otel":
+		sl, ss, release, err := variant(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		mux.Handle(PathStateless, sl)
+		mux.Handle(PathSession, ss)
+		closeFn = func() {
+			sl.Close()
+			ss.Close()
+			release()
+		}
 	case "raw":
 		mux.Handle(PathStateless, Raw())
 		mux.Handle(PathNested, RawNested())
 	default:
-		return nil, nil, fmt.Errorf("unknown server %q (want one of %v)", name, Names)
+		return nil, nil, fmt.Errorf("unknown server %q (want one of %v or %v)", name, Names, Variants)
 	}
 	return mux, closeFn, nil
 }
 
 // MCPKit returns mcpkit's session-less handler (one endpoint, both eras)
 // and its default, sessionful handler.
-func MCPKit() (stateless, session *streamhttp.Handler) {
+func MCPKit() (stateless, session *streamhttp.Handler) { return MCPKitWith() }
+
+// MCPKitWith is MCPKit with interceptors (Variants).
+func MCPKitWith(ics ...intercept.Interceptor) (stateless, session *streamhttp.Handler) {
 	build := func() *server.Server {
-		s := server.New(&server.Options{Info: mcp.Implementation{Name: "bench-mcpkit", Version: "1.0.0"}})
+		s := server.New(&server.Options{Info: mcp.Implementation{Name: "bench-mcpkit", Version: "1.0.0"}, Interceptors: ics})
 		server.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text"},
 			func(ctx context.Context, req *server.CallToolRequest, in EchoIn) (EchoOut, error) {
 				return EchoOut(in), nil

@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/internal/wirecheck"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -264,5 +265,59 @@ func TestExtensionRegistration(t *testing.T) {
 	defer b.Close()
 	if _, err := client.Connect(testCtx(t), a, &client.Options{Extensions: map[string]any{"com.example/x": 3}}); err == nil {
 		t.Error("client.Connect with non-object extension settings succeeded")
+	}
+}
+
+// TestExtensionNotificationPanic: an extension notification goes through
+// the interceptors in both eras and on every carrier (the 2026-07-28 POST
+// path included), and a handler that panics is recovered: the next
+// notification is served.
+func TestExtensionNotificationPanic(t *testing.T) {
+	for _, era := range []string{mcp.LatestLegacy, mcp.Version20260728} {
+		for _, cr := range extCarriers {
+			t.Run(era+"/"+cr.name, func(t *testing.T) {
+				t.Parallel()
+				seen := make(chan string, 8)
+				srv := server.New(&server.Options{Interceptors: []intercept.Interceptor{
+					func(next intercept.Handler) intercept.Handler {
+						return func(ctx context.Context, c *intercept.Call) (any, error) {
+							if c.Inbound && c.Notification && strings.HasPrefix(c.Method, "com.example/") {
+								seen <- c.Method
+							}
+							return next(ctx, c)
+						}
+					},
+				}})
+				hellos := make(chan string, 4)
+				err := server.AddNotification(srv, "com.example/hello", func(_ context.Context, _ *server.Notification, in helloIn) {
+					if in.From == "panic" {
+						panic("the handler broke")
+					}
+					hellos <- in.From
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := client.Connect(testCtx(t), cr.dial(t, srv), &client.Options{ProtocolVersion: era})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				ctx := testCtx(t)
+				for _, from := range []string{"panic", "after"} {
+					if err := c.Notify(ctx, "com.example/hello", helloIn{From: from}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got := recv(t, hellos, "the notification after the panic"); got != "after" {
+					t.Fatalf("hello from %q", got)
+				}
+				for range 2 {
+					if m := recv(t, seen, "the interceptor's view"); m != "com.example/hello" {
+						t.Fatalf("interceptor saw %q", m)
+					}
+				}
+			})
+		}
 	}
 }

@@ -3,7 +3,6 @@ package streamhttp
 import (
 	"context"
 	"net/http"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -56,12 +55,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.
 	ctx, cancel := context.WithCancelCause(r.Context())
 	stop := context.AfterFunc(h.closing, func() { cancel(server.ErrServerClosing) })
 	run := func() {
-		defer func() {
-			if p := recover(); p != nil {
-				h.log.Error("streamhttp: handler panic", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
-				st.pushFinal(wire.EncodeError(msg.ID, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: handler for %s panicked", msg.Method)), http.StatusOK)
-			}
-		}()
+		// A handler panic is answered by the server's intercept.Recover.
 		result, err := h.p.ServeModern(ctx, *call, streamOutbound{st}, r.Header)
 		if err != nil {
 			e := seam.ToRPCError(err)

@@ -619,6 +619,9 @@ func (o *sseWriter) json(msg []byte, status int) {
 	h := o.w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(msg)))
+	if s, ok := retryAfter(msg); ok {
+		h.Set("Retry-After", s)
+	}
 	o.w.WriteHeader(status)
 	_, _ = o.w.Write(msg)
 }

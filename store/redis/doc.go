@@ -18,6 +18,9 @@
 //   - ReplayCache remembers DPoP proofs (RFC 9449 jti) across instances
 //     with SET NX and the proof's expiry; it satisfies auth.ReplayCache
 //     (auth.DPoPOptions) without this package importing auth.
+//   - RateLimiter implements ratelimit.Limiter: token buckets as Redis
+//     hashes taken from by one script, so that ratelimit.Interceptor's
+//     limits hold across instances.
 //
 // Pass the first three to streamhttp.NewHandler, and give every instance the
 // same server.Options.RequestStateKeys:
@@ -44,6 +47,6 @@
 // server→client requests.
 //
 // The package is its own Go module so that the core SDK does not depend
-// on a Redis client. It imports the deployment seams (package store),
-// never the server.
+// on a Redis client. It imports the deployment seams (package store) and
+// the Limiter of package ratelimit, never the server.
 package redisstore

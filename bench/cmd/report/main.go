@@ -42,7 +42,7 @@ type row struct {
 	GPerSess      float64 `json:"goroutines_per_session"`
 }
 
-var order = []string{"mcpkit", "gosdk", "mcpgo", "raw"}
+var order = []string{"mcpkit", "mcpkit-noop", "mcpkit-otel", "gosdk", "mcpgo", "raw"}
 
 func median(xs []float64) float64 {
 	if len(xs) == 0 {

@@ -1,0 +1,32 @@
+// Package mcpotel traces and meters an mcpkit server or client with
+// OpenTelemetry, as an interceptor (package intercept), following the
+// semantic conventions for MCP (semconv v1.41.0, mcpconv):
+//
+//   - a span per request and per notification, inbound and outbound:
+//     server requests are SERVER spans, client requests CLIENT spans,
+//     notifications PRODUCER (sent) and CONSUMER (received) spans. The
+//     span is named "{mcp.method.name} {target}" (the tool, prompt or
+//     resource when there is one) and carries mcp.method.name,
+//     mcp.session.id, mcp.protocol.version, jsonrpc.request.id,
+//     gen_ai.tool.name and gen_ai.operation.name ("execute_tool") for
+//     tools/call, gen_ai.prompt.name, mcp.resource.uri,
+//     network.transport (Options.Transport), and on failure error.type
+//     and rpc.response.status_code (the JSON-RPC error code);
+//   - the histograms mcp.server.operation.duration and
+//     mcp.client.operation.duration (seconds), and
+//     mcp.server.session.duration, recorded when a legacy session that
+//     began with initialize ends (WatchClient records
+//     mcp.client.session.duration for a client);
+//   - trace context in params._meta ("traceparent", "tracestate", with
+//     the configured propagator): injected into every outbound message and
+//     extracted from every inbound one. So a server span is the child of
+//     the client span that sent the request; a legacy shim's
+//     server→client request (and a handler's progress and log messages)
+//     carries the server span's context, so the client's span answering
+//     it is its child; each multi round-trip retry is a client span of
+//     its own under the caller's span, and its server span is that
+//     retry's child whichever instance serves it.
+//
+// The package is its own Go module, so that the core SDK does not depend
+// on OpenTelemetry.
+package mcpotel
