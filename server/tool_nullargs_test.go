@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/internal/wirecheck"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server/internal/httpenv"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // TestToolsCallNullArguments: "arguments": null (go-sdk's encoding of a
@@ -28,9 +30,9 @@ func TestToolsCallNullArguments(t *testing.T) {
 	}
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, sendLegacy)
 
-	// Sent as malformed: the 2025-11-25 schema says arguments is an
-	// object, and null is what real clients send anyway.
-	m := p.answer(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":null}}`, sendMalformed, 2)
+	// The 2025-11-25 schema says arguments is an object, and null is
+	// what real clients send anyway: only the answers are checked.
+	m := p.answerLegacyRaw(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":null}}`, 2)
 	if m.Error != nil {
 		t.Fatalf("legacy tools/call with null arguments: %s", m.Raw)
 	}
@@ -38,7 +40,7 @@ func TestToolsCallNullArguments(t *testing.T) {
 		t.Errorf("legacy: answered %q (isError %v), want the echo of no text", text, isErr)
 	}
 
-	m = p.answer(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":"text"}}`, sendMalformed, 3)
+	m = p.answerLegacyRaw(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":"text"}}`, 3)
 	if text, isErr := httpenv.ResultText(t, legacyResult(t, m)); !isErr {
 		t.Errorf("legacy: a string as arguments answered %q, want a tool error", text)
 	}
@@ -57,4 +59,30 @@ func legacyResult(t *testing.T, m *httpenv.WireMsg) map[string]json.RawMessage {
 		t.Fatalf("want a result, got %s", m.Raw)
 	}
 	return r
+}
+
+// answerLegacyRaw sends a legacy request the schema refuses and reads its
+// answer, which must come next and conform to the 2025-11-25 schema
+// (CheckResult: the one for tools/call).
+func (p *stdioPeer) answerLegacyRaw(body string, id int) *httpenv.WireMsg {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), httpenv.HangGuard)
+	defer cancel()
+	if err := p.conn.Write(ctx, transport.Message{Data: []byte(body)}); err != nil {
+		p.t.Fatalf("write: %v", err)
+	}
+	var raw []byte
+	select {
+	case raw = <-p.in:
+	case <-ctx.Done():
+		p.t.Fatal("timed out waiting for the answer")
+	}
+	m := httpenv.ParseWire(p.t, raw)
+	if string(m.ID) != httpenv.IDJSON(id) {
+		p.t.Fatalf("got %s, want the answer to %d", raw, id)
+	}
+	if err := wirecheck.For(p.t, mcp.Version20251125).CheckResult(mcp.MethodToolsCall, raw); err != nil {
+		p.t.Errorf("answer does not conform: %v", err)
+	}
+	return m
 }
