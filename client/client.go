@@ -164,11 +164,20 @@ type Options struct {
 	OnElicitationComplete  func(ctx context.Context, elicitationID string)
 	// OnNotification receives every other notification.
 	OnNotification func(ctx context.Context, method string, params jsontext.Value)
+	// StrictServerRequests enforces SEP-2260 on legacy connections too:
+	// an elicitation, sampling or roots request that arrives while the
+	// client has no request of its own in flight is answered -32602
+	// instead of going to its handler. SEP-2260 belongs to 2026-07-28;
+	// the revisions up to 2025-11-25 allow such requests and real servers
+	// send them, so by default a legacy connection serves them
+	// (docs/design/server-requests.md).
+	StrictServerRequests bool
 	// Listen starts the legacy Streamable HTTP transport's GET listening
 	// stream even when no server-request handler is set, so that the
 	// notifications a server sends outside any request (list changes,
 	// resource updates) reach the handlers above. With Elicitation,
-	// Sampling or Roots set it starts anyway.
+	// Sampling or Roots set it starts anyway, and so does setting the
+	// first of them after Connect (SetListRootsHandler).
 	Listen bool
 }
 
@@ -182,7 +191,10 @@ type Client struct {
 	opts Options
 	log  *slog.Logger
 	conn *jsonrpc.Conn
-	caps mcp.ClientCapabilities
+	caps mcp.ClientCapabilities // declared; modern: guarded by mu after Connect
+
+	hs      atomic.Pointer[inputHandlers] // see handlers
+	lenient atomic.Bool                   // serve unsolicited server requests (see associated)
 
 	era  Era
 	init mcp.InitializeResult // legacy: the initialize result
@@ -258,7 +270,7 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	c.caps = c.capabilities()
+	c.caps = c.capabilities(c.handlers())
 	if err := c.prepareModern(); err != nil {
 		_ = t.Close()
 		return nil, err
@@ -295,35 +307,29 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 		return nil, err
 	}
 	if c.era == EraLegacy {
-		if l, ok := t.(interface{ Listen() }); ok && c.opts.hearsServer() {
-			l.Listen()
+		if c.opts.Listen || c.handlers().any() {
+			c.listen()
 		}
 	}
 	return c, nil
 }
 
-// hearsServer reports whether Connect starts the transport's listener:
-// the options answer server requests, or ask for the
-// listener to hear notifications.
-func (o *Options) hearsServer() bool {
-	return o.Elicitation != nil || o.Sampling != nil || o.Roots != nil || o.Listen
-}
-
-func (c *Client) capabilities() mcp.ClientCapabilities {
+// capabilities are what the client declares with handlers hs.
+func (c *Client) capabilities(hs *inputHandlers) mcp.ClientCapabilities {
 	var caps mcp.ClientCapabilities
-	if c.opts.Elicitation != nil {
+	if hs.elicit != nil {
 		caps.Elicitation = &mcp.ElicitationCapability{Form: &mcp.FormElicitationCapability{ApplyDefaults: c.opts.ElicitationDefaults}}
 		if c.opts.ElicitationURL {
 			caps.Elicitation.URL = &struct{}{}
 		}
 	}
-	if c.opts.Sampling != nil {
+	if hs.sample != nil {
 		caps.Sampling = &mcp.SamplingCapability{}
 		if c.opts.SamplingTools {
 			caps.Sampling.Tools = &struct{}{}
 		}
 	}
-	if c.opts.Roots != nil {
+	if hs.roots != nil {
 		caps.Roots = &mcp.RootsCapability{ListChanged: true}
 	}
 	return caps
@@ -344,6 +350,9 @@ func (c *Client) initialize(ctx context.Context, version string) error {
 	if !slices.Contains(mcp.LegacyVersions(), c.init.ProtocolVersion) {
 		return fmt.Errorf("%w: %q", ErrUnsupportedVersion, c.init.ProtocolVersion)
 	}
+	// Every legacy revision allows requests outside ours; set before
+	// notifications/initialized, after which a server may send them.
+	c.lenient.Store(!c.opts.StrictServerRequests)
 	if err := c.conn.Notify(ctx, mcp.NotificationInitialized, nil); err != nil {
 		return fmt.Errorf("mcp: notifications/initialized: %w", err)
 	}

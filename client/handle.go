@@ -26,7 +26,7 @@ func (h *handler) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any,
 	case mcp.MethodPing:
 		return struct{}{}, nil
 	case mcp.MethodElicitationCreate:
-		if c.opts.Elicitation == nil {
+		if c.handlers().elicit == nil {
 			return nil, methodNotFound(msg.Method)
 		}
 		if err := c.associated(msg.Method); err != nil {
@@ -45,7 +45,7 @@ func (h *handler) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any,
 		}
 		return res, nil
 	case mcp.MethodSamplingCreateMessage:
-		if c.opts.Sampling == nil {
+		if c.handlers().sample == nil {
 			return nil, methodNotFound(msg.Method)
 		}
 		if err := c.associated(msg.Method); err != nil {
@@ -64,7 +64,7 @@ func (h *handler) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any,
 		}
 		return res, nil
 	case mcp.MethodRootsList:
-		if c.opts.Roots == nil {
+		if c.handlers().roots == nil {
 			return nil, methodNotFound(msg.Method)
 		}
 		if err := c.associated(msg.Method); err != nil {
@@ -86,7 +86,7 @@ func (h *handler) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any,
 
 // canElicit reports whether the client declared the mode p asks in.
 func (c *Client) canElicit(p *mcp.ElicitParams) bool {
-	return p.EffectiveMode() != mcp.ElicitModeURL || c.caps.Elicitation.SupportsURL()
+	return p.EffectiveMode() != mcp.ElicitModeURL || c.declared().Elicitation.SupportsURL()
 }
 
 // canSample reports whether the client declared what p needs (tool use).
@@ -100,7 +100,11 @@ func (c *Client) canSample(p *mcp.CreateMessageParams) bool {
 // handler's error, and content goes only with an accepted form (the
 // ElicitResult rules, which servers check): it is dropped otherwise.
 func (c *Client) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	res, err := c.opts.Elicitation(ctx, p)
+	h := c.handlers().elicit
+	if h == nil {
+		return nil, errors.New("no elicitation handler")
+	}
+	res, err := h(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +131,11 @@ func (c *Client) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitRe
 
 // sample asks Options.Sampling.
 func (c *Client) sample(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	res, err := c.opts.Sampling(ctx, p)
+	h := c.handlers().sample
+	if h == nil {
+		return nil, errors.New("no sampling handler")
+	}
+	res, err := h(ctx, p)
 	if err == nil && res == nil {
 		err = errors.New("the sampling handler returned no result")
 	}
@@ -136,7 +144,11 @@ func (c *Client) sample(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.C
 
 // listRoots asks Options.Roots; no roots is an empty list.
 func (c *Client) listRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
-	res, err := c.opts.Roots(ctx)
+	h := c.handlers().roots
+	if h == nil {
+		return nil, errors.New("no roots handler")
+	}
+	res, err := h(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -147,16 +159,6 @@ func (c *Client) listRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
 		res.Roots = []mcp.Root{}
 	}
 	return res, nil
-}
-
-// associated enforces SEP-2260 from the client's side: elicitation,
-// sampling and roots requests must belong to a request of ours in flight;
-// one that arrives while we wait for nothing is answered -32602.
-func (c *Client) associated(method string) error {
-	if c.conn.Outstanding() == 0 {
-		return jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: %s arrived with no client request in progress (SEP-2260)", method)
-	}
-	return nil
 }
 
 func methodNotFound(method string) *jsonrpc.Error {

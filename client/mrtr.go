@@ -181,7 +181,7 @@ func keyOrder(raw jsontext.Value) []string {
 // unless Options.ManualInput, when at least one input handler is
 // registered.
 func (c *Client) driving() bool {
-	return !c.opts.ManualInput && (c.opts.Elicitation != nil || c.opts.Sampling != nil || c.opts.Roots != nil)
+	return !c.opts.ManualInput && c.handlers().any()
 }
 
 func (c *Client) maxInputRounds() int {
@@ -260,6 +260,7 @@ func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError) (mcp.InputR
 		params any
 	}
 	var work []todo
+	hs := c.handlers()
 	for _, key := range order {
 		r := ir.Result.InputRequests[key]
 		var params any
@@ -271,7 +272,7 @@ func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError) (mcp.InputR
 				return nil, fmt.Errorf("mcp: %s: input request %q: invalid elicitation/create params: %w", ir.Method, key, err)
 			}
 			switch {
-			case c.opts.Elicitation == nil:
+			case hs.elicit == nil:
 				why = "no Options.Elicitation handler"
 			case !c.canElicit(p):
 				why = "URL-mode elicitation, which this client did not declare (Options.ElicitationURL)"
@@ -283,14 +284,14 @@ func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError) (mcp.InputR
 				return nil, fmt.Errorf("mcp: %s: input request %q: invalid sampling/createMessage params: %w", ir.Method, key, err)
 			}
 			switch {
-			case c.opts.Sampling == nil:
+			case hs.sample == nil:
 				why = "no Options.Sampling handler"
 			case !c.canSample(p):
 				why = "sampling with tools, which this client did not declare (Options.SamplingTools)"
 			}
 			params = p
 		case mcp.MethodRootsList:
-			if c.opts.Roots == nil {
+			if hs.roots == nil {
 				why = "no Options.Roots handler"
 			}
 		default:
