@@ -221,6 +221,12 @@ type Client struct {
 
 	progress sync.Map // progress token (mcp.ID) → func(*mcp.ProgressParams)
 
+	// taskRequired: listed tools whose execution.taskSupport is
+	// "required" (legacy; guarded by mu). taskWatch: task id →
+	// func(*Task), the WithTaskStatus of a call waiting for it.
+	taskRequired map[string]bool
+	taskWatch    sync.Map
+
 	notes     chan *jsonrpc.Message
 	notesDone chan struct{}
 	stop      context.CancelFunc

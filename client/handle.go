@@ -193,6 +193,9 @@ func (h *handler) HandleNotification(ctx context.Context, n *jsonrpc.Message) {
 	if n.Method == mcp.NotificationToolsListChanged {
 		c.forgetOutputs()
 	}
+	if n.Method == mcp.NotificationTasksStatus {
+		c.taskStatusNote(n.Params)
+	}
 	if c.demux(n) {
 		return
 	}

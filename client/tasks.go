@@ -247,6 +247,11 @@ func (c *Client) await(ctx context.Context, t *Task) (*mcp.CallToolResult, error
 	if t.ID == "" {
 		return toolResult(t)
 	}
+	fn := taskStatusFunc(ctx)
+	if fn != nil {
+		fn(t)
+	}
+	defer c.watchTask(t.ID, fn)()
 	res, err := c.TaskResult(ctx, t.ID)
 	if err != nil && ctx.Err() != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
@@ -401,11 +406,17 @@ func (c *Client) TaskResult(ctx context.Context, id string) (*mcp.CallToolResult
 		return &res, nil
 	}
 	answered := make(map[string]bool)
+	fn := taskStatusFunc(ctx)
+	var last, lastMsg = mcp.TaskStatus(""), ""
 	for {
 		t, err := c.GetTask(ctx, id)
 		if err != nil {
 			return nil, err
 		}
+		if fn != nil && (t.Status != last || t.StatusMessage != lastMsg) {
+			fn(t)
+		}
+		last, lastMsg = t.Status, t.StatusMessage
 		switch t.Status {
 		case mcp.TaskCompleted:
 			return toolResult(t)
