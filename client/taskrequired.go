@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -35,6 +36,25 @@ func WithTaskStatus(ctx context.Context, fn func(*Task)) context.Context {
 func taskStatusFunc(ctx context.Context) func(*Task) {
 	fn, _ := ctx.Value(taskStatusKey{}).(func(*Task))
 	return fn
+}
+
+// onChange wraps fn so that it sees a task only when its status or status
+// message changed (a creation and the first poll tell the same; status
+// notifications and polls may repeat one). It is safe for concurrent use:
+// notifications come on the reader goroutine.
+func onChange(fn func(*Task)) func(*Task) {
+	var mu sync.Mutex
+	var status mcp.TaskStatus
+	var msg string
+	return func(t *Task) {
+		mu.Lock()
+		same := t.Status == status && t.StatusMessage == msg
+		status, msg = t.Status, t.StatusMessage
+		mu.Unlock()
+		if !same {
+			fn(t)
+		}
+	}
 }
 
 // noteTaskSupport records which listed tools require a task.

@@ -31,7 +31,7 @@ Usage:
   mcpkit serve [--http ADDR [--auth [--auth-tokens jwt|opaque] [--dpop off|optional|required]]
                [--allow-host NAME] [--allow-origin ORIGIN] | --stdio]
   mcpkit inspect  [flags] TARGET
-  mcpkit call     [flags] TARGET TOOL [JSON | key=value ...]
+  mcpkit call     [flags] [--task] TARGET TOOL [JSON | key=value ...]
   mcpkit read     [flags] TARGET URI
   mcpkit prompt   [flags] TARGET NAME [key=value ...]
   mcpkit complete [flags] (--prompt NAME | --resource URI) TARGET ARG VALUE
@@ -57,6 +57,11 @@ inspect lists the revisions the server serves in both eras: the modern ones
 from server/discover, the legacy one initialize negotiates. The era the
 connection did not use is probed on a second connection (for a stdio target,
 a second launch), unless automatic detection already saw server/discover fail.
+
+call runs a tool that requires a task (inspect shows "task: required") as
+a task, showing its states and progress on stderr and answering its input
+requests as for any call; --task does the same for a tool that allows one
+("task: optional").
 
 key=value arguments: a value that parses as JSON is sent as that JSON value
 (a=2 is a number, ok=true a boolean), anything else as a string.
