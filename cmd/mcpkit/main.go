@@ -48,7 +48,11 @@ serve --http on a loopback address accepts loopback Host names and origins
 only; beyond loopback it accepts any Host but no browser request (one with
 an Origin), unless --allow-host and --allow-origin (repeatable) name them.
 
-TARGET is an http:// or https:// URL of a Streamable HTTP endpoint, or
+serve --http also serves the deprecated HTTP+SSE transport (2024-11-05) at
+the same URL, for clients that predate Streamable HTTP.
+
+TARGET is an http:// or https:// URL of a Streamable HTTP endpoint (or of a
+server of the deprecated HTTP+SSE transport, found by the spec's fallback), or
 "-- command args..." (a server launched over stdio, and shut down in spec
 order), which must come last:
   mcpkit call add a=2 b=40 -- mcpkit serve --stdio

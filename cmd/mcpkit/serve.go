@@ -69,7 +69,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		return nil
 	}
-	return serveHTTP(ctx, s, *addr, protect, &streamhttp.Options{AllowedHosts: hosts, AllowedOrigins: origins}, stderr)
+	return serveHTTP(ctx, s, *addr, protect, &streamhttp.Options{AllowedHosts: hosts, AllowedOrigins: origins, LegacySSE: true}, stderr)
 }
 
 // shutdownGrace bounds the shutdown of mcpkit serve --http after SIGINT.
