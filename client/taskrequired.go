@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/go-json-experiment/json"
@@ -15,9 +16,10 @@ import (
 // Tools a legacy server runs only as tasks (execution.taskSupport
 // "required", 2025-11-25). The spec says a client MUST call them as tasks
 // and the server MUST refuse any other call with -32601, so CallTool does
-// it on its own: as a task from the start when a listing said the tool
-// requires it, or again as a task when a plain call of a tool not listed
-// yet is refused -32601 by a server that runs tool calls as tasks.
+// it on its own: as a task when the server's listing says the tool
+// requires it (a server that runs tool calls as tasks is asked for its
+// listing before the first call of a tool it has not listed), or again as
+// a task when a plain call is refused -32601 by such a server.
 
 type taskStatusKey struct{}
 
@@ -40,7 +42,8 @@ func taskStatusFunc(ctx context.Context) func(*Task) {
 
 // onChange wraps fn so that it sees a task only when its status or status
 // message changed (a creation and the first poll tell the same; status
-// notifications and polls may repeat one). It is safe for concurrent use:
+// notifications and polls may repeat one; the end a 2025-11-25
+// tasks/result implies may follow the server's own word of it). It is safe for concurrent use:
 // notifications come on the reader goroutine.
 func onChange(fn func(*Task)) func(*Task) {
 	var mu sync.Mutex
@@ -48,8 +51,11 @@ func onChange(fn func(*Task)) func(*Task) {
 	var msg string
 	return func(t *Task) {
 		mu.Lock()
-		same := t.Status == status && t.StatusMessage == msg
-		status, msg = t.Status, t.StatusMessage
+		// A status without a message repeats the last one's.
+		same := t.Status == status && (t.StatusMessage == msg || t.StatusMessage == "")
+		if !same {
+			status, msg = t.Status, t.StatusMessage
+		}
 		mu.Unlock()
 		if !same {
 			fn(t)
@@ -76,15 +82,30 @@ func (c *Client) noteTaskSupport(tools []mcp.Tool) {
 }
 
 // requiresTask reports whether a legacy call of tool name must be a task:
-// the server runs tool calls as tasks and a listing said the tool
-// requires it.
-func (c *Client) requiresTask(name string) bool {
+// the server runs tool calls as tasks and its listing says the tool
+// requires it. A tool not listed yet is looked up with one complete
+// listing (kept, as for output schemas): servers may answer the plain call
+// of such a tool with a tool error rather than -32601 (the TypeScript
+// SDK does), so asking first is the only sure way.
+func (c *Client) requiresTask(ctx context.Context, name string) (bool, error) {
 	if !c.init.Capabilities.Tasks.SupportsRequest(mcp.MethodToolsCall) {
-		return false
+		return false, nil
+	}
+	c.mu.Lock()
+	required, listed := c.taskRequired[name], c.listedAll
+	c.mu.Unlock()
+	if required || listed {
+		return required, nil
+	}
+	for _, err := range c.Tools(ctx) {
+		if err != nil {
+			return false, fmt.Errorf("client: listing the tools to learn the task support of %q: %w", name, err)
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.taskRequired[name]
+	c.listedAll = true
+	return c.taskRequired[name], nil
 }
 
 // refusedForTask reports whether err is the -32601 a legacy server that
@@ -97,8 +118,14 @@ func (c *Client) refusedForTask(err error) bool {
 
 // callLegacy is CallTool on a legacy connection without p.Task.
 func (c *Client) callLegacy(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	if p != nil && c.requiresTask(p.Name) {
-		return c.asTask(ctx, p)
+	if p != nil {
+		required, err := c.requiresTask(ctx, p.Name)
+		if err != nil {
+			return nil, err
+		}
+		if required {
+			return c.asTask(ctx, p)
+		}
 	}
 	var res mcp.CallToolResult
 	err := c.callTool(ctx, p, &res)
