@@ -6,12 +6,17 @@ package interop
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 var (
@@ -118,4 +123,20 @@ func TestCLIFilesystem(t *testing.T) {
 	// them on its own time; inspect needs none of them.
 	out, _ := runCLI(t, "inspect", "--root", "file://"+root, "--", filepath.Join(dir, "node"), js)
 	wantIn(t, "inspect (filesystem)", out, "server:       secure-filesystem-server", "list_allowed_directories")
+}
+
+// TestCLIGoSDKSSEServer: inspect and call reach go-sdk's 2024-11-05 SSE
+// server (NewSSEHandler) with nothing but its URL.
+func TestCLIGoSDKSSEServer(t *testing.T) {
+	t.Parallel()
+	srv := gomcp.NewServer(&gomcp.Implementation{Name: "gosdk-sse", Version: "1"}, nil)
+	gomcp.AddTool(srv, &gomcp.Tool{Name: "add", Description: "adds"}, func(_ context.Context, _ *gomcp.CallToolRequest, in addArgs) (*gomcp.CallToolResult, any, error) {
+		return &gomcp.CallToolResult{Content: []gomcp.Content{&gomcp.TextContent{Text: fmt.Sprint(in.X + in.Y)}}}, nil, nil
+	})
+	ts := httptest.NewServer(gomcp.NewSSEHandler(func(*http.Request) *gomcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	out, _ := runCLI(t, "inspect", ts.URL)
+	wantIn(t, "inspect", out, "server:       gosdk-sse 1", "  add: adds")
+	out, _ = runCLI(t, "call", ts.URL, "add", "x=2", "y=40")
+	wantIn(t, "call add", out, "42")
 }
