@@ -123,6 +123,12 @@ func TestCLIFilesystem(t *testing.T) {
 	// them on its own time; inspect needs none of them.
 	out, _ := runCLI(t, "inspect", "--root", "file://"+root, "--", filepath.Join(dir, "node"), js)
 	wantIn(t, "inspect (filesystem)", out, "server:       secure-filesystem-server", "list_allowed_directories")
+	// A call, with the directory given on the server's command line.
+	if err := os.WriteFile(filepath.Join(root, "note.txt"), []byte("from the CLI\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = runCLI(t, "call", "read_text_file", "path="+filepath.Join(root, "note.txt"), "--", filepath.Join(dir, "node"), js, root)
+	wantIn(t, "call read_text_file (filesystem)", out, "from the CLI")
 }
 
 // TestCLIGoSDKSSEServer: inspect and call reach go-sdk's 2024-11-05 SSE
