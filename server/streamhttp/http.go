@@ -151,7 +151,8 @@ type Options struct {
 	// come on that stream. Host and Origin checks, body limits, the
 	// session caps and Shutdown apply to these sessions too; they live
 	// as long as their stream and are not shared with other instances
-	// (docs/design/legacy-sse.md).
+	// (docs/design/legacy-sse.md). A Stateless handler has no sessions
+	// and ignores it.
 	LegacySSE bool
 	// LegacySSEQueue bounds the messages waiting for a 2024-11-05
 	// session's stream; past it, whoever sends more waits for the client
