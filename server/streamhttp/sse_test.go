@@ -235,10 +235,15 @@ func TestLegacySSEShutdown(t *testing.T) {
 }
 
 // TestLegacySSEOff: without LegacySSE a GET without a session is the
-// Streamable HTTP transport's 400, and ?sessionId means nothing.
+// Streamable HTTP transport's 400; a Stateless handler ignores LegacySSE
+// (405: it has no sessions).
 func TestLegacySSEOff(t *testing.T) {
 	e := newHTTPEnv(t, sseServer(), nil)
 	if _, resp := openSSE(t, e, nil); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("GET without a session: %d, want 400", resp.StatusCode)
+	}
+	e = newHTTPEnv(t, sseServer(), &Options{Stateless: true, LegacySSE: true})
+	if _, resp := openSSE(t, e, nil); resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("stateless: GET %d, want 405", resp.StatusCode)
 	}
 }
