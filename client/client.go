@@ -187,11 +187,20 @@ type Options struct {
 	// 2026-07-28 request's envelope. A value that is not an object fails
 	// Connect.
 	Extensions map[string]any
+	// StrictServerRequests enforces SEP-2260 on legacy connections too:
+	// an elicitation, sampling or roots request that arrives while the
+	// client has no request of its own in flight is answered -32602
+	// instead of going to its handler. SEP-2260 belongs to 2026-07-28;
+	// the revisions up to 2025-11-25 allow such requests and real servers
+	// send them, so by default a legacy connection serves them
+	// (docs/design/server-requests.md).
+	StrictServerRequests bool
 	// Listen starts the legacy Streamable HTTP transport's GET listening
 	// stream even when no server-request handler is set, so that the
 	// notifications a server sends outside any request (list changes,
 	// resource updates) reach the handlers above. With Elicitation,
-	// Sampling or Roots set it starts anyway.
+	// Sampling or Roots set it starts anyway, and so does setting the
+	// first of them after Connect (SetListRootsHandler).
 	Listen bool
 }
 
@@ -205,15 +214,19 @@ type Client struct {
 	opts Options
 	log  *slog.Logger
 	conn *jsonrpc.Conn
-	caps mcp.ClientCapabilities
+	caps mcp.ClientCapabilities // declared; modern: guarded by mu after Connect
+
+	hs      atomic.Pointer[inputHandlers] // see handlers
+	lenient atomic.Bool                   // serve unsolicited server requests (see associated)
 
 	era  Era
 	init mcp.InitializeResult // legacy: the initialize result
 
 	// Modern state (era == EraModern).
-	capsJSON jsontext.Value // the 2026 clientCapabilities of every request
-	infoJSON jsontext.Value // Options.Info, encoded once
-	cache    *Cache         // nil: no caching
+	exts     map[string]jsontext.Value // Options.Extensions, encoded once
+	capsJSON jsontext.Value            // the 2026 clientCapabilities of every request
+	infoJSON jsontext.Value            // Options.Info, encoded once
+	cache    *Cache                    // nil: no caching
 	mu       sync.Mutex
 	version  string              // the modern revision of the next request
 	logLevel mcp.LoggingLevel    // sent as io.modelcontextprotocol/logLevel ("" none)
@@ -235,6 +248,12 @@ type Client struct {
 	keepAliveErr atomic.Pointer[error]
 
 	progress sync.Map // progress token (mcp.ID) → func(*mcp.ProgressParams)
+
+	// taskRequired: listed tools whose execution.taskSupport is
+	// "required" (legacy; guarded by mu). taskWatch: task id →
+	// func(*Task), the WithTaskStatus of a call waiting for it.
+	taskRequired map[string]bool
+	taskWatch    sync.Map
 
 	notes     chan *jsonrpc.Message
 	notesDone chan struct{}
@@ -285,13 +304,13 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	c.caps = c.capabilities()
 	exts, err := encodeExtensions(c.opts.Extensions)
 	if err != nil {
 		_ = t.Close()
 		return nil, err
 	}
-	c.caps.Extensions = exts
+	c.exts = exts
+	c.caps = c.capabilities(c.handlers())
 	c.chain = intercept.Chain(c.opts.Interceptors...)
 	if err := c.prepareModern(); err != nil {
 		_ = t.Close()
@@ -328,38 +347,33 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 		return nil, err
 	}
 	if c.era == EraLegacy {
-		if l, ok := t.(interface{ Listen() }); ok && c.opts.hearsServer() {
-			l.Listen()
+		if c.opts.Listen || c.handlers().any() {
+			c.listen()
 		}
 	}
 	c.keepAlive()
 	return c, nil
 }
 
-// hearsServer reports whether Connect starts the transport's listener:
-// the options answer server requests, or ask for the
-// listener to hear notifications.
-func (o *Options) hearsServer() bool {
-	return o.ElicitHandler != nil || o.CreateMessageHandler != nil || o.ListRootsHandler != nil || o.Listen
-}
-
-func (c *Client) capabilities() mcp.ClientCapabilities {
+// capabilities are what the client declares with handlers hs.
+func (c *Client) capabilities(hs *inputHandlers) mcp.ClientCapabilities {
 	var caps mcp.ClientCapabilities
-	if c.opts.ElicitHandler != nil {
+	if hs.elicit != nil {
 		caps.Elicitation = &mcp.ElicitationCapability{Form: &mcp.FormElicitationCapability{ApplyDefaults: c.opts.ElicitationDefaults}}
 		if c.opts.ElicitationURL {
 			caps.Elicitation.URL = &struct{}{}
 		}
 	}
-	if c.opts.CreateMessageHandler != nil {
+	if hs.sample != nil {
 		caps.Sampling = &mcp.SamplingCapability{}
 		if c.opts.SamplingTools {
 			caps.Sampling.Tools = &struct{}{}
 		}
 	}
-	if c.opts.ListRootsHandler != nil {
+	if hs.roots != nil {
 		caps.Roots = &mcp.RootsCapability{ListChanged: true}
 	}
+	caps.Extensions = c.exts
 	return caps
 }
 
@@ -378,6 +392,9 @@ func (c *Client) initialize(ctx context.Context, version string) error {
 	if !slices.Contains(mcp.LegacyVersions(), c.init.ProtocolVersion) {
 		return fmt.Errorf("%w: %q", ErrUnsupportedVersion, c.init.ProtocolVersion)
 	}
+	// Every legacy revision allows requests outside ours; set before
+	// notifications/initialized, after which a server may send them.
+	c.lenient.Store(!c.opts.StrictServerRequests)
 	if err := c.notifyOut(ctx, mcp.NotificationInitialized, nil); err != nil {
 		return fmt.Errorf("client: notifications/initialized: %w", err)
 	}

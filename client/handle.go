@@ -36,7 +36,7 @@ func (c *Client) serveRequest(ctx context.Context, method string, raw jsontext.V
 	case mcp.MethodPing:
 		return struct{}{}, nil
 	case mcp.MethodElicitationCreate:
-		if c.opts.ElicitHandler == nil {
+		if c.handlers().elicit == nil {
 			return nil, methodNotFound(msg.Method)
 		}
 		if err := c.associated(msg.Method); err != nil {
@@ -55,7 +55,7 @@ func (c *Client) serveRequest(ctx context.Context, method string, raw jsontext.V
 		}
 		return res, nil
 	case mcp.MethodSamplingCreateMessage:
-		if c.opts.CreateMessageHandler == nil {
+		if c.handlers().sample == nil {
 			return nil, methodNotFound(msg.Method)
 		}
 		if err := c.associated(msg.Method); err != nil {
@@ -74,7 +74,7 @@ func (c *Client) serveRequest(ctx context.Context, method string, raw jsontext.V
 		}
 		return res, nil
 	case mcp.MethodRootsList:
-		if c.opts.ListRootsHandler == nil {
+		if c.handlers().roots == nil {
 			return nil, methodNotFound(msg.Method)
 		}
 		if err := c.associated(msg.Method); err != nil {
@@ -96,7 +96,7 @@ func (c *Client) serveRequest(ctx context.Context, method string, raw jsontext.V
 
 // canElicit reports whether the client declared the mode p asks in.
 func (c *Client) canElicit(p *mcp.ElicitParams) bool {
-	return p.EffectiveMode() != mcp.ElicitModeURL || c.caps.Elicitation.SupportsURL()
+	return p.EffectiveMode() != mcp.ElicitModeURL || c.declared().Elicitation.SupportsURL()
 }
 
 // canSample reports whether the client declared what p needs (tool use).
@@ -110,7 +110,11 @@ func (c *Client) canSample(p *mcp.CreateMessageParams) bool {
 // handler's error, and content goes only with an accepted form (the
 // ElicitResult rules, which servers check): it is dropped otherwise.
 func (c *Client) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	res, err := c.opts.ElicitHandler(ctx, p)
+	h := c.handlers().elicit
+	if h == nil {
+		return nil, errors.New("no elicitation handler")
+	}
+	res, err := h(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +141,11 @@ func (c *Client) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitRe
 
 // sample asks Options.CreateMessageHandler.
 func (c *Client) sample(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	res, err := c.opts.CreateMessageHandler(ctx, p)
+	h := c.handlers().sample
+	if h == nil {
+		return nil, errors.New("no sampling handler")
+	}
+	res, err := h(ctx, p)
 	if err == nil && res == nil {
 		err = errors.New("the sampling handler returned no result")
 	}
@@ -146,7 +154,11 @@ func (c *Client) sample(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.C
 
 // listRoots asks Options.ListRootsHandler; no roots is an empty list.
 func (c *Client) listRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
-	res, err := c.opts.ListRootsHandler(ctx)
+	h := c.handlers().roots
+	if h == nil {
+		return nil, errors.New("no roots handler")
+	}
+	res, err := h(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -157,16 +169,6 @@ func (c *Client) listRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
 		res.Roots = []mcp.Root{}
 	}
 	return res, nil
-}
-
-// associated enforces SEP-2260 from the client's side: elicitation,
-// sampling and roots requests must belong to a request of ours in flight;
-// one that arrives while we wait for nothing is answered -32602.
-func (c *Client) associated(method string) error {
-	if c.conn.Outstanding() == 0 {
-		return jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: %s arrived with no client request in progress (SEP-2260)", method)
-	}
-	return nil
 }
 
 func methodNotFound(method string) *jsonrpc.Error {
@@ -204,7 +206,7 @@ func (h *handler) HandleNotification(ctx context.Context, n *jsonrpc.Message) {
 		return nil, nil
 	})
 	if err != nil {
-		c.log.Debug("mcp: notification dropped by an interceptor", "method", n.Method, "err", err)
+		c.log.Debug("client: notification dropped by an interceptor", "method", n.Method, "err", err)
 	}
 }
 
@@ -216,6 +218,9 @@ func (c *Client) serveNotification(ctx context.Context, n *jsonrpc.Message) {
 	}
 	if n.Method == mcp.NotificationToolsListChanged {
 		c.forgetOutputs()
+	}
+	if n.Method == mcp.NotificationTasksStatus {
+		c.taskStatusNote(n.Params)
 	}
 	if c.demux(n) {
 		return

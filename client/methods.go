@@ -35,6 +35,7 @@ func (c *Client) ListTools(ctx context.Context, p *mcp.ListToolsParams) (*mcp.Li
 		return nil, err
 	}
 	c.noteOutputs(res.Tools, p.Cursor == nil && res.NextCursor == nil)
+	c.noteTaskSupport(res.Tools)
 	if c.era == EraModern {
 		res.Tools = c.noteTools(res.Tools)
 	}
@@ -72,16 +73,26 @@ func (c *Client) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 // (resultType "task"): CallTool then waits for the task's outcome (see
 // TaskResult) and returns it; when ctx ends first, it cancels the task.
 // On a legacy connection, a call with p.Task set is run as a task the
-// same way (see RunToolTask). A tool that runs only as a task is refused
-// a plain call (-32021 naming the tasks extension from a modern server
-// without Options.Tasks, -32601 from a legacy one): RunToolTask calls it
-// either way.
+// same way (see RunToolTask). A tool that runs only as a task is run as
+// one on its own: a legacy server's tool whose listed
+// execution.taskSupport is "required" is called as a task from the
+// start, and a plain call refused for want of a task (-32601 from a
+// legacy server that runs tool calls as tasks, -32021 naming the tasks
+// extension from a modern one) is made again as a task. WithTaskStatus
+// reports the task's progress through its states.
 func (c *Client) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	if c.era != EraModern && p != nil && p.Task != nil {
-		return c.RunToolTask(ctx, p)
+	if c.era != EraModern {
+		if p != nil && p.Task != nil {
+			return c.RunToolTask(ctx, p)
+		}
+		return c.callLegacy(ctx, p)
 	}
 	var res mcp.CallToolResult
 	err := c.callTool(ctx, p, &res)
+	if needsTasksExt(err) && !c.opts.Tasks && p != nil {
+		c.log.Debug("client: tools/call refused for want of the tasks extension; calling again as a task", "tool", p.Name)
+		return c.RunToolTask(ctx, p)
+	}
 	var ts *taskStarted
 	if errors.As(err, &ts) {
 		t, derr := decodeTask(ts.raw)
@@ -132,6 +143,7 @@ func (c *Client) refreshTools(ctx context.Context) error {
 		}
 		c.noteTools(res.Tools)
 		c.noteOutputs(res.Tools, false)
+		c.noteTaskSupport(res.Tools)
 		if res.NextCursor == nil || (cursor != nil && *cursor == *res.NextCursor) {
 			return nil
 		}

@@ -31,25 +31,10 @@ var (
 // capabilities are those of initialize, in their 2026-07-28 form (roots
 // without listChanged, which that revision removed).
 func (c *Client) prepareModern() error {
-	caps := c.caps
-	if caps.Roots != nil {
-		caps.Roots = &mcp.RootsCapability{}
+	if err := c.encodeCaps(); err != nil {
+		return err
 	}
 	var err error
-	if c.capsJSON, err = json.Marshal(caps); err != nil {
-		return fmt.Errorf("client: encoding the client capabilities: %w", err)
-	}
-	caps.Extensions = maps.Clone(caps.Extensions)
-	if caps.Extensions == nil {
-		caps.Extensions = make(map[string]jsontext.Value, 1)
-	}
-	caps.Extensions[tasksExtension] = jsontext.Value(`{}`)
-	if c.capsTasksJSON, err = json.Marshal(caps); err != nil {
-		return fmt.Errorf("client: encoding the client capabilities: %w", err)
-	}
-	if c.opts.Tasks {
-		c.capsJSON = c.capsTasksJSON
-	}
 	if c.infoJSON, err = json.Marshal(c.opts.Info); err != nil {
 		return fmt.Errorf("client: encoding Options.Info: %w", err)
 	}
@@ -63,6 +48,32 @@ func (c *Client) prepareModern() error {
 	return nil
 }
 
+// encodeCaps encodes c.caps for modern requests (with mu held once the
+// client runs: the Set…Handler methods change them).
+func (c *Client) encodeCaps() error {
+	caps := c.caps
+	if caps.Roots != nil {
+		caps.Roots = &mcp.RootsCapability{}
+	}
+	capsJSON, err := json.Marshal(caps)
+	if err != nil {
+		return fmt.Errorf("client: encoding the client capabilities: %w", err)
+	}
+	caps.Extensions = maps.Clone(caps.Extensions)
+	if caps.Extensions == nil {
+		caps.Extensions = make(map[string]jsontext.Value, 1)
+	}
+	caps.Extensions[tasksExtension] = jsontext.Value(`{}`)
+	if c.capsTasksJSON, err = json.Marshal(caps); err != nil {
+		return fmt.Errorf("client: encoding the client capabilities: %w", err)
+	}
+	c.capsJSON = capsJSON
+	if c.opts.Tasks {
+		c.capsJSON = c.capsTasksJSON
+	}
+	return nil
+}
+
 // envelope returns a copy of meta with the modern per-request metadata:
 // protocolVersion, clientCapabilities (declaring the tasks extension when
 // tasks is set), clientInfo and, when SetLoggingLevel set one and meta
@@ -71,12 +82,12 @@ func (c *Client) envelope(meta mcp.Meta, version string, tasks bool) mcp.Meta {
 	m := make(mcp.Meta, len(meta)+4)
 	maps.Copy(m, meta)
 	m[mcp.MetaKeyProtocolVersion] = version
+	m[mcp.MetaKeyClientInfo] = c.infoJSON
+	c.mu.Lock()
 	m[mcp.MetaKeyClientCapabilities] = c.capsJSON
 	if tasks {
 		m[mcp.MetaKeyClientCapabilities] = c.capsTasksJSON
 	}
-	m[mcp.MetaKeyClientInfo] = c.infoJSON
-	c.mu.Lock()
 	level := c.logLevel
 	c.mu.Unlock()
 	if _, set := meta[mcp.MetaKeyLogLevel]; level != "" && !set {

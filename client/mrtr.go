@@ -181,7 +181,7 @@ func keyOrder(raw jsontext.Value) []string {
 // unless Options.ManualInput, when at least one input handler is
 // registered.
 func (c *Client) driving() bool {
-	return !c.opts.ManualInput && (c.opts.ElicitHandler != nil || c.opts.CreateMessageHandler != nil || c.opts.ListRootsHandler != nil)
+	return !c.opts.ManualInput && c.handlers().any()
 }
 
 func (c *Client) maxInputRounds() int {
@@ -260,6 +260,7 @@ func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError, round int) 
 		params any
 	}
 	var work []todo
+	hs := c.handlers()
 	for _, key := range order {
 		r := ir.Result.InputRequests[key]
 		var params any
@@ -271,8 +272,8 @@ func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError, round int) 
 				return nil, fmt.Errorf("client: %s: input request %q: invalid elicitation/create params: %w", ir.Method, key, err)
 			}
 			switch {
-			case c.opts.ElicitHandler == nil:
-				why = "no Options.ElicitHandler handler"
+			case hs.elicit == nil:
+				why = "no ElicitHandler"
 			case !c.canElicit(p):
 				why = "URL-mode elicitation, which this client did not declare (Options.ElicitationURL)"
 			}
@@ -283,15 +284,15 @@ func (c *Client) fulfil(ctx context.Context, ir *InputRequiredError, round int) 
 				return nil, fmt.Errorf("client: %s: input request %q: invalid sampling/createMessage params: %w", ir.Method, key, err)
 			}
 			switch {
-			case c.opts.CreateMessageHandler == nil:
-				why = "no Options.CreateMessageHandler handler"
+			case hs.sample == nil:
+				why = "no CreateMessageHandler"
 			case !c.canSample(p):
 				why = "sampling with tools, which this client did not declare (Options.SamplingTools)"
 			}
 			params = p
 		case mcp.MethodRootsList:
-			if c.opts.ListRootsHandler == nil {
-				why = "no Options.ListRootsHandler handler"
+			if hs.roots == nil {
+				why = "no ListRootsHandler"
 			}
 		default:
 			why = "not a method a server may ask a client for"
@@ -347,7 +348,7 @@ func (c *Client) answerInput(ctx context.Context, method string, params any, raw
 	if method == mcp.MethodRootsList {
 		return c.listRoots(ctx)
 	}
-	return nil, fmt.Errorf("mcp: an interceptor changed input request %s into one this client cannot answer", method)
+	return nil, fmt.Errorf("client: an interceptor changed input request %s into one this client cannot answer", method)
 }
 
 // withoutInput returns a copy of MRTR params without inputResponses and

@@ -229,6 +229,21 @@ func rawHasTask(raw jsontext.Value) bool {
 // (without p.Task). When ctx ends before the task does, the client asks
 // the server to cancel it (tasks/cancel) before returning ctx's error.
 func (c *Client) RunToolTask(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	if fn := progressFunc(ctx); fn != nil && c.era != EraModern {
+		// A 2025-11-25 task reports progress with the call's token for
+		// as long as it runs: the token stays registered until the
+		// outcome, not only until the CreateTaskResult.
+		cp := *orNew(p)
+		cp.Meta = make(mcp.Meta, len(p.Meta)+1)
+		for k, v := range p.Meta {
+			cp.Meta[k] = v
+		}
+		token := mcp.StringID(randToken())
+		cp.Meta[mcp.MetaKeyProgressToken] = token
+		c.progress.Store(token, fn)
+		defer c.progress.Delete(token)
+		p, ctx = &cp, WithProgress(ctx, nil)
+	}
 	t, err := c.StartToolTask(ctx, p)
 	if errors.Is(err, ErrTasksUnsupported) {
 		cp := *p
@@ -247,7 +262,23 @@ func (c *Client) await(ctx context.Context, t *Task) (*mcp.CallToolResult, error
 	if t.ID == "" {
 		return toolResult(t)
 	}
+	fn := taskStatusFunc(ctx)
+	if fn != nil {
+		fn = onChange(fn)
+		ctx = WithTaskStatus(ctx, fn)
+		fn(t)
+	}
+	defer c.watchTask(t.ID, fn)()
 	res, err := c.TaskResult(ctx, t.ID)
+	if fn != nil && c.era != EraModern && ctx.Err() == nil {
+		// A 2025-11-25 tasks/result answers once the task is over: its
+		// result says completed, its JSON-RPC error failed.
+		end := &Task{ID: t.ID, Status: mcp.TaskCompleted}
+		if err != nil {
+			end.Status = mcp.TaskFailed
+		}
+		fn(end)
+	}
 	if err != nil && ctx.Err() != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
 		defer cancel()
@@ -401,11 +432,17 @@ func (c *Client) TaskResult(ctx context.Context, id string) (*mcp.CallToolResult
 		return &res, nil
 	}
 	answered := make(map[string]bool)
+	fn := taskStatusFunc(ctx)
+	var last, lastMsg = mcp.TaskStatus(""), ""
 	for {
 		t, err := c.GetTask(ctx, id)
 		if err != nil {
 			return nil, err
 		}
+		if fn != nil && (t.Status != last || t.StatusMessage != lastMsg) {
+			fn(t)
+		}
+		last, lastMsg = t.Status, t.StatusMessage
 		switch t.Status {
 		case mcp.TaskCompleted:
 			return toolResult(t)

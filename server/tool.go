@@ -311,6 +311,11 @@ func listTools(ctx context.Context, s *Server, req *Request, wp *wireParams) (an
 
 func callTool(ctx context.Context, s *Server, req *Request, wp *wireParams) (any, error) {
 	p := mcp.CallToolParams{Meta: wp.Meta, Name: wp.Name, Arguments: wp.Arguments}
+	if p.Arguments.Kind() == 'n' {
+		// "arguments": null is absent: go-sdk clients send it for a nil
+		// map, and the schema's "no arguments" is what they mean.
+		p.Arguments = nil
+	}
 	if err := decodeMember("task", wp.Task, &p.Task); err != nil {
 		return nil, err
 	}

@@ -30,6 +30,8 @@ type cli struct {
 	progressLine string // the live progress line, redrawn after a log message
 	// legacyNotes carries the change notifications of a legacy listen.
 	legacyNotes chan string
+	// asTask: call --task (run the call as a task).
+	asTask bool
 	// saved: binary contents went to the --out file (saveErr: or failed).
 	saved   bool
 	saveErr error
@@ -58,6 +60,8 @@ func runClient(ctx context.Context, cmd string, args []string, stdout, stderr io
 		listenURIs                       multiFlag
 	)
 	switch cmd {
+	case "call":
+		fs.BoolVar(&c.asTask, "task", false, "run the call as a task (tools that require one are always run as tasks)")
 	case "complete":
 		fs.StringVar(&completePrompt, "prompt", "", "complete an argument of prompt `NAME`")
 		fs.StringVar(&completeResource, "resource", "", "complete a variable of resource template `URI`")
@@ -513,6 +517,9 @@ func (c *cli) inspect(ctx context.Context, cl *client.Client) error {
 			fmt.Fprintf(w, ": %s", t.Description)
 		}
 		fmt.Fprintf(w, "\n    input:  %s\n", compact(t.InputSchema))
+		if ts := taskSupport(&t); ts != "" {
+			fmt.Fprintf(w, "    task:   %s\n", ts)
+		}
 		if len(t.OutputSchema) > 0 {
 			fmt.Fprintf(w, "    output: %s\n", compact(t.OutputSchema))
 		}
@@ -566,7 +573,7 @@ func optColon(s string) string {
 }
 
 func (c *cli) call(ctx context.Context, cl *client.Client, p *mcp.CallToolParams) error {
-	res, err := cl.CallTool(client.WithProgress(ctx, c.onProgress), p)
+	res, err := c.callTool(ctx, cl, p)
 	c.endProgress()
 	if err != nil {
 		return err

@@ -31,7 +31,7 @@ Usage:
   mcpkit serve [--http ADDR [--auth [--auth-tokens jwt|opaque] [--dpop off|optional|required]]
                [--allow-host NAME] [--allow-origin ORIGIN] | --stdio]
   mcpkit inspect  [flags] TARGET
-  mcpkit call     [flags] TARGET TOOL [JSON | key=value ...]
+  mcpkit call     [flags] [--task] TARGET TOOL [JSON | key=value ...]
   mcpkit read     [flags] TARGET URI
   mcpkit prompt   [flags] TARGET NAME [key=value ...]
   mcpkit complete [flags] (--prompt NAME | --resource URI) TARGET ARG VALUE
@@ -48,7 +48,11 @@ serve --http on a loopback address accepts loopback Host names and origins
 only; beyond loopback it accepts any Host but no browser request (one with
 an Origin), unless --allow-host and --allow-origin (repeatable) name them.
 
-TARGET is an http:// or https:// URL of a Streamable HTTP endpoint, or
+serve --http also serves the deprecated HTTP+SSE transport (2024-11-05) at
+the same URL, for clients that predate Streamable HTTP.
+
+TARGET is an http:// or https:// URL of a Streamable HTTP endpoint (or of a
+server of the deprecated HTTP+SSE transport, found by the spec's fallback), or
 "-- command args..." (a server launched over stdio, and shut down in spec
 order), which must come last:
   mcpkit call add a=2 b=40 -- mcpkit serve --stdio
@@ -57,6 +61,11 @@ inspect lists the revisions the server serves in both eras: the modern ones
 from server/discover, the legacy one initialize negotiates. The era the
 connection did not use is probed on a second connection (for a stdio target,
 a second launch), unless automatic detection already saw server/discover fail.
+
+call runs a tool that requires a task (inspect shows "task: required") as
+a task, showing its states and progress on stderr and answering its input
+requests as for any call; --task does the same for a tool that allows one
+("task: optional").
 
 key=value arguments: a value that parses as JSON is sent as that JSON value
 (a=2 is a number, ok=true a boolean), anything else as a string.

@@ -72,7 +72,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		return nil
 	}
-	return serveHTTP(ctx, s, *addr, protect, &streamhttp.Options{AllowedHosts: hosts, AllowedOrigins: origins}, stderr)
+	return serveHTTP(ctx, s, *addr, protect, &streamhttp.Options{AllowedHosts: hosts, AllowedOrigins: origins, LegacySSE: true}, stderr)
 }
 
 // shutdownGrace bounds the shutdown of mcpkit serve --http after SIGINT.
@@ -161,6 +161,10 @@ type addOut struct {
 	Sum float64 `json:"sum"`
 }
 
+type researchIn struct {
+	Topic string `json:"topic,omitempty" jsonschema:"what to research"`
+}
+
 type countIn struct {
 	To int `json:"to,omitzero" jsonschema:"description=how far to count (default 5)"`
 }
@@ -216,7 +220,21 @@ func newDemoServer(logger *slog.Logger) (*server.Server, error) {
 			}
 			return "", errors.New(in.Message)
 		}))
-	add(server.AddTool(s, &mcp.Tool{Name: "count", Description: "Counts, reporting progress and logging each step."},
+	add(server.AddTool(s, &mcp.Tool{Name: "research", Description: "Researches a topic as a task (it runs only as one), reporting progress.",
+		Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportRequired}},
+		func(ctx context.Context, req *server.CallToolRequest, in researchIn) (string, error) {
+			if in.Topic == "" {
+				in.Topic = "everything"
+			}
+			for i, step := range []string{"gathering", "reading", "writing"} {
+				if err := req.Progress(ctx, float64(i+1), 3, step); err != nil {
+					return "", err
+				}
+			}
+			return "a report on " + in.Topic, nil
+		}))
+	add(server.AddTool(s, &mcp.Tool{Name: "count", Description: "Counts, reporting progress and logging each step (as a task with --task).",
+		Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}},
 		func(ctx context.Context, req *server.CallToolRequest, in countIn) (string, error) {
 			if in.To <= 0 {
 				in.To = 5

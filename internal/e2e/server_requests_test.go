@@ -245,10 +245,34 @@ func TestSEP2260(t *testing.T) {
 		Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewSamplingContent(&mcp.TextContent{Text: "hi"})}},
 		MaxTokens: 5,
 	}
-	t.Run("unsolicited request", func(t *testing.T) {
+	t.Run("unsolicited request, legacy", func(t *testing.T) {
+		t.Parallel()
+		// Revisions up to 2025-11-25 allow a server's requests outside the
+		// client's: by default they reach the handlers.
+		c, srv := fakeServer(t, &client.Options{
+			ElicitHandler: answerName,
+			ListRootsHandler: func(ctx context.Context) (*mcp.ListRootsResult, error) {
+				return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///w"}}}, nil
+			},
+		}, nil)
+		ctx := testCtx(t)
+		var er mcp.ElicitResult
+		if err := srv.Call(ctx, mcp.MethodElicitationCreate, elicit, &er); err != nil || er.Action != mcp.ElicitActionAccept {
+			t.Errorf("unsolicited elicitation: %+v, %v", er, err)
+		}
+		var rr mcp.ListRootsResult
+		if err := srv.Call(ctx, mcp.MethodRootsList, nil, &rr); err != nil || len(rr.Roots) != 1 {
+			t.Errorf("unsolicited roots/list: %+v, %v", rr, err)
+		}
+		if err := c.Ping(ctx); err != nil {
+			t.Errorf("ping: %v", err)
+		}
+	})
+	t.Run("unsolicited request, strict", func(t *testing.T) {
 		t.Parallel()
 		called := make(chan struct{}, 3)
 		c, srv := fakeServer(t, &client.Options{
+			StrictServerRequests: true,
 			ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 				called <- struct{}{}
 				return answerName(ctx, p)

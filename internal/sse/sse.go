@@ -194,3 +194,18 @@ func AppendComment(dst []byte, text string) []byte {
 	}
 	return append(dst, '\n', '\n')
 }
+
+// AppendTypedEvent appends one event with an event type (the event:
+// field, such as the "endpoint" and "message" events of the 2024-11-05
+// HTTP+SSE transport) and data, split into data lines as AppendEvent
+// does. A line break in typ is dropped: it would end the field.
+func AppendTypedEvent(dst []byte, typ string, data []byte) []byte {
+	dst = append(dst, "event: "...)
+	for i := 0; i < len(typ); i++ {
+		if c := typ[i]; c != '\r' && c != '\n' {
+			dst = append(dst, c)
+		}
+	}
+	dst = append(dst, '\n')
+	return AppendEvent(dst, "", 0, data)
+}

@@ -125,3 +125,18 @@ func FuzzReader(f *testing.F) {
 		t.Fatal("Next did not terminate")
 	})
 }
+
+func TestAppendTypedEventRoundTrip(t *testing.T) {
+	wire := AppendTypedEvent(nil, "endpoint", []byte("/mcp?sessionId=abc"))
+	wire = AppendTypedEvent(wire, "mess\nage", []byte(`{"jsonrpc":"2.0","method":"x"}`))
+	r := NewReader(strings.NewReader(string(wire)), 0)
+	for _, want := range []Event{{Type: "endpoint", Data: []byte("/mcp?sessionId=abc")}, {Type: "message", Data: []byte(`{"jsonrpc":"2.0","method":"x"}`)}} {
+		ev, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type != want.Type || string(ev.Data) != string(want.Data) {
+			t.Errorf("got %q %q, want %q %q", ev.Type, ev.Data, want.Type, want.Data)
+		}
+	}
+}

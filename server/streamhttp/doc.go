@@ -3,7 +3,9 @@
 // request: legacy sessions (2025-11-25 and older, entered through
 // initialize) whose messages go on the SSE stream of the request they
 // belong to, with resumption (Last-Event-ID) over a store.EventStore; and
-// stateless 2026-07-28 requests with their SEP-2243 header checks.
+// stateless 2026-07-28 requests with their SEP-2243 header checks. With
+// Options.LegacySSE the same endpoint also serves the deprecated HTTP+SSE
+// transport of 2024-11-05 (sse.go, docs/design/legacy-sse.md).
 //
 // NewHandler returns an http.Handler. Its Options hold every limit of the
 // HTTP entry (body size and read time, session caps and idle TTL, Host

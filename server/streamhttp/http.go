@@ -144,6 +144,21 @@ type Options struct {
 	// past it, initialize is answered 503 with Retry-After and creates
 	// no session. Default DefaultMaxSessions; negative: no cap.
 	MaxSessions int
+	// LegacySSE also serves the deprecated HTTP+SSE transport of
+	// 2024-11-05 at the same endpoint, for clients that predate
+	// Streamable HTTP: a GET without Mcp-Session-Id opens a session
+	// whose first event ("endpoint") names where to POST its messages
+	// (this endpoint's path with ?sessionId=), and whose answers all
+	// come on that stream. Host and Origin checks, body limits, the
+	// session caps and Shutdown apply to these sessions too; they live
+	// as long as their stream and are not shared with other instances
+	// (docs/design/legacy-sse.md). A Stateless handler has no sessions
+	// and ignores it.
+	LegacySSE bool
+	// LegacySSEQueue bounds the messages waiting for a 2024-11-05
+	// session's stream; past it, whoever sends more waits for the client
+	// to read. Default DefaultLegacySSEQueue.
+	LegacySSEQueue int
 	// MaxSessionsPerPrincipal caps the sessions one authenticated
 	// principal (WithPrincipal, as set by auth middleware) holds at
 	// once, with the same answer. Requests without a principal are
@@ -176,6 +191,11 @@ type Handler struct {
 	ending map[*httpSession]chan struct{}
 	// clusterDone is closed once the cluster side has stopped (Shutdown).
 	clusterDone chan struct{}
+	// sse holds the sessions of the 2024-11-05 transport (LegacySSE),
+	// sseEnding those being closed, each with a channel closed once its
+	// handlers have returned (Shutdown waits for them).
+	sse       map[string]*sseSession
+	sseEnding map[*sseSession]chan struct{}
 	// now is the clock of idle times and the sweep (tests replace it).
 	now func() time.Time
 	// closeAfter, when positive, replaces DefaultCloseTimeout (tests).
@@ -220,6 +240,9 @@ func NewHandler(s *server.Server, opts *Options) *Handler {
 	if o.StoreTimeout <= 0 {
 		o.StoreTimeout = DefaultStoreTimeout
 	}
+	if o.LegacySSEQueue <= 0 {
+		o.LegacySSEQueue = DefaultLegacySSEQueue
+	}
 	h.store = o.EventStore
 	if h.store == nil && !o.Stateless {
 		h.store = store.NewMemoryEventStore(nil)
@@ -230,11 +253,12 @@ func NewHandler(s *server.Server, opts *Options) *Handler {
 	return h
 }
 
-// SessionCount reports how many sessions are open.
+// SessionCount reports how many sessions are open (those of the
+// 2024-11-05 transport included).
 func (h *Handler) SessionCount() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return len(h.sessions)
+	return len(h.sessions) + len(h.sse)
 }
 
 // ServeHTTP implements http.Handler.
@@ -250,6 +274,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeInvalidRequest, "Bad Request: the "+name+" header is sent more than once")
 			return
 		}
+	}
+	switch {
+	case h.legacySSEGet(r):
+		h.serveLegacySSE(w, r)
+		return
+	case h.legacySSEPost(r):
+		h.postLegacySSE(w, r)
+		return
 	}
 	switch r.Method {
 	case http.MethodPost:

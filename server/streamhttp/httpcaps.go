@@ -26,7 +26,7 @@ type sessionCaps struct {
 // critical section that adds the session (admitted), so that concurrent
 // initializes cannot exceed a cap.
 func (h *Handler) overCap(principal string) string {
-	if n := h.opts.MaxSessions; n >= 0 && len(h.sessions) >= n {
+	if n := h.opts.MaxSessions; n >= 0 && len(h.sessions)+len(h.sse) >= n {
 		return "Service Unavailable: the server holds as many sessions as it allows; try again later"
 	}
 	if n := h.opts.MaxSessionsPerPrincipal; n >= 0 && principal != "" && h.caps.perPrincipal[principal] >= n {

@@ -77,6 +77,7 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 		waits = append(waits, done)
 	}
 	h.mu.Unlock()
+	waits = append(waits, h.shutdownLegacySSE()...)
 	waits = append(waits, clusterDone)
 	if sweeping {
 		waits = append(waits, sweepDone)

@@ -40,6 +40,13 @@
 //     to any request and keeps it open under the rules of the MCP
 //     reference behaviour (see Listen).
 //   - Close stops every goroutine, then ends the session with DELETE.
+//   - Old servers. When the first request is refused 400, 404 or 405
+//     without a JSON-RPC error, the Conn GETs the URL and, given the
+//     "endpoint" event of the deprecated HTTP+SSE transport (2024-11-05)
+//     on the same origin, speaks that transport from then on (Legacy;
+//     docs/design/legacy-sse.md): messages are POSTed to the endpoint,
+//     everything the server sends comes on that one stream, and its end
+//     loses the connection.
 //
 // The transport decodes each message's envelope (jsonrpc.Decode) to
 // route it, never rewrites one, and only ever synthesizes one message: the

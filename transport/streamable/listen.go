@@ -57,6 +57,9 @@ type listenState struct {
 // in a row waits the delay doubled n-1 times, capped at MaxListenBackoff
 // (a longer server retry: is kept); a message resets it.
 func (c *Conn) Listen() {
+	if c.Legacy() {
+		return // the one stream of the 2024-11-05 transport carries everything
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.lis.wanted {

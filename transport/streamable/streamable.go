@@ -152,6 +152,15 @@ type Options struct {
 	MaxListenFailures int
 	// Logger receives diagnostics. Nil discards them.
 	Logger *slog.Logger
+	// NoLegacyFallback turns off the backwards-compatibility procedure:
+	// by default, when the first request is refused with 400, 404 or
+	// 405, the Conn GETs the URL and, if it answers with the "endpoint"
+	// event of the deprecated HTTP+SSE transport (2024-11-05), speaks
+	// that transport from then on (see Legacy).
+	NoLegacyFallback bool
+	// LegacyEndpointTimeout bounds the wait for that endpoint event.
+	// Default DefaultLegacyEndpointTimeout.
+	LegacyEndpointTimeout time.Duration
 }
 
 // Conn is the client side of a Streamable HTTP connection to one MCP
@@ -203,6 +212,13 @@ type Conn struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// The 2024-11-05 fallback (legacysse.go): contacted is set by the
+	// first POST that succeeds (no fallback after it); legacy, once the
+	// Conn speaks the old transport; legacyMu, one attempt at a time.
+	contacted atomic.Bool
+	legacy    atomic.Pointer[legacyLink]
+	legacyMu  sync.Mutex
 }
 
 var _ transport.Conn = (*Conn)(nil)
@@ -227,6 +243,9 @@ func New(endpoint string, opts *Options) *Conn {
 	}
 	if o.MaxListenFailures <= 0 {
 		o.MaxListenFailures = DefaultMaxListenFailures
+	}
+	if o.LegacyEndpointTimeout <= 0 {
+		o.LegacyEndpointTimeout = DefaultLegacyEndpointTimeout
 	}
 	c.hc = o.HTTPClient
 	if c.hc == nil {
@@ -341,6 +360,9 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 		return fmt.Errorf("streamable: refusing to send an invalid message: %w", derr)
 	}
 	body := bytes.Clone(msg)
+	if l := c.legacy.Load(); l != nil {
+		return c.writeLegacy(ctx, l, body)
+	}
 	if m.IsNotification() && m.Method == mcp.NotificationCancelled && c.cancelModern(m) {
 		return nil
 	}
@@ -357,6 +379,11 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 		c.mu.Unlock()
 	}
 	err := c.post(ctx, body, m, isInit, mr, out.Header)
+	if err == nil {
+		c.contacted.Store(true)
+	} else if l := c.fallBack(ctx, err, m); l != nil {
+		return c.writeLegacy(ctx, l, body)
+	}
 	if m.IsResponse() {
 		err = c.deliverAnswer(ctx, body, m, err)
 	}
