@@ -426,12 +426,12 @@ func (c *Client) ServerInfo() mcp.Implementation {
 	if c.era == EraModern {
 		if d := c.lastDiscover(); d != nil {
 			if info, err := d.Meta.ServerInfo(); err == nil && info != nil {
-				return *info
+				return *info // decoded afresh: the caller's own
 			}
 		}
 		return mcp.Implementation{}
 	}
-	return c.init.ServerInfo
+	return c.init.ServerInfo.Clone()
 }
 
 // ServerCapabilities returns what the server offers: from initialize
@@ -440,11 +440,11 @@ func (c *Client) ServerInfo() mcp.Implementation {
 func (c *Client) ServerCapabilities() mcp.ServerCapabilities {
 	if c.era == EraModern {
 		if d := c.lastDiscover(); d != nil {
-			return d.Capabilities
+			return d.Capabilities.Clone()
 		}
 		return mcp.ServerCapabilities{}
 	}
-	return c.init.Capabilities
+	return c.init.Capabilities.Clone()
 }
 
 // Instructions returns the server's instructions for the model (modern:

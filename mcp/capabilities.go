@@ -129,3 +129,73 @@ type ToolsCapability struct {
 	// ListChanged means the server emits notifications/tools/list_changed.
 	ListChanged bool `json:"listChanged,omitzero"`
 }
+
+// Clone returns a deep copy of c: its maps, the capabilities it points
+// to and their raw values are new, so the copy can be changed without
+// touching c.
+func (c ClientCapabilities) Clone() ClientCapabilities {
+	c.Experimental = cloneRawMap(c.Experimental)
+	c.Extensions = cloneRawMap(c.Extensions)
+	c.Roots = clonePtr(c.Roots)
+	if c.Sampling != nil {
+		s := *c.Sampling
+		s.Context, s.Tools = clonePtr(s.Context), clonePtr(s.Tools)
+		c.Sampling = &s
+	}
+	if c.Elicitation != nil {
+		e := *c.Elicitation
+		e.Form, e.URL = clonePtr(e.Form), clonePtr(e.URL)
+		c.Elicitation = &e
+	}
+	c.Tasks = c.Tasks.clone()
+	return c
+}
+
+// Clone returns a deep copy of c, as ClientCapabilities.Clone does.
+func (c ServerCapabilities) Clone() ServerCapabilities {
+	c.Experimental = cloneRawMap(c.Experimental)
+	c.Extensions = cloneRawMap(c.Extensions)
+	c.Logging, c.Completions = clonePtr(c.Logging), clonePtr(c.Completions)
+	c.Prompts, c.Resources, c.Tools = clonePtr(c.Prompts), clonePtr(c.Resources), clonePtr(c.Tools)
+	c.Tasks = c.Tasks.clone()
+	return c
+}
+
+func (c *TasksCapability) clone() *TasksCapability {
+	if c == nil {
+		return nil
+	}
+	t := *c
+	t.List, t.Cancel = clonePtr(t.List), clonePtr(t.Cancel)
+	if t.Requests != nil {
+		t.Requests = make(map[string]map[string]struct{}, len(c.Requests))
+		for k, v := range c.Requests {
+			m := make(map[string]struct{}, len(v))
+			for n := range v {
+				m[n] = struct{}{}
+			}
+			t.Requests[k] = m
+		}
+	}
+	return &t
+}
+
+// clonePtr returns a pointer to a copy of *p (nil for nil).
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func cloneRawMap(m map[string]jsontext.Value) map[string]jsontext.Value {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]jsontext.Value, len(m))
+	for k, v := range m {
+		out[k] = v.Clone()
+	}
+	return out
+}

@@ -59,3 +59,16 @@ type DiscoverResult struct {
 	CacheScope        CacheScope         `json:"cacheScope,omitzero"`
 	Meta              Meta               `json:"_meta,omitzero"`
 }
+
+// Clone returns a deep copy of i (its icons and their sizes are new).
+func (i Implementation) Clone() Implementation {
+	if i.Icons != nil {
+		icons := make([]Icon, len(i.Icons))
+		for n, ic := range i.Icons {
+			ic.Sizes = append([]string(nil), ic.Sizes...)
+			icons[n] = ic
+		}
+		i.Icons = icons
+	}
+	return i
+}

@@ -324,3 +324,49 @@ func TestAskTwiceShim(t *testing.T) {
 		t.Errorf("the client was asked %d times (%v), want 2", len(reqs), methodsOf(reqs))
 	}
 }
+
+// TestCapabilitiesAreCopies: what a handler does to the capabilities it
+// reads changes nothing the server keeps, in both eras.
+func TestCapabilitiesAreCopies(t *testing.T) {
+	leakCheck(t)
+	const caps = `{"elicitation":{"form":{}},"extensions":{"com.example/x":{"v":1}}}`
+	s := New(nil)
+	err := s.AddRawTool(&mcp.Tool{Name: "meddle"}, func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error) {
+		c := req.ClientCapabilities()
+		c.Extensions["com.example/y"] = jsontext.Value(`{}`)
+		delete(c.Extensions, "com.example/x")
+		c.Elicitation.Form = nil
+		c.Elicitation.URL = &struct{}{}
+		if ss := req.Session(); ss != nil {
+			sc := ss.ClientCapabilities()
+			sc.Extensions["com.example/z"] = nil
+			sc.Elicitation.URL = &struct{}{}
+		}
+		_, x := req.ClientExtension("com.example/x")
+		_, y := req.ClientExtension("com.example/y")
+		again := req.ClientCapabilities()
+		return textResult(fmt.Sprintf("x=%v y=%v form=%v url=%v", x, y, again.Elicitation.SupportsForm(), again.Elicitation.SupportsURL())), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "x=true y=false form=true url=false"
+	p := newLegacyPeer(t, s, caps, nil, true)
+	for range 2 {
+		raw, err := p.callTool("meddle", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text, _ := toolResultText(t, raw); text != want {
+			t.Errorf("legacy: %s, want %s", text, want)
+		}
+	}
+	mp := newModernPeer(t, s, true)
+	raw, err := modernCall(t, mp, mcp.MethodToolsCall, map[string]any{"_meta": modernMeta(caps), "name": "meddle"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := toolResultText(t, raw); text != want {
+		t.Errorf("modern: %s, want %s", text, want)
+	}
+}

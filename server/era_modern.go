@@ -225,7 +225,7 @@ func (modernEra) announceTask(s *Server, _ *taskRun, rec *store.TaskRecord) {
 // hasTasksExtension reports whether a request declared the 2026 tasks
 // extension.
 func hasTasksExtension(req *Request) bool {
-	_, ok := req.ClientCapabilities().Extensions[mcp.ExtensionTasks]
+	_, ok := req.clientCaps().Extensions[mcp.ExtensionTasks]
 	return ok
 }
 

@@ -280,7 +280,7 @@ func (r *Request) ClientExtension(id string) (jsontext.Value, bool) {
 		return nil, false
 	}
 	v, ok := r.caps.Extensions[id]
-	return v, ok
+	return v.Clone(), ok
 }
 
 // extResult is the result of an extension method: the handler's object

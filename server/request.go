@@ -129,13 +129,22 @@ func (r *Request) ProtocolVersion() string { return r.version }
 
 // ClientCapabilities returns what the client declared (on a legacy
 // session, in initialize; on a 2026-07-28 request, in its _meta): the
-// zero value when it declared nothing. Like Session.ClientCapabilities,
-// it is a copy.
+// zero value when it declared nothing. It is a deep copy, like
+// Session.ClientCapabilities: changing it changes nothing in the server.
 func (r *Request) ClientCapabilities() mcp.ClientCapabilities {
+	return r.clientCaps().Clone()
+}
+
+// noCaps is what a request without declared capabilities reads.
+var noCaps mcp.ClientCapabilities
+
+// clientCaps is the SDK's own read-only view of the declared
+// capabilities (no copy).
+func (r *Request) clientCaps() *mcp.ClientCapabilities {
 	if r.caps == nil {
-		return mcp.ClientCapabilities{}
+		return &noCaps
 	}
-	return *r.caps
+	return r.caps
 }
 
 // ClientInfo returns the client's self-description: the zero value when
@@ -144,7 +153,7 @@ func (r *Request) ClientInfo() mcp.Implementation {
 	if r.info == nil {
 		return mcp.Implementation{}
 	}
-	return *r.info
+	return r.info.Clone()
 }
 
 // Meta returns the request's _meta.
@@ -208,7 +217,7 @@ func (r *Request) Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitR
 	if !revisions.HasElicitation(r.version) {
 		return nil, fmt.Errorf("%w: elicitation needs revision 2025-06-18 or later, the session speaks %s", ErrClientCapability, r.version)
 	}
-	ec := r.ClientCapabilities().Elicitation
+	ec := r.clientCaps().Elicitation
 	params := *p
 	switch params.EffectiveMode() {
 	case mcp.ElicitModeURL:
@@ -246,7 +255,7 @@ func (r *Request) CreateMessage(ctx context.Context, p *mcp.CreateMessageParams)
 	if err := r.canCall(); err != nil {
 		return nil, err
 	}
-	sc := r.ClientCapabilities().Sampling
+	sc := r.clientCaps().Sampling
 	switch {
 	case sc == nil:
 		return nil, fmt.Errorf("%w: sampling", ErrClientCapability)
@@ -268,7 +277,7 @@ func (r *Request) ListRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
 	if err := r.canCall(); err != nil {
 		return nil, err
 	}
-	if r.ClientCapabilities().Roots == nil {
+	if r.clientCaps().Roots == nil {
 		return nil, fmt.Errorf("%w: roots", ErrClientCapability)
 	}
 	var res mcp.ListRootsResult

@@ -13,7 +13,7 @@ import (
 // Checked: elicitation (form and url), sampling (and sampling.tools,
 // sampling.context), roots.
 func (r *Request) Require(need mcp.ClientCapabilities) error {
-	have := r.ClientCapabilities()
+	have := r.clientCaps()
 	var missing mcp.ClientCapabilities
 	short := false
 	if e := need.Elicitation; e != nil {

@@ -93,14 +93,15 @@ func (ss *Session) ProtocolVersion() string {
 func (ss *Session) ClientInfo() mcp.Implementation {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.info
+	return ss.info.Clone()
 }
 
-// ClientCapabilities returns what the client declared in initialize.
+// ClientCapabilities returns what the client declared in initialize, as
+// a deep copy.
 func (ss *Session) ClientCapabilities() mcp.ClientCapabilities {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.caps
+	return ss.caps.Clone()
 }
 
 // Close ends the session and waits for its handlers to stop.
