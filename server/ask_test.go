@@ -370,3 +370,48 @@ func TestCapabilitiesAreCopies(t *testing.T) {
 		t.Errorf("modern: %s, want %s", text, want)
 	}
 }
+
+// TestRequestStateCap: a round whose sealed state would carry more than
+// Options.MaxRequestStateBytes (here, a large kept answer) fails with
+// -32603 naming the limit; within it, the same exchange completes.
+func TestRequestStateCap(t *testing.T) {
+	leakCheck(t)
+	big := strings.Repeat("x", 4000)
+	for _, c := range []struct {
+		max  int
+		fail bool
+	}{{2000, true}, {0, false}} {
+		s := New(&Options{MaxRequestStateBytes: c.max})
+		addTwoAsks(t, s)
+		p := newModernPeer(t, s, true)
+		call := func(answers map[string]any, state string) (jsontext.Value, error) {
+			params := map[string]any{"_meta": modernMeta(formCaps), "name": "two"}
+			if answers != nil {
+				params["inputResponses"], params["requestState"] = answers, state
+			}
+			return modernCall(t, p, mcp.MethodToolsCall, params)
+		}
+		raw, err := call(nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := inputRequired(t, raw)
+		name := jsontext.Value(`{"action":"accept","content":{"name":"` + big + `"}}`)
+		raw, err = call(map[string]any{"name": name}, first.RequestState)
+		if c.fail {
+			wantRPCError(t, err, mcp.CodeInternalError, "MaxRequestStateBytes (2000)")
+			continue
+		}
+		if err != nil {
+			t.Fatalf("max %d: %v", c.max, err)
+		}
+		second := inputRequired(t, raw)
+		raw, err = call(map[string]any{"age": twoAnswers["age"]}, second.RequestState)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text, _ := toolResultText(t, raw); text != big+" is 36" {
+			t.Errorf("default cap: %.40q…", text)
+		}
+	}
+}

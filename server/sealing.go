@@ -22,6 +22,11 @@ import (
 // DefaultRequestStateTTL is how long a sealed requestState stays valid.
 const DefaultRequestStateTTL = 10 * time.Minute
 
+// DefaultMaxRequestStateBytes is the default Options.MaxRequestStateBytes:
+// 1 MiB of state, about 1.4 MB once sealed and encoded, well within the
+// default 4 MiB request body of the HTTP transports.
+const DefaultMaxRequestStateBytes = 1 << 20
+
 // RequestStateKeySize is the size of a requestState key: AES-256.
 const RequestStateKeySize = 32
 
@@ -40,6 +45,7 @@ type sealer struct {
 	keys []sealKey
 	ttl  time.Duration
 	now  func() time.Time
+	max  int // bytes of plaintext a state may carry
 }
 
 type sealKey struct {
@@ -155,6 +161,9 @@ func (s *sealer) seal(st *sealedState) (string, error) {
 	plain, err := json.Marshal(st)
 	if err != nil {
 		return "", err
+	}
+	if s.max > 0 && len(plain) > s.max {
+		return "", fmt.Errorf("the state would carry %d bytes (the handler's state, the forms asked and the answers kept from earlier rounds), over Options.MaxRequestStateBytes (%d)", len(plain), s.max)
 	}
 	k := s.keys[0]
 	nonce := make([]byte, k.aead.NonceSize())

@@ -83,6 +83,13 @@ type Options struct {
 	// RequestStateTTL is how long a sealed requestState is accepted.
 	// Default DefaultRequestStateTTL.
 	RequestStateTTL time.Duration
+	// MaxRequestStateBytes caps what a sealed requestState may carry (the
+	// handler's state, the forms asked and the answers kept from earlier
+	// rounds), before encryption and encoding; a round that would exceed
+	// it fails with -32603 naming the cause, instead of handing the
+	// client a state its retry could not send back within a body limit.
+	// Default DefaultMaxRequestStateBytes.
+	MaxRequestStateBytes int
 	// DisableLegacyShim stops the server from fulfilling input-required
 	// answers on legacy sessions itself; such requests then fail (-32603).
 	DisableLegacyShim bool
@@ -181,6 +188,9 @@ func New(opts *Options) *Server {
 	s.serverInfoMeta = mcp.Meta{mcp.MetaKeyServerInfo: s.serverInfoJSON}
 	var zeroKeys []int
 	s.sealer, zeroKeys = newSealer(s.opts.RequestStateKeys, s.opts.RequestStateTTL)
+	if s.sealer.max = s.opts.MaxRequestStateBytes; s.sealer.max <= 0 {
+		s.sealer.max = DefaultMaxRequestStateBytes
+	}
 	if s.opts.TaskStore == nil {
 		s.opts.TaskStore = store.NewMemoryTaskStore(nil)
 	}
