@@ -1,0 +1,185 @@
+package clustertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
+)
+
+// TaskEvents is what the task tools of a cluster report.
+type TaskEvents struct {
+	// Started receives once per run of "taskhold" as it starts.
+	Started chan struct{}
+	// Cancelled receives once per run of "taskhold" whose context ended.
+	Cancelled chan struct{}
+}
+
+func newTaskEvents() *TaskEvents {
+	return &TaskEvents{Started: make(chan struct{}, 16), Cancelled: make(chan struct{}, 16)}
+}
+
+// addTaskTools registers the tools that may run as tasks:
+//   - "taskask" asks for a name (elicitation) and greets it;
+//   - "taskhold" waits for release or its cancellation, reporting both.
+func addTaskTools(s *server.Server, release <-chan struct{}, ev *TaskEvents) {
+	opt := &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+	server.AddTool(s, &mcp.Tool{Name: "taskask", Execution: opt}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
+		res, ok, err := req.Elicitation("who")
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", server.NeedInput().Elicit("who", &mcp.ElicitParams{
+				Message:         "Who is there?",
+				RequestedSchema: []byte(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+			})
+		}
+		return fmt.Sprintf("hello %v", res.Content["name"]), nil
+	})
+	server.AddTool(s, &mcp.Tool{Name: "taskhold", Execution: opt}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
+		ev.Started <- struct{}{}
+		select {
+		case <-release:
+			return "released", nil
+		case <-ctx.Done():
+			ev.Cancelled <- struct{}{}
+			return "", ctx.Err()
+		}
+	})
+}
+
+// RunTasks checks the task scenarios, each on a cluster of its own whose
+// instances share a TaskStore (Backend.Tasks).
+func RunTasks(t *testing.T, newCluster func(t *testing.T) *Cluster) {
+	for _, era := range []string{mcp.LatestLegacy, mcp.Version20260728} {
+		t.Run("TasksAcrossInstances/"+era, func(t *testing.T) { TasksAcrossInstances(t, newCluster(t), era) })
+		t.Run("TaskOwnerKilled/"+era, func(t *testing.T) { TaskOwnerKilled(t, newCluster(t), era) })
+	}
+}
+
+// recv waits for ch; the bound reports a hang.
+func recv(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s did not happen", what)
+	}
+}
+
+// TasksAcrossInstances: every request of a task lands on the instance
+// the round robin picks, not the one that runs it: a task that needs
+// input gets it (2025: the elicitation travels on a tasks/result served
+// elsewhere; 2026: tasks/update elsewhere reaches the owner), tasks/get
+// works from every instance, tasks/list (2025) lists the task, and
+// tasks/cancel from another instance cancels the owner's handler.
+func TasksAcrossInstances(t *testing.T, c *Cluster, version string) {
+	cl := Connect(t, c, &client.Options{ProtocolVersion: version, Elicitation: Greet, Tasks: true})
+	ctx := testCtx(t)
+	res, err := cl.CallToolTask(ctx, &mcp.CallToolParams{Name: "taskask"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Text(t, res); got != "hello Ada" {
+		t.Fatalf("taskask: %q", got)
+	}
+
+	task, err := cl.CallToolAsTask(ctx, &mcp.CallToolParams{Name: "taskhold"})
+	if err != nil || task.ID == "" {
+		t.Fatalf("taskhold as a task: %+v, %v", task, err)
+	}
+	recv(t, c.Tasks.Started, "the task's start")
+	for range len(c.Nodes) { // round robin: once on every instance
+		got, err := cl.GetTask(ctx, task.ID)
+		if err != nil || got.Status != mcp.TaskWorking {
+			t.Fatalf("tasks/get: %+v, %v", got, err)
+		}
+	}
+	if version != mcp.Version20260728 {
+		found := false
+		for tk, err := range cl.Tasks(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			found = found || tk.ID == task.ID
+		}
+		if !found {
+			t.Errorf("tasks/list does not list %s", task.ID)
+		}
+	}
+	if err := cl.CancelTask(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	recv(t, c.Tasks.Cancelled, "the owner's handler cancellation")
+	for {
+		got, err := cl.GetTask(ctx, task.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == mcp.TaskCancelled {
+			break
+		}
+		if got.Status != mcp.TaskWorking {
+			t.Fatalf("after tasks/cancel: %s", got.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TaskOwnerKilled: the instance running a task is killed; once its lease
+// (TaskLease) runs out, every instance reports the task failed, saying
+// why, and waiting for its result ends with that error.
+func TaskOwnerKilled(t *testing.T, c *Cluster, version string) {
+	cl := Connect(t, c, &client.Options{ProtocolVersion: version, Tasks: true})
+	ctx := testCtx(t)
+	task, err := cl.CallToolAsTask(ctx, &mcp.CallToolParams{Name: "taskhold"})
+	if err != nil || task.ID == "" {
+		t.Fatalf("taskhold as a task: %+v, %v", task, err)
+	}
+	recv(t, c.Tasks.Started, "the task's start")
+	owner := -1
+	for _, n := range c.Nodes {
+		if strings.HasPrefix(task.ID, "task-"+n.backend.Broker.ID()+"-") {
+			owner = n.Index
+		}
+	}
+	if owner < 0 {
+		t.Fatalf("task id %q names no instance", task.ID)
+	}
+	c.Kill(owner)
+	killed := time.Now()
+	for {
+		got, err := cl.GetTask(ctx, task.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == mcp.TaskFailed {
+			if !strings.Contains(got.StatusMessage, "stopped before it finished") {
+				t.Errorf("status message %q", got.StatusMessage)
+			}
+			break
+		}
+		if got.Status != mcp.TaskWorking {
+			t.Fatalf("after the kill: %s", got.Status)
+		}
+		if time.Since(killed) > TaskLease+15*time.Second {
+			t.Fatalf("still %s long after the lease", got.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, err = cl.TaskResult(ctx, task.ID)
+	if err == nil || !strings.Contains(err.Error(), "stopped before it finished") {
+		var fe *client.InputRequiredError
+		if errors.As(err, &fe) {
+			t.Fatalf("TaskResult: input required")
+		}
+		t.Fatalf("TaskResult after the owner died: %v", err)
+	}
+}
