@@ -62,6 +62,54 @@ func RunTasks(t *testing.T, newCluster func(t *testing.T) *Cluster) {
 		t.Run("TasksAcrossInstances/"+era, func(t *testing.T) { TasksAcrossInstances(t, newCluster(t), era) })
 		t.Run("TaskOwnerKilled/"+era, func(t *testing.T) { TaskOwnerKilled(t, newCluster(t), era) })
 	}
+	t.Run("TaskStatusListen", func(t *testing.T) { TaskStatusListen(t, newCluster(t)) })
+}
+
+// TaskStatusListen: subscriptions/listen streams naming a task, one on
+// every instance, each get notifications/tasks when the task, running on
+// one of them, completes.
+func TaskStatusListen(t *testing.T, c *Cluster) {
+	ctx := testCtx(t)
+	cl := Connect(t, c, &client.Options{ProtocolVersion: mcp.Version20260728, Tasks: true})
+	task, err := cl.CallToolAsTask(ctx, &mcp.CallToolParams{Name: "taskhold"})
+	if err != nil || task.ID == "" {
+		t.Fatalf("taskhold as a task: %+v, %v", task, err)
+	}
+	recv(t, c.Tasks.Started, "the task's start")
+	var subs []*client.Subscription
+	for range len(c.Nodes) { // round robin: one listen stream per instance
+		s, err := cl.Listen(ctx, mcp.SubscriptionFilter{TaskIDs: []string{task.ID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		if f := s.Filter(); len(f.TaskIDs) != 1 {
+			t.Fatalf("agreed filter %+v: the task is not visible from every instance", f)
+		}
+		subs = append(subs, s)
+	}
+	listeners := map[int]bool{}
+	for _, h := range c.Hits() {
+		if h.What == mcp.MethodSubscriptionsListen {
+			listeners[h.Node] = true
+		}
+	}
+	if len(listeners) != len(c.Nodes) {
+		t.Fatalf("listen streams on instances %v, want all %d", listeners, len(c.Nodes))
+	}
+	c.Release <- struct{}{}
+	for i, s := range subs {
+		done := false
+		for n := range s.Notifications() {
+			if n.Method == mcp.NotificationTasks && strings.Contains(string(n.Params), `"completed"`) && strings.Contains(string(n.Params), "released") {
+				done = true
+				break
+			}
+		}
+		if !done {
+			t.Errorf("listen stream %d did not hear the task complete (err %v)", i, s.Err())
+		}
+	}
 }
 
 // recv waits for ch; the bound reports a hang.
