@@ -154,7 +154,6 @@ type tasks struct {
 	lent     map[string]*carrier           // tasks/result requests lent to owners, by tag
 	borrowed map[string]context.CancelFunc // carriers lent by other instances, by tag
 	clock    taskClock                     // the wall clock, unless a test sets it before serving
-	beat     func()                        // tests: called after each heartbeat
 }
 
 func (s *Server) taskStore() store.TaskStore { return s.opts.TaskStore }

@@ -186,9 +186,6 @@ func (s *Server) heartbeat() {
 		for _, id := range watched {
 			s.checkWatched(id)
 		}
-		if s.tasks.beat != nil {
-			s.tasks.beat()
-		}
 		tick, stop = next()
 	}
 }
