@@ -128,19 +128,27 @@ func (s *TaskStore) Put(ctx context.Context, rec *store.TaskRecord) error {
 	if err != nil {
 		return fmt.Errorf("redisstore: encoding task %q: %w", rec.ID, err)
 	}
+	// The record first, in one command with its expiry; then the index
+	// (another key, maybe on another node of a Redis Cluster, so not in
+	// the same transaction). A record whose index entry is missing is
+	// still served by id; an index entry without its record is skipped
+	// (and dropped) by List.
+	life := unlimitedIndexTTL
+	args := redis.SetArgs{}
+	if rec.TTL > 0 {
+		at := rec.CreatedAt.Add(rec.TTL)
+		args.ExpireAt = at.Truncate(time.Millisecond).Add(time.Millisecond) // never before the TTL
+		life = time.Until(at) + time.Second
+	}
+	if err := s.rdb.SetArgs(ctx, s.key(rec.ID), b, args).Err(); err != nil {
+		return fmt.Errorf("redisstore: storing task %q: %w", rec.ID, err)
+	}
 	idx := s.indexKey(rec.Principal, rec.SessionID)
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, s.key(rec.ID), b, 0)
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZAdd(ctx, idx, redis.Z{Score: float64(rec.CreatedAt.UnixMilli()), Member: rec.ID})
 		// The index lives as long as its longest-lived task (NX: a new
-		// index; GT: extend one): a task kept forever keeps it for
+		// index; GT: extend one); a task kept forever keeps it for
 		// unlimitedIndexTTL.
-		life := unlimitedIndexTTL
-		if rec.TTL > 0 {
-			at := rec.CreatedAt.Add(rec.TTL)
-			p.PExpireAt(ctx, s.key(rec.ID), at)
-			life = time.Until(at) + time.Second
-		}
 		p.ExpireNX(ctx, idx, life)
 		p.ExpireGT(ctx, idx, life)
 		return nil
