@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
 // TaskEvents is what the task tools of a cluster report.
@@ -63,6 +66,49 @@ func RunTasks(t *testing.T, newCluster func(t *testing.T) *Cluster) {
 		t.Run("TaskOwnerKilled/"+era, func(t *testing.T) { TaskOwnerKilled(t, newCluster(t), era) })
 	}
 	t.Run("TaskStatusListen", func(t *testing.T) { TaskStatusListen(t, newCluster(t)) })
+	t.Run("LegacyTaskStatus", func(t *testing.T) { LegacyTaskStatus(t, newCluster(t)) })
+}
+
+// LegacyTaskStatus: a 2025 task's notifications/tasks/status reach the
+// session's GET stream, whichever instance holds it and whichever runs
+// the task; cancelled from a third, the task's last status arrives.
+func LegacyTaskStatus(t *testing.T, c *Cluster) {
+	statuses := make(chan string, 16)
+	conn := streamable.New(c.URL, nil)
+	cl, err := client.Connect(testCtx(t), conn, &client.Options{ProtocolVersion: mcp.LatestLegacy, Listen: true, Tasks: true,
+		OnNotification: func(_ context.Context, method string, params jsontext.Value) {
+			if method == mcp.NotificationTasksStatus {
+				statuses <- string(params)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	select {
+	case <-conn.Listening():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the GET stream did not connect")
+	}
+	ctx := testCtx(t)
+	task, err := cl.CallToolAsTask(ctx, &mcp.CallToolParams{Name: "taskhold"})
+	if err != nil || task.ID == "" {
+		t.Fatalf("taskhold as a task: %+v, %v", task, err)
+	}
+	recv(t, c.Tasks.Started, "the task's start")
+	if err := cl.CancelTask(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case p := <-statuses:
+			if strings.Contains(p, task.ID) && strings.Contains(p, `"cancelled"`) {
+				return
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("no notifications/tasks/status cancelled on the GET stream")
+		}
+	}
 }
 
 // TaskStatusListen: subscriptions/listen streams naming a task, one on
