@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/store"
@@ -33,6 +34,10 @@ var errTaskCancelled = errors.New("mcp: task cancelled")
 
 // errTaskExpired is the cause of a task's context once its TTL elapsed.
 var errTaskExpired = errors.New("mcp: task expired")
+
+// errTaskGone is the cause of a task's context when its record is gone
+// from the store (lost with it): there is nothing left to record.
+var errTaskGone = errors.New("server: the task's record is gone")
 
 // asyncWork is what ContinueAsTask returns: the rest of a tool's work.
 type asyncWork struct{ fn ToolHandler }
@@ -75,6 +80,7 @@ type taskRun struct {
 	cancel  context.CancelCauseFunc
 	done    chan struct{} // closed once the task is terminal
 	session *Session      // legacy: where notifications/tasks/status go
+	stored  atomic.Bool   // the record is in the store: the heartbeat renews it
 
 	mu      sync.Mutex
 	answers mcp.InputResponses // every answer received so far
@@ -154,6 +160,7 @@ type tasks struct {
 	lent     map[string]*carrier           // tasks/result requests lent to owners, by tag
 	borrowed map[string]context.CancelFunc // carriers lent by other instances, by tag
 	clock    taskClock                     // the wall clock, unless a test sets it before serving
+	beat     func()                        // tests: called at the end of each heartbeat
 }
 
 func (s *Server) taskStore() store.TaskStore { return s.opts.TaskStore }
@@ -214,6 +221,7 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 		s.unclaim(run)
 		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: storing the task: %v", err)
 	}
+	run.stored.Store(true)
 	stopExpire := s.tasks.clock.AfterFunc(ttl, func() { cancel(errTaskExpired) })
 
 	treq := &Request{
@@ -254,7 +262,7 @@ func (discardOut) Notify(context.Context, mcp.ID, string, any) error    { return
 func (s *Server) runTask(ctx context.Context, run *taskRun, rec *store.TaskRecord, treq *Request, p *mcp.CallToolParams, fn ToolHandler) {
 	for {
 		res, err := callHandler(ctx, fn, &CallToolRequest{Request: treq, Params: p})
-		if s.endedBy(ctx, run, rec) {
+		if s.endedBy(ctx, run, rec) || errors.Is(context.Cause(ctx), errTaskGone) {
 			return
 		}
 		if ctx.Err() != nil && errors.Is(context.Cause(ctx), errTaskCancelled) {
@@ -275,7 +283,7 @@ func (s *Server) runTask(ctx context.Context, run *taskRun, rec *store.TaskRecor
 				return
 			}
 			if !treq.era().gatherTaskInput(ctx, s, run, rec, treq, in) {
-				if s.endedBy(ctx, run, rec) {
+				if s.endedBy(ctx, run, rec) || errors.Is(context.Cause(ctx), errTaskGone) {
 					return
 				}
 				if errors.Is(context.Cause(ctx), errTaskExpired) {

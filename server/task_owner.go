@@ -181,10 +181,15 @@ func (s *Server) heartbeat() {
 		}
 		s.tasks.mu.Unlock()
 		for _, run := range runs {
-			s.renew(run)
+			if run.stored.Load() { // not yet stored: nothing to renew
+				s.renew(run)
+			}
 		}
 		for _, id := range watched {
 			s.checkWatched(id)
+		}
+		if s.tasks.beat != nil {
+			s.tasks.beat()
 		}
 		tick, stop = next()
 	}
@@ -228,7 +233,8 @@ func (s *Server) renew(run *taskRun) {
 	switch {
 	case errors.Is(err, store.ErrTaskNotFound):
 		// Expired, or lost with the store: nobody can ask for it any more.
-		run.cancel(errTaskExpired)
+		s.log.Warn("server: a running task's record is gone from the store; stopping it", "task", run.id)
+		run.cancel(errTaskGone)
 	case err != nil:
 		s.log.Warn("server: renewing a task's lease", "task", run.id, "err", err)
 	case cur.Status.Terminal() || cur.Owner != me:

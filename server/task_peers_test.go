@@ -386,3 +386,55 @@ func errText(e *jsonrpc.Error) string {
 	}
 	return e.Error()
 }
+
+// slowPut is a TaskStore whose Put waits for release (a store slow to
+// take a new task: Redis restarting).
+type slowPut struct {
+	store.TaskStore
+	putting chan struct{} // receives when a Put starts
+	release chan struct{}
+}
+
+func (s *slowPut) Put(ctx context.Context, r *store.TaskRecord) error {
+	s.putting <- struct{}{}
+	<-s.release
+	return s.TaskStore.Put(ctx, r)
+}
+
+// TestTaskHeartbeatBeforeStored: a heartbeat that comes while a new
+// task's record is still being stored leaves the task alone (the bug: it
+// found no record, took the task for expired, and the task deleted its
+// record once stored — a task id the client held became unknown).
+func TestTaskHeartbeatBeforeStored(t *testing.T) {
+	clock := newManualClock()
+	mem := store.NewMemoryTaskStore(&store.MemoryTaskStoreOptions{Now: clock.Now})
+	slow := &slowPut{TaskStore: mem, putting: make(chan struct{}, 1), release: make(chan struct{})}
+	const lease = 30 * time.Second
+	fx := newTaskFixture(&Options{TaskStore: slow, TaskLease: lease})
+	beats := make(chan struct{}, 16)
+	fx.srv.tasks.clock = taskClock{now: clock.Now, afterFunc: clock.AfterFunc}
+	fx.srv.tasks.beat = func() { beats <- struct{}{} }
+	p := newStdioTaskPeer(t, fx.srv, true)
+	ids := make(chan string, 1)
+	go func() { ids <- startTask(t, p, "quick", nil) }()
+	<-slow.putting
+	waitFor(t, "the heartbeat to start", func() bool { return clock.pending() > 0 })
+	clock.Advance(lease / 3)
+	<-beats // a beat ran while the record was not stored yet
+	close(slow.release)
+	id := <-ids
+	waitStatus(t, p, id, "completed")
+}
+
+// pending counts the clock's timers not yet fired or stopped.
+func (c *manualClock) pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, tm := range c.timers {
+		if !tm.stopped {
+			n++
+		}
+	}
+	return n
+}
