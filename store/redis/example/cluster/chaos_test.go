@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -38,6 +39,7 @@ import (
 //
 // MCPKIT_CHAOS_DURATION sets the length of the chaos (default
 // chaosDefault, CI's short run); go test -v prints the counts.
+// MCPKIT_CHAOS_LOGS, a directory, keeps the instances' logs there.
 
 const (
 	chaosDefault = 25 * time.Second
@@ -71,7 +73,15 @@ func launch(env []string, addr, redisURL string) (*child, error) {
 		defer close(c.done)
 		sc := bufio.NewScanner(stderr)
 		once := sync.Once{}
+		var keep *os.File
+		if dir := os.Getenv("MCPKIT_CHAOS_LOGS"); dir != "" {
+			keep, _ = os.OpenFile(filepath.Join(dir, "instance-"+strings.ReplaceAll(addr, ":", "_")+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+			defer keep.Close()
+		}
 		for sc.Scan() {
+			if keep != nil {
+				fmt.Fprintln(keep, sc.Text())
+			}
 			if strings.Contains(sc.Text(), "serving") {
 				once.Do(func() { close(serving) })
 			}
