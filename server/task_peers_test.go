@@ -438,3 +438,39 @@ func (c *manualClock) pending() int {
 	}
 	return n
 }
+
+// TestTaskOwnerUnreachable: with the owner gone from the mesh (its lease
+// not yet run out), tasks/cancel on B still records the cancellation,
+// and a 2026 tasks/update fails with a clear error instead of dropping
+// the answers.
+func TestTaskOwnerUnreachable(t *testing.T) {
+	eachEra(t, func(t *testing.T, modern bool) {
+		p := newTaskPair(t, modern, time.Minute)
+		tool := "block"
+		if modern {
+			tool = "ask"
+		}
+		id := startTask(t, p.a, tool, nil)
+		if modern {
+			waitStatus(t, p.b, id, "input_required")
+		} else {
+			waitStatus(t, p.b, id, "working")
+		}
+		p.mesh.kill("instA")
+		if modern {
+			_, e := p.b.call(t, mcp.MethodTasksUpdate, map[string]any{"taskId": id, "inputResponses": map[string]any{
+				"who": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}},
+			}})
+			if e == nil || e.Code != mcp.CodeInternalError || !strings.Contains(e.Message, "did not take the answers") {
+				t.Fatalf("tasks/update with the owner unreachable = %v", e)
+			}
+		}
+		if _, e := p.b.call(t, mcp.MethodTasksCancel, map[string]any{"taskId": id}); e != nil {
+			t.Fatalf("tasks/cancel with the owner unreachable: %v", e)
+		}
+		waitStatus(t, p.b, id, "cancelled")
+		// A, alive but cut off, stops its handler at its next heartbeat.
+		p.clock.Advance(time.Minute / 3)
+		waitFor(t, "the owner to stop the task", func() bool { return p.fa.srv.runningTasks() == 0 })
+	})
+}
