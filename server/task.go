@@ -755,7 +755,7 @@ func (s *Server) listTasks(ctx context.Context, req *Request, wp *wireParams) (a
 	res := &mcp.ListTasksResult{Tasks: []mcp.Task{}}
 	size := s.pageSize()
 	for i := start; i < len(recs) && len(res.Tasks) < size; i++ {
-		res.Tasks = append(res.Tasks, legacyTask(recs[i]))
+		res.Tasks = append(res.Tasks, legacyTask(s.reapLapsed(ctx, recs[i])))
 		if len(res.Tasks) == size && i+1 < len(recs) {
 			c := encodeCursor(recs[i].ID)
 			res.NextCursor = &c

@@ -265,6 +265,7 @@ func TestTaskOwnerDies(t *testing.T) {
 		if !strings.Contains(string(raw), "stopped before it finished") {
 			t.Errorf("tasks/get = %s, want the status message to say the owner stopped", raw)
 		}
+
 		if got != nil {
 			// The wait wakes on B's next heartbeat (lease/3 on the clock).
 			p.clock.Advance(lease / 3)
@@ -473,4 +474,26 @@ func TestTaskOwnerUnreachable(t *testing.T) {
 		p.clock.Advance(time.Minute / 3)
 		waitFor(t, "the owner to stop the task", func() bool { return p.fa.srv.runningTasks() == 0 })
 	})
+}
+
+// TestTaskListReapsLapsed: tasks/list (2025) shows a task whose owner's
+// lease ran out as failed, as tasks/get does.
+func TestTaskListReapsLapsed(t *testing.T) {
+	clock := newManualClock()
+	mem := store.NewMemoryTaskStore(&store.MemoryTaskStoreOptions{Now: clock.Now})
+	fx := newTaskFixture(&Options{TaskStore: mem})
+	fx.srv.tasks.clock = taskClock{now: clock.Now, afterFunc: clock.AfterFunc}
+	p := newStdioTaskPeer(t, fx.srv, false)
+	startTask(t, p, "quick", nil) // the session is open; its id names the lapsed task's session
+	sid := fx.srv.Sessions()[0].ID()
+	now := clock.Now()
+	if err := mem.Put(context.Background(), &store.TaskRecord{ID: "task-gone-1", SessionID: sid, Status: mcp.TaskWorking,
+		CreatedAt: now, LastUpdatedAt: now, TTL: time.Hour, Owner: "gone", LeaseUntil: now.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Second)
+	raw, e := p.call(t, mcp.MethodTasksList, map[string]any{})
+	if e != nil || !strings.Contains(string(raw), `"taskId":"task-gone-1","status":"failed"`) {
+		t.Fatalf("tasks/list = %s, %v; want task-gone-1 failed", raw, e)
+	}
 }
