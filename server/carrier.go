@@ -165,6 +165,11 @@ func (c *carrierServer) AddRelay(fn func(method, uri string)) (remove func()) {
 
 func (c *carrierServer) DeliverChange(method, uri string) { c.srv().deliverChange(method, uri) }
 
+// AttachPeers implements seam.Protocol.
+func (c *carrierServer) AttachPeers(p seam.Peers) (seam.PeerHandler, func()) {
+	return c.srv().attachPeers(p)
+}
+
 type carrierSession Session
 
 var _ seam.Session = (*carrierSession)(nil)

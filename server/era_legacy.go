@@ -113,15 +113,26 @@ func (legacyEra) renderTask(rec *store.TaskRecord) any {
 	return &t
 }
 
+// legacyCancelMessage is the status message of a 2025 task cancelled by
+// tasks/cancel.
+const legacyCancelMessage = "cancelled by the client"
+
 // cancelTask cancels the task at once and returns it as it now is; a
 // terminal task cannot be cancelled (-32602).
 func (legacyEra) cancelTask(ctx context.Context, s *Server, rec *store.TaskRecord) (any, error) {
 	if rec.Status.Terminal() {
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: task %q is already %s", rec.ID, rec.Status)
 	}
-	run := s.stopTask(rec.ID)
-	rec.StatusMessage = "cancelled by the client"
-	s.settle(run, rec, mcp.TaskCancelled, rec.StatusMessage, nil, nil)
+	if s.remoteOwner(rec) != "" {
+		// The owner cancels and records it (on the session that created
+		// the task); if it cannot, the record is settled here.
+		if !s.stopTaskAnywhere(ctx, rec) {
+			s.settle(nil, rec, mcp.TaskCancelled, legacyCancelMessage, nil, nil)
+		}
+	} else {
+		run := s.stopTask(rec.ID)
+		s.settle(run, rec, mcp.TaskCancelled, legacyCancelMessage, nil, nil)
+	}
 	cur, err := s.taskStore().Get(ctx, rec.ID)
 	if err != nil {
 		cur = rec

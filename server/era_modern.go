@@ -204,11 +204,11 @@ func (modernEra) renderTask(rec *store.TaskRecord) any { return detailedTask(rec
 // cancelTask is cooperative: the task settles cancelled when its
 // handler returns (at once when no handler runs here), and the answer
 // is an empty acknowledgement, also for a task already terminal.
-func (modernEra) cancelTask(_ context.Context, s *Server, rec *store.TaskRecord) (any, error) {
+func (modernEra) cancelTask(ctx context.Context, s *Server, rec *store.TaskRecord) (any, error) {
 	if rec.Status.Terminal() {
 		return &mcp.EmptyResult{}, nil
 	}
-	if s.stopTask(rec.ID) == nil { // no work here to wind down
+	if !s.stopTaskAnywhere(ctx, rec) { // no work anywhere to wind down
 		s.settle(nil, rec, mcp.TaskCancelled, "", nil, nil)
 	}
 	return &mcp.EmptyResult{}, nil

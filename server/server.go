@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 
 	"github.com/mcpkit/mcpkit/store"
 
@@ -125,6 +126,16 @@ type Options struct {
 	// (package intercept; docs/design/interceptors.md). The first is the
 	// outermost. intercept.Recover always runs outside them.
 	Interceptors []intercept.Interceptor
+	// MaxTasks bounds the tasks this server runs at once; a tools/call
+	// that would start one more is refused with -32603 ("too many tasks
+	// running"). Default DefaultMaxTasks.
+	MaxTasks int
+	// TaskLease is how long a task survives its owner's silence: the
+	// server renews the lease of each task it runs every TaskLease/3,
+	// and any instance sharing the TaskStore fails a task whose lease ran
+	// out (its owner died). Keep it well above the clock skew between
+	// instances. Default DefaultTaskLease.
+	TaskLease time.Duration
 	// Observe, when set, sees every message a session reads (in=true) and
 	// writes. It must not retain msg. Tests use it to check the wire.
 	Observe func(in bool, msg []byte)
@@ -191,6 +202,8 @@ func New(opts *Options) *Server {
 	if s.sealer.max = s.opts.MaxRequestStateBytes; s.sealer.max <= 0 {
 		s.sealer.max = DefaultMaxRequestStateBytes
 	}
+	s.tasks.instance = rand.Text()[:10]
+	s.tasks.stop, s.tasks.kick = make(chan struct{}), make(chan struct{}, 1)
 	if s.opts.TaskStore == nil {
 		s.opts.TaskStore = store.NewMemoryTaskStore(nil)
 	}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/store"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/seam"
 )
 
 // Task defaults.
@@ -32,6 +34,10 @@ var errTaskCancelled = errors.New("server: task cancelled")
 
 // errTaskExpired is the cause of a task's context once its TTL elapsed.
 var errTaskExpired = errors.New("server: task expired")
+
+// errTaskGone is the cause of a task's context when its record is gone
+// from the store (lost with it): there is nothing left to record.
+var errTaskGone = errors.New("server: the task's record is gone")
 
 // asyncWork is what ContinueAsTask returns: the rest of a tool's work.
 type asyncWork struct{ fn ToolHandler }
@@ -74,6 +80,7 @@ type taskRun struct {
 	cancel  context.CancelCauseFunc
 	done    chan struct{} // closed once the task is terminal
 	session *Session      // legacy: where notifications/tasks/status go
+	stored  atomic.Bool   // the record is in the store: the heartbeat renews it
 
 	mu      sync.Mutex
 	answers mcp.InputResponses // every answer received so far
@@ -88,10 +95,12 @@ type taskRun struct {
 	resume   chan struct{}             // closed when every open request is answered
 }
 
-// carrier is a tasks/result request in flight.
+// carrier is a tasks/result request in flight: here (req), or on
+// another instance that lent it (ask sends an input request there).
 type carrier struct {
 	ctx context.Context
 	req *Request
+	ask func(ctx context.Context, ir mcp.InputRequest, form jsontext.Value) (jsontext.Value, error)
 }
 
 // addCarrier registers a tasks/result request; the returned func removes it.
@@ -134,14 +143,24 @@ func (run *taskRun) waitCarrier(ctx context.Context) *carrier {
 	}
 }
 
-// tasks is the server's task machinery.
+// tasks is the server's task machinery. mu guards the maps and flags;
+// no store call or other I/O is made while it is held (a record's
+// transitions are the store's compare-and-set, TaskStore.Update).
 type tasks struct {
-	mu   sync.Mutex
-	runs map[string]*taskRun
-	// write serializes the read-modify-write of task records, so that a
-	// terminal state is never overwritten.
-	write sync.Mutex
-	clock taskClock // the wall clock, unless a test sets it before serving
+	mu       sync.Mutex
+	runs     map[string]*taskRun
+	instance string     // the owner part of this server's task ids
+	peers    seam.Peers // the other instances, when a carrier attached them
+	closing  bool       // Shutdown began: no new task
+	stop     chan struct{}
+	wg       sync.WaitGroup // task goroutines, the heartbeat, peer deliveries
+	beating  bool           // the heartbeat goroutine runs
+	kick     chan struct{}  // wakes the heartbeat when a run or watch ends
+	watch    map[string]*taskWatch
+	lent     map[string]*carrier           // tasks/result requests lent to owners, by tag
+	borrowed map[string]context.CancelFunc // carriers lent by other instances, by tag
+	clock    taskClock                     // the wall clock, unless a test sets it before serving
+	beat     func()                        // tests: called at the end of each heartbeat
 }
 
 func (s *Server) taskStore() store.TaskStore { return s.opts.TaskStore }
@@ -158,7 +177,8 @@ func requestor(ctx context.Context, req *Request) string {
 	return ""
 }
 
-func newTaskID() string { return "task-" + rand.Text() }
+// newTaskID returns a new task id naming its owner instance.
+func newTaskID(instance string) string { return "task-" + instance + "-" + rand.Text() }
 
 // hasTaskTools reports whether any registered tool supports tasks.
 func (s *Server) hasTaskTools() bool {
@@ -179,26 +199,29 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 		ttl = DefaultTaskTTL
 	}
 	ttl = req.era().taskTTL(p, ttl)
+	me := s.instance()
 	rec := &store.TaskRecord{
-		ID: newTaskID(), Principal: requestor(ctx, req), Modern: req.era().modernTasks(),
+		ID: newTaskID(me), Principal: requestor(ctx, req), Modern: req.era().modernTasks(),
 		Status: mcp.TaskWorking, CreatedAt: now, LastUpdatedAt: now,
 		TTL: ttl, PollInterval: DefaultTaskPollInterval,
+		Owner: me, LeaseUntil: now.Add(s.taskLease()),
 	}
 	if req.session != nil {
 		rec.SessionID = req.session.ID()
 	}
-	// Durable before the answer: tasks/get right after it must resolve.
-	if err := s.taskStore().Put(ctx, rec); err != nil {
-		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: storing the task: %v", err)
-	}
 	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	run := &taskRun{id: rec.ID, cancel: cancel, done: make(chan struct{}), session: req.session}
-	s.tasks.mu.Lock()
-	if s.tasks.runs == nil {
-		s.tasks.runs = make(map[string]*taskRun)
+	if err := s.claim(run); err != nil {
+		cancel(nil)
+		return nil, err
 	}
-	s.tasks.runs[rec.ID] = run
-	s.tasks.mu.Unlock()
+	// Durable before the answer: tasks/get right after it must resolve.
+	if err := s.taskStore().Put(ctx, rec); err != nil {
+		cancel(nil)
+		s.unclaim(run)
+		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: storing the task: %v", err)
+	}
+	run.stored.Store(true)
 	stopExpire := s.tasks.clock.AfterFunc(ttl, func() { cancel(errTaskExpired) })
 
 	treq := &Request{
@@ -210,7 +233,7 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 		treq.out = sessionOut{req.session}
 	}
 	answer := req.era().createdTask(rec)
-	go func() {
+	go func() { // owned by the server: Shutdown cancels it and waits (claim counted it)
 		defer func() {
 			stopExpire()
 			close(run.done)
@@ -218,6 +241,8 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 			delete(s.tasks.runs, rec.ID)
 			s.tasks.mu.Unlock()
 			cancel(nil)
+			s.kickBeat()
+			s.tasks.wg.Done()
 		}()
 		s.runTask(tctx, run, rec, treq, p, fn)
 	}()
@@ -237,6 +262,9 @@ func (discardOut) Notify(context.Context, mcp.ID, string, any) error    { return
 func (s *Server) runTask(ctx context.Context, run *taskRun, rec *store.TaskRecord, treq *Request, p *mcp.CallToolParams, fn ToolHandler) {
 	for {
 		res, err := callHandler(ctx, fn, &CallToolRequest{Request: treq, Params: p})
+		if s.endedBy(ctx, run, rec) || errors.Is(context.Cause(ctx), errTaskGone) {
+			return
+		}
 		if ctx.Err() != nil && errors.Is(context.Cause(ctx), errTaskCancelled) {
 			s.settle(run, rec, mcp.TaskCancelled, "", nil, nil)
 			return
@@ -255,6 +283,9 @@ func (s *Server) runTask(ctx context.Context, run *taskRun, rec *store.TaskRecor
 				return
 			}
 			if !treq.era().gatherTaskInput(ctx, s, run, rec, treq, in) {
+				if s.endedBy(ctx, run, rec) || errors.Is(context.Cause(ctx), errTaskGone) {
+					return
+				}
 				if errors.Is(context.Cause(ctx), errTaskExpired) {
 					_ = s.taskStore().Delete(context.Background(), rec.ID)
 					return
@@ -324,7 +355,13 @@ func (s *Server) askTaskInput(ctx context.Context, run *taskRun, rec *store.Task
 		}
 		legCtx, cancel := context.WithCancel(ctx)
 		stop := context.AfterFunc(c.ctx, cancel)
-		raw, err := s.leg(legCtx, c.req, ir, in.forms[k])
+		var raw jsontext.Value
+		var err error
+		if c.ask != nil {
+			raw, err = c.ask(legCtx, ir, in.forms[k])
+		} else {
+			raw, err = s.leg(legCtx, c.req, ir, in.forms[k])
+		}
 		stop()
 		cancel()
 		if err != nil {
@@ -398,40 +435,76 @@ func withRelatedTask(params jsontext.Value, id string) jsontext.Value {
 	return out
 }
 
-// setStatus records a non-terminal status change and tells whoever listens.
+// setStatus records a non-terminal status change and tells whoever
+// listens; a task already terminal stays as it is.
 func (s *Server) setStatus(run *taskRun, rec *store.TaskRecord, status mcp.TaskStatus, requests mcp.InputRequests) {
-	s.tasks.write.Lock()
-	defer s.tasks.write.Unlock()
-	cur, err := s.taskStore().Get(context.Background(), rec.ID)
-	if err == nil && cur.Status.Terminal() {
+	now := s.tasks.clock.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), taskStoreTimeout)
+	defer cancel()
+	cur, changed, err := s.taskStore().Update(ctx, rec.ID, func(r *store.TaskRecord) bool {
+		if r.Status.Terminal() {
+			return false
+		}
+		r.Status, r.InputRequests, r.LastUpdatedAt = status, requests, now
+		r.StatusMessage = ""
+		if status == mcp.TaskInputRequired {
+			r.StatusMessage = "waiting for input"
+		}
+		return true
+	})
+	if err != nil {
+		s.log.Warn("server: storing a task", "task", rec.ID, "err", err)
 		return
 	}
-	rec.Status, rec.InputRequests, rec.LastUpdatedAt = status, requests, s.tasks.clock.Now()
-	if status == mcp.TaskInputRequired {
-		rec.StatusMessage = "waiting for input"
-	} else {
-		rec.StatusMessage = ""
+	*rec = *cur
+	if changed {
+		s.announceTask(run, cur)
+		s.tellPeers(cur.ID)
 	}
-	if err := s.taskStore().Put(context.Background(), rec); err != nil {
-		s.log.Warn("server: storing a task", "task", rec.ID, "err", err)
-	}
-	s.announceTask(run, rec)
 }
 
-// settle records the terminal state of a task, unless it already has one.
+// settle records the terminal state of a task, unless it already has
+// one (the store's compare-and-set decides between a cancel and a
+// completion that race, on any instance). While the store is
+// unreachable it tries again, backing off, until it answers, the task
+// is gone from it, or the server shuts down: a completed result is
+// not dropped because the store blinked.
 func (s *Server) settle(run *taskRun, rec *store.TaskRecord, status mcp.TaskStatus, msg string, result jsontext.Value, terr *mcp.TaskError) {
-	s.tasks.write.Lock()
-	defer s.tasks.write.Unlock()
-	cur, err := s.taskStore().Get(context.Background(), rec.ID)
-	if err == nil && cur.Status.Terminal() {
-		return
+	now := s.tasks.clock.Now()
+	pause := 50 * time.Millisecond
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), taskStoreTimeout)
+		cur, changed, err := s.taskStore().Update(ctx, rec.ID, func(r *store.TaskRecord) bool {
+			if r.Status.Terminal() {
+				return false
+			}
+			r.Status, r.StatusMessage, r.Result, r.Error = status, msg, result, terr
+			r.InputRequests, r.LastUpdatedAt = nil, now
+			return true
+		})
+		cancel()
+		if err == nil {
+			*rec = *cur
+			if changed {
+				s.announceTask(run, cur)
+				s.tellPeers(cur.ID)
+			}
+			return
+		}
+		if errors.Is(err, store.ErrTaskNotFound) {
+			return
+		}
+		s.log.Warn("server: storing a task's outcome; trying again", "task", rec.ID, "status", status, "err", err)
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-s.tasks.stop:
+			t.Stop()
+			s.log.Error("server: a task's outcome was not stored before shutdown", "task", rec.ID, "status", status)
+			return
+		}
+		pause = min(2*pause, settleRetryMax)
 	}
-	rec.Status, rec.StatusMessage, rec.Result, rec.Error = status, msg, result, terr
-	rec.InputRequests, rec.LastUpdatedAt = nil, s.tasks.clock.Now()
-	if err := s.taskStore().Put(context.Background(), rec); err != nil {
-		s.log.Warn("server: storing a task", "task", rec.ID, "err", err)
-	}
-	s.announceTask(run, rec)
 }
 
 // announceTask sends a task's new status to whoever listens, as the
@@ -493,7 +566,7 @@ func (s *Server) lookupTask(ctx context.Context, req *Request, id string) (*stor
 		}
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown task %q", id)
 	}
-	return rec, nil
+	return s.reapLapsed(ctx, rec), nil
 }
 
 func (s *Server) taskRun(id string) *taskRun {
@@ -522,6 +595,9 @@ func (s *Server) tasksMethod(ctx context.Context, req *Request, name string, wp 
 	case mcp.MethodTasksGet:
 		return req.era().renderTask(rec), nil
 	case mcp.MethodTasksUpdate:
+		if owner := s.remoteOwner(rec); owner != "" && !rec.Status.Terminal() {
+			return s.remoteUpdate(ctx, rec, owner, wp.InputResponses)
+		}
 		return s.updateTask(rec, wp.InputResponses)
 	case mcp.MethodTasksCancel:
 		return req.era().cancelTask(ctx, s, rec)
@@ -540,42 +616,60 @@ func (s *Server) updateTask(rec *store.TaskRecord, responses mcp.InputResponses)
 		return &mcp.EmptyResult{}, nil
 	}
 	run.mu.Lock()
-	defer run.mu.Unlock()
 	if run.asked == nil || run.resume == nil {
+		run.mu.Unlock()
 		return &mcp.EmptyResult{}, nil
 	}
 	got, err := checkResponses(responses, run.asked, run.forms)
-	if err != nil {
-		return nil, err
-	}
-	if len(got) == 0 {
+	if err != nil || len(got) == 0 {
+		run.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
 		return &mcp.EmptyResult{}, nil
 	}
 	if run.answers == nil {
 		run.answers = make(mcp.InputResponses)
 	}
 	maps.Copy(run.answers, got)
-	open := make(mcp.InputRequests)
+	open := make(map[string]bool)
 	for k := range run.asked {
 		if _, ok := run.answers[k]; !ok {
-			open[k] = rec.InputRequests[k]
+			open[k] = true
 		}
 	}
 	if len(open) == 0 {
 		close(run.resume)
 		run.resume = nil
+		run.mu.Unlock()
 		return &mcp.EmptyResult{}, nil
 	}
-	s.tasks.write.Lock()
-	defer s.tasks.write.Unlock()
-	if cur, err := s.taskStore().Get(context.Background(), rec.ID); err != nil || cur.Status != mcp.TaskInputRequired {
-		return &mcp.EmptyResult{}, nil
-	}
-	rec.InputRequests, rec.LastUpdatedAt = open, s.tasks.clock.Now()
-	if err := s.taskStore().Put(context.Background(), rec); err != nil {
+	run.mu.Unlock()
+	// Some requests are still open: the record lists only those. The
+	// store call is made with no lock held.
+	now := s.tasks.clock.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), taskStoreTimeout)
+	defer cancel()
+	cur, changed, err := s.taskStore().Update(ctx, rec.ID, func(r *store.TaskRecord) bool {
+		if r.Status != mcp.TaskInputRequired {
+			return false
+		}
+		left := make(mcp.InputRequests, len(open))
+		for k, ir := range r.InputRequests {
+			if open[k] {
+				left[k] = ir
+			}
+		}
+		r.InputRequests, r.LastUpdatedAt = left, now
+		return true
+	})
+	if err != nil {
 		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: storing the task: %v", err)
 	}
-	go s.announceTask(run, rec.Clone())
+	if changed {
+		s.announceTask(run, cur)
+		s.tellPeers(cur.ID)
+	}
 	return &mcp.EmptyResult{}, nil
 }
 
@@ -599,6 +693,10 @@ func (s *Server) taskResult(ctx context.Context, req *Request, rec *store.TaskRe
 		case <-run.done:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+	} else if owner := s.remoteOwner(rec); owner != "" && !rec.Status.Terminal() {
+		if _, err := s.remoteResult(ctx, req, rec, owner); err != nil {
+			return nil, err
 		}
 	}
 	var err error
@@ -657,7 +755,7 @@ func (s *Server) listTasks(ctx context.Context, req *Request, wp *wireParams) (a
 	res := &mcp.ListTasksResult{Tasks: []mcp.Task{}}
 	size := s.pageSize()
 	for i := start; i < len(recs) && len(res.Tasks) < size; i++ {
-		res.Tasks = append(res.Tasks, legacyTask(recs[i]))
+		res.Tasks = append(res.Tasks, legacyTask(s.reapLapsed(ctx, recs[i])))
 		if len(res.Tasks) == size && i+1 < len(recs) {
 			c := encodeCursor(recs[i].ID)
 			res.NextCursor = &c

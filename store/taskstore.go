@@ -42,6 +42,19 @@ type TaskRecord struct {
 	Result jsontext.Value
 	// Error is the JSON-RPC error of a failed task.
 	Error *mcp.TaskError
+	// Owner is the server instance that runs the task (the one whose id
+	// the task id names); empty when no instance claims it.
+	Owner string
+	// LeaseUntil is when the owner's claim lapses unless it renews it (a
+	// heartbeat): a task still not terminal past it is failed by
+	// whichever instance sees it first. Zero: no lease.
+	LeaseUntil time.Time
+}
+
+// Lapsed reports whether the record's owner let its lease run out at
+// now while the task was not terminal.
+func (r *TaskRecord) Lapsed(now time.Time) bool {
+	return !r.Status.Terminal() && !r.LeaseUntil.IsZero() && now.After(r.LeaseUntil)
 }
 
 // Expired reports whether the record is past its TTL at now.
@@ -80,6 +93,15 @@ type TaskStore interface {
 	List(ctx context.Context, principal, sessionID string) ([]*TaskRecord, error)
 	// Delete removes a record; deleting an unknown id is not an error.
 	Delete(ctx context.Context, id string) error
+	// Update changes a record atomically: fn gets a copy of the stored
+	// record and changes it, reporting whether to store the change. No
+	// other write lands between what fn saw and what is stored (a
+	// compare-and-set: an implementation may call fn again, on the newer
+	// record, when another write won the race, so fn must only look at
+	// its argument). It returns the record as stored afterwards and
+	// whether fn's change was stored; ErrTaskNotFound for an id it does
+	// not hold. The TTL is unchanged (it counts from CreatedAt).
+	Update(ctx context.Context, id string, fn func(rec *TaskRecord) bool) (*TaskRecord, bool, error)
 }
 
 // MemoryTaskStore is the default TaskStore: records in memory, dropped
@@ -164,6 +186,24 @@ func (m *MemoryTaskStore) List(_ context.Context, principal, sessionID string) (
 		return 1
 	})
 	return out, nil
+}
+
+// Update implements TaskStore.
+func (m *MemoryTaskStore) Update(_ context.Context, id string, fn func(*TaskRecord) bool) (*TaskRecord, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.recs[id]
+	if !ok || r.Expired(m.now()) {
+		delete(m.recs, id)
+		return nil, false, ErrTaskNotFound
+	}
+	c := r.Clone()
+	if !fn(c) {
+		return r.Clone(), false, nil
+	}
+	c.ID = id
+	m.recs[id] = c
+	return c.Clone(), true, nil
 }
 
 // Delete implements TaskStore.

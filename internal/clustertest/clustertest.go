@@ -39,6 +39,9 @@ type Backend struct {
 	Sessions store.SessionStore
 	Events   store.EventStore
 	Broker   store.Broker
+	// Tasks is the shared TaskStore; nil: each instance keeps its own
+	// (the task scenarios need a shared one).
+	Tasks store.TaskStore
 	// Close releases the instance's own parts (its broker); may be nil.
 	Close func()
 }
@@ -71,6 +74,56 @@ func (e *cutEvents) Append(ctx context.Context, session, stream string, seq uint
 	return e.EventStore.Append(ctx, session, stream, seq, data)
 }
 
+// cutTasks is an instance's view of the shared TaskStore: once the
+// instance is killed it reads and writes nothing more, so its leases
+// lapse as a dead process's would.
+type cutTasks struct {
+	store.TaskStore
+	down *atomic.Bool
+}
+
+var errKilled = errors.New("clustertest: the instance was killed")
+
+func (c *cutTasks) Put(ctx context.Context, r *store.TaskRecord) error {
+	if c.down.Load() {
+		return errKilled
+	}
+	return c.TaskStore.Put(ctx, r)
+}
+
+func (c *cutTasks) Get(ctx context.Context, id string) (*store.TaskRecord, error) {
+	if c.down.Load() {
+		return nil, errKilled
+	}
+	return c.TaskStore.Get(ctx, id)
+}
+
+func (c *cutTasks) List(ctx context.Context, principal, session string) ([]*store.TaskRecord, error) {
+	if c.down.Load() {
+		return nil, errKilled
+	}
+	return c.TaskStore.List(ctx, principal, session)
+}
+
+func (c *cutTasks) Update(ctx context.Context, id string, fn func(*store.TaskRecord) bool) (*store.TaskRecord, bool, error) {
+	if c.down.Load() {
+		return nil, false, errKilled
+	}
+	return c.TaskStore.Update(ctx, id, fn)
+}
+
+func (c *cutTasks) Delete(ctx context.Context, id string) error {
+	if c.down.Load() {
+		return errKilled
+	}
+	return c.TaskStore.Delete(ctx, id)
+}
+
+// TaskLease is the task lease of every instance: short, so that a killed
+// owner's task fails within seconds, and still far above a heartbeat's
+// delay on a busy machine (a beat every second).
+const TaskLease = 3 * time.Second
+
 // Hit is one HTTP request the proxy passed on.
 type Hit struct {
 	Node   int
@@ -90,6 +143,8 @@ type Cluster struct {
 	hits  []Hit
 	// Release unblocks the "hold" tool.
 	Release chan struct{}
+	// Tasks reports what the task tools see (NewServer).
+	Tasks *TaskEvents
 }
 
 // StateKey is the requestState key every instance shares.
@@ -104,11 +159,16 @@ func New(t *testing.T, n int, backend func(i int) Backend) *Cluster {
 		http.DefaultClient.CloseIdleConnections()
 		goleak.VerifyNone(t, before)
 	})
-	c := &Cluster{Release: make(chan struct{})}
+	c := &Cluster{Release: make(chan struct{}), Tasks: newTaskEvents()}
 	for i := range n {
 		b := backend(i)
-		s := NewServer(c.Release)
-		node := &Node{Index: i, Server: s, backend: b}
+		node := &Node{Index: i, backend: b}
+		opts := &server.Options{TaskLease: TaskLease}
+		if b.Tasks != nil {
+			opts.TaskStore = &cutTasks{TaskStore: b.Tasks, down: &node.down}
+		}
+		s := newServer(c.Release, c.Tasks, opts)
+		node.Server = s
 		events := b.Events
 		if events != nil {
 			events = &cutEvents{EventStore: events, down: &node.down}
@@ -142,9 +202,20 @@ func New(t *testing.T, n int, backend func(i int) Backend) *Cluster {
 //   - "hold" logs and waits for release (or its cancellation);
 //   - "later" answers, then sends notifications/elicitation/complete
 //     outside any request;
-//   - the resource "test://r", which can be subscribed to.
+//   - the resource "test://r", which can be subscribed to;
+//   - the task tools of addTaskTools.
 func NewServer(release <-chan struct{}) *server.Server {
-	s := server.New(&server.Options{Logging: true, RequestStateKeys: []server.RequestStateKey{StateKey}})
+	return newServer(release, newTaskEvents(), nil)
+}
+
+func newServer(release <-chan struct{}, events *TaskEvents, opts *server.Options) *server.Server {
+	o := server.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Logging, o.RequestStateKeys = true, []server.RequestStateKey{StateKey}
+	s := server.New(&o)
+	addTaskTools(s, release, events)
 	server.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
 		res, ok, err := req.ElicitResult("who")
 		if err != nil {
@@ -265,5 +336,10 @@ func (c *Cluster) stop(n *Node) {
 		}
 		n.Handler.Close()
 		n.ts.Close()
+		// Its task goroutines end too (their store calls fail: nothing
+		// is recorded, as for a killed process).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = n.Server.Shutdown(ctx)
 	})
 }

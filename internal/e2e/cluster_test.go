@@ -22,3 +22,16 @@ func TestCluster(t *testing.T) {
 		})
 	})
 }
+
+// TestClusterTasks runs the task scenarios on three in-process
+// instances sharing a MemoryTaskStore and a MemoryBus.
+func TestClusterTasks(t *testing.T) {
+	clustertest.RunTasks(t, func(t *testing.T) *clustertest.Cluster {
+		sessions, events, tasks := store.NewMemorySessionStore(), store.NewMemoryEventStore(nil), store.NewMemoryTaskStore(nil)
+		bus := store.NewMemoryBus()
+		return clustertest.New(t, 3, func(int) clustertest.Backend {
+			b := bus.Broker()
+			return clustertest.Backend{Sessions: sessions, Events: events, Tasks: tasks, Broker: b, Close: func() { _ = b.Close() }}
+		})
+	})
+}

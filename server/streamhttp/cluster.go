@@ -17,6 +17,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/seam"
 )
 
 // Timings of the cluster protocol (docs/design/multi-instance.md).
@@ -90,12 +91,19 @@ type cluster struct {
 	changes []*clusterMsg
 	wake    chan struct{}
 	done    chan struct{}
+
+	// The protocol server's messages (cluster_peers.go).
+	peer     seam.PeerHandler
+	peerCtx  context.Context // ends at close: the server's calls being served
+	peerStop func()
+	calls    map[string]chan []byte // peer calls waiting for their answer, by tag
 }
 
 func newCluster(h *Handler, b store.Broker) *cluster {
 	c := &cluster{h: h, b: b, id: b.ID(), relays: make(map[string]*relayIn), serving: make(map[string]context.CancelFunc),
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	c.goTracked(c.run)
+	c.attachPeers()
 	b.Receive(c.receive)
 	c.stopRel = h.p.AddRelay(c.announce)
 	return c
@@ -128,6 +136,7 @@ func (c *cluster) run() {
 func (c *cluster) close() {
 	c.b.Receive(nil)
 	c.stopRel()
+	c.peerStop()
 	c.mu.Lock()
 	c.closed = true
 	for _, cancel := range c.serving {
@@ -199,6 +208,9 @@ func (c *cluster) announce(method, uri string) {
 func (c *cluster) receive(raw []byte) {
 	var m clusterMsg
 	if err := json.Unmarshal(raw, &m); err != nil || m.From == c.id {
+		return
+	}
+	if c.receivePeer(&m) {
 		return
 	}
 	h := c.h

@@ -28,3 +28,22 @@ func TestCluster(t *testing.T) {
 		})
 	})
 }
+
+// TestClusterTasks: the task scenarios on three instances sharing Redis
+// (the TaskStore included).
+func TestClusterTasks(t *testing.T) {
+	redistest.Need(t)
+	clustertest.RunTasks(t, func(t *testing.T) *clustertest.Cluster {
+		p := prefix(t)
+		sessions := NewSessionStore(rdb, &SessionStoreOptions{Prefix: p})
+		events := NewEventStore(rdb, &EventStoreOptions{Prefix: p})
+		tasks := NewTaskStore(rdb, &TaskStoreOptions{Prefix: p})
+		return clustertest.New(t, 3, func(int) clustertest.Backend {
+			b, err := NewBroker(context.Background(), rdb, &BrokerOptions{Prefix: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return clustertest.Backend{Sessions: sessions, Events: events, Tasks: tasks, Broker: b, Close: func() { _ = b.Close() }}
+		})
+	})
+}

@@ -15,6 +15,12 @@
 //     stream resumed on another instance is relayed live from its owner,
 //     and list changes, resource updates, session state and DELETE reach
 //     every instance.
+//   - TaskStore implements store.TaskStore: each task's record as JSON
+//     under one key that expires with the task, so that a result
+//     outlives the instance that ran it; Update is a compare-and-set
+//     (WATCH/MULTI), so a cancel and a completion racing on two
+//     instances settle the task once; a sorted set per principal (per
+//     session without one) lists them. Pass it as server.Options.TaskStore.
 //   - ReplayCache remembers DPoP proofs (RFC 9449 jti) across instances
 //     with SET NX and the proof's expiry; it satisfies auth.ReplayCache
 //     (auth.DPoPOptions) without this package importing auth.

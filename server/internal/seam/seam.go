@@ -65,6 +65,38 @@ type Protocol interface {
 	DeliverChange(method, uri string)
 	// PrincipalFrom returns the principal WithPrincipal put in ctx.
 	PrincipalFrom(ctx context.Context) string
+	// AttachPeers makes the server one instance of a deployment whose
+	// other instances p reaches: the ids of its tasks name p.ID(), and
+	// task requests for another instance's tasks go there. The carrier
+	// hands the peers' messages to the returned PeerHandler; detach ends
+	// the attachment (before the carrier stops delivering).
+	AttachPeers(p Peers) (h PeerHandler, detach func())
+}
+
+// Peers are the other instances of a deployment, as the protocol server
+// reaches them through its carrier (server/streamhttp: over the
+// store.Broker). Messages are opaque to the carrier.
+type Peers interface {
+	// ID names this instance (store.Broker.ID).
+	ID() string
+	// Call delivers msg to instance to, whose PeerHandler.Serve answers
+	// it, and returns that answer. ok is false when the instance is gone
+	// (it was not there to receive msg, or left before answering); err is
+	// a failure of the carrier (the broker unreachable) or of ctx.
+	Call(ctx context.Context, to string, msg []byte) (reply []byte, ok bool, err error)
+	// Broadcast delivers msg to every other instance's PeerHandler.Deliver,
+	// at most once (it may be lost).
+	Broadcast(ctx context.Context, msg []byte) error
+}
+
+// PeerHandler receives the messages of the other instances.
+type PeerHandler struct {
+	// Serve answers a Call; ctx ends when the carrier closes. It runs on
+	// a goroutine of its own and may wait.
+	Serve func(ctx context.Context, msg []byte) []byte
+	// Deliver takes a Broadcast. It runs on the carrier's delivery
+	// goroutine and must return quickly.
+	Deliver func(msg []byte)
 }
 
 // Call is a client request with its params decoded once.

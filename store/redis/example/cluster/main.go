@@ -70,6 +70,7 @@ func instance(ctx context.Context, args []string) error {
 	listen := fs.String("listen", "127.0.0.1:8081", "address to serve on")
 	redisURL := fs.String("redis", "redis://127.0.0.1:6379", "Redis URL (redis://host:port/db or unix:///path)")
 	prefix := fs.String("prefix", "mcpkit:", "prefix of every Redis key and channel, the same on every instance")
+	lease := fs.Duration("task-lease", server.DefaultTaskLease, "how long a task outlives its instance's last heartbeat before another instance fails it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -94,7 +95,10 @@ func instance(ctx context.Context, args []string) error {
 	}
 	defer broker.Close()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("instance", *listen)
-	s, err := newServer(*listen, key, log)
+	s, err := newServer(*listen, key, log, &server.Options{
+		TaskStore: redisstore.NewTaskStore(rdb, &redisstore.TaskStoreOptions{Prefix: *prefix}),
+		TaskLease: *lease,
+	})
 	if err != nil {
 		return err
 	}
@@ -110,7 +114,11 @@ func instance(ctx context.Context, args []string) error {
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	log.Info("serving", "addr", ln.Addr().String(), "broker", broker.ID())
-	return serve(ctx, hs, ln, h.Shutdown)
+	// At the end: the HTTP handler first (it answers the requests in
+	// flight), then the server's tasks (recorded failed if unfinished).
+	return serve(ctx, hs, ln, func(ctx context.Context) error {
+		return errors.Join(h.Shutdown(ctx), s.Shutdown(ctx))
+	})
 }
 
 // newServer is what every instance serves. Tools:
@@ -121,14 +129,17 @@ func instance(ctx context.Context, args []string) error {
 //   - count: counts to n, a log message and a progress notification a
 //     second, saying which instance runs it;
 //   - touch: reports a change of the resource demo://note to its
-//     subscribers on every instance.
-func newServer(name string, key server.RequestStateKey, log *slog.Logger) (*server.Server, error) {
-	s := server.New(&server.Options{
-		Info:             mcp.Implementation{Name: "mcpkit-cluster-example", Version: "1.0.0"},
-		Logging:          true,
-		Logger:           log,
-		RequestStateKeys: []server.RequestStateKey{key},
-	})
+//     subscribers on every instance;
+//   - work: works for ms milliseconds, as a task when the client asks
+//     (its tasks are in Redis: any instance answers for them).
+func newServer(name string, key server.RequestStateKey, log *slog.Logger, opts *server.Options) (*server.Server, error) {
+	o := server.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Info = mcp.Implementation{Name: "mcpkit-cluster-example", Version: "1.0.0"}
+	o.Logging, o.Logger, o.RequestStateKeys = true, log, []server.RequestStateKey{key}
+	s := server.New(&o)
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
 	add(server.AddTool(s, &mcp.Tool{Name: "whoami", Description: "The instance that runs this call."},
@@ -169,6 +180,20 @@ func newServer(name string, key server.RequestStateKey, log *slog.Logger) (*serv
 				}
 			}
 			return fmt.Sprintf("counted to %d on %s", n, name), nil
+		}))
+	type workIn struct {
+		Nonce string `json:"nonce" jsonschema:"description=echoed in the result"`
+		Ms    int    `json:"ms" jsonschema:"description=how long to work (0 to 60000)"`
+	}
+	add(server.AddTool(s, &mcp.Tool{Name: "work", Description: "Works for ms milliseconds; may run as a task.",
+		Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}},
+		func(ctx context.Context, req *server.CallToolRequest, in workIn) (string, error) {
+			select {
+			case <-time.After(time.Duration(min(max(in.Ms, 0), 60000)) * time.Millisecond):
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+			return fmt.Sprintf("work %s done on %s", in.Nonce, name), nil
 		}))
 	var notes atomic.Int64
 	add(s.AddResource(&mcp.Resource{URI: "demo://note", Name: "note", MIMEType: "text/plain"},

@@ -1,6 +1,7 @@
 // Package redistest starts throwaway redis-server processes for tests: on
-// a unix socket in a directory of their own, without persistence, so that
-// a restart comes back empty.
+// a unix socket in a directory of their own, without persistence (a
+// restart comes back empty), or durable (StartDurable: a restart keeps
+// the data).
 package redistest
 
 import (
@@ -24,6 +25,9 @@ type Server struct {
 	bin  string
 	cmd  *exec.Cmd
 	log  *os.File
+	// durable: every write is in the append-only file before it is
+	// acknowledged, so a restart (even after SIGKILL) keeps the data.
+	durable bool
 }
 
 // Start starts a server in dir (which it uses for its socket and log) and
@@ -39,14 +43,31 @@ func Start(dir string) (*Server, error) {
 	return s, s.start()
 }
 
+// StartDurable is Start with persistence: an append-only file synced on
+// every write, so that Restart brings the data back, as a production
+// Redis would.
+func StartDurable(dir string) (*Server, error) {
+	bin, err := binary()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Sock: filepath.Join(dir, "redis.sock"), dir: dir, bin: bin, durable: true}
+	s.URL = "unix://" + s.Sock
+	return s, s.start()
+}
+
 func (s *Server) start() error {
 	log, err := os.OpenFile(filepath.Join(s.dir, "redis.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
 	s.log = log
-	s.cmd = exec.Command(s.bin, "--port", "0", "--unixsocket", s.Sock, "--unixsocketperm", "700",
-		"--save", "", "--appendonly", "no", "--dir", s.dir, "--loglevel", "warning")
+	aof := []string{"--appendonly", "no"}
+	if s.durable {
+		aof = []string{"--appendonly", "yes", "--appendfsync", "always"}
+	}
+	s.cmd = exec.Command(s.bin, append([]string{"--port", "0", "--unixsocket", s.Sock, "--unixsocketperm", "700",
+		"--save", "", "--dir", s.dir, "--loglevel", "warning"}, aof...)...)
 	s.cmd.Stdout, s.cmd.Stderr = log, log
 	if err := s.cmd.Start(); err != nil {
 		log.Close()
@@ -83,7 +104,8 @@ func (s *Server) Stop() {
 	_ = os.Remove(s.Sock)
 }
 
-// Restart stops the server and starts a new, empty one on the same socket.
+// Restart stops the server and starts a new one on the same socket:
+// empty, unless the server is durable (StartDurable).
 func (s *Server) Restart() error {
 	s.Stop()
 	return s.start()

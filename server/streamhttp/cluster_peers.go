@@ -1,0 +1,135 @@
+package streamhttp
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"time"
+
+	"github.com/mcpkit/mcpkit/server/internal/seam"
+)
+
+// Kinds of cluster messages that carry the protocol server's own
+// messages between instances (seam.Peers: tasks across instances).
+const (
+	kindPeerCall  = "pcall"  // a call for the receiver's protocol server
+	kindPeerReply = "preply" // its answer
+	kindPeerCast  = "pcast"  // a broadcast for every protocol server
+)
+
+// peerProbeInterval is how often a peer call checks that the instance
+// it waits on is still there; a gone instance ends the call.
+const peerProbeInterval = relayProbeInterval
+
+// errPeerCallsClosed ends the peer calls of a closed cluster.
+var errPeerCallsClosed = errors.New("streamhttp: the handler is closed")
+
+// peers is the cluster as seam.Peers: the protocol server's calls and
+// broadcasts to the other instances, over the broker.
+type peers struct{ c *cluster }
+
+var _ seam.Peers = peers{}
+
+func (p peers) ID() string { return p.c.id }
+
+// Call implements seam.Peers: the message goes to the instance with a
+// tag, and the answer comes back under it. The instance is probed while
+// the call waits, so that one killed mid-call ends it (ok false).
+func (p peers) Call(ctx context.Context, to string, msg []byte) ([]byte, bool, error) {
+	c := p.c
+	tag := rand.Text()[:16]
+	ch := make(chan []byte, 1)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, false, errPeerCallsClosed
+	}
+	if c.calls == nil {
+		c.calls = make(map[string]chan []byte)
+	}
+	c.calls[tag] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.calls, tag)
+		c.mu.Unlock()
+	}()
+	ok, err := c.send(ctx, to, &clusterMsg{Kind: kindPeerCall, Tag: tag, Data: string(msg)})
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	probe := time.NewTicker(peerProbeInterval)
+	defer probe.Stop()
+	for {
+		select {
+		case reply := <-ch:
+			return reply, true, nil
+		case <-probe.C:
+			if ok, err := c.send(ctx, to, &clusterMsg{Kind: kindProbe, Tag: tag}); err == nil && !ok {
+				return nil, false, nil
+			}
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-c.done:
+			return nil, false, errPeerCallsClosed
+		}
+	}
+}
+
+// Broadcast implements seam.Peers.
+func (p peers) Broadcast(ctx context.Context, msg []byte) error {
+	b, err := p.c.encode(&clusterMsg{Kind: kindPeerCast, Data: string(msg)})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.c.h.opts.StoreTimeout)
+	defer cancel()
+	return p.c.b.Broadcast(ctx, b)
+}
+
+// receivePeer handles the peer kinds of cluster messages (on the
+// broker's delivery goroutine); false for other kinds.
+func (c *cluster) receivePeer(m *clusterMsg) bool {
+	switch m.Kind {
+	case kindPeerCall:
+		c.mu.Lock()
+		ph, ctx := c.peer, c.peerCtx
+		c.mu.Unlock()
+		if ph.Serve == nil {
+			return true
+		}
+		c.goTracked(func() {
+			reply := ph.Serve(ctx, []byte(m.Data))
+			_, _ = c.send(ctx, m.From, &clusterMsg{Kind: kindPeerReply, Tag: m.Tag, Data: string(reply)})
+		})
+	case kindPeerReply:
+		c.mu.Lock()
+		ch := c.calls[m.Tag]
+		c.mu.Unlock()
+		if ch != nil {
+			select {
+			case ch <- []byte(m.Data):
+			default:
+			}
+		}
+	case kindPeerCast:
+		c.mu.Lock()
+		ph := c.peer
+		c.mu.Unlock()
+		if ph.Deliver != nil {
+			ph.Deliver([]byte(m.Data))
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// attachPeers makes the protocol server an instance of the deployment.
+func (c *cluster) attachPeers() {
+	ph, detach := c.h.p.AttachPeers(peers{c})
+	ctx, cancel := context.WithCancel(context.Background())
+	c.mu.Lock()
+	c.peer, c.peerCtx, c.peerStop = ph, ctx, func() { detach(); cancel() }
+	c.mu.Unlock()
+}

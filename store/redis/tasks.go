@@ -1,0 +1,292 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/store"
+)
+
+// DefaultTaskUpdateAttempts bounds the compare-and-set attempts of one
+// TaskStore.Update when TaskStoreOptions.UpdateAttempts is zero: past
+// it, Update fails rather than spin against writers that keep winning.
+const DefaultTaskUpdateAttempts = 100
+
+// unlimitedIndexTTL is the life of a task index that lists a task kept
+// without a TTL.
+const unlimitedIndexTTL = 10 * 365 * 24 * time.Hour
+
+// TaskStoreOptions configures a TaskStore. The zero value applies the
+// defaults.
+type TaskStoreOptions struct {
+	// Prefix is put before every key. Default DefaultPrefix.
+	Prefix string
+	// UpdateAttempts bounds the compare-and-set attempts of one Update.
+	// Default DefaultTaskUpdateAttempts.
+	UpdateAttempts int
+	// Now is the clock records are checked against (TaskRecord.Expired);
+	// nil is time.Now. Redis itself drops a record at its expiry on its
+	// own clock.
+	Now func() time.Time
+}
+
+// TaskStore is a store.TaskStore on Redis. Each record is one JSON value
+// whose key expires with the task (CreatedAt + TTL), so a completed
+// task's result outlives the process that ran it and every instance can
+// serve it; Update is a compare-and-set (WATCH/MULTI), so a cancel and a
+// completion racing on two instances settle the task once. Each
+// principal's tasks (each session's, without a principal) are indexed in
+// a sorted set by creation time, for List.
+type TaskStore struct {
+	rdb  redis.UniversalClient
+	opts TaskStoreOptions
+}
+
+var _ store.TaskStore = (*TaskStore)(nil)
+
+// NewTaskStore returns a task store using rdb; opts may be nil.
+func NewTaskStore(rdb redis.UniversalClient, opts *TaskStoreOptions) *TaskStore {
+	s := &TaskStore{rdb: rdb}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.Prefix == "" {
+		s.opts.Prefix = DefaultPrefix
+	}
+	if s.opts.UpdateAttempts <= 0 {
+		s.opts.UpdateAttempts = DefaultTaskUpdateAttempts
+	}
+	if s.opts.Now == nil {
+		s.opts.Now = time.Now
+	}
+	return s
+}
+
+func (s *TaskStore) key(id string) string { return s.opts.Prefix + "task:{" + id + "}" }
+
+// indexKey is the sorted set listing a principal's tasks, or a
+// session's when there is no principal.
+func (s *TaskStore) indexKey(principal, sessionID string) string {
+	if principal != "" {
+		return s.opts.Prefix + "tasks:p:" + principal
+	}
+	return s.opts.Prefix + "tasks:s:" + sessionID
+}
+
+// taskWire is a record as stored: durations in milliseconds.
+type taskWire struct {
+	ID            string            `json:"id"`
+	Principal     string            `json:"principal,omitzero"`
+	SessionID     string            `json:"session,omitzero"`
+	Modern        bool              `json:"modern,omitzero"`
+	Status        mcp.TaskStatus    `json:"status"`
+	StatusMessage string            `json:"statusMessage,omitzero"`
+	CreatedAt     time.Time         `json:"createdAt"`
+	LastUpdatedAt time.Time         `json:"lastUpdatedAt"`
+	TTLMs         int64             `json:"ttlMs,omitzero"`
+	PollMs        int64             `json:"pollMs,omitzero"`
+	InputRequests mcp.InputRequests `json:"inputRequests,omitzero"`
+	Result        jsontext.Value    `json:"result,omitzero"`
+	Error         *mcp.TaskError    `json:"error,omitzero"`
+	Owner         string            `json:"owner,omitzero"`
+	LeaseUntil    time.Time         `json:"leaseUntil,omitzero"`
+}
+
+func encodeTask(r *store.TaskRecord) ([]byte, error) {
+	return json.Marshal(&taskWire{
+		ID: r.ID, Principal: r.Principal, SessionID: r.SessionID, Modern: r.Modern,
+		Status: r.Status, StatusMessage: r.StatusMessage, CreatedAt: r.CreatedAt, LastUpdatedAt: r.LastUpdatedAt,
+		TTLMs: r.TTL.Milliseconds(), PollMs: r.PollInterval.Milliseconds(), InputRequests: r.InputRequests,
+		Result: r.Result, Error: r.Error, Owner: r.Owner, LeaseUntil: r.LeaseUntil,
+	})
+}
+
+func decodeTask(b []byte) (*store.TaskRecord, error) {
+	var w taskWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return nil, err
+	}
+	return &store.TaskRecord{
+		ID: w.ID, Principal: w.Principal, SessionID: w.SessionID, Modern: w.Modern,
+		Status: w.Status, StatusMessage: w.StatusMessage, CreatedAt: w.CreatedAt, LastUpdatedAt: w.LastUpdatedAt,
+		TTL: time.Duration(w.TTLMs) * time.Millisecond, PollInterval: time.Duration(w.PollMs) * time.Millisecond,
+		InputRequests: w.InputRequests, Result: w.Result, Error: w.Error, Owner: w.Owner, LeaseUntil: w.LeaseUntil,
+	}, nil
+}
+
+// Put implements store.TaskStore: the record expires at CreatedAt + TTL
+// (never, for a zero TTL), and is added to its owner's index.
+func (s *TaskStore) Put(ctx context.Context, rec *store.TaskRecord) error {
+	b, err := encodeTask(rec)
+	if err != nil {
+		return fmt.Errorf("redisstore: encoding task %q: %w", rec.ID, err)
+	}
+	// The record first, in one command with its expiry; then the index
+	// (another key, maybe on another node of a Redis Cluster, so not in
+	// the same transaction). A record whose index entry is missing is
+	// still served by id; an index entry without its record is skipped
+	// (and dropped) by List.
+	life := unlimitedIndexTTL
+	args := redis.SetArgs{}
+	if rec.TTL > 0 {
+		at := rec.CreatedAt.Add(rec.TTL)
+		args.ExpireAt = at.Truncate(time.Millisecond).Add(time.Millisecond) // never before the TTL
+		life = time.Until(at) + time.Second
+	}
+	if err := s.rdb.SetArgs(ctx, s.key(rec.ID), b, args).Err(); err != nil {
+		return fmt.Errorf("redisstore: storing task %q: %w", rec.ID, err)
+	}
+	idx := s.indexKey(rec.Principal, rec.SessionID)
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, idx, redis.Z{Score: float64(rec.CreatedAt.UnixMilli()), Member: rec.ID})
+		// The index lives as long as its longest-lived task (NX: a new
+		// index; GT: extend one); a task kept forever keeps it for
+		// unlimitedIndexTTL.
+		p.ExpireNX(ctx, idx, life)
+		p.ExpireGT(ctx, idx, life)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("redisstore: storing task %q: %w", rec.ID, err)
+	}
+	return nil
+}
+
+// Get implements store.TaskStore.
+func (s *TaskStore) Get(ctx context.Context, id string) (*store.TaskRecord, error) {
+	b, err := s.rdb.Get(ctx, s.key(id)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, store.ErrTaskNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: loading task %q: %w", id, err)
+	}
+	rec, err := decodeTask(b)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: decoding task %q: %w", id, err)
+	}
+	if rec.Expired(s.opts.Now()) {
+		return nil, store.ErrTaskNotFound
+	}
+	return rec, nil
+}
+
+// errNoChange ends a transaction whose fn changed nothing.
+var errNoChange = errors.New("redisstore: no change")
+
+// Update implements store.TaskStore as a compare-and-set: the key is
+// watched while fn runs, and the write is refused (then fn runs again,
+// on the newer record) when another write landed in between.
+func (s *TaskStore) Update(ctx context.Context, id string, fn func(*store.TaskRecord) bool) (*store.TaskRecord, bool, error) {
+	key := s.key(id)
+	for range s.opts.UpdateAttempts {
+		var out *store.TaskRecord
+		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+			b, err := tx.Get(ctx, key).Bytes()
+			if errors.Is(err, redis.Nil) {
+				return store.ErrTaskNotFound
+			}
+			if err != nil {
+				return err
+			}
+			rec, err := decodeTask(b)
+			if err != nil {
+				return fmt.Errorf("redisstore: decoding task %q: %w", id, err)
+			}
+			if rec.Expired(s.opts.Now()) {
+				return store.ErrTaskNotFound
+			}
+			out = rec
+			next := rec.Clone()
+			if !fn(next) {
+				return errNoChange
+			}
+			next.ID = id
+			nb, err := encodeTask(next)
+			if err != nil {
+				return fmt.Errorf("redisstore: encoding task %q: %w", id, err)
+			}
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.SetArgs(ctx, key, nb, redis.SetArgs{KeepTTL: true})
+				return nil
+			})
+			if err == nil {
+				out = next
+			}
+			return err
+		}, key)
+		switch {
+		case err == nil:
+			return out.Clone(), true, nil
+		case errors.Is(err, errNoChange):
+			return out, false, nil
+		case errors.Is(err, redis.TxFailedErr):
+			continue // another write won: look again
+		case errors.Is(err, store.ErrTaskNotFound):
+			return nil, false, store.ErrTaskNotFound
+		default:
+			return nil, false, fmt.Errorf("redisstore: updating task %q: %w", id, err)
+		}
+	}
+	return nil, false, fmt.Errorf("redisstore: updating task %q: %d attempts lost to concurrent writes", id, s.opts.UpdateAttempts)
+}
+
+// List implements store.TaskStore: the index in creation order (ties by
+// id), without the records that expired meanwhile, which it drops from
+// the index.
+func (s *TaskStore) List(ctx context.Context, principal, sessionID string) ([]*store.TaskRecord, error) {
+	idx := s.indexKey(principal, sessionID)
+	ids, err := s.rdb.ZRange(ctx, idx, 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: listing tasks: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = s.key(id)
+	}
+	vals, err := s.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: listing tasks: %w", err)
+	}
+	now := s.opts.Now()
+	var out []*store.TaskRecord
+	var stale []any
+	for i, v := range vals {
+		str, ok := v.(string)
+		if !ok {
+			stale = append(stale, ids[i])
+			continue
+		}
+		rec, err := decodeTask([]byte(str))
+		if err != nil || rec.Expired(now) {
+			continue
+		}
+		if rec.Principal != principal || (principal == "" && rec.SessionID != sessionID) {
+			continue
+		}
+		out = append(out, rec)
+	}
+	if len(stale) > 0 {
+		_ = s.rdb.ZRem(ctx, idx, stale...).Err() // best effort: List skips them anyway
+	}
+	return out, nil
+}
+
+// Delete implements store.TaskStore; the index entry goes at the next
+// List.
+func (s *TaskStore) Delete(ctx context.Context, id string) error {
+	if err := s.rdb.Del(ctx, s.key(id)).Err(); err != nil {
+		return fmt.Errorf("redisstore: deleting task %q: %w", id, err)
+	}
+	return nil
+}
