@@ -344,7 +344,11 @@ func (s *Server) askTaskInput(ctx context.Context, run *taskRun, rec *store.Task
 		return false
 	}
 	s.setStatus(run, rec, mcp.TaskInputRequired, in.requests)
-	answers := make(mcp.InputResponses, len(in.keys))
+	// Earlier rounds' answers stay, as in the shim (keptAnswers).
+	answers := keptAnswers(treq.inputs, in)
+	if answers == nil {
+		answers = make(mcp.InputResponses, len(in.keys))
+	}
 	for i := 0; i < len(in.keys); {
 		k := in.keys[i]
 		ir := in.requests[k]
@@ -406,7 +410,16 @@ func (s *Server) awaitTaskInput(ctx context.Context, run *taskRun, rec *store.Ta
 		}
 	}
 	run.mu.Lock()
-	treq.inputs, treq.state = run.answers, in.state
+	// Earlier rounds' answers stay, as in the shim (keptAnswers); this
+	// round's are added over them.
+	answers := keptAnswers(treq.inputs, in)
+	for k, v := range run.answers {
+		if answers == nil {
+			answers = make(mcp.InputResponses, len(run.answers))
+		}
+		answers[k] = v
+	}
+	treq.inputs, treq.state = answers, in.state
 	run.answers, run.asked, run.forms, run.resume = nil, nil, nil, nil
 	run.mu.Unlock()
 	s.setStatus(run, rec, mcp.TaskWorking, nil)
