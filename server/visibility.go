@@ -169,7 +169,7 @@ func (s *Server) hears(ctx context.Context, c Caller, method, uri string, items 
 		return true
 	}
 	if method == mcp.NotificationResourcesUpdated {
-		return f(ctx, c, s.resourceItemFor(uri))
+		return s.seesURI(uri, func(it Item) bool { return f(ctx, c, it) })
 	}
 	if items == nil {
 		return true
@@ -182,18 +182,17 @@ func (s *Server) hears(ctx context.Context, c Caller, method, uri string, items 
 	return false
 }
 
-// resourceItemFor is the item that serves uri: the resource, else the
-// first matching template, else a bare resource item.
-func (s *Server) resourceItemFor(uri string) Item {
-	if e, ok := s.resources.get(uri); ok {
-		return resourceItem(e)
+// seesURI reports whether a caller who sees the items see accepts hears
+// of an update of uri: whether what serves it to them (serving: hidden
+// resources and templates are passed over as unknown ones) exists, or,
+// when nothing registered matches uri, whether see accepts it as a bare
+// resource.
+func (s *Server) seesURI(uri string, see func(Item) bool) bool {
+	r, t, _, matched := s.serving(uri, see)
+	if !matched {
+		return see(Item{Kind: KindResource, Name: uri})
 	}
-	for _, t := range s.templates.all() {
-		if t.compiled.Match(uri) != nil {
-			return templateItem(t)
-		}
-	}
-	return Item{Kind: KindResource, Name: uri}
+	return r != nil || t != nil
 }
 
 // viewContext is the context a visibility filter sees for the session's

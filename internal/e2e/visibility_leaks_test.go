@@ -68,3 +68,112 @@ func TestVisibilityCompletion(t *testing.T) {
 		}
 	}
 }
+
+// overlapServer registers, for each of a hidden resource and a hidden
+// template, a visible template that also matches its URIs; each handler
+// answers with its own name.
+func overlapServer(t testing.TB) *server.Server {
+	srv := server.New(&server.Options{Visibility: secretsForAdmin})
+	serve := func(name string) server.ResourceHandler {
+		return func(_ context.Context, r *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: mcp.ResourceContentsList{&mcp.TextResourceContents{URI: r.Params.URI, Text: name}}}, nil
+		}
+	}
+	if err := srv.AddResource(&mcp.Resource{URI: "res://secret", Name: "secret"}, serve("secret resource")); err != nil {
+		t.Fatal(err)
+	}
+	// Templates are tried in key order: the hidden one comes first.
+	for _, tpl := range []struct{ uri, name string }{
+		{"res://{name}", "any resource"},
+		{"tpl://secret/{id}", "secret template"},
+		{"tpl://{kind}/{id}", "any template"},
+	} {
+		if err := srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: tpl.uri, Name: tpl.name}, serve(tpl.name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return srv
+}
+
+// TestVisibilityOverlap: a URI that a hidden resource or template and a
+// visible template both match is served to a caller who cannot see the
+// hidden one by the visible template, as it would be were the hidden one
+// not registered; and that caller hears of its updates.
+func TestVisibilityOverlap(t *testing.T) {
+	for _, era := range []string{mcp.LatestLegacy, mcp.Version20260728} {
+		for _, carrier := range []string{"memory", "http"} {
+			t.Run(era+"/"+carrier, func(t *testing.T) {
+				t.Parallel()
+				srv := overlapServer(t)
+				updated := make(chan string, 8)
+				connect := func(principal string, opts *client.Options) *client.Client {
+					opts.ProtocolVersion, opts.NoCache = era, true
+					c, err := client.Connect(testCtx(t), dialAs(t, carrier, srv, principal), opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { c.Close() })
+					return c
+				}
+				bob := connect("bob", &client.Options{OnResourceUpdated: func(_ context.Context, uri string) { updated <- uri }})
+				admin := connect("admin", &client.Options{})
+				ctx := testCtx(t)
+				read := func(c *client.Client, uri string) string {
+					t.Helper()
+					res, err := c.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+					if err != nil {
+						t.Fatalf("read %s: %v", uri, err)
+					}
+					tc, ok := res.Contents[0].(*mcp.TextResourceContents)
+					if !ok {
+						t.Fatalf("read %s: %+v", uri, res.Contents)
+					}
+					return tc.Text
+				}
+				for _, c := range []struct {
+					who      *client.Client
+					uri      string
+					servedBy string
+				}{
+					{bob, "res://secret", "any resource"},
+					{bob, "tpl://secret/1", "any template"},
+					{admin, "res://secret", "secret resource"},
+					{admin, "tpl://secret/1", "secret template"},
+				} {
+					if got := read(c.who, c.uri); got != c.servedBy {
+						t.Errorf("%s served by %q, want %q", c.uri, got, c.servedBy)
+					}
+				}
+
+				// Updates: on memory every message of a session (or listen
+				// stream) travels in order, so the last update arriving
+				// means the earlier ones were sent or dropped.
+				if carrier != "memory" {
+					return
+				}
+				uris := []string{"res://secret", "tpl://secret/1", "tpl://public/1"}
+				if era == mcp.Version20260728 {
+					sub, err := bob.Listen(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: uris})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { sub.Close() })
+				} else {
+					for _, uri := range uris {
+						if err := bob.Subscribe(ctx, uri); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				for _, uri := range uris {
+					srv.ResourceUpdated(uri)
+				}
+				for _, want := range uris {
+					if got := recv(t, updated, "an update"); got != want {
+						t.Fatalf("bob heard of %s, want %s (each is served to him by a visible template)", got, want)
+					}
+				}
+			})
+		}
+	}
+}
