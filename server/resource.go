@@ -204,6 +204,11 @@ func resourceNotFound(code int64, uri string) *jsonrpc.Error {
 	return jsonrpc.Errorf(code, "Resource not found: %s", uri).WithData(map[string]string{"uri": uri})
 }
 
+// subscribe serves resources/subscribe. Any URI is accepted, whether or
+// not anything serves it or the caller may see it (Options.Visibility):
+// updates are filtered as they are delivered (Server.hears), so a
+// subscription to a hidden URI is answered as one to an unknown URI and
+// stays silent.
 func subscribe(_ context.Context, _ *Server, req *Request, wp *wireParams) (any, error) {
 	p := mcp.SubscribeParams{Meta: wp.Meta, URI: wp.URI}
 	if p.URI == "" {

@@ -47,7 +47,10 @@ type Caller struct {
 // VisibilityFunc reports whether caller may see item. ctx is the
 // request's context (for a change notification on a legacy session: the
 // context of the session's latest request, kept without its
-// cancellation; for a subscriptions/listen stream: the listen request's),
+// cancellation, or, for a resources/updated to a session that made no
+// request on this instance, context.Background() with only the session's
+// principal (WithPrincipal); for a subscriptions/listen stream: the
+// listen request's),
 // so it carries what the request's middleware put there, such as
 // auth's token. It runs on every list entry and call: it must be quick
 // and must not call the server.
@@ -157,21 +160,28 @@ func (s *Server) itemNamed(method, name string) Item {
 }
 
 // hears reports whether a caller hears of a change: a list change about
-// items (nil: unnamed) or a resources/updated of uri.
+// items (nil: unnamed) or a resources/updated of uri. ctx is the context
+// to judge with (nil: the session made no request here).
 func (s *Server) hears(ctx context.Context, c Caller, method, uri string, items []Item) bool {
 	f := s.opts.Visibility
 	if f == nil {
 		return true
 	}
-	if ctx == nil {
-		// A session that has made no request this instance saw: a change
-		// notification names nothing, so it is sent.
-		return true
-	}
 	if method == mcp.NotificationResourcesUpdated {
+		if ctx == nil {
+			// A session that has made no request this instance saw (its GET
+			// stream is held here, its POSTs served elsewhere): the update
+			// names its URI, so it is judged with what is known, the
+			// principal. A filter that needs more (auth's token) refuses:
+			// it fails closed.
+			ctx = WithPrincipal(context.Background(), c.Principal)
+		}
 		return s.seesURI(uri, func(it Item) bool { return f(ctx, c, it) })
 	}
-	if items == nil {
+	if ctx == nil || items == nil {
+		// A list change that names nothing, or one for a session that has
+		// made no request this instance saw: the notification itself
+		// names nothing, so it is sent.
 		return true
 	}
 	for _, it := range items {

@@ -2,13 +2,22 @@ package e2e
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/internal/sse"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+	"github.com/mcpkit/mcpkit/store"
 )
 
 // Paths by which a hidden item could still be told from an unknown one:
@@ -175,5 +184,105 @@ func TestVisibilityOverlap(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestVisibilityUpdatesElsewhere: a legacy HTTP session whose GET stream
+// is held by an instance that served none of its POSTs (so has no
+// request context to judge with) hears resources/updated only for the
+// URIs its principal may see; a subscription to a hidden URI is accepted
+// exactly as one to an unknown URI is. Legacy only: 2026-07-28 has no
+// sessions, and a listen stream is judged with its own request.
+func TestVisibilityUpdatesElsewhere(t *testing.T) {
+	t.Parallel()
+	sessions := store.NewMemorySessionStore()
+	const principalHeader = "X-Test-Principal"
+	instance := func() (*server.Server, string) {
+		srv := visibilityServer(t, secretsForAdmin)
+		h := streamhttp.NewHandler(srv, &streamhttp.Options{SessionStore: sessions})
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(w, r.WithContext(server.WithPrincipal(r.Context(), r.Header.Get(principalHeader))))
+		}))
+		t.Cleanup(func() {
+			h.Close()
+			ts.Close()
+		})
+		return srv, ts.URL
+	}
+	_, a := instance()
+	srvB, b := instance()
+	ctx := testCtx(t)
+	send := func(method, url, principal, sid, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(principalHeader, principal)
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("MCP-Protocol-Version", mcp.LatestLegacy)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("%s %s: %s", method, body, resp.Status)
+		}
+		return resp
+	}
+	post := func(principal, sid, body string) (string, string) {
+		t.Helper()
+		resp := send(http.MethodPost, a, principal, sid, body)
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp.Header.Get("Mcp-Session-Id"), string(out)
+	}
+	// heard opens a session on A as principal, subscribes it to uris
+	// there, holds its GET stream on B, has B announce an update of each
+	// uri and returns those the session hears, up to the last one's.
+	heard := func(principal string, uris []string) []string {
+		sid, _ := post(principal, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+mcp.LatestLegacy+`","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+		if sid == "" {
+			t.Fatal("no session id")
+		}
+		post(principal, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		for i, uri := range uris {
+			if _, out := post(principal, sid, `{"jsonrpc":"2.0","id":`+strconv.Itoa(2+i)+`,"method":"resources/subscribe","params":{"uri":"`+uri+`"}}`); !strings.Contains(out, `"result":{}`) {
+				t.Fatalf("subscribe %s: %s", uri, out)
+			}
+		}
+		get := send(http.MethodGet, b, principal, sid, "")
+		defer get.Body.Close()
+		for _, uri := range uris {
+			srvB.ResourceUpdated(uri)
+		}
+		last := uris[len(uris)-1]
+		var got []string
+		events := sse.NewReader(get.Body, 0)
+		for {
+			ev, err := events.Next()
+			if err != nil {
+				t.Fatalf("GET stream on B: %v (heard %v)", err, got)
+			}
+			var msg struct {
+				Method string                                `json:"method"`
+				Params mcp.ResourceUpdatedNotificationParams `json:"params"`
+			}
+			if len(ev.Data) == 0 || json.Unmarshal(ev.Data, &msg, json.RejectUnknownMembers(false)) != nil || msg.Method != mcp.NotificationResourcesUpdated {
+				continue
+			}
+			got = append(got, msg.Params.URI)
+			if msg.Params.URI == last {
+				return got
+			}
+		}
+	}
+	uris := []string{"res://secret", "res://nosuch", "res://public"}
+	if got := strings.Join(heard("bob", uris), " "); got != "res://nosuch res://public" {
+		t.Errorf("bob heard of %s, want res://nosuch res://public", got)
+	}
+	if got := strings.Join(heard("admin", uris), " "); got != "res://secret res://nosuch res://public" {
+		t.Errorf("admin heard of %s, want all three", got)
 	}
 }
