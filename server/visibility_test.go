@@ -100,20 +100,21 @@ func TestVisibilityUpdateWithoutView(t *testing.T) {
 	if err := s.AddResource(&mcp.Resource{URI: "res://secret", Name: "secret"}, read); err != nil {
 		t.Fatal(err)
 	}
+	noView := newSession(s).viewContext() // nil: no request seen
 	c := Caller{Principal: "admin"}
-	if s.hears(nil, c, mcp.NotificationResourcesUpdated, "res://secret", nil) {
+	if s.hears(noView, c, mcp.NotificationResourcesUpdated, "res://secret", nil) {
 		t.Error("an update of a hidden resource is sent to a session without a request context")
 	}
 	if want := []string{"admin/admin"}; !slices.Equal(sawPrincipal, want) {
 		t.Errorf("the filter saw principals (context/caller) %v, want %v", sawPrincipal, want)
 	}
-	if !s.hears(nil, c, mcp.NotificationResourcesUpdated, "res://public", nil) {
+	if !s.hears(noView, c, mcp.NotificationResourcesUpdated, "res://public", nil) {
 		t.Error("an update of a visible resource is not sent")
 	}
 	if !s.hears(context.WithValue(context.Background(), tokenKey{}, "admin"), c, mcp.NotificationResourcesUpdated, "res://secret", nil) {
 		t.Error("with its request context, the admin does not hear of the update")
 	}
-	if !s.hears(nil, c, mcp.NotificationResourcesListChanged, "", []Item{{Kind: KindResource, Name: "res://secret"}}) {
+	if !s.hears(noView, c, mcp.NotificationResourcesListChanged, "", []Item{{Kind: KindResource, Name: "res://secret"}}) {
 		t.Error("a list change is not sent to a session without a request context")
 	}
 }
