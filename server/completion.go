@@ -14,7 +14,10 @@ type CompleteRequest struct {
 }
 
 // CompletionHandler answers completion/complete for prompt arguments and
-// resource template variables.
+// resource template variables. It is called only for a reference to a
+// registered prompt, resource (by URI) or resource template (by URI
+// template) that the caller may see (Options.Visibility); any other is
+// answered -32602 without calling it.
 type CompletionHandler func(ctx context.Context, req *CompleteRequest) (*mcp.CompleteResult, error)
 
 // maxCompletionValues is the spec's cap on values in one completion.
@@ -54,6 +57,9 @@ func complete(ctx context.Context, s *Server, req *Request, wp *wireParams) (any
 	case mcp.RefResource:
 		if p.Ref.URI == "" {
 			return nil, jsonrpc.NewError(mcp.CodeInvalidParams, `Invalid params: ref/resource needs "uri"`)
+		}
+		if !s.visibleRef(ctx, req, p.Ref.URI) { // hidden: exactly as unknown
+			return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown resource or resource template %q", p.Ref.URI)
 		}
 	default:
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown reference type %q", p.Ref.Type)
@@ -100,4 +106,15 @@ func setLevel(_ context.Context, s *Server, req *Request, wp *wireParams) (any, 
 		return nil, err
 	}
 	return struct{}{}, nil
+}
+
+// visibleRef reports whether a ref/resource's uri names a registered
+// resource or resource template (by its URI template) that the caller
+// of req may see.
+func (s *Server) visibleRef(ctx context.Context, req *Request, uri string) bool {
+	if e, ok := s.resources.get(uri); ok && s.visible(ctx, req, resourceItem(e)) {
+		return true
+	}
+	e, ok := s.templates.get(uri)
+	return ok && s.visible(ctx, req, templateItem(e))
 }

@@ -60,7 +60,8 @@ func (s *Server) addResource(r *mcp.Resource, h ResourceHandler) error {
 
 // AddResourceTemplate registers an RFC 6570 resource template. A
 // resources/read whose URI matches no registered resource is served by
-// the first template (in template order) that matches it. A template
+// the first template (in template order) that matches it; resources and
+// templates the caller may not see (Options.Visibility) are passed over. A template
 // without a URI template, one that does not parse, or a nil handler is an
 // error (starting with "server:", naming the template); nothing is
 // registered then.
@@ -142,24 +143,16 @@ func readResource(ctx context.Context, s *Server, req *Request, wp *wireParams) 
 	}
 	rr := &ReadResourceRequest{Request: req, Params: &p}
 	var h ResourceHandler
-	if e, ok := s.resources.get(p.URI); ok {
-		if s.visible(ctx, req, resourceItem(e)) { // hidden: exactly as unknown
-			h = e.handler
+	r, t, vals, _ := s.serving(p.URI, func(it Item) bool { return s.visible(ctx, req, it) })
+	switch {
+	case r != nil:
+		h = r.handler
+	case t != nil:
+		rr.Vars = make(map[string]string, len(vals))
+		for k, v := range vals {
+			rr.Vars[k] = v.String()
 		}
-	} else {
-		for _, t := range s.templates.all() {
-			if vals := t.compiled.Match(p.URI); vals != nil {
-				if !s.visible(ctx, req, templateItem(t)) {
-					break // hidden: exactly as unknown
-				}
-				rr.Vars = make(map[string]string, len(vals))
-				for k, v := range vals {
-					rr.Vars[k] = v.String()
-				}
-				h = t.handler
-				break
-			}
-		}
+		h = t.handler
 	}
 	if h == nil {
 		return nil, req.era().resourceNotFound(p.URI)
@@ -181,12 +174,41 @@ func readResource(ctx context.Context, s *Server, req *Request, wp *wireParams) 
 	return res, nil
 }
 
+// serving finds what serves uri to a caller who sees the items see
+// accepts: the resource registered at uri, else the first template (in
+// template order) that matches it, with the values of its variables. One
+// the caller cannot see is passed over exactly as if it were not
+// registered, so a hidden item never changes what serves a URI. matched
+// reports whether anything registered matches uri, seen or not.
+func (s *Server) serving(uri string, see func(Item) bool) (r *resourceEntry, t *templateEntry, vals uritemplate.Values, matched bool) {
+	if e, ok := s.resources.get(uri); ok {
+		matched = true
+		if see(resourceItem(e)) {
+			return e, nil, nil, true
+		}
+	}
+	for _, e := range s.templates.all() {
+		if v := e.compiled.Match(uri); v != nil {
+			matched = true
+			if see(templateItem(e)) {
+				return nil, e, v, true
+			}
+		}
+	}
+	return nil, nil, nil, matched
+}
+
 // resourceNotFound is the resource-not-found error with the era's code
 // (era.resourceNotFound, SEP-2164).
 func resourceNotFound(code int64, uri string) *jsonrpc.Error {
 	return jsonrpc.Errorf(code, "Resource not found: %s", uri).WithData(map[string]string{"uri": uri})
 }
 
+// subscribe serves resources/subscribe. Any URI is accepted, whether or
+// not anything serves it or the caller may see it (Options.Visibility):
+// updates are filtered as they are delivered (Server.hears), so a
+// subscription to a hidden URI is answered as one to an unknown URI and
+// stays silent.
 func subscribe(_ context.Context, _ *Server, req *Request, wp *wireParams) (any, error) {
 	p := mcp.SubscribeParams{Meta: wp.Meta, URI: wp.URI}
 	if p.URI == "" {

@@ -47,7 +47,10 @@ type Caller struct {
 // VisibilityFunc reports whether caller may see item. ctx is the
 // request's context (for a change notification on a legacy session: the
 // context of the session's latest request, kept without its
-// cancellation; for a subscriptions/listen stream: the listen request's),
+// cancellation, or, for a resources/updated to a session that made no
+// request on this instance, context.Background() with only the session's
+// principal (WithPrincipal); for a subscriptions/listen stream: the
+// listen request's),
 // so it carries what the request's middleware put there, such as
 // auth's token. It runs on every list entry and call: it must be quick
 // and must not call the server.
@@ -157,21 +160,28 @@ func (s *Server) itemNamed(method, name string) Item {
 }
 
 // hears reports whether a caller hears of a change: a list change about
-// items (nil: unnamed) or a resources/updated of uri.
+// items (nil: unnamed) or a resources/updated of uri. ctx is the context
+// to judge with (nil: the session made no request here).
 func (s *Server) hears(ctx context.Context, c Caller, method, uri string, items []Item) bool {
 	f := s.opts.Visibility
 	if f == nil {
 		return true
 	}
-	if ctx == nil {
-		// A session that has made no request this instance saw: a change
-		// notification names nothing, so it is sent.
-		return true
-	}
 	if method == mcp.NotificationResourcesUpdated {
-		return f(ctx, c, s.resourceItemFor(uri))
+		if ctx == nil {
+			// A session that has made no request this instance saw (its GET
+			// stream is held here, its POSTs served elsewhere): the update
+			// names its URI, so it is judged with what is known, the
+			// principal. A filter that needs more (auth's token) refuses:
+			// it fails closed.
+			ctx = WithPrincipal(context.Background(), c.Principal)
+		}
+		return s.seesURI(uri, func(it Item) bool { return f(ctx, c, it) })
 	}
-	if items == nil {
+	if ctx == nil || items == nil {
+		// A list change that names nothing, or one for a session that has
+		// made no request this instance saw: the notification itself
+		// names nothing, so it is sent.
 		return true
 	}
 	for _, it := range items {
@@ -182,18 +192,17 @@ func (s *Server) hears(ctx context.Context, c Caller, method, uri string, items 
 	return false
 }
 
-// resourceItemFor is the item that serves uri: the resource, else the
-// first matching template, else a bare resource item.
-func (s *Server) resourceItemFor(uri string) Item {
-	if e, ok := s.resources.get(uri); ok {
-		return resourceItem(e)
+// seesURI reports whether a caller who sees the items see accepts hears
+// of an update of uri: whether what serves it to them (serving: hidden
+// resources and templates are passed over as unknown ones) exists, or,
+// when nothing registered matches uri, whether see accepts it as a bare
+// resource.
+func (s *Server) seesURI(uri string, see func(Item) bool) bool {
+	r, t, _, matched := s.serving(uri, see)
+	if !matched {
+		return see(Item{Kind: KindResource, Name: uri})
 	}
-	for _, t := range s.templates.all() {
-		if t.compiled.Match(uri) != nil {
-			return templateItem(t)
-		}
-	}
-	return Item{Kind: KindResource, Name: uri}
+	return r != nil || t != nil
 }
 
 // viewContext is the context a visibility filter sees for the session's

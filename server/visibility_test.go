@@ -83,6 +83,42 @@ func TestVisibilityRelayedNames(t *testing.T) {
 	}
 }
 
+// TestVisibilityUpdateWithoutView: a resources/updated for a session that
+// made no request here is judged with a context carrying only the
+// session's principal, so a filter that needs more from the request
+// (auth's token) refuses it: the update, which names its URI, is not sent
+// unfiltered. A list change, which names nothing, still is.
+func TestVisibilityUpdateWithoutView(t *testing.T) {
+	type tokenKey struct{}
+	var sawPrincipal []string
+	filter := func(ctx context.Context, c Caller, it Item) bool {
+		sawPrincipal = append(sawPrincipal, principalFrom(ctx)+"/"+c.Principal)
+		return !strings.Contains(it.Name, "secret") || ctx.Value(tokenKey{}) == "admin"
+	}
+	s := New(&Options{Visibility: filter})
+	read := func(context.Context, *ReadResourceRequest) (*mcp.ReadResourceResult, error) { return nil, nil }
+	if err := s.AddResource(&mcp.Resource{URI: "res://secret", Name: "secret"}, read); err != nil {
+		t.Fatal(err)
+	}
+	noView := newSession(s).viewContext() // nil: no request seen
+	c := Caller{Principal: "admin"}
+	if s.hears(noView, c, mcp.NotificationResourcesUpdated, "res://secret", nil) {
+		t.Error("an update of a hidden resource is sent to a session without a request context")
+	}
+	if want := []string{"admin/admin"}; !slices.Equal(sawPrincipal, want) {
+		t.Errorf("the filter saw principals (context/caller) %v, want %v", sawPrincipal, want)
+	}
+	if !s.hears(noView, c, mcp.NotificationResourcesUpdated, "res://public", nil) {
+		t.Error("an update of a visible resource is not sent")
+	}
+	if !s.hears(context.WithValue(context.Background(), tokenKey{}, "admin"), c, mcp.NotificationResourcesUpdated, "res://secret", nil) {
+		t.Error("with its request context, the admin does not hear of the update")
+	}
+	if !s.hears(noView, c, mcp.NotificationResourcesListChanged, "", []Item{{Kind: KindResource, Name: "res://secret"}}) {
+		t.Error("a list change is not sent to a session without a request context")
+	}
+}
+
 // BenchmarkVisibility measures a legacy tools/call and a 100-tool
 // tools/list with and without a visibility filter (one that hides a
 // tenth of the tools from the caller).

@@ -62,8 +62,9 @@ func (m ToolMeta) VisibleTo(who string) bool {
 type UI struct {
 	URI  string
 	HTML string
-	// Meta is the view's _meta.ui from its contents (the list entry's
-	// when the contents carry none).
+	// Meta is the view's _meta.ui as its contents carry it; zero when
+	// they carry none (FetchUI reads only the contents, not the
+	// resources/list entry; AddResource puts it on both).
 	Meta ResourceMeta
 }
 

@@ -191,6 +191,12 @@ func TestCompletion(t *testing.T) {
 		Argument: mcp.CompleteArgument{Name: "topic", Value: "py"},
 	})
 	wantCode(t, err, mcp.CodeInvalidParams)
+	// A resource reference names a registered resource or template.
+	_, err = s.c.Complete(ctx, &mcp.CompleteParams{
+		Ref:      mcp.CompleteReference{Type: mcp.RefResource, URI: "test://nope/{id}"},
+		Argument: mcp.CompleteArgument{Name: "id", Value: "zz"},
+	})
+	wantCode(t, err, mcp.CodeInvalidParams)
 }
 
 func TestListChanged(t *testing.T) {

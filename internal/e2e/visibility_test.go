@@ -158,14 +158,7 @@ func TestVisibility(t *testing.T) {
 				// A hidden item is answered exactly as an unknown one.
 				same := func(what string, hidden, unknown error, hiddenName, unknownName string) {
 					t.Helper()
-					h, ok1 := jsonrpc.AsError(hidden)
-					u, ok2 := jsonrpc.AsError(unknown)
-					if !ok1 || !ok2 {
-						t.Fatalf("%s: errors %v / %v, want JSON-RPC errors", what, hidden, unknown)
-					}
-					if h.Code != u.Code || strings.ReplaceAll(h.Message, hiddenName, "X") != strings.ReplaceAll(u.Message, unknownName, "X") {
-						t.Fatalf("%s: hidden %d %q, unknown %d %q", what, h.Code, h.Message, u.Code, u.Message)
-					}
+					sameAsUnknown(t, what, hidden, unknown, hiddenName, unknownName)
 				}
 				_, e1 := bob.CallTool(ctx, &mcp.CallToolParams{Name: "secret"})
 				_, e2 := bob.CallTool(ctx, &mcp.CallToolParams{Name: "nosuch"})
@@ -216,6 +209,20 @@ func TestVisibility(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// sameAsUnknown fails the test unless hidden and unknown are the same
+// JSON-RPC error: same code, same message once the names are set aside.
+func sameAsUnknown(t testing.TB, what string, hidden, unknown error, hiddenName, unknownName string) {
+	t.Helper()
+	h, ok1 := jsonrpc.AsError(hidden)
+	u, ok2 := jsonrpc.AsError(unknown)
+	if !ok1 || !ok2 {
+		t.Fatalf("%s: errors %v / %v, want JSON-RPC errors", what, hidden, unknown)
+	}
+	if h.Code != u.Code || strings.ReplaceAll(h.Message, hiddenName, "X") != strings.ReplaceAll(u.Message, unknownName, "X") {
+		t.Fatalf("%s: hidden %d %q, unknown %d %q", what, h.Code, h.Message, u.Code, u.Message)
 	}
 }
 
