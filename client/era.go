@@ -9,31 +9,23 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
-// Era is the protocol era of a connection.
-type Era int
+// Era is the protocol era of a connection: the one era type of mcpkit,
+// shared with the interceptors' Call.Era (package intercept).
+type Era = intercept.Era
 
 const (
 	// EraLegacy: the initialize handshake, revisions 2025-11-25 and
 	// older.
-	EraLegacy Era = iota + 1
+	EraLegacy = intercept.EraLegacy
 	// EraModern: no handshake, an envelope in every request, revisions
 	// 2026-07-28 and later.
-	EraModern
+	EraModern = intercept.EraModern
 )
-
-func (e Era) String() string {
-	switch e {
-	case EraLegacy:
-		return "legacy"
-	case EraModern:
-		return "modern"
-	}
-	return "unknown"
-}
 
 // DefaultDiscoverTimeout is the default of Options.DiscoverTimeout: how
 // long the automatic era selection waits for the answer to its

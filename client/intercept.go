@@ -24,7 +24,7 @@ func (c *Client) icCall(method string, params any, inbound, note bool, round int
 		Inbound:      inbound,
 		Notification: note,
 		Method:       method,
-		Era:          intercept.Era(c.era),
+		Era:          c.era,
 		Version:      c.ProtocolVersion(),
 		Params:       params,
 		Round:        round,
