@@ -1,11 +1,10 @@
 package client
 
 import (
-	"context"
 	"errors"
 	"time"
 
-	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/internal/keepalive"
 )
 
 // DefaultKeepAliveTimeout bounds each keepalive ping (Options.KeepAlive)
@@ -17,14 +16,8 @@ const DefaultKeepAliveTimeout = 10 * time.Second
 // Options.KeepAliveTimeout.
 var ErrKeepAlive = errors.New("client: keepalive: the server did not answer ping in time")
 
-// tickFunc starts a ticker of period d: c ticks, stop stops it. Tests
-// install a manual one (Options.tick).
-type tickFunc func(d time.Duration) (c <-chan time.Time, stop func())
-
-func realTicker(d time.Duration) (<-chan time.Time, func()) {
-	t := time.NewTicker(d)
-	return t.C, t.Stop
-}
+// tickFunc is the keepalive's clock (Options.tick in tests).
+type tickFunc = keepalive.Ticker
 
 // keepAlive pings a legacy server every Options.KeepAlive and closes the
 // connection when a ping is not answered within the timeout (an error
@@ -35,63 +28,17 @@ func (c *Client) keepAlive() {
 	if c.opts.KeepAlive <= 0 || c.era != EraLegacy {
 		return
 	}
-	tick := c.opts.tick
-	if tick == nil {
-		tick = realTicker
-	}
 	timeout := c.opts.KeepAliveTimeout
 	if timeout <= 0 {
 		timeout = DefaultKeepAliveTimeout
 	}
-	ch, stop := tick(c.opts.KeepAlive)
-	go func() {
-		defer stop()
-		for {
-			select {
-			case <-c.conn.Done():
-				return
-			case <-ch:
-			}
-			if err := c.pingWithin(tick, timeout); err != nil {
-				select {
-				case <-c.conn.Done():
-					return
-				default:
-				}
-				c.log.Warn("client: keepalive: closing the connection", "err", err)
-				c.keepAliveErr.Store(&err)
-				c.Close()
-				return
-			}
-		}
-	}()
-}
-
-// pingWithin pings with a context that ends after timeout on tick's
-// clock. Only a timeout or a failure to send is an error.
-func (c *Client) pingWithin(tick tickFunc, timeout time.Duration) error {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	tc, stop := tick(timeout)
-	defer stop()
-	go func() { // ends when the ping is over (cancel above) at the latest
-		select {
-		case <-tc:
-			cancel(ErrKeepAlive)
-		case <-c.conn.Done():
-			cancel(context.Canceled)
-		case <-ctx.Done():
-		}
-	}()
-	err := c.Ping(ctx)
-	if err == nil {
-		return nil
-	}
-	if cause := context.Cause(ctx); cause != nil {
-		return cause
-	}
-	if _, ok := jsonrpc.AsError(err); ok {
-		return nil
-	}
-	return err
+	keepalive.Loop{
+		Interval: c.opts.KeepAlive, Timeout: timeout, Tick: c.opts.tick,
+		Done: c.conn.Done(), Ping: c.Ping, TimedOut: ErrKeepAlive,
+		Dead: func(err error) {
+			c.log.Warn("client: keepalive: closing the connection", "err", err)
+			c.keepAliveErr.Store(&err)
+			c.Close()
+		},
+	}.Start()
 }
