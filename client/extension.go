@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/jsontok"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -140,26 +141,8 @@ func (p *extParams) MarshalJSONTo(enc *jsontext.Encoder) error {
 	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
 		return err
 	}
-	d := jsontext.NewDecoder(strings.NewReader(string(p.body)))
-	if _, err := d.ReadToken(); err != nil {
+	if err := jsontok.WriteMembers(enc, p.body); err != nil {
 		return err
-	}
-	for d.PeekKind() != '}' {
-		tok, err := d.ReadToken()
-		if err != nil {
-			return err
-		}
-		name := tok.Clone() // the next read reuses the token's buffer
-		val, err := d.ReadValue()
-		if err != nil {
-			return err
-		}
-		if err := enc.WriteToken(name); err != nil {
-			return err
-		}
-		if err := enc.WriteValue(val); err != nil {
-			return err
-		}
 	}
 	if len(p.Meta) > 0 {
 		if err := enc.WriteToken(jsontext.String("_meta")); err != nil {

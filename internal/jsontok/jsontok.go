@@ -75,3 +75,32 @@ func (d *Decoder) End() error {
 	}
 	return nil
 }
+
+// WriteMembers writes the members of the JSON object obj (already
+// checked, such as the output of json.Marshal) to enc, which must be
+// inside an object: the caller writes the braces and may add members of
+// its own around them.
+func WriteMembers(enc *jsontext.Encoder, obj []byte) error {
+	d := jsontext.NewDecoder(bytes.NewReader(obj))
+	if _, err := d.ReadToken(); err != nil {
+		return err
+	}
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return err
+		}
+		name := tok.Clone() // the next read reuses the token's buffer
+		val, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		if err := enc.WriteToken(name); err != nil {
+			return err
+		}
+		if err := enc.WriteValue(val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
