@@ -37,7 +37,7 @@ func newServer(stopped chan<- error) (*server.Server, error) {
 				if err := req.Progress(ctx, 0, 0, "started"); err != nil {
 					return "", err
 				}
-				<-ctx.Done() // the client's cancellation ends the context
+				<-ctx.Done()                  // the client's cancellation ends the context
 				stopped <- context.Cause(ctx) // why: the peer cancelled
 				return "", ctx.Err()
 			}),
