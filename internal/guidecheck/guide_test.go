@@ -52,8 +52,9 @@ func contains(src, snippet []string) bool {
 }
 
 // sources returns the normalized lines of every compiled, tested source
-// a snippet may come from: the files of examples/ and every
-// example_test.go.
+// a snippet may come from: the files of examples/, of the example/
+// directories of the other modules (store/redis/example/cluster), and
+// every example_test.go.
 func sources(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	out := make(map[string][]string)
@@ -68,7 +69,8 @@ func sources(t *testing.T, root string) map[string][]string {
 		if d.IsDir() || !strings.HasSuffix(path, ".go") {
 			return nil
 		}
-		if !strings.HasPrefix(rel, "examples"+string(filepath.Separator)) && !strings.HasSuffix(path, "example_test.go") {
+		slashed := filepath.ToSlash(rel)
+		if !strings.HasPrefix(slashed, "examples/") && !strings.Contains(slashed, "/example/") && !strings.HasSuffix(slashed, "example_test.go") {
 			return nil
 		}
 		b, err := os.ReadFile(path)
