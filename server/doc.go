@@ -2,6 +2,17 @@
 // resources, resource templates and a completion handler, computes the
 // capabilities they imply, and serves them to clients.
 //
+// A stdio server in a few lines (the runnable programs are in examples/,
+// the guide in docs/guide):
+//
+//	s := server.New(&server.Options{Info: mcp.Implementation{Name: "calc", Version: "1.0.0"}})
+//	err := server.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers."},
+//		func(ctx context.Context, req *server.CallToolRequest, in AddIn) (AddOut, error) {
+//			return AddOut{Sum: in.A + in.B}, nil
+//		})
+//	if err != nil { … }
+//	err = s.Serve(ctx, stdio.New(nil)) // or streamhttp.NewHandler(s, nil) for HTTP
+//
 // Handlers are plain functions that take a context and a typed request
 // and return a typed result. Typed tools (AddTool) infer their input and
 // output schemas from Go types, validate arguments before the handler
