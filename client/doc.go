@@ -5,6 +5,15 @@
 // for the server's requests (elicitation, sampling, roots), each of which
 // declares its capability.
 //
+// Typical use (the runnable programs are in examples/, the guide in
+// docs/guide):
+//
+//	conn, err := command.Start(ctx, exec.Command("./calc"), nil) // or streamable.New(url, nil)
+//	c, err := client.Connect(ctx, conn, nil)                     // detects the server's era
+//	defer c.Close()
+//	for tool, err := range c.Tools(ctx) { … }
+//	out, _, err := client.CallTool[AddOut](ctx, c, "add", AddIn{A: 2, B: 40})
+//
 // Eras. By default Connect probes the server with server/discover and
 // speaks the modern era (2026-07-28: no handshake, an envelope with the
 // protocol version, client capabilities and client identity in every

@@ -2,6 +2,17 @@
 // resources, resource templates and a completion handler, computes the
 // capabilities they imply, and serves them to clients.
 //
+// A stdio server in a few lines (the runnable programs are in examples/,
+// the guide in docs/guide):
+//
+//	s := server.New(&server.Options{Info: mcp.Implementation{Name: "calc", Version: "1.0.0"}})
+//	err := server.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers."},
+//		func(ctx context.Context, req *server.CallToolRequest, in AddIn) (AddOut, error) {
+//			return AddOut{Sum: in.A + in.B}, nil
+//		})
+//	if err != nil { … }
+//	err = s.Serve(ctx, stdio.New(nil)) // or streamhttp.NewHandler(s, nil) for HTTP
+//
 // Handlers are plain functions that take a context and a typed request
 // and return a typed result. Typed tools (AddTool) infer their input and
 // output schemas from Go types, validate arguments before the handler
@@ -11,8 +22,8 @@
 // and AddResourceTemplate return an error (starting with "server: " and
 // naming the tool, prompt or resource, and for a struct tag the Go field)
 // for a missing name, a nil handler, a malformed `jsonschema` tag or a
-// schema that does not compile; the failure is also logged at Error level
-// through Options.Logger and nothing is registered.
+// schema that does not compile, and nothing is registered. The error is
+// the caller's to handle (it is not also logged).
 //
 // On a legacy session (protocol revisions 2025-11-25 and older, entered
 // through initialize) a handler may ask the client for input — elicitation,

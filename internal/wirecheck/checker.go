@@ -241,6 +241,16 @@ func (c *Checker) Revision() string {
 	return c.revision
 }
 
+// Defines reports whether the revision defines method, as a request or
+// a notification. A nil Checker defines nothing.
+func (c *Checker) Defines(method string) bool {
+	if c == nil {
+		return false
+	}
+	_, ok := c.defined[method]
+	return ok
+}
+
 // CheckDefinition validates instance against the named definition of the
 // revision, e.g. "Tool" or "CallToolResult". Like every Check method, it
 // returns nil on a nil Checker.

@@ -13,7 +13,8 @@
 // It must import no mcpkit package other than internal/jsonschema (which
 // compiles and validates; the schemas are never loaded from the network),
 // and no package outside the module's go.mod. It may import "testing", and
-// no production package may import it.
+// no production package may import it; mcptest, the test support of
+// mcpkit's users, checks its pairs' wire with it.
 //
 // Without $MCPKIT_SCHEMA_DIR only the schema checks stand down, each with
 // one line naming the variable: For logs it and returns a nil Checker,
