@@ -77,6 +77,7 @@ func newMCPGo(ctx context.Context, w, url string, hc *http.Client) (*mcpGo, erro
 	v := workload.Modern
 	if w == "W3c" {
 		v = workload.Legacy
+		//lint:ignore SA1019 W3c measures the legacy (initialize) era on purpose
 		opts = append(opts, mgclient.WithLegacyProtocolOnly())
 	}
 	c := mgclient.NewClient(t, opts...)
