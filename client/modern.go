@@ -74,28 +74,6 @@ func (c *Client) encodeCaps() error {
 	return nil
 }
 
-// envelope returns a copy of meta with the modern per-request metadata:
-// protocolVersion, clientCapabilities (declaring the tasks extension when
-// tasks is set), clientInfo and, when SetLoggingLevel set one and meta
-// has none, logLevel. Other keys (progressToken…) are kept.
-func (c *Client) envelope(meta mcp.Meta, version string, tasks bool) mcp.Meta {
-	m := make(mcp.Meta, len(meta)+4)
-	maps.Copy(m, meta)
-	m[mcp.MetaKeyProtocolVersion] = version
-	m[mcp.MetaKeyClientInfo] = c.infoJSON
-	c.mu.Lock()
-	m[mcp.MetaKeyClientCapabilities] = c.capsJSON
-	if tasks {
-		m[mcp.MetaKeyClientCapabilities] = c.capsTasksJSON
-	}
-	level := c.logLevel
-	c.mu.Unlock()
-	if _, set := meta[mcp.MetaKeyLogLevel]; level != "" && !set {
-		m[mcp.MetaKeyLogLevel] = level
-	}
-	return m
-}
-
 // callModern sends a modern request and, when the server answers that it
 // requires input (SEP-2322) and the driver is on, answers and repeats it
 // (drive). It returns how many times the request was repeated with
@@ -125,8 +103,8 @@ func (c *Client) leg(ctx context.Context, method string, params any, meta *mcp.M
 	retried := false
 	tasks := c.tasksDeclared(ctx)
 	for {
-		*meta = c.envelope(orig, version, tasks)
-		err := c.exchange(ctx, method, params, result)
+		env := c.newEnvelope(meta, orig, version, tasks)
+		err := c.exchange(ctx, method, params, result, &env)
 		if err == nil || retried {
 			return err
 		}
@@ -164,10 +142,23 @@ func retryVersion(err error) (string, bool) {
 // extension, is a *taskStarted; anything else is ErrResultType. A
 // tools/call carries the Mcp-Param-* headers of its arguments
 // (callHeaders), as data for the transport.
-func (c *Client) exchange(ctx context.Context, method string, params, result any) error {
+//
+// env is the request's envelope: without interceptors it is written as
+// bytes ahead of the params (enveloped) and the transport is told the
+// request's route; with them it goes into params._meta as a map, which
+// they see.
+func (c *Client) exchange(ctx context.Context, method string, params, result any, env *outEnvelope) error {
 	hs, err := c.callHeaders(method, params)
 	if err != nil {
 		return err
+	}
+	opts := jsonrpc.CallOptions{Header: hs}
+	if c.chain != nil {
+		*env.meta = env.asMap()
+	} else {
+		*env.meta = nil
+		defer func() { *env.meta = env.caller }()
+		opts.Modern = env.route(method, params)
 	}
 	round := 0
 	if r, ok := params.(*retryParams); ok {
@@ -178,8 +169,13 @@ func (c *Client) exchange(ctx context.Context, method string, params, result any
 		}
 		params = p
 	}
+	if c.chain == nil {
+		if params, err = env.encode(params); err != nil {
+			return fmt.Errorf("client: encoding %s params: %w", method, err)
+		}
+	}
 	var raw jsontext.Value
-	if err := c.rpc(ctx, method, params, &raw, jsonrpc.CallOptions{Header: hs}, round); err != nil {
+	if err := c.rpc(ctx, method, params, &raw, opts, round); err != nil {
 		return err
 	}
 	if method == mcp.MethodToolsCall && c.tasksDeclared(ctx) {

@@ -366,7 +366,7 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 	if m.IsNotification() && m.Method == mcp.NotificationCancelled && c.cancelModern(m) {
 		return nil
 	}
-	mr := modernOf(m)
+	mr := modernOf(m, out.Modern)
 	isInit := m.IsRequest() && m.Method == mcp.MethodInitialize && mr == nil
 	switch {
 	case isInit:
