@@ -99,34 +99,30 @@ const maxPooledEnvelope = 64 << 10
 // the request is written), then spliced after it. The keys come in a
 // fixed order: protocolVersion, clientCapabilities, clientInfo, logLevel
 // (when the client sets one), then the caller's in sorted order.
-func (e *outEnvelope) encode(params any) (jsontext.Value, error) {
-	out := envelopeBufs.Get().(*bytes.Buffer)
+//
+// The bytes live in out, a pooled buffer the caller hands back with
+// putEnvelopeBuf once the request is encoded (jsonrpc copies them).
+func (e *outEnvelope) encode(params any) (_ jsontext.Value, out *bytes.Buffer, _ error) {
+	out = envelopeBufs.Get().(*bytes.Buffer)
 	body := envelopeBufs.Get().(*bytes.Buffer)
-	defer func() {
-		for _, b := range []*bytes.Buffer{out, body} {
-			if b.Cap() <= maxPooledEnvelope {
-				b.Reset()
-				envelopeBufs.Put(b)
-			}
-		}
-	}()
+	defer putEnvelopeBuf(body)
 	var raw []byte
 	switch v := params.(type) {
 	case jsontext.Value:
 		raw = v
 	default:
 		if err := json.MarshalWrite(body, v); err != nil {
-			return nil, err
+			return nil, out, err
 		}
 		raw = body.Bytes()
 	}
 	if len(raw) < 2 || raw[0] != '{' {
-		return nil, fmt.Errorf("client: params encode as %.40s, not an object", raw)
+		return nil, out, fmt.Errorf("client: params encode as %.40s, not an object", raw)
 	}
 	out.WriteString(`{"_meta":{"` + mcp.MetaKeyProtocolVersion + `":`)
 	b, err := jsontext.AppendQuote(out.AvailableBuffer(), e.version)
 	if err != nil {
-		return nil, err
+		return nil, out, err
 	}
 	out.Write(b)
 	out.WriteString(`,"` + mcp.MetaKeyClientCapabilities + `":`)
@@ -137,13 +133,13 @@ func (e *outEnvelope) encode(params any) (jsontext.Value, error) {
 		out.WriteString(`,"` + mcp.MetaKeyLogLevel + `":`)
 		b, err := jsontext.AppendQuote(out.AvailableBuffer(), string(e.level))
 		if err != nil {
-			return nil, err
+			return nil, out, err
 		}
 		out.Write(b)
 	}
 	if len(e.caller) > 0 {
 		if err := writeCallerMeta(out, e.caller); err != nil {
-			return nil, err
+			return nil, out, err
 		}
 	}
 	out.WriteByte('}')
@@ -153,7 +149,15 @@ func (e *outEnvelope) encode(params any) (jsontext.Value, error) {
 	} else {
 		out.WriteByte('}')
 	}
-	return bytes.Clone(out.Bytes()), nil
+	return out.Bytes(), out, nil
+}
+
+// putEnvelopeBuf returns a buffer of encode to the pool (nil: none).
+func putEnvelopeBuf(b *bytes.Buffer) {
+	if b != nil && b.Cap() <= maxPooledEnvelope {
+		b.Reset()
+		envelopeBufs.Put(b)
+	}
 }
 
 // writeCallerMeta writes the caller's _meta keys, sorted, except those of

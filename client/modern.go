@@ -1,10 +1,12 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -170,9 +172,12 @@ func (c *Client) exchange(ctx context.Context, method string, params, result any
 		params = p
 	}
 	if c.chain == nil {
-		if params, err = env.encode(params); err != nil {
+		p, buf, err := env.encode(params)
+		defer putEnvelopeBuf(buf) // jsonrpc copies the bytes while rpc writes the request
+		if err != nil {
 			return fmt.Errorf("client: encoding %s params: %w", method, err)
 		}
+		params = p
 	}
 	var raw jsontext.Value
 	if err := c.rpc(ctx, method, params, &raw, opts, round); err != nil {
@@ -212,11 +217,65 @@ func complete(method string, raw jsontext.Value, result any) error {
 }
 
 // peekResultType returns the resultType member of a raw result, or "" if
-// it has none, without decoding the rest.
+// it has none, without decoding the rest: a pooled decoder reads the
+// top-level members and skips their values.
 func peekResultType(raw jsontext.Value) (mcp.ResultType, error) {
-	var w struct {
-		ResultType mcp.ResultType `json:"resultType"`
+	p := peekers.Get().(*peeker)
+	defer peekers.Put(p)
+	p.rd.Reset(raw)
+	p.dec.Reset(&p.rd)
+	defer p.rd.Reset(nil)
+	tok, err := p.dec.ReadToken()
+	if err != nil {
+		return "", err
 	}
-	err := json.Unmarshal(raw, &w)
-	return w.ResultType, err
+	if tok.Kind() != '{' {
+		return "", fmt.Errorf("client: a %v, not an object", tok.Kind())
+	}
+	var rt mcp.ResultType
+	for p.dec.PeekKind() != '}' {
+		name, err := p.dec.ReadValue() // a value, not a Token: no string made
+		if err != nil {
+			return "", err
+		}
+		if string(name) != `"resultType"` {
+			if err := p.dec.SkipValue(); err != nil {
+				return "", err
+			}
+			continue
+		}
+		v, err := p.dec.ReadValue()
+		if err != nil {
+			return "", err
+		}
+		if v.Kind() != '"' {
+			return "", fmt.Errorf("client: resultType is a %v, not a string", v.Kind())
+		}
+		switch string(v) {
+		case `"` + string(mcp.ResultComplete) + `"`:
+			rt = mcp.ResultComplete
+		case `"` + string(mcp.ResultInputRequired) + `"`:
+			rt = mcp.ResultInputRequired
+		case `"` + string(mcp.ResultTask) + `"`:
+			rt = mcp.ResultTask
+		default:
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return "", err
+			}
+			rt = mcp.ResultType(s)
+		}
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return "", err
+	}
+	return rt, nil
 }
+
+// peeker is a pooled decoder for peekResultType.
+type peeker struct {
+	rd  bytes.Reader
+	dec jsontext.Decoder
+}
+
+var peekers = sync.Pool{New: func() any { return new(peeker) }}
