@@ -26,12 +26,15 @@ import (
 // in-memory server and round tripper below, whose own allocations are
 // part of the count. The client's share is what the raw loop (the same
 // exchange written with net/http and encoding/json alone) does not
-// allocate: overRawCeiling bounds it. Lower them when the client gets
-// cheaper; a change that raises them must say why.
+// allocate: the over-raw ceilings bound it. The goal is 10 in both eras;
+// a modern call is 4 over it, the result's _meta (the server's identity,
+// decoded into an mcp.Meta map the raw loop does not build). Lower them
+// when the client gets cheaper; a change that raises them must say why.
 const (
-	modernCallCeiling = 81 // W1c: a 2026-07-28 call
-	legacyCallCeiling = 73 // W3c: a 2025-11-25 call on a session
-	overRawCeiling    = 10 // the client's allocations over the raw loop's, in either era
+	modernCallCeiling    = 86 // W1c: a 2026-07-28 call
+	legacyCallCeiling    = 73 // W3c: a 2025-11-25 call on a session
+	modernOverRawCeiling = 14
+	legacyOverRawCeiling = 10
 )
 
 // TestClientCallNoAllocsCeiling holds W1c and W3c to their ceilings.
@@ -41,10 +44,10 @@ func TestClientCallNoAllocsCeiling(t *testing.T) {
 	args := jsontext.Value(`{"text":"hi"}`)
 	for _, tc := range []struct {
 		name, path, version string
-		ceiling             int
+		ceiling, overRaw    int
 	}{
-		{"W1c modern", "/mcp", mcp.Version20260728, modernCallCeiling},
-		{"W3c legacy", "/mcp-session", mcp.Version20251125, legacyCallCeiling},
+		{"W1c modern", "/mcp", mcp.Version20260728, modernCallCeiling, modernOverRawCeiling},
+		{"W3c legacy", "/mcp-session", mcp.Version20251125, legacyCallCeiling, legacyOverRawCeiling},
 	} {
 		c, err := client.Connect(ctx, streamable.New("http://alloc.test"+tc.path, &streamable.Options{HTTPClient: hc}),
 			&client.Options{Info: mcp.Implementation{Name: "allocs", Version: "1"}, ProtocolVersion: tc.version})
@@ -65,8 +68,8 @@ func TestClientCallNoAllocsCeiling(t *testing.T) {
 		if kit > tc.ceiling {
 			t.Errorf("%s: %d allocations a call, ceiling %d", tc.name, kit, tc.ceiling)
 		}
-		if kit-raw > overRawCeiling {
-			t.Errorf("%s: %d allocations over the raw loop's %d, ceiling %d", tc.name, kit-raw, raw, overRawCeiling)
+		if kit-raw > tc.overRaw {
+			t.Errorf("%s: %d allocations over the raw loop's %d, ceiling %d", tc.name, kit-raw, raw, tc.overRaw)
 		}
 	}
 }
@@ -177,7 +180,11 @@ func allocServer() http.Handler {
 			}
 			b = append(b, `"content":[{"type":"text","text":"ok"}],"structuredContent":{"text":"`...)
 			b = append(b, req.Params.Arguments.Text...) // the tests' texts need no escaping
-			b = append(b, `"}}}`...)
+			b = append(b, `"}`...)
+			if req.Params.Meta.Version != "" { // as mcpkit's server stamps every modern result
+				b = append(b, `,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"a","version":"1"}}`...)
+			}
+			b = append(b, `}}`...)
 		default:
 			b = append(b, `,"error":{"code":-32601,"message":"Method not found"}}`...)
 		}

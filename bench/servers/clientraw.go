@@ -128,7 +128,8 @@ func ClientServer() http.Handler {
 }
 
 // appendEcho appends the result of the echo tool for text: content and
-// structuredContent, and in the modern era resultType.
+// structuredContent, and in the modern era resultType and the
+// serverInfo in _meta.
 func appendEcho(b []byte, modern bool, text string) []byte {
 	b = append(b, `,"result":{`...)
 	if modern {
@@ -140,7 +141,11 @@ func appendEcho(b []byte, modern bool, text string) []byte {
 	b = append(b, q[1:len(q)-1]...)
 	b = append(b, `\"}"}],"structuredContent":{"text":`...)
 	b = append(b, q...)
-	return append(b, `}}}`...)
+	b = append(b, '}')
+	if modern { // as an SDK's server stamps every modern result
+		b = append(b, `,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"bench-raw","version":"1.0.0"}}`...)
+	}
+	return append(b, `}}`...)
 }
 
 // clientPages holds the pre-encoded tools/list pages of both eras,
