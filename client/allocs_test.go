@@ -86,8 +86,8 @@ func rawCall(t *testing.T, hc *http.Client, path, version string) {
 		} `json:"io.modelcontextprotocol/clientInfo"`
 	}
 	type params struct {
-		Meta      *meta             `json:"_meta,omitempty"`
-		Name      string            `json:"name"`
+		Meta      *meta  `json:"_meta,omitempty"`
+		Name      string `json:"name"`
 		Arguments struct {
 			Text string `json:"text"`
 		} `json:"arguments"`
