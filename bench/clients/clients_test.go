@@ -58,7 +58,7 @@ func TestClientServerRefuses(t *testing.T) {
 	env := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
 	for _, tc := range []struct {
 		name, path, body, want string
-		status             int
+		status                 int
 	}{
 		{"wrong state", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + env + `,"name":"confirm","arguments":{"text":"a"},"requestState":"forged","inputResponses":{"ok":{"action":"accept"}}}}`, `"code":-32602`, 200},
 		{"declined", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + env + `,"name":"confirm","arguments":{"text":"a"},"requestState":"` + servers.ClientRequestState + `","inputResponses":{"ok":{"action":"decline"}}}}`, `"code":-32602`, 200},
