@@ -122,9 +122,10 @@ func (c *Client) detect(ctx context.Context) error {
 // discoverCall sends server/discover in revision version, once: no
 // -32022 retry, no cache.
 func (c *Client) discoverCall(ctx context.Context, version string) (*mcp.DiscoverResult, error) {
-	p := &mcp.RequestParams{Meta: c.envelope(nil, version, false)}
+	p := &mcp.RequestParams{}
+	env := c.newEnvelope(&p.Meta, nil, version, false)
 	var res mcp.DiscoverResult
-	if err := c.exchange(ctx, mcp.MethodServerDiscover, p, &res); err != nil {
+	if err := c.exchange(ctx, mcp.MethodServerDiscover, p, &res, &env); err != nil {
 		return nil, err
 	}
 	return &res, nil

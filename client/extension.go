@@ -86,7 +86,8 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 		c.mu.Lock()
 		version := c.version
 		c.mu.Unlock()
-		p.Meta = c.envelope(p.Meta, version, c.tasksDeclared(ctx))
+		env := c.newEnvelope(&p.Meta, p.Meta, version, c.tasksDeclared(ctx))
+		p.Meta = env.asMap()
 	}
 	return c.conn.Notify(ctx, method, p)
 }

@@ -93,8 +93,7 @@ func (c *Client) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 		c.log.Debug("client: tools/call refused for want of the tasks extension; calling again as a task", "tool", p.Name)
 		return c.RunToolTask(ctx, p)
 	}
-	var ts *taskStarted
-	if errors.As(err, &ts) {
+	if ts, ok := asTaskStarted(err); ok {
 		t, derr := decodeTask(ts.raw)
 		if derr != nil {
 			return nil, derr
@@ -351,4 +350,15 @@ func paginate[T any](fetch func(cursor *string) ([]T, *string, error)) iter.Seq2
 			cursor = next
 		}
 	}
+}
+
+// asTaskStarted is errors.As for *taskStarted. Its target escapes: kept
+// out of CallTool, whose successful calls then allocate nothing for it.
+func asTaskStarted(err error) (*taskStarted, bool) {
+	if err == nil {
+		return nil, false
+	}
+	var ts *taskStarted
+	ok := errors.As(err, &ts)
+	return ts, ok
 }

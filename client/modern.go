@@ -1,10 +1,12 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -74,28 +76,6 @@ func (c *Client) encodeCaps() error {
 	return nil
 }
 
-// envelope returns a copy of meta with the modern per-request metadata:
-// protocolVersion, clientCapabilities (declaring the tasks extension when
-// tasks is set), clientInfo and, when SetLoggingLevel set one and meta
-// has none, logLevel. Other keys (progressToken…) are kept.
-func (c *Client) envelope(meta mcp.Meta, version string, tasks bool) mcp.Meta {
-	m := make(mcp.Meta, len(meta)+4)
-	maps.Copy(m, meta)
-	m[mcp.MetaKeyProtocolVersion] = version
-	m[mcp.MetaKeyClientInfo] = c.infoJSON
-	c.mu.Lock()
-	m[mcp.MetaKeyClientCapabilities] = c.capsJSON
-	if tasks {
-		m[mcp.MetaKeyClientCapabilities] = c.capsTasksJSON
-	}
-	level := c.logLevel
-	c.mu.Unlock()
-	if _, set := meta[mcp.MetaKeyLogLevel]; level != "" && !set {
-		m[mcp.MetaKeyLogLevel] = level
-	}
-	return m
-}
-
 // callModern sends a modern request and, when the server answers that it
 // requires input (SEP-2322) and the driver is on, answers and repeats it
 // (drive). It returns how many times the request was repeated with
@@ -125,8 +105,8 @@ func (c *Client) leg(ctx context.Context, method string, params any, meta *mcp.M
 	retried := false
 	tasks := c.tasksDeclared(ctx)
 	for {
-		*meta = c.envelope(orig, version, tasks)
-		err := c.exchange(ctx, method, params, result)
+		env := c.newEnvelope(meta, orig, version, tasks)
+		err := c.exchange(ctx, method, params, result, &env)
 		if err == nil || retried {
 			return err
 		}
@@ -164,10 +144,23 @@ func retryVersion(err error) (string, bool) {
 // extension, is a *taskStarted; anything else is ErrResultType. A
 // tools/call carries the Mcp-Param-* headers of its arguments
 // (callHeaders), as data for the transport.
-func (c *Client) exchange(ctx context.Context, method string, params, result any) error {
+//
+// env is the request's envelope: without interceptors it is written as
+// bytes ahead of the params (enveloped) and the transport is told the
+// request's route; with them it goes into params._meta as a map, which
+// they see.
+func (c *Client) exchange(ctx context.Context, method string, params, result any, env *outEnvelope) error {
 	hs, err := c.callHeaders(method, params)
 	if err != nil {
 		return err
+	}
+	opts := jsonrpc.CallOptions{Header: hs}
+	if c.chain != nil {
+		*env.meta = env.asMap()
+	} else {
+		*env.meta = nil
+		defer func() { *env.meta = env.caller }()
+		opts.Modern = env.route(method, params)
 	}
 	round := 0
 	if r, ok := params.(*retryParams); ok {
@@ -178,8 +171,16 @@ func (c *Client) exchange(ctx context.Context, method string, params, result any
 		}
 		params = p
 	}
+	if c.chain == nil {
+		p, buf, err := env.encode(params)
+		defer putEnvelopeBuf(buf) // jsonrpc copies the bytes while rpc writes the request
+		if err != nil {
+			return fmt.Errorf("client: encoding %s params: %w", method, err)
+		}
+		params = p
+	}
 	var raw jsontext.Value
-	if err := c.rpc(ctx, method, params, &raw, jsonrpc.CallOptions{Header: hs}, round); err != nil {
+	if err := c.rpc(ctx, method, params, &raw, opts, round); err != nil {
 		return err
 	}
 	if method == mcp.MethodToolsCall && c.tasksDeclared(ctx) {
@@ -216,11 +217,65 @@ func complete(method string, raw jsontext.Value, result any) error {
 }
 
 // peekResultType returns the resultType member of a raw result, or "" if
-// it has none, without decoding the rest.
+// it has none, without decoding the rest: a pooled decoder reads the
+// top-level members and skips their values.
 func peekResultType(raw jsontext.Value) (mcp.ResultType, error) {
-	var w struct {
-		ResultType mcp.ResultType `json:"resultType"`
+	p := peekers.Get().(*peeker)
+	defer peekers.Put(p)
+	p.rd.Reset(raw)
+	p.dec.Reset(&p.rd)
+	defer p.rd.Reset(nil)
+	tok, err := p.dec.ReadToken()
+	if err != nil {
+		return "", err
 	}
-	err := json.Unmarshal(raw, &w)
-	return w.ResultType, err
+	if tok.Kind() != '{' {
+		return "", fmt.Errorf("client: a %v, not an object", tok.Kind())
+	}
+	var rt mcp.ResultType
+	for p.dec.PeekKind() != '}' {
+		name, err := p.dec.ReadValue() // a value, not a Token: no string made
+		if err != nil {
+			return "", err
+		}
+		if string(name) != `"resultType"` {
+			if err := p.dec.SkipValue(); err != nil {
+				return "", err
+			}
+			continue
+		}
+		v, err := p.dec.ReadValue()
+		if err != nil {
+			return "", err
+		}
+		if v.Kind() != '"' {
+			return "", fmt.Errorf("client: resultType is a %v, not a string", v.Kind())
+		}
+		switch string(v) {
+		case `"` + string(mcp.ResultComplete) + `"`:
+			rt = mcp.ResultComplete
+		case `"` + string(mcp.ResultInputRequired) + `"`:
+			rt = mcp.ResultInputRequired
+		case `"` + string(mcp.ResultTask) + `"`:
+			rt = mcp.ResultTask
+		default:
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return "", err
+			}
+			rt = mcp.ResultType(s)
+		}
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return "", err
+	}
+	return rt, nil
 }
+
+// peeker is a pooled decoder for peekResultType.
+type peeker struct {
+	rd  bytes.Reader
+	dec jsontext.Decoder
+}
+
+var peekers = sync.Pool{New: func() any { return new(peeker) }}

@@ -241,6 +241,10 @@ type CallOptions struct {
 	// Local marks the message as one every instance of a deployment
 	// sends itself (transport.Message.Local).
 	Local bool
+	// Modern describes a 2026-07-28 request to the transport
+	// (transport.Message.Modern): the client sets it when it built the
+	// envelope. A cancellation the call sends does not carry it.
+	Modern transport.Modern
 }
 
 // Call sends a request and waits for its response, decoding the result
@@ -287,7 +291,7 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 		c.mu.Unlock()
 	}()
 	related := c.related(ctx, opts.Related)
-	if err := c.write(ctx, transport.Message{Data: msg, Related: related, Header: opts.Header, Local: opts.Local}); err != nil {
+	if err := c.write(ctx, transport.Message{Data: msg, Related: related, Header: opts.Header, Local: opts.Local, Modern: opts.Modern}); err != nil {
 		return err
 	}
 	select {

@@ -54,6 +54,9 @@ func (e *Error) WithData(v any) *Error {
 
 // AsError reports whether err is or wraps an *Error and returns it.
 func AsError(err error) (*Error, bool) {
+	if err == nil {
+		return nil, false // without errors.As, whose target escapes: no allocation on success
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e, true

@@ -13,9 +13,10 @@
 // Routes and headers travel as data. Every Write gets a Message: the
 // bytes, the id of the peer request the message belongs to and whether it
 // is that request's response (filled in by jsonrpc.Conn), and the
-// per-message headers its sender asked for (jsonrpc.CallOptions). A
-// carrier never parses a message to find them, and never reads them from
-// a context.
+// per-message headers its sender asked for (jsonrpc.CallOptions), and
+// for a 2026-07-28 request what its writer knows of it (Modern: the
+// revision and the Mcp-Name value). A carrier never parses a message to
+// find what it was given, and never reads it from a context.
 //
 // This package imports only mcp (pure vocabulary, for its ID type): it
 // sits at the bottom of the tree.

@@ -79,6 +79,24 @@ type Message struct {
 	// itself looks like that form). Carriers without per-message headers
 	// (stdio, command, memory) ignore Header.
 	Header []Header
+
+	// Modern is what the writer of a 2026-07-28 request knows of it
+	// (the client, which built its envelope): a carrier that sends it
+	// as HTTP headers (transport/streamable) takes the revision and the
+	// Mcp-Name value from here instead of decoding Data. The zero Modern
+	// tells nothing: the carrier reads Data, as for any message.
+	Modern Modern
+}
+
+// Modern describes a 2026-07-28 request for the carrier that sends it.
+type Modern struct {
+	// Version is the envelope's revision (its MCP-Protocol-Version
+	// header); empty means the writer said nothing (see Message.Modern).
+	Version string
+	// Name is the value of the request's Mcp-Name header (params.name,
+	// params.uri or params.taskId) when HasName is set.
+	Name    string
+	HasName bool
 }
 
 var (

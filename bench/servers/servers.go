@@ -137,6 +137,8 @@ func New(name string) (http.Handler, func(), error) {
 	case "raw":
 		mux.Handle(PathStateless, Raw())
 		mux.Handle(PathNested, RawNested())
+	case "clientraw": // the client benchmarks' server (W1c…W8c)
+		mux.Handle("/", ClientServer())
 	default:
 		return nil, nil, fmt.Errorf("unknown server %q (want one of %v or %v)", name, Names, Variants)
 	}

@@ -13,7 +13,10 @@
 // tasks/cancel (params.taskId), encoded as SEP-2243 says (base64 unless plain ASCII); the headers the caller
 // puts in the written transport.Message (Header: the client's
 // Mcp-Param-* headers) go with the message's own POST, encoded the same
-// way. A message's route (Related, Final) is the server side's concern
+// way. When the writer says what it knows of a modern request
+// (transport.Message.Modern, set by the client), the revision and
+// Mcp-Name are taken from there and the params are not decoded again;
+// otherwise they are read from the params. A message's route (Related, Final) is the server side's concern
 // and is ignored here. The stream of a
 // modern request is never resumed; the end of the Write's context closes
 // it, which is how the 2026-07-28 wire cancels a request (a

@@ -37,9 +37,17 @@ type modernRequest struct {
 var protocolVersionKey = []byte(mcp.MetaKeyProtocolVersion)
 
 // modernOf returns the modern envelope of request m, or nil when it has
-// none (legacy traffic, notifications, responses).
-func modernOf(m *jsonrpc.Message) *modernRequest {
-	if !m.IsRequest() || m.Params.Kind() != '{' || !bytes.Contains(m.Params, protocolVersionKey) {
+// none (legacy traffic, notifications, responses). What the writer said
+// of it (known, from transport.Message.Modern) is taken as is; otherwise
+// the params are decoded.
+func modernOf(m *jsonrpc.Message, known transport.Modern) *modernRequest {
+	if !m.IsRequest() {
+		return nil
+	}
+	if known.Version != "" {
+		return &modernRequest{version: known.Version, name: known.Name, hasName: known.HasName}
+	}
+	if m.Params.Kind() != '{' || !bytes.Contains(m.Params, protocolVersionKey) {
 		return nil
 	}
 	var p struct {

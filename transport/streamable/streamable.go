@@ -366,7 +366,7 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 	if m.IsNotification() && m.Method == mcp.NotificationCancelled && c.cancelModern(m) {
 		return nil
 	}
-	mr := modernOf(m)
+	mr := modernOf(m, out.Modern)
 	isInit := m.IsRequest() && m.Method == mcp.MethodInitialize && mr == nil
 	switch {
 	case isInit:
@@ -387,8 +387,8 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 	if m.IsResponse() {
 		err = c.deliverAnswer(ctx, body, m, err)
 	}
-	var nf *notFoundError
-	if !errors.As(err, &nf) {
+	nf, ok := asNotFound(err)
+	if !ok {
 		return err
 	}
 	c.log.Info("streamable: session not found; re-initializing", "session", nf.session)
@@ -400,7 +400,7 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 		return c.loseSession(rerr)
 	}
 	err = c.post(ctx, body, m, isInit, nil, out.Header)
-	if errors.As(err, &nf) {
+	if _, ok := asNotFound(err); ok {
 		return c.loseSession(errors.New("the retried message was refused with 404 again"))
 	}
 	return err
@@ -792,4 +792,15 @@ func readCapped(r io.Reader, max int) ([]byte, error) {
 func drainClose(body io.ReadCloser) {
 	_, _ = io.CopyN(io.Discard, body, 4<<10)
 	_ = body.Close()
+}
+
+// asNotFound is errors.As for *notFoundError. Its target escapes: kept
+// out of Write, whose successful writes then allocate nothing for it.
+func asNotFound(err error) (*notFoundError, bool) {
+	if err == nil {
+		return nil, false
+	}
+	var nf *notFoundError
+	ok := errors.As(err, &nf)
+	return nf, ok
 }

@@ -23,7 +23,7 @@ import (
 )
 
 func main() {
-	sdk := flag.String("sdk", "mcpkit", "server: mcpkit, gosdk, mcpgo or raw")
+	sdk := flag.String("sdk", "mcpkit", "server: mcpkit, gosdk, mcpgo, raw, or clientraw (the client benchmarks' server)")
 	addr := flag.String("addr", "127.0.0.1:0", "listen address (loopback)")
 	addrFile := flag.String("addr-file", "", "write the bound address here")
 	maxRun := flag.Duration("max-run", 30*time.Minute, "exit after this long regardless")

@@ -1,0 +1,48 @@
+package streamable
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// TestModernRouteFromWriter: when the writer says what it knows of a
+// modern request (transport.Message.Modern), the headers come from that,
+// not from the params (which say otherwise here, to tell them apart);
+// a zero Modern leaves the params to be read.
+func TestModernRouteFromWriter(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, in rec) {
+		writeJSON(w, http.StatusOK, result(in.Msg.ID, `{"resultType":"complete"}`))
+	})
+	c := newConn(t, f, nil)
+	body := request(mcp.IntID(1), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"in-body","arguments":{}`))
+	known := transport.Modern{Version: "2026-07-28", Name: "from-writer", HasName: true}
+	if err := c.Write(testCtx(t), transport.Message{Data: []byte(body), Modern: known}); err != nil {
+		t.Fatal(err)
+	}
+	readMsg(t, c)
+	h := f.next(t, http.MethodPost).Header
+	if h.Get("Mcp-Name") != "from-writer" || h.Get("Mcp-Method") != mcp.MethodToolsCall || h.Get("MCP-Protocol-Version") != "2026-07-28" {
+		t.Errorf("headers %v, want those the writer gave", h)
+	}
+	// A method without a name: the writer says so, and none is sent.
+	body = request(mcp.IntID(2), mcp.MethodToolsList, modernParams("2026-07-28", ""))
+	if err := c.Write(testCtx(t), transport.Message{Data: []byte(body), Modern: transport.Modern{Version: "2026-07-28"}}); err != nil {
+		t.Fatal(err)
+	}
+	readMsg(t, c)
+	if h := f.next(t, http.MethodPost).Header; h.Values("Mcp-Name") != nil || h.Get("Mcp-Method") != mcp.MethodToolsList {
+		t.Errorf("tools/list headers %v", h)
+	}
+	// Zero Modern: read from the params, as for any writer.
+	body = request(mcp.IntID(3), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"in-body","arguments":{}`))
+	if err := c.Write(testCtx(t), transport.Message{Data: []byte(body)}); err != nil {
+		t.Fatal(err)
+	}
+	readMsg(t, c)
+	if got := f.next(t, http.MethodPost).Header.Get("Mcp-Name"); got != "in-body" {
+		t.Errorf("Mcp-Name %q, want the params' in-body", got)
+	}
+}
