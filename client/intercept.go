@@ -7,6 +7,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/intercept"
+	"github.com/mcpkit/mcpkit/internal/jsontok"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -58,7 +59,7 @@ func (c *Client) rpc(ctx context.Context, method string, params, result any, opt
 	if err != nil {
 		return err
 	}
-	return transcode(res, result)
+	return jsontok.Transcode(res, result)
 }
 
 // notifyOut sends one notification through the interceptors.
@@ -135,21 +136,4 @@ func metaOf(raw jsontext.Value) mcp.Meta {
 		return nil
 	}
 	return p.Meta
-}
-
-// transcode puts the result an interceptor answered with into the
-// caller's result (a pointer): nothing to do when it is result itself.
-func transcode(res, result any) error {
-	if res == result || result == nil {
-		return nil
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return err
-	}
-	if raw, ok := result.(*jsontext.Value); ok {
-		*raw = b
-		return nil
-	}
-	return json.Unmarshal(b, result)
 }

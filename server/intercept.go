@@ -5,10 +5,10 @@ import (
 	"runtime/debug"
 	"unsafe"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/intercept"
+	"github.com/mcpkit/mcpkit/internal/jsontok"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -170,7 +170,7 @@ func (o *interceptedOut) Call(ctx context.Context, related mcp.ID, method string
 	if err != nil {
 		return err
 	}
-	return transcode(res, result)
+	return jsontok.Transcode(res, result)
 }
 
 func (o *interceptedOut) Notify(ctx context.Context, related mcp.ID, method string, params any) error {
@@ -205,23 +205,6 @@ func (ss *Session) sessionNote(ctx context.Context, method string, params any) *
 	ss.mu.Unlock()
 	return &intercept.Call{Side: intercept.Server, Notification: true, Method: method, Era: intercept.EraLegacy,
 		Version: version, SessionID: ss.id, Principal: ss.principalOf(), Params: params}
-}
-
-// transcode puts the result an interceptor answered with into the
-// caller's result (a pointer): nothing to do when it is result itself.
-func transcode(res, result any) error {
-	if res == result || result == nil {
-		return nil
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return err
-	}
-	if raw, ok := result.(*jsontext.Value); ok {
-		*raw = b
-		return nil
-	}
-	return json.Unmarshal(b, result)
 }
 
 // handleNotificationIntercepted runs an inbound notification of a

@@ -2,6 +2,7 @@ package jsontok
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"sync"
@@ -103,4 +104,23 @@ func WriteMembers(enc *jsontext.Encoder, obj []byte) error {
 		}
 	}
 	return nil
+}
+
+// Transcode puts v into the value result points to, through its JSON
+// encoding (a *jsontext.Value gets the bytes themselves); nothing happens
+// when result is nil or v itself. Interceptors that answer a call
+// without the handler use it to fill the caller's result.
+func Transcode(v, result any) error {
+	if v == result || result == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if raw, ok := result.(*jsontext.Value); ok {
+		*raw = b
+		return nil
+	}
+	return json.Unmarshal(b, result)
 }

@@ -353,15 +353,8 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	msg, err := wire.Decode(body, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.p.Limits().MaxDepth})
-	if err != nil {
-		derr := jsonrpc.NewError(mcp.CodeParseError, err.Error()) // Decode's errors are all *jsonrpc.Error
-		errors.As(err, &derr)
-		id := mcp.ID{}
-		if msg != nil {
-			id = msg.ID
-		}
-		writeError(w, http.StatusBadRequest, id, derr.Code, derr.Message)
+	msg, ok := h.decode(w, body)
+	if !ok {
 		return
 	}
 	if name := repeatedMCPHeader(r.Header); name != "" {
@@ -725,4 +718,22 @@ func writeRPCError(w http.ResponseWriter, status int, id mcp.ID, e *jsonrpc.Erro
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// decode reads one JSON-RPC message of a POST body within the limits, or
+// answers 400 with the decoder's error (and the id, when it could be
+// read) and reports false.
+func (h *Handler) decode(w http.ResponseWriter, body []byte) (*jsonrpc.Message, bool) {
+	msg, err := wire.Decode(body, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.p.Limits().MaxDepth})
+	if err == nil {
+		return msg, true
+	}
+	derr := jsonrpc.NewError(mcp.CodeParseError, err.Error()) // Decode's errors are all *jsonrpc.Error
+	errors.As(err, &derr)
+	id := mcp.ID{}
+	if msg != nil {
+		id = msg.ID
+	}
+	writeError(w, http.StatusBadRequest, id, derr.Code, derr.Message)
+	return nil, false
 }

@@ -2,7 +2,6 @@ package streamhttp
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"sync"
@@ -11,7 +10,6 @@ import (
 	"github.com/mcpkit/mcpkit/server/internal/seam"
 
 	"github.com/mcpkit/mcpkit/internal/sse"
-	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
@@ -253,15 +251,8 @@ func (h *Handler) postLegacySSE(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	msg, err := wire.Decode(body, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.p.Limits().MaxDepth})
-	if err != nil {
-		derr := jsonrpc.NewError(mcp.CodeParseError, err.Error()) // Decode's errors are all *jsonrpc.Error
-		errors.As(err, &derr)
-		idOf := mcp.ID{}
-		if msg != nil {
-			idOf = msg.ID
-		}
-		writeError(w, http.StatusBadRequest, idOf, derr.Code, derr.Message)
+	msg, ok := h.decode(w, body)
+	if !ok {
 		return
 	}
 	if msg.IsNotification() && msg.Method == mcp.NotificationInitialized {
