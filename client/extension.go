@@ -89,7 +89,7 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 		env := c.newEnvelope(&p.Meta, p.Meta, version, c.tasksDeclared(ctx))
 		p.Meta = env.asMap()
 	}
-	return c.conn.Notify(ctx, method, p)
+	return c.notifyOut(ctx, method, p)
 }
 
 func isCoreNotification(method string) bool {

@@ -7,7 +7,7 @@
 // A test of a server, in both eras at once:
 //
 //	func TestGreet(t *testing.T) {
-//		for _, era := range mcptest.Eras {
+//		for _, era := range mcptest.Eras() {
 //			t.Run(era.String(), func(t *testing.T) {
 //				p := mcptest.NewPair(t, newServer(), &mcptest.Options{Era: era})
 //				out := mcptest.CallTool[greetOut](t, p, "greet", greetIn{Name: "Ada"})

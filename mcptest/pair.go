@@ -17,10 +17,10 @@ import (
 	"github.com/mcpkit/mcpkit/transport/memory"
 )
 
-// Eras lists both eras, legacy first, for a test that runs in each:
+// Eras returns both eras, legacy first, for a test that runs in each:
 //
-//	for _, era := range mcptest.Eras { t.Run(era.String(), …) }
-var Eras = []client.Era{client.EraLegacy, client.EraModern}
+//	for _, era := range mcptest.Eras() { t.Run(era.String(), …) }
+func Eras() []client.Era { return []client.Era{client.EraLegacy, client.EraModern} }
 
 // DefaultTimeout bounds each call a helper of this package makes
 // (CallTool, the Context of a Pair) when the test has no deadline

@@ -86,7 +86,7 @@ func newServer(t testing.TB) *server.Server {
 }
 
 func eachEra(t *testing.T, f func(t *testing.T, era client.Era)) {
-	for _, era := range mcptest.Eras {
+	for _, era := range mcptest.Eras() {
 		t.Run(era.String(), func(t *testing.T) { f(t, era) })
 	}
 }
@@ -138,7 +138,7 @@ func TestScriptElicit(t *testing.T) {
 		if got := mcptest.ToolError(t, p, "signup", nil); !strings.Contains(got, "declined") {
 			t.Errorf("declined: %q", got)
 		}
-		asked := script.Elicitations()
+		asked := script.ElicitRequests()
 		if len(asked) != 2 || asked[0].Message != "Your email?" {
 			t.Fatalf("asked %d elicitations: %+v", len(asked), asked)
 		}
@@ -149,7 +149,7 @@ func TestScriptSamplingAndRoots(t *testing.T) {
 	eachEra(t, func(t *testing.T, era client.Era) {
 		script := new(mcptest.Script).
 			CreateMessage(mcptest.Reply("test-model", "Roses are red")).
-			Roots(mcp.Root{URI: "file:///a", Name: "a"}, mcp.Root{URI: "file:///b", Name: "b"})
+			ListRoots(mcp.Root{URI: "file:///a", Name: "a"}, mcp.Root{URI: "file:///b", Name: "b"})
 		p := mcptest.NewPair(t, newServer(t), &mcptest.Options{Era: era, Script: script})
 		if got := mcptest.CallTool[greetOut](t, p, "poem", nil); got.Greeting != "Roses are red (test-model)" {
 			t.Errorf("poem: %q", got.Greeting)
@@ -157,10 +157,10 @@ func TestScriptSamplingAndRoots(t *testing.T) {
 		if got := mcptest.CallTool[greetOut](t, p, "roots", nil); got.Greeting != "a,b" {
 			t.Errorf("roots: %q", got.Greeting)
 		}
-		if n := len(script.CreateMessages()); n != 1 {
+		if n := len(script.CreateMessageRequests()); n != 1 {
 			t.Errorf("%d sampling requests; want 1", n)
 		}
-		if n := script.RootsListed(); n != 1 {
+		if n := script.ListRootsRequests(); n != 1 {
 			t.Errorf("roots listed %d times; want 1", n)
 		}
 	})
@@ -178,7 +178,7 @@ func TestScriptDeclares(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		p := mcptest.NewPair(t, s, &mcptest.Options{Era: era, Script: new(mcptest.Script).Roots()})
+		p := mcptest.NewPair(t, s, &mcptest.Options{Era: era, Script: new(mcptest.Script).ListRoots()})
 		mcptest.CallTool[greetOut](t, p, "caps", nil)
 		c := <-caps
 		if c.Roots == nil || c.Sampling != nil || c.Elicitation != nil {
@@ -274,7 +274,7 @@ func TestOptionErrors(t *testing.T) {
 		})
 	}
 	t.Run("script reused", func(t *testing.T) {
-		script := new(mcptest.Script).Roots()
+		script := new(mcptest.Script).ListRoots()
 		mcptest.NewPair(t, newServer(t), &mcptest.Options{Script: script})
 		r := &recorder{TB: t}
 		r.run(func() { mcptest.NewPair(r, newServer(t), &mcptest.Options{Script: script}) })

@@ -54,30 +54,30 @@ func (s *Script) CreateMessage(answers ...*mcp.CreateMessageResult) *Script {
 	return s
 }
 
-// Roots sets the roots given at every roots/list and declares roots.
-func (s *Script) Roots(roots ...mcp.Root) *Script {
+// ListRoots sets the roots given at every roots/list and declares roots.
+func (s *Script) ListRoots(roots ...mcp.Root) *Script {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.roots = &mcp.ListRootsResult{Roots: append([]mcp.Root{}, roots...)}
 	return s
 }
 
-// Elicitations returns the elicitations asked so far, in order.
-func (s *Script) Elicitations() []*mcp.ElicitParams {
+// ElicitRequests returns the elicitations asked so far, in order.
+func (s *Script) ElicitRequests() []*mcp.ElicitParams {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]*mcp.ElicitParams(nil), s.elicited...)
 }
 
-// CreateMessages returns the sampling requests asked so far, in order.
-func (s *Script) CreateMessages() []*mcp.CreateMessageParams {
+// CreateMessageRequests returns the sampling requests asked so far, in order.
+func (s *Script) CreateMessageRequests() []*mcp.CreateMessageParams {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]*mcp.CreateMessageParams(nil), s.sampled...)
 }
 
-// RootsListed returns how many times the roots were asked for.
-func (s *Script) RootsListed() int {
+// ListRootsRequests returns how many times the roots were asked for.
+func (s *Script) ListRootsRequests() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.rootsSeen

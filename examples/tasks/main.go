@@ -127,9 +127,20 @@ func session(ctx context.Context, version string) error {
 		return err
 	}
 	fmt.Println("  watch stopped:", <-stopped)
-	got, err = c.GetTask(ctx, watch.ID)
-	if err != nil {
-		return err
+	// A 2026-07-28 task is cancelled once its handler has returned:
+	// look until its status is final.
+	for {
+		if got, err = c.GetTask(ctx, watch.ID); err != nil {
+			return err
+		}
+		if got.Status != mcp.TaskWorking {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 	fmt.Println("  watch:", got.Status)
 	return nil

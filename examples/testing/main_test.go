@@ -15,7 +15,7 @@ func TestOrder(t *testing.T) {
 	// The same test in both eras: the handler asks the same way, and the
 	// script answers a 2026-07-28 input-required result or a 2025-11-25
 	// elicitation request alike.
-	for _, era := range mcptest.Eras {
+	for _, era := range mcptest.Eras() {
 		t.Run(era.String(), func(t *testing.T) {
 			script := new(mcptest.Script).Elicit(
 				mcptest.Accept(map[string]any{"street": "1 Main St", "city": "Springfield"}),
@@ -27,7 +27,7 @@ func TestOrder(t *testing.T) {
 			if want := "lamp to 1 Main St, Springfield"; out.Confirmation != want {
 				t.Errorf("confirmation = %q; want %q", out.Confirmation, want)
 			}
-			if got := script.Elicitations(); len(got) != 1 || got[0].Message != "Where should we send the lamp?" {
+			if got := script.ElicitRequests(); len(got) != 1 || got[0].Message != "Where should we send the lamp?" {
 				t.Errorf("asked %+v", got)
 			}
 
