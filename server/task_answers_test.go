@@ -40,3 +40,40 @@ func TestTaskUpdateChecksContent(t *testing.T) {
 		}
 	})
 }
+
+// TestTaskAskTwice: a task whose handler asks twice (one question per
+// round) keeps the first answer for the second run and completes, in
+// both eras (before, each round saw only its own answer and the task
+// asked the first question again, forever).
+func TestTaskAskTwice(t *testing.T) {
+	eachPeer(t, nil, func(t *testing.T, fx *taskFixture, p taskPeer) {
+		id := startTask(t, p, "ask2", nil)
+		if !p.modern() {
+			// The stdio and HTTP peers answer every elicitation "Ada".
+			waitStatus(t, p, id, "input_required")
+			raw, e := p.call(t, mcp.MethodTasksResult, map[string]any{"taskId": id})
+			if e != nil || !strings.Contains(string(raw), "hello Ada and Ada") {
+				t.Fatalf("tasks/result = %s, %v", raw, e)
+			}
+			return
+		}
+		for _, c := range []struct{ key, name string }{{"who", "Ada"}, {"who2", "Grace"}} {
+			var w *wireTask
+			waitFor(t, "the task to ask "+c.key, func() bool {
+				w, _ = getTask(t, p, id)
+				_, ok := w.InputRequests[c.key]
+				return w.Status == "input_required" && ok
+			})
+			_, e := p.call(t, mcp.MethodTasksUpdate, map[string]any{"taskId": id, "inputResponses": map[string]any{
+				c.key: map[string]any{"action": "accept", "content": map[string]any{"name": c.name}},
+			}})
+			if e != nil {
+				t.Fatalf("tasks/update %s: %v", c.key, e)
+			}
+		}
+		w := waitStatus(t, p, id, "completed")
+		if w.Result == nil || w.Result.Content[0].Text != "hello Ada and Grace" {
+			t.Fatalf("completed = %+v", w)
+		}
+	})
+}
