@@ -7,30 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/keepalive/keepalivetest"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/memory"
 )
 
-// manualTicks is a tickFunc whose tickers tick when the test says.
-type manualTicks struct{ made chan chan time.Time }
-
-func (m *manualTicks) tick(time.Duration) (<-chan time.Time, func()) {
-	ch := make(chan time.Time, 1)
-	m.made <- ch
-	return ch, func() {}
-}
-
-func (m *manualTicks) next(t *testing.T) chan time.Time {
-	t.Helper()
-	select {
-	case ch := <-m.made:
-		return ch
-	case <-time.After(10 * time.Second):
-		t.Fatal("no ticker was started")
-		return nil
-	}
-}
+// manualTicks is the keepalive clock the tests move.
+type manualTicks = keepalivetest.Manual
 
 // rawServer is the server end of a memory pair, written by hand.
 type rawServer struct {
@@ -66,12 +50,12 @@ func (r rawServer) answer(req map[string]any, result string) {
 // a ping goes unanswered; a modern one never pings.
 func TestKeepAlive(t *testing.T) {
 	t.Run("legacy", func(t *testing.T) {
-		clock := &manualTicks{made: make(chan chan time.Time, 16)}
+		clock := keepalivetest.NewManual()
 		a, b := memory.NewPair()
 		srv := rawServer{t, b}
 		done := make(chan *Client, 1)
 		go func() {
-			c, err := Connect(context.Background(), a, &Options{ProtocolVersion: mcp.LatestLegacy, KeepAlive: time.Minute, tick: clock.tick})
+			c, err := Connect(context.Background(), a, &Options{ProtocolVersion: mcp.LatestLegacy, KeepAlive: time.Minute, tick: clock.Tick})
 			if err != nil {
 				t.Error(err)
 			}
@@ -85,19 +69,19 @@ func TestKeepAlive(t *testing.T) {
 			t.FailNow()
 		}
 		defer c.Close()
-		interval := clock.next(t)
+		interval := clock.Next(t)
 		interval <- time.Now()
 		ping := srv.read()
 		if ping["method"] != mcp.MethodPing {
 			t.Fatalf("got %v, want ping", ping)
 		}
-		clock.next(t) // its timeout, never fired
+		clock.Next(t) // its timeout, never fired
 		srv.answer(ping, `{}`)
 		interval <- time.Now()
 		if ping = srv.read(); ping["method"] != mcp.MethodPing {
 			t.Fatalf("got %v, want a second ping", ping)
 		}
-		clock.next(t) <- time.Now()
+		clock.Next(t) <- time.Now()
 		select {
 		case <-c.Done():
 		case <-time.After(10 * time.Second):
@@ -108,17 +92,15 @@ func TestKeepAlive(t *testing.T) {
 		}
 	})
 	t.Run("modern", func(t *testing.T) {
-		clock := &manualTicks{made: make(chan chan time.Time, 16)}
+		clock := keepalivetest.NewManual()
 		a, _ := memory.NewPair()
-		c, err := Connect(context.Background(), a, &Options{ProtocolVersion: mcp.Version20260728, KeepAlive: time.Minute, tick: clock.tick})
+		c, err := Connect(context.Background(), a, &Options{ProtocolVersion: mcp.Version20260728, KeepAlive: time.Minute, tick: clock.Tick})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		select {
-		case <-clock.made:
+		if clock.Made() != 0 {
 			t.Fatal("a modern connection started a keepalive ticker")
-		default:
 		}
 	})
 }

@@ -7,33 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/keepalive/keepalivetest"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/memory"
 )
 
-// manualTicks is a tickFunc whose tickers tick when the test says: each
-// ticker it makes is sent on made, in order.
-type manualTicks struct{ made chan chan time.Time }
-
-func newManualTicks() *manualTicks { return &manualTicks{made: make(chan chan time.Time, 16)} }
-
-func (m *manualTicks) tick(time.Duration) (<-chan time.Time, func()) {
-	ch := make(chan time.Time, 1)
-	m.made <- ch
-	return ch, func() {}
-}
-
-func (m *manualTicks) next(t *testing.T) chan time.Time {
-	t.Helper()
-	select {
-	case ch := <-m.made:
-		return ch
-	case <-time.After(10 * time.Second):
-		t.Fatal("no ticker was started")
-		return nil
-	}
-}
+// manualTicks is the keepalive clock the tests move.
+type manualTicks = keepalivetest.Manual
 
 // rawKeepAliveClient is the client end of a memory pair, written by hand.
 type rawKeepAliveClient struct {
@@ -64,19 +45,19 @@ func (r rawKeepAliveClient) read() map[string]any {
 }
 
 func keepAliveServer(clock *manualTicks) *Server {
-	return New(&Options{KeepAlive: time.Minute, tick: clock.tick})
+	return New(&Options{KeepAlive: time.Minute, tick: clock.Tick})
 }
 
 // TestKeepAliveLegacy: a legacy session is pinged at each tick; an
 // answered ping keeps it, an unanswered one ends it at the timeout.
 func TestKeepAliveLegacy(t *testing.T) {
-	clock := newManualTicks()
+	clock := keepalivetest.NewManual()
 	s := keepAliveServer(clock)
 	a, b := memory.NewPair()
 	ss := s.Connect(b)
 	defer ss.Close()
 	peer := rawKeepAliveClient{t, a}
-	interval := clock.next(t)
+	interval := clock.Next(t)
 	peer.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + mcp.LatestLegacy + `","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	peer.read()
 	peer.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -87,7 +68,7 @@ func TestKeepAliveLegacy(t *testing.T) {
 	if ping["method"] != mcp.MethodPing {
 		t.Fatalf("got %v, want a ping", ping)
 	}
-	clock.next(t) // the ping's timeout, never fired
+	clock.Next(t) // the ping's timeout, never fired
 	id, _ := json.Marshal(ping["id"])
 	peer.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{}}`)
 
@@ -100,7 +81,7 @@ func TestKeepAliveLegacy(t *testing.T) {
 		t.Fatal("the session ended while its ping was pending")
 	default:
 	}
-	clock.next(t) <- time.Now() // no answer: the timeout fires
+	clock.Next(t) <- time.Now() // no answer: the timeout fires
 	select {
 	case <-ss.conn.Done():
 	case <-time.After(10 * time.Second):
@@ -111,13 +92,13 @@ func TestKeepAliveLegacy(t *testing.T) {
 // TestKeepAliveModern: a connection that only carries 2026-07-28
 // requests is never pinged (that revision has no ping).
 func TestKeepAliveModern(t *testing.T) {
-	clock := newManualTicks()
+	clock := keepalivetest.NewManual()
 	s := keepAliveServer(clock)
 	a, b := memory.NewPair()
 	ss := s.Connect(b)
 	defer ss.Close()
 	peer := rawKeepAliveClient{t, a}
-	interval := clock.next(t)
+	interval := clock.Next(t)
 	discover := `{"jsonrpc":"2.0","id":%d,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	peer.send(strings.Replace(discover, "%d", "1", 1))
 	if r := peer.read(); r["result"] == nil {
