@@ -13,8 +13,6 @@ import (
 	"github.com/mcpkit/mcpkit/transport/memory"
 )
 
-// manualTicks is the keepalive clock the tests move.
-type manualTicks = keepalivetest.Manual
 
 // rawServer is the server end of a memory pair, written by hand.
 type rawServer struct {
