@@ -310,6 +310,7 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 		return nil, err
 	}
 	c.exts = exts
+	c.hs.Store(&inputHandlers{elicit: c.opts.ElicitHandler, sample: c.opts.CreateMessageHandler, roots: c.opts.ListRootsHandler})
 	c.caps = c.capabilities(c.handlers())
 	c.chain = intercept.Chain(c.opts.Interceptors...)
 	if err := c.prepareModern(); err != nil {

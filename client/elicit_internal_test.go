@@ -35,9 +35,10 @@ func TestElicitAnswerShape(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			handed := tc.res
-			c := &Client{opts: Options{ElicitationDefaults: tc.defaults, ElicitHandler: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			c := &Client{opts: Options{ElicitationDefaults: tc.defaults}}
+			c.hs.Store(&inputHandlers{elicit: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 				return &handed, nil
-			}}}
+			}}) // as Connect stores Options' handlers
 			res, err := c.elicit(context.Background(), tc.p)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {

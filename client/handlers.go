@@ -20,13 +20,8 @@ func (h *inputHandlers) any() bool {
 }
 
 // handlers returns the current input handlers (never nil): those of
-// Options until a Set…Handler method changes them.
-func (c *Client) handlers() *inputHandlers {
-	if hs := c.hs.Load(); hs != nil {
-		return hs
-	}
-	return &inputHandlers{elicit: c.opts.ElicitHandler, sample: c.opts.CreateMessageHandler, roots: c.opts.ListRootsHandler}
-}
+// Options, stored by Connect, until a Set…Handler method changes them.
+func (c *Client) handlers() *inputHandlers { return c.hs.Load() }
 
 // SetElicitHandler sets, replaces or (nil) removes the handler that
 // answers elicitation/create; see SetListRootsHandler for what changes.
