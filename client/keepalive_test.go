@@ -13,7 +13,6 @@ import (
 	"github.com/mcpkit/mcpkit/transport/memory"
 )
 
-
 // rawServer is the server end of a memory pair, written by hand.
 type rawServer struct {
 	t    *testing.T
