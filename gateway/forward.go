@@ -1,0 +1,209 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
+)
+
+// callFunc makes one upstream call with this round's answers and state.
+type callFunc[R any] func(ctx context.Context, c *client.Client, responses mcp.InputResponses, state string) (R, error)
+
+// roundState is what the gateway keeps in the sealed requestState of an
+// input-required result between a client's rounds.
+type roundState struct {
+	// Upstream names the upstream the call went to.
+	Upstream string `json:"u"`
+	// State is a modern upstream's own requestState, and Keys the input
+	// requests it asked this round (only their answers are passed on).
+	State string   `json:"s,omitzero"`
+	Keys  []string `json:"k,omitzero"`
+	// Pending names the held call of a legacy upstream, and Key the input
+	// request it is waiting for.
+	Pending string `json:"p,omitzero"`
+	Key     string `json:"q,omitzero"`
+}
+
+func (u *upstream) toolHandler(name string) server.ToolHandler {
+	return func(ctx context.Context, req *server.CallToolRequest) (*mcp.CallToolResult, error) {
+		p := mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments, Meta: passMeta(req.Params.Meta)}
+		return forward(ctx, u, req.Request, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.CallToolResult, error) {
+			q := p
+			q.InputResponses, q.RequestState = rs, state
+			return c.CallTool(ctx, &q)
+		})
+	}
+}
+
+func (u *upstream) promptHandler(name string) server.PromptHandler {
+	return func(ctx context.Context, req *server.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		p := mcp.GetPromptParams{Name: name, Arguments: req.Params.Arguments, Meta: passMeta(req.Params.Meta)}
+		return forward(ctx, u, req.Request, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.GetPromptResult, error) {
+			q := p
+			q.InputResponses, q.RequestState = rs, state
+			return c.GetPrompt(ctx, &q)
+		})
+	}
+}
+
+// readHandler serves resources/read of the upstream's resources and
+// templates: the URI loses its prefix on the way up and the contents'
+// URIs get it back on the way down.
+func (u *upstream) readHandler(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri, ok := inner(u.cfg.Prefix, kindResource, req.Params.URI)
+	if !ok {
+		return nil, mcp.ErrResourceNotFound
+	}
+	p := mcp.ReadResourceParams{URI: uri, Meta: passMeta(req.Params.Meta)}
+	res, err := forward(ctx, u, req.Request, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.ReadResourceResult, error) {
+		q := p
+		q.InputResponses, q.RequestState = rs, state
+		return c.ReadResource(ctx, &q)
+	})
+	if err != nil || res == nil {
+		return res, err
+	}
+	for _, rc := range res.Contents {
+		switch c := rc.(type) {
+		case *mcp.TextResourceContents:
+			c.URI = outer(u.cfg.Prefix, kindResource, c.URI)
+		case *mcp.BlobResourceContents:
+			c.URI = outer(u.cfg.Prefix, kindResource, c.URI)
+		}
+	}
+	return res, nil
+}
+
+// passMeta is the part of a client's _meta the upstream gets: its own
+// keys, not the protocol's (the envelope, the progress token: the
+// gateway's client sets its own).
+func passMeta(m mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k, v := range m {
+		if k == "progressToken" || strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		if out == nil {
+			out = make(mcp.Meta, len(m))
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// forward makes a client's call on the upstream, in whichever era the
+// upstream speaks, and bridges its input requests to the client.
+func forward[R any](ctx context.Context, u *upstream, req *server.Request, call callFunc[R]) (R, error) {
+	var zero R
+	var st roundState
+	if raw := req.RequestState(); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &st); err != nil || st.Upstream != u.cfg.Name {
+			return zero, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: requestState does not belong to this call")
+		}
+	}
+	if st.Pending != "" {
+		return resumeLegacy(ctx, u, req, st, call)
+	}
+	c, release, err := u.acquire(ctx)
+	if err != nil {
+		return zero, upstreamError(err)
+	}
+	if c.Era() == client.EraLegacy {
+		if st.Upstream != "" {
+			release()
+			return zero, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: the upstream reconnected in another era; start the call again")
+		}
+		return startLegacy(ctx, u, req, c, release, call)
+	}
+	defer release()
+	var rs mcp.InputResponses
+	if st.Upstream != "" {
+		all := req.InputResponses()
+		rs = make(mcp.InputResponses, len(st.Keys))
+		for _, k := range st.Keys {
+			if v, ok := all[k]; ok {
+				rs[k] = v
+			}
+		}
+	}
+	r := startProgress(ctx, req)
+	in := &inflight{}
+	in.sink.Store(r)
+	u.addCall(in)
+	res, err := call(r.context(ctx), c, rs, st.State)
+	u.removeCall(in)
+	r.stop()
+	var ire *client.InputRequiredError
+	if errors.As(err, &ire) && ire.TaskID == "" && ire.Result != nil {
+		return zero, u.relayInput(ire.Result)
+	}
+	if err != nil {
+		return zero, upstreamError(err)
+	}
+	return res, nil
+}
+
+// relayInput turns a modern upstream's input-required result into the
+// gateway's own: the same input requests under the same keys, and the
+// upstream's requestState inside the gateway's sealed one.
+func (u *upstream) relayInput(r *mcp.InputRequiredResult) error {
+	in := server.NeedInput()
+	keys := slices.Sorted(maps.Keys(r.InputRequests))
+	for _, k := range keys {
+		if err := addInput(in, k, r.InputRequests[k]); err != nil {
+			return err
+		}
+	}
+	b, err := json.Marshal(roundState{Upstream: u.cfg.Name, State: r.RequestState, Keys: keys})
+	if err != nil {
+		return err
+	}
+	return in.State(string(b))
+}
+
+// addInput adds one input request, decoded, to in.
+func addInput(in *server.Input, key string, r mcp.InputRequest) error {
+	switch r.Method {
+	case mcp.MethodElicitationCreate:
+		var p mcp.ElicitParams
+		if err := r.DecodeParams(&p); err != nil {
+			return fmt.Errorf("gateway: the upstream's input request %q: %w", key, err)
+		}
+		in.Elicit(key, &p)
+	case mcp.MethodSamplingCreateMessage:
+		var p mcp.CreateMessageParams
+		if err := r.DecodeParams(&p); err != nil {
+			return fmt.Errorf("gateway: the upstream's input request %q: %w", key, err)
+		}
+		in.CreateMessage(key, &p)
+	case mcp.MethodRootsList:
+		in.ListRoots(key)
+	default:
+		return fmt.Errorf("gateway: the upstream asked for input with an unknown method %q", r.Method)
+	}
+	return nil
+}
+
+// upstreamError is how an upstream's failure reaches the client: its
+// JSON-RPC errors as they are (code, message, data), anything else as
+// -32603 naming the cause.
+func upstreamError(err error) error {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return je
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return jsonrpc.NewError(mcp.CodeInternalError, "Internal error: "+err.Error())
+}

@@ -1,0 +1,359 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/intercept"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// The defaults of Options and Upstream.
+const (
+	// DefaultInputTimeout is how long a pending upstream call waits for
+	// the client's answer to one of its input requests.
+	DefaultInputTimeout = 10 * time.Minute
+	// DefaultMaxPending bounds the upstream calls held open for the
+	// client's answers at once, over all upstreams.
+	DefaultMaxPending = 1000
+	// DefaultRestartMin and DefaultRestartMax bound the pause before an
+	// upstream is connected again; it doubles after each failure.
+	DefaultRestartMin = 500 * time.Millisecond
+	DefaultRestartMax = 30 * time.Second
+	// DefaultConnectTimeout bounds one attempt to connect to an upstream
+	// (launch or first request, handshake and the first listing).
+	DefaultConnectTimeout = 30 * time.Second
+	// DefaultCallTimeout bounds each request to an upstream, the time its
+	// input requests wait for the client included.
+	DefaultCallTimeout = 15 * time.Minute
+	// DefaultMaxInFlight bounds the calls to one upstream at once; more
+	// wait for a slot as long as their context lets them.
+	DefaultMaxInFlight = 64
+	// DefaultHealthInterval is how often a connected upstream is checked
+	// (ping on a legacy connection, server/discover on a modern one).
+	DefaultHealthInterval = 30 * time.Second
+)
+
+// Options configures a Gateway. The zero value of each field is its
+// default.
+type Options struct {
+	// Upstreams are the servers the gateway fronts. At least one.
+	Upstreams []Upstream
+	// Server configures the gateway's own server (its identity,
+	// instructions, interceptors, visibility, request-state keys, …).
+	// Logging is always on: the upstreams' log messages pass through.
+	Server *server.Options
+	// Interceptors wrap every request and notification of the gateway's
+	// clients of its upstreams (such as an OpenTelemetry client
+	// interceptor: the upstream call's span is a child of the client
+	// call's, whose context it runs in).
+	Interceptors []intercept.Interceptor
+	// InputTimeout bounds the wait of a pending upstream call (see the
+	// package documentation) for each answer of the client. Default
+	// DefaultInputTimeout.
+	InputTimeout time.Duration
+	// MaxPending bounds the pending upstream calls at once; a call that
+	// would exceed it fails with -32603. Default DefaultMaxPending.
+	MaxPending int
+	// RestartMin and RestartMax bound the pause between connection
+	// attempts to an upstream. Defaults DefaultRestartMin and
+	// DefaultRestartMax.
+	RestartMin, RestartMax time.Duration
+	// Logger receives the gateway's diagnostics: upstream state changes,
+	// name collisions, log messages of upstreams that no call claims.
+	// Nil discards them.
+	Logger *slog.Logger
+}
+
+// Upstream is one server behind the gateway. Exactly one of Command, URL
+// and Connect says how to reach it.
+type Upstream struct {
+	// Name identifies the upstream in Health and the log: letters,
+	// digits, '-', '_' and '.'; unique.
+	Name string
+	// Prefix is prepended to the upstream's tool and prompt names
+	// ("<Prefix>_<name>") and resource URIs and templates
+	// ("<Prefix>+<uri>"). A letter, then letters, digits, '-' and '.';
+	// unique among the upstreams. Empty: names and URIs pass unchanged
+	// (an item whose name another upstream already registered is left
+	// out and reported in Health.Conflicts).
+	Prefix string
+
+	// Command launches a stdio server: the program and its arguments.
+	Command []string
+	// Env and Dir are the command's environment (added to the gateway's
+	// own) and working directory.
+	Env []string
+	Dir string
+	// Stderr receives the command's standard error. Nil discards it.
+	Stderr io.Writer
+
+	// URL is a Streamable HTTP endpoint, or a 2024-11-05 HTTP+SSE one
+	// (the client falls back to it when the server refuses a POST).
+	URL string
+	// Header is sent with every HTTP request (such as Authorization).
+	Header http.Header
+	// HTTPClient sends the HTTP requests. Default: the transport's own.
+	HTTPClient *http.Client
+
+	// Connect, when set, opens the upstream's connection itself (any
+	// transport: tests use an in-memory pair).
+	Connect func(ctx context.Context) (transport.Conn, error)
+
+	// ProtocolVersion pins the revision spoken to the upstream; empty
+	// detects its era (client.Options.ProtocolVersion). A command that
+	// exits on the modern probe is launched again and spoken to in the
+	// latest legacy revision.
+	ProtocolVersion string
+	// Roots, when set, are the roots the gateway declares to the upstream
+	// and answers its roots/list requests with (file:// URIs a filesystem
+	// server may serve). Without them the gateway declares no roots.
+	Roots []mcp.Root
+	// CallTimeout bounds each request to the upstream. Default
+	// DefaultCallTimeout.
+	CallTimeout time.Duration
+	// MaxInFlight bounds the calls to the upstream at once. Default
+	// DefaultMaxInFlight.
+	MaxInFlight int
+	// ConnectTimeout bounds each connection attempt. Default
+	// DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// HealthInterval is how often the connected upstream is checked.
+	// Default DefaultHealthInterval; negative: never.
+	HealthInterval time.Duration
+}
+
+var (
+	nameRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+	prefixRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9.-]{0,31}$`)
+)
+
+// ErrUnavailable is wrapped by the error of a call whose upstream is not
+// connected.
+var ErrUnavailable = errors.New("gateway: the upstream is not connected")
+
+// Gateway fronts the upstreams with one server. Create it with New, start
+// it with Start, serve Server() on any carrier, and Close it.
+type Gateway struct {
+	opts Options
+	srv  *server.Server
+	info mcp.Implementation // the gateway's identity, to servers and clients
+	log  *slog.Logger
+	ups  []*upstream
+
+	// after is the clock of restart pauses and health checks (tests
+	// replace it).
+	after func(d time.Duration) <-chan time.Time
+	// afterFunc runs f after d unless the returned stop is called first
+	// (the input timeout of parked calls; tests replace it).
+	afterFunc func(d time.Duration, f func()) (stop func() bool)
+
+	pending *pendingTable
+	names   *nameTable
+
+	ctx        context.Context
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	mu         sync.Mutex
+	start      bool
+	completing bool // the completion handler is set
+}
+
+// New checks the options and builds the gateway and its server. Nothing is
+// connected before Start.
+func New(opts *Options) (*Gateway, error) {
+	if opts == nil || len(opts.Upstreams) == 0 {
+		return nil, errors.New("gateway: no upstream")
+	}
+	o := *opts
+	if o.InputTimeout <= 0 {
+		o.InputTimeout = DefaultInputTimeout
+	}
+	if o.MaxPending <= 0 {
+		o.MaxPending = DefaultMaxPending
+	}
+	if o.RestartMin <= 0 {
+		o.RestartMin = DefaultRestartMin
+	}
+	if o.RestartMax < o.RestartMin {
+		o.RestartMax = max(DefaultRestartMax, o.RestartMin)
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var so server.Options
+	if o.Server != nil {
+		so = *o.Server
+	}
+	so.Logging = true
+	if so.Info.Name == "" {
+		so.Info = mcp.Implementation{Name: "mcpkit-gateway", Version: "0.1.0"}
+	}
+	g := &Gateway{
+		opts:  o,
+		info:  so.Info,
+		log:   log,
+		after: time.After,
+		afterFunc: func(d time.Duration, f func()) func() bool {
+			return time.AfterFunc(d, f).Stop
+		},
+		names: newNameTable(),
+	}
+	g.pending = newPendingTable(o.MaxPending, o.InputTimeout, g)
+	so.Interceptors = append([]intercept.Interceptor{g.subscriptions}, so.Interceptors...)
+	g.srv = server.New(&so)
+	seenName := map[string]bool{}
+	seenPrefix := map[string]bool{}
+	for i := range o.Upstreams {
+		u := o.Upstreams[i]
+		if !nameRE.MatchString(u.Name) {
+			return nil, fmt.Errorf("gateway: upstream %d: name %q: want 1 to 64 letters, digits, '-', '_' or '.'", i, u.Name)
+		}
+		if seenName[u.Name] {
+			return nil, fmt.Errorf("gateway: upstream %q: the name is used twice", u.Name)
+		}
+		seenName[u.Name] = true
+		if u.Prefix != "" {
+			if !prefixRE.MatchString(u.Prefix) {
+				return nil, fmt.Errorf("gateway: upstream %q: prefix %q: want a letter, then up to 31 letters, digits, '-' or '.'", u.Name, u.Prefix)
+			}
+			if seenPrefix[u.Prefix] {
+				return nil, fmt.Errorf("gateway: upstream %q: prefix %q is used by another upstream", u.Name, u.Prefix)
+			}
+			seenPrefix[u.Prefix] = true
+		}
+		n := 0
+		for _, set := range []bool{len(u.Command) > 0, u.URL != "", u.Connect != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return nil, fmt.Errorf("gateway: upstream %q: set exactly one of Command, URL and Connect", u.Name)
+		}
+		if u.CallTimeout <= 0 {
+			u.CallTimeout = DefaultCallTimeout
+		}
+		if u.MaxInFlight <= 0 {
+			u.MaxInFlight = DefaultMaxInFlight
+		}
+		if u.ConnectTimeout <= 0 {
+			u.ConnectTimeout = DefaultConnectTimeout
+		}
+		if u.HealthInterval == 0 {
+			u.HealthInterval = DefaultHealthInterval
+		}
+		g.ups = append(g.ups, newUpstream(g, u))
+	}
+	return g, nil
+}
+
+// Server is the gateway's server: serve it on stdio (Serve) or HTTP
+// (streamhttp.NewHandler).
+func (g *Gateway) Server() *server.Server { return g.srv }
+
+// Start connects every upstream and returns once each has been tried
+// once (connected and listed, or failed), or ctx ends. Upstreams that
+// failed are retried in the background, like those that die later; Start
+// reports none of their errors (see Health). Calling Start twice is an
+// error.
+func (g *Gateway) Start(ctx context.Context) error {
+	g.mu.Lock()
+	if g.start {
+		g.mu.Unlock()
+		return errors.New("gateway: Start called twice")
+	}
+	g.start = true
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+	g.mu.Unlock()
+	for _, u := range g.ups {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			u.run(g.ctx)
+		}()
+	}
+	for _, u := range g.ups {
+		select {
+		case <-u.tried:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Close disconnects every upstream, fails the pending calls and waits for
+// the gateway's goroutines (each is bounded by an upstream's shutdown:
+// transport/command's exit waits for a command). The server's carriers
+// are closed separately.
+func (g *Gateway) Close() error {
+	g.mu.Lock()
+	cancel := g.cancel
+	g.start = true
+	g.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	g.pending.closeAll()
+	g.wg.Wait()
+	return nil
+}
+
+// Health reports the state of every upstream, in configuration order.
+func (g *Gateway) Health() []Health {
+	out := make([]Health, len(g.ups))
+	for i, u := range g.ups {
+		out[i] = u.health()
+	}
+	return out
+}
+
+// State is an upstream's connection state.
+type State string
+
+const (
+	StateConnecting State = "connecting" // first attempt or reconnecting
+	StateReady      State = "ready"      // connected, items registered
+	StateDown       State = "down"       // the last attempt failed or the connection died; retrying
+	StateClosed     State = "closed"     // the gateway was closed
+)
+
+// Health is the state of one upstream.
+type Health struct {
+	Name  string `json:"name"`
+	State State  `json:"state"`
+	// Since is when State last changed.
+	Since time.Time `json:"since"`
+	// Err is why the upstream is down ("" otherwise).
+	Err string `json:"error,omitempty"`
+	// Era and ProtocolVersion of the connection ("" when not connected).
+	Era             string `json:"era,omitempty"`
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	Server          string `json:"server,omitempty"`
+	// Connects counts successful connections (so Connects-1 restarts).
+	Connects int `json:"connects"`
+	// Tools, Prompts, Resources and Templates count the items registered.
+	Tools     int `json:"tools"`
+	Prompts   int `json:"prompts"`
+	Resources int `json:"resources"`
+	Templates int `json:"templates"`
+	// Conflicts names the upstream's items left out because another
+	// upstream registered the same name or URI first.
+	Conflicts []string `json:"conflicts,omitempty"`
+	// Skipped names the items the gateway's server refused (a schema that
+	// does not compile), with the reason.
+	Skipped []string `json:"skipped,omitempty"`
+	// Pending counts the calls waiting for the client's input.
+	Pending int `json:"pending"`
+}

@@ -1,0 +1,97 @@
+package gateway
+
+import (
+	"strings"
+	"sync"
+)
+
+// kind is a kind of item an upstream offers.
+type kind uint8
+
+const (
+	kindTool kind = iota
+	kindPrompt
+	kindResource
+	kindTemplate
+	kinds
+)
+
+func (k kind) String() string {
+	return [...]string{"tool", "prompt", "resource", "template"}[k]
+}
+
+// Names and URIs: tools and prompts are "<prefix>_<name>", resources and
+// templates "<prefix>+<uri>" ("+" is a URI scheme character, so a
+// prefixed URI is still a URI, of scheme "<prefix>+<scheme>").
+const (
+	nameSep = "_"
+	uriSep  = "+"
+)
+
+// outer is the name the gateway's clients see for an upstream's item.
+func outer(prefix string, k kind, inner string) string {
+	if prefix == "" {
+		return inner
+	}
+	if k == kindResource || k == kindTemplate {
+		return prefix + uriSep + inner
+	}
+	return prefix + nameSep + inner
+}
+
+// inner is the upstream's name for an item the clients name outerName;
+// ok is false when outerName does not carry the prefix.
+func inner(prefix string, k kind, outerName string) (string, bool) {
+	if prefix == "" {
+		return outerName, true
+	}
+	sep := nameSep
+	if k == kindResource || k == kindTemplate {
+		sep = uriSep
+	}
+	return strings.CutPrefix(outerName, prefix+sep)
+}
+
+// nameTable records which upstream registered each outer name, so that
+// two upstreams never register the same one (the first keeps it).
+type nameTable struct {
+	mu    sync.Mutex
+	owner [kinds]map[string]*upstream
+}
+
+func newNameTable() *nameTable {
+	t := &nameTable{}
+	for k := range t.owner {
+		t.owner[k] = make(map[string]*upstream)
+	}
+	return t
+}
+
+// claim gives name to u unless another upstream holds it.
+func (t *nameTable) claim(k kind, name string, u *upstream) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if o, ok := t.owner[k][name]; ok && o != u {
+		return false
+	}
+	t.owner[k][name] = u
+	return true
+}
+
+// release frees the names u holds among names.
+func (t *nameTable) release(k kind, u *upstream, names ...string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, n := range names {
+		if t.owner[k][n] == u {
+			delete(t.owner[k], n)
+		}
+	}
+}
+
+// lookup returns the upstream holding name.
+func (t *nameTable) lookup(k kind, name string) *upstream {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.owner[k][name]
+}

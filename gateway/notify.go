@@ -1,0 +1,309 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/intercept"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
+)
+
+// relayQueue bounds the progress and log messages waiting to be passed to
+// one client request; more are dropped (the upstream must not be slowed
+// by a slow client).
+const relayQueue = 64
+
+// relay passes an upstream call's progress and log messages to the client
+// request attached to it, on a goroutine of its own (the client's
+// notification callbacks must not do I/O). stop ends it.
+type relay struct {
+	req  *server.Request
+	ctx  context.Context
+	ch   chan func()
+	quit chan struct{}
+	wg   sync.WaitGroup
+	once sync.Once
+}
+
+func newRelay(ctx context.Context, req *server.Request) *relay {
+	r := &relay{req: req, ctx: ctx, ch: make(chan func(), relayQueue), quit: make(chan struct{})}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		for {
+			select {
+			case f := <-r.ch:
+				f()
+			case <-r.quit:
+				for {
+					select {
+					case f := <-r.ch:
+						f()
+					default:
+						return
+					}
+				}
+			}
+		}
+	}()
+	return r
+}
+
+func (r *relay) stop() {
+	r.once.Do(func() { close(r.quit) })
+	r.wg.Wait()
+}
+
+func (r *relay) send(f func()) {
+	select {
+	case r.ch <- f:
+	default:
+	}
+}
+
+func (r *relay) progress(p *mcp.ProgressParams) {
+	total := 0.0
+	if p.Total != nil {
+		total = *p.Total
+	}
+	r.send(func() { r.req.Progress(r.ctx, p.Progress, total, p.Message) })
+}
+
+func (r *relay) log(p *mcp.LoggingMessageParams) {
+	r.send(func() { r.req.Log(r.ctx, p.Level, p.Logger, p.Data) })
+}
+
+// startProgress attaches a relay to a modern upstream call made on behalf
+// of req.
+func startProgress(ctx context.Context, req *server.Request) *relay {
+	return newRelay(ctx, req)
+}
+
+// context asks the upstream for progress on the call, for r.
+func (r *relay) context(ctx context.Context) context.Context {
+	return client.WithProgress(ctx, r.progress)
+}
+
+// onLog passes an upstream's log message to the call it belongs to, when
+// one call alone is in flight; otherwise to the gateway's log.
+func (u *upstream) onLog(_ context.Context, p *mcp.LoggingMessageParams) {
+	if c := u.sole(); c != nil {
+		if r := c.sink.Load(); r != nil {
+			r.log(p)
+			return
+		}
+	}
+	u.g.log.Debug("gateway: upstream log message", "upstream", u.cfg.Name, "level", string(p.Level), "logger", p.Logger, "data", p.Data)
+}
+
+// The upstream's requests (legacy): passed to the call that caused them.
+
+var errUnattributed = errors.New("gateway: this request belongs to no single client call (several calls are in flight to the upstream, or none)")
+
+func (u *upstream) claim() (*pending, error) {
+	c := u.sole()
+	if c == nil || c.p == nil {
+		return nil, errUnattributed
+	}
+	return c.p, nil
+}
+
+func (u *upstream) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	pc, err := u.claim()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := pc.ask(ctx, mcp.MethodElicitationCreate, p)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.ElicitResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (u *upstream) createMessage(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	pc, err := u.claim()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := pc.ask(ctx, mcp.MethodSamplingCreateMessage, p)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.CreateMessageResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// listRoots answers with the configured roots, whichever call is in flight.
+func (u *upstream) listRoots(context.Context) (*mcp.ListRootsResult, error) {
+	return &mcp.ListRootsResult{Roots: slices.Clone(u.cfg.Roots)}, nil
+}
+
+// Resource subscriptions. A client's interest in a resource (legacy
+// resources/subscribe, or a 2026 subscriptions/listen naming it) makes the
+// gateway subscribe to it upstream, once; the upstream's updates reach the
+// subscribed clients through the server (ResourceUpdated). Upstream
+// subscriptions are kept while the connection lives (clients come and go;
+// the server passes an update only to those subscribed).
+
+// subscriptions is the gateway server's interceptor that notices them.
+func (g *Gateway) subscriptions(next intercept.Handler) intercept.Handler {
+	return func(ctx context.Context, c *intercept.Call) (any, error) {
+		if !c.Inbound || c.Notification {
+			return next(ctx, c)
+		}
+		switch c.Method {
+		case mcp.MethodResourcesSubscribe:
+			res, err := next(ctx, c)
+			if err == nil {
+				g.subscribe(c.Name)
+			}
+			return res, err
+		case mcp.MethodSubscriptionsListen:
+			var p struct {
+				Filter mcp.SubscriptionFilter `json:"filter"`
+			}
+			if json.Unmarshal(c.Raw, &p) == nil {
+				for _, uri := range p.Filter.ResourceSubscriptions {
+					g.subscribe(uri)
+				}
+			}
+		}
+		return next(ctx, c)
+	}
+}
+
+// subscribe notes a client's interest in the resource outerURI.
+func (g *Gateway) subscribe(outerURI string) {
+	for _, u := range g.ups {
+		uri, ok := inner(u.cfg.Prefix, kindResource, outerURI)
+		if !ok {
+			continue
+		}
+		u.mu.Lock()
+		_, mine := u.reg[kindResource][outerURI]
+		if !mine && u.cfg.Prefix == "" {
+			u.mu.Unlock()
+			continue
+		}
+		added := !u.subscribed[uri]
+		u.subscribed[uri] = true
+		u.mu.Unlock()
+		if added {
+			signal(u.listenKick)
+		}
+		return
+	}
+}
+
+func (u *upstream) subscribedURIs() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Sorted(maps.Keys(u.subscribed))
+}
+
+// resubscribe subscribes a legacy upstream to every resource a client
+// asked for (Subscribe is idempotent upstream).
+func (u *upstream) resubscribe(ctx context.Context, c *client.Client) {
+	if caps := c.ServerCapabilities(); caps.Resources == nil || !caps.Resources.Subscribe {
+		return
+	}
+	for _, uri := range u.subscribedURIs() {
+		if err := c.Subscribe(ctx, uri); err != nil {
+			u.g.log.Debug("gateway: upstream subscription refused", "upstream", u.cfg.Name, "uri", uri, "err", err)
+		}
+	}
+}
+
+// listen keeps a subscriptions/listen stream open to a modern upstream,
+// for its list changes and the resources clients subscribed to (opened
+// again when they change). The notifications go to the client's
+// handlers, which sync or pass updates on.
+func (u *upstream) listen(ctx context.Context, c *client.Client) {
+	pause := u.g.opts.RestartMin
+	for ctx.Err() == nil {
+		f := mcp.SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, ResourceSubscriptions: u.subscribedURIs()}
+		sctx, cancel := context.WithCancel(ctx)
+		sub, err := c.Listen(sctx, f)
+		if err != nil {
+			cancel()
+			if unsupported(err) {
+				return
+			}
+			u.g.log.Debug("gateway: upstream listen failed", "upstream", u.cfg.Name, "err", err)
+			select {
+			case <-u.g.after(pause):
+			case <-ctx.Done():
+				return
+			}
+			pause = min(pause*2, u.g.opts.RestartMax)
+			continue
+		}
+		pause = u.g.opts.RestartMin
+		kicked := make(chan struct{})
+		go func() {
+			defer close(kicked)
+			select {
+			case <-u.listenKick:
+			case <-sctx.Done():
+			}
+			cancel()
+		}()
+		for range sub.Notifications() {
+		}
+		cancel()
+		<-kicked
+	}
+}
+
+// onResourceUpdated passes an upstream's update to the subscribed clients.
+func (u *upstream) onResourceUpdated(_ context.Context, uri string) {
+	u.g.srv.ResourceUpdated(outer(u.cfg.Prefix, kindResource, uri))
+}
+
+// complete routes completion/complete to the upstream of the prompt or
+// resource template, under its own name.
+func (g *Gateway) complete(ctx context.Context, req *server.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := *req.Params
+	var u *upstream
+	var ok bool
+	switch p.Ref.Type {
+	case mcp.RefPrompt:
+		u, p.Ref.Name, ok = g.innerName(kindPrompt, p.Ref.Name)
+	default:
+		u, p.Ref.URI, ok = g.innerName(kindTemplate, p.Ref.URI)
+		if !ok {
+			u, p.Ref.URI, ok = g.innerName(kindResource, req.Params.Ref.URI)
+		}
+	}
+	if !ok {
+		return &mcp.CompleteResult{}, nil
+	}
+	c, release, err := u.acquire(ctx)
+	if err != nil {
+		return nil, upstreamError(err)
+	}
+	defer release()
+	if caps := c.ServerCapabilities(); caps.Completions == nil {
+		return &mcp.CompleteResult{}, nil
+	}
+	p.Meta = passMeta(p.Meta)
+	res, err := c.Complete(ctx, &p)
+	if err != nil {
+		return nil, upstreamError(err)
+	}
+	return res, nil
+}

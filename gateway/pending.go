@@ -1,0 +1,337 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
+)
+
+var (
+	errInputTimeout = errors.New("gateway: the client did not answer the upstream's input request in time")
+	errClosed       = errors.New("gateway: closed")
+)
+
+// A pending call is a call to a legacy upstream, run by a goroutine of
+// its own so that it can outlive the client request that started it: the
+// upstream's elicitation and sampling requests during the call become
+// input requests of the client's call (input-required results on the 2026
+// wire, the legacy shim's requests on a legacy session), and the
+// client's next round (its retry, or the shim's next run) finds the call
+// by the id sealed in the requestState and hands it the answer.
+type pending struct {
+	id      string
+	u       *upstream
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	release func()
+	asks    chan *ask
+	done    chan struct{}
+	res     any
+	err     error
+	call    *inflight
+
+	mu      sync.Mutex
+	waiting *ask // the input request the client was given, awaiting its answer
+	n       int
+	parked  bool        // between the client's rounds
+	stop    func() bool // the parked call's timer
+}
+
+// ask is one input request of a legacy upstream, waiting for the answer.
+type ask struct {
+	method string
+	params any
+	key    string
+	answer chan jsontext.Value
+}
+
+// inflight is a call in flight to an upstream: where its log messages and
+// progress go (the client request now attached), and its pending call
+// when the upstream is legacy.
+type inflight struct {
+	sink atomic.Pointer[relay]
+	p    *pending
+}
+
+// pendingTable holds the pending calls of every upstream.
+type pendingTable struct {
+	g      *Gateway
+	max    int
+	ttl    time.Duration
+	mu     sync.Mutex
+	m      map[string]*pending
+	parked int
+	closed bool
+}
+
+func newPendingTable(max int, ttl time.Duration, g *Gateway) *pendingTable {
+	return &pendingTable{g: g, max: max, ttl: ttl, m: make(map[string]*pending)}
+}
+
+func newID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// startLegacy starts a pending call and waits for its first outcome.
+func startLegacy[R any](ctx context.Context, u *upstream, req *server.Request, c *client.Client, release func(), call callFunc[R]) (R, error) {
+	var zero R
+	t := u.g.pending
+	pctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	p := &pending{id: newID(), u: u, ctx: pctx, cancel: cancel, release: release, asks: make(chan *ask), done: make(chan struct{})}
+	p.call = &inflight{p: p}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		cancel(errClosed)
+		release()
+		return zero, upstreamError(errClosed)
+	}
+	t.m[p.id] = p
+	t.mu.Unlock()
+	u.addCall(p.call)
+	r := newRelay(ctx, req)
+	p.call.sink.Store(r)
+	go func() {
+		// Owned by the pending table: it ends with the upstream call,
+		// which the client's cancellation, the input timeout, the
+		// upstream's CallTimeout or the gateway's Close ends.
+		cctx := client.WithProgress(pctx, func(pp *mcp.ProgressParams) {
+			if r := p.call.sink.Load(); r != nil {
+				r.progress(pp)
+			}
+		})
+		res, err := call(cctx, c, nil, "")
+		p.res, p.err = res, err
+		u.removeCall(p.call)
+		release()
+		close(p.done)
+		cancel(nil)
+	}()
+	return waitLegacy[R](ctx, u, req, p, r)
+}
+
+// resumeLegacy hands the client's answer to the pending call its
+// requestState names and waits for the call's next outcome.
+func resumeLegacy[R any](ctx context.Context, u *upstream, req *server.Request, st roundState, call callFunc[R]) (R, error) {
+	var zero R
+	p := u.g.pending.take(st.Pending)
+	if p == nil || p.u != u {
+		return zero, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: the upstream call this request continues is no longer pending (it timed out, ended, or is held by another gateway instance); start the call again")
+	}
+	p.mu.Lock()
+	a := p.waiting
+	p.waiting = nil
+	p.mu.Unlock()
+	if a != nil {
+		raw, ok := req.InputResponses()[a.key]
+		if !ok || a.key != st.Key {
+			p.cancel(errors.New("gateway: the client did not answer the input request"))
+			u.g.pending.remove(p)
+			return zero, jsonrpc.NewError(mcp.CodeInvalidParams, fmt.Sprintf("Invalid params: inputResponses has no answer for %q", st.Key))
+		}
+		a.answer <- raw
+	}
+	r := newRelay(ctx, req)
+	p.call.sink.Store(r)
+	return waitLegacy[R](ctx, u, req, p, r)
+}
+
+// waitLegacy waits, for one client round, until the pending call ends or
+// asks for input. Meanwhile its progress and log messages go to req.
+func waitLegacy[R any](ctx context.Context, u *upstream, req *server.Request, p *pending, r *relay) (R, error) {
+	var zero R
+	defer func() {
+		p.call.sink.CompareAndSwap(r, nil)
+		r.stop()
+	}()
+	select {
+	case <-p.done:
+		u.g.pending.remove(p)
+		if p.err != nil {
+			return zero, upstreamError(p.err)
+		}
+		res, _ := p.res.(R)
+		return res, nil
+	case a := <-p.asks:
+		p.mu.Lock()
+		p.waiting = a
+		p.mu.Unlock()
+		if err := u.g.pending.park(p); err != nil {
+			p.cancel(err)
+			u.g.pending.remove(p)
+			return zero, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: "+err.Error())
+		}
+		in := server.NeedInput()
+		switch params := a.params.(type) {
+		case *mcp.ElicitParams:
+			in.Elicit(a.key, params)
+		case *mcp.CreateMessageParams:
+			in.CreateMessage(a.key, params)
+		default:
+			in.ListRoots(a.key)
+		}
+		b, err := json.Marshal(roundState{Upstream: u.cfg.Name, Pending: p.id, Key: a.key})
+		if err != nil {
+			return zero, err
+		}
+		return zero, in.State(string(b))
+	case <-ctx.Done():
+		p.cancel(context.Cause(ctx))
+		u.g.pending.remove(p)
+		return zero, ctx.Err()
+	}
+}
+
+// ask passes one of the upstream's input requests to the client's call and
+// waits for the answer.
+func (p *pending) ask(ctx context.Context, method string, params any) (jsontext.Value, error) {
+	p.mu.Lock()
+	p.n++
+	a := &ask{method: method, params: params, key: fmt.Sprintf("upstream-%d", p.n), answer: make(chan jsontext.Value, 1)}
+	p.mu.Unlock()
+	select {
+	case p.asks <- a:
+	case <-p.ctx.Done():
+		return nil, context.Cause(p.ctx)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case raw := <-a.answer:
+		return raw, nil
+	case <-p.ctx.Done():
+		return nil, context.Cause(p.ctx)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// park marks p as waiting for the client's next round, for at most the
+// input timeout.
+func (t *pendingTable) park(p *pending) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return errClosed
+	}
+	if t.parked >= t.max {
+		return errors.New("gateway: too many upstream calls are waiting for input")
+	}
+	if _, ok := t.m[p.id]; !ok {
+		return errors.New("gateway: the upstream call ended")
+	}
+	t.parked++
+	p.parked = true
+	p.stop = t.g.afterFunc(t.ttl, func() {
+		if q := t.take(p.id); q == p {
+			p.cancel(errInputTimeout)
+			t.remove(p)
+		}
+	})
+	return nil
+}
+
+// take claims the parked call id for the client's round (nil when there
+// is none: unknown, expired or claimed by a concurrent round).
+func (t *pendingTable) take(id string) *pending {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.m[id]
+	if p == nil || !p.parked {
+		return nil
+	}
+	p.parked = false
+	t.parked--
+	if p.stop != nil {
+		p.stop()
+	}
+	return p
+}
+
+// remove forgets p.
+func (t *pendingTable) remove(p *pending) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m[p.id] != p {
+		return
+	}
+	delete(t.m, p.id)
+	if p.parked {
+		p.parked = false
+		t.parked--
+		if p.stop != nil {
+			p.stop()
+		}
+	}
+}
+
+// count is how many of u's calls wait for the client's input.
+func (t *pendingTable) count(u *upstream) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, p := range t.m {
+		if p.u == u && p.parked {
+			n++
+		}
+	}
+	return n
+}
+
+// closeAll ends every pending call.
+func (t *pendingTable) closeAll() {
+	t.mu.Lock()
+	t.closed = true
+	ps := make([]*pending, 0, len(t.m))
+	for _, p := range t.m {
+		ps = append(ps, p)
+	}
+	t.mu.Unlock()
+	for _, p := range ps {
+		p.cancel(errClosed)
+		t.remove(p)
+	}
+}
+
+// addCall and removeCall keep the calls in flight, for attribution.
+func (u *upstream) addCall(c *inflight) {
+	u.mu.Lock()
+	u.calls[c] = struct{}{}
+	u.mu.Unlock()
+}
+
+func (u *upstream) removeCall(c *inflight) {
+	u.mu.Lock()
+	delete(u.calls, c)
+	u.mu.Unlock()
+}
+
+// sole is the only call in flight to u, or nil when there are none or
+// several: a legacy upstream's request or log message outside any POST
+// stream carries nothing else that says which call it belongs to.
+func (u *upstream) sole() *inflight {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.calls) != 1 {
+		return nil
+	}
+	for c := range u.calls {
+		return c
+	}
+	return nil
+}

@@ -1,0 +1,349 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+	"github.com/mcpkit/mcpkit/transport/command"
+	"github.com/mcpkit/mcpkit/transport/streamable"
+)
+
+// upstream is one server behind the gateway and its connection's life:
+// connect, list and register, watch, withdraw, reconnect. Its run
+// goroutine, owned by the Gateway, is the only one that connects, syncs
+// and withdraws; calls read the current client under mu.
+type upstream struct {
+	g     *Gateway
+	cfg   Upstream
+	sem   chan struct{}
+	tried chan struct{} // closed once the first attempt ended
+	once  sync.Once
+	// resync is signalled (never blocking) when the upstream says a list
+	// changed; listenKick when the resource subscriptions grew.
+	resync     chan struct{}
+	listenKick chan struct{}
+
+	mu         sync.Mutex
+	c          *client.Client
+	state      State
+	since      time.Time
+	err        string
+	connects   int
+	reg        [kinds]map[string]registered // outer name → what was registered
+	conflicts  []string
+	skipped    []string
+	calls      map[*inflight]struct{} // calls in flight, for attribution
+	subscribed map[string]bool        // upstream URIs a client subscribed to
+}
+
+// registered is one registered item: the upstream's name for it and the
+// encoding it was registered with (a sync re-registers only what changed).
+type registered struct {
+	inner string
+	enc   string
+}
+
+func newUpstream(g *Gateway, cfg Upstream) *upstream {
+	u := &upstream{
+		g:          g,
+		cfg:        cfg,
+		sem:        make(chan struct{}, cfg.MaxInFlight),
+		tried:      make(chan struct{}),
+		resync:     make(chan struct{}, 1),
+		listenKick: make(chan struct{}, 1),
+		state:      StateConnecting,
+		since:      time.Now(),
+		calls:      make(map[*inflight]struct{}),
+		subscribed: make(map[string]bool),
+	}
+	for k := range u.reg {
+		u.reg[k] = make(map[string]registered)
+	}
+	return u
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// run connects, serves and reconnects until ctx ends.
+func (u *upstream) run(ctx context.Context) {
+	defer u.setState(StateClosed, nil)
+	defer u.once.Do(func() { close(u.tried) })
+	pause := u.g.opts.RestartMin
+	for {
+		u.setState(StateConnecting, nil)
+		c, err := u.connect(ctx)
+		if err == nil {
+			u.setClient(c)
+			if err = u.sync(ctx, c); err != nil {
+				u.setClient(nil)
+				c.Close()
+				u.withdraw()
+			}
+		}
+		if err == nil {
+			u.setState(StateReady, nil)
+			u.once.Do(func() { close(u.tried) })
+			pause = u.g.opts.RestartMin
+			err = u.serve(ctx, c)
+			u.setClient(nil)
+			c.Close()
+			u.withdraw()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		u.g.log.Warn("gateway: upstream down", "upstream", u.cfg.Name, "err", err, "retry in", pause)
+		u.setState(StateDown, err)
+		u.once.Do(func() { close(u.tried) })
+		select {
+		case <-u.g.after(pause):
+		case <-ctx.Done():
+			return
+		}
+		pause = min(pause*2, u.g.opts.RestartMax)
+	}
+}
+
+// connect opens the connection and the client.
+func (u *upstream) connect(ctx context.Context) (*client.Client, error) {
+	cctx, cancel := context.WithTimeout(ctx, u.cfg.ConnectTimeout)
+	defer cancel()
+	version := u.cfg.ProtocolVersion
+	conn, err := u.dial(ctx, cctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.Connect(cctx, conn, u.clientOptions(version))
+	if err != nil && version == "" && len(u.cfg.Command) > 0 && errors.Is(err, client.ErrProbeClosed) {
+		// A legacy stdio server that exits on the modern probe: launch it
+		// again and speak legacy.
+		if conn, err = u.dial(ctx, cctx); err != nil {
+			return nil, err
+		}
+		c, err = client.Connect(cctx, conn, u.clientOptions(mcp.LatestLegacy))
+	}
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("gateway: connecting to upstream %q: %w", u.cfg.Name, err)
+	}
+	if c.Era() == client.EraModern && version != "" {
+		// A pinned modern revision skips the probe: ask what it offers.
+		if _, err := c.Discover(cctx); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("gateway: upstream %q: server/discover: %w", u.cfg.Name, err)
+		}
+	}
+	if c.Era() == client.EraLegacy && c.ServerCapabilities().Logging != nil {
+		if err := c.SetLoggingLevel(cctx, mcp.LevelInfo); err != nil {
+			u.g.log.Debug("gateway: upstream refused a log level", "upstream", u.cfg.Name, "err", err)
+		}
+	}
+	return c, nil
+}
+
+// dial opens the transport: a command lives as long as ctx (the
+// gateway), the rest is bounded by cctx.
+func (u *upstream) dial(ctx, cctx context.Context) (transport.Conn, error) {
+	switch {
+	case u.cfg.Connect != nil:
+		return u.cfg.Connect(cctx)
+	case u.cfg.URL != "":
+		return streamable.New(u.cfg.URL, &streamable.Options{
+			Header:     u.cfg.Header,
+			HTTPClient: u.cfg.HTTPClient,
+			Logger:     u.g.log,
+		}), nil
+	}
+	cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
+	if len(u.cfg.Env) > 0 {
+		cmd.Env = append(os.Environ(), u.cfg.Env...)
+	}
+	cmd.Dir = u.cfg.Dir
+	cmd.Stderr = u.cfg.Stderr
+	conn, err := command.Start(ctx, cmd, nil)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: starting upstream %q: %w", u.cfg.Name, err)
+	}
+	return conn, nil
+}
+
+// clientOptions are the options of the gateway's client of u: every input
+// handler (they route the upstream's requests to the call that caused
+// them), the manual multi round-trip path (the client of the gateway
+// answers), and the notification handlers that pass changes through.
+func (u *upstream) clientOptions(version string) *client.Options {
+	o := &client.Options{
+		Info:                 u.g.info,
+		ProtocolVersion:      version,
+		CallTimeout:          u.cfg.CallTimeout,
+		Logger:               u.g.log,
+		Interceptors:         u.g.opts.Interceptors,
+		ManualInput:          true,
+		ElicitHandler:        u.elicit,
+		ElicitationURL:       true,
+		CreateMessageHandler: u.createMessage,
+		SamplingTools:        true,
+		Listen:               true,
+		OnLog:                u.onLog,
+		OnToolsListChanged:   func(context.Context) { signal(u.resync) },
+		OnPromptsListChanged: func(context.Context) { signal(u.resync) },
+		OnResourcesListChanged: func(context.Context) {
+			signal(u.resync)
+		},
+		OnResourceUpdated: u.onResourceUpdated,
+	}
+	if len(u.cfg.Roots) > 0 {
+		o.ListRootsHandler = u.listRoots
+	}
+	return o
+}
+
+// serve watches a connected upstream until it dies, fails its health
+// check, or ctx ends; it runs the syncs the upstream's list changes ask
+// for.
+func (u *upstream) serve(ctx context.Context, c *client.Client) error {
+	lctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var listening sync.WaitGroup
+	defer listening.Wait()
+	if c.Era() == client.EraModern {
+		listening.Add(1)
+		go func() {
+			defer listening.Done()
+			u.listen(lctx, c)
+		}()
+	} else {
+		u.resubscribe(ctx, c)
+	}
+	u.g.log.Info("gateway: upstream ready", "upstream", u.cfg.Name, "era", c.Era().String(), "version", c.ProtocolVersion())
+	var health <-chan time.Time
+	if u.cfg.HealthInterval > 0 {
+		health = u.g.after(u.cfg.HealthInterval)
+	}
+	for {
+		select {
+		case <-c.Done():
+			if err := c.Wait(); err != nil {
+				return err
+			}
+			return errors.New("gateway: the upstream closed the connection")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-u.resync:
+			if err := u.sync(ctx, c); err != nil {
+				u.g.log.Warn("gateway: upstream lists failed", "upstream", u.cfg.Name, "err", err)
+			}
+		case <-u.listenKick:
+			if c.Era() == client.EraLegacy {
+				u.resubscribe(ctx, c)
+			}
+		case <-health:
+			if err := u.check(ctx, c); err != nil {
+				return fmt.Errorf("gateway: health check: %w", err)
+			}
+			health = u.g.after(u.cfg.HealthInterval)
+		}
+	}
+}
+
+// check asks the upstream whether it is alive.
+func (u *upstream) check(ctx context.Context, c *client.Client) error {
+	cctx, cancel := context.WithTimeout(ctx, u.cfg.ConnectTimeout)
+	defer cancel()
+	if c.Era() == client.EraModern {
+		_, err := c.Discover(cctx)
+		return err
+	}
+	return c.Ping(cctx)
+}
+
+// setClient makes c the client calls use (nil: none).
+func (u *upstream) setClient(c *client.Client) {
+	u.mu.Lock()
+	u.c = c
+	if c != nil {
+		u.connects++
+	}
+	u.mu.Unlock()
+}
+
+func (u *upstream) setState(s State, err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if s == u.state && err == nil {
+		return
+	}
+	u.state, u.since = s, time.Now()
+	u.err = ""
+	if err != nil {
+		u.err = err.Error()
+	}
+}
+
+func (u *upstream) health() Health {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	h := Health{
+		Name:      u.cfg.Name,
+		State:     u.state,
+		Since:     u.since,
+		Err:       u.err,
+		Connects:  u.connects,
+		Tools:     len(u.reg[kindTool]),
+		Prompts:   len(u.reg[kindPrompt]),
+		Resources: len(u.reg[kindResource]),
+		Templates: len(u.reg[kindTemplate]),
+		Conflicts: append([]string(nil), u.conflicts...),
+		Skipped:   append([]string(nil), u.skipped...),
+	}
+	if u.c != nil {
+		h.Era = u.c.Era().String()
+		h.ProtocolVersion = u.c.ProtocolVersion()
+		h.Server = u.c.ServerInfo().Name
+	}
+	h.Pending = u.g.pending.count(u)
+	return h
+}
+
+// acquire takes a call slot and the current client; release gives the
+// slot back.
+func (u *upstream) acquire(ctx context.Context) (*client.Client, func(), error) {
+	select {
+	case u.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	u.mu.Lock()
+	c := u.c
+	u.mu.Unlock()
+	if c == nil {
+		<-u.sem
+		return nil, nil, fmt.Errorf("%w: %q", ErrUnavailable, u.cfg.Name)
+	}
+	var once sync.Once
+	return c, func() { once.Do(func() { <-u.sem }) }, nil
+}
+
+// encode is an item's encoding, to tell a changed item from an unchanged one.
+func encode(v any) string {
+	b, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
