@@ -157,8 +157,12 @@ type Gateway struct {
 	// (the input timeout of parked calls; tests replace it).
 	afterFunc func(d time.Duration, f func()) (stop func() bool)
 
+	// stateHook, when set (tests), sees every upstream state change.
+	stateHook func(upstream string, s State)
+
 	pending *pendingTable
 	names   *nameTable
+	regMu   sync.Mutex // serializes the registrations of all upstreams
 
 	ctx        context.Context
 	cancel     context.CancelFunc
@@ -253,7 +257,7 @@ func New(opts *Options) (*Gateway, error) {
 		if u.HealthInterval == 0 {
 			u.HealthInterval = DefaultHealthInterval
 		}
-		g.ups = append(g.ups, newUpstream(g, u))
+		g.ups = append(g.ups, newUpstream(g, u, i))
 	}
 	return g, nil
 }

@@ -91,15 +91,31 @@ func (r *relay) context(ctx context.Context) context.Context {
 	return client.WithProgress(ctx, r.progress)
 }
 
-// onLog passes an upstream's log message to the call it belongs to, when
-// one call alone is in flight; otherwise to the gateway's log.
-func (u *upstream) onLog(_ context.Context, p *mcp.LoggingMessageParams) {
-	if c := u.sole(); c != nil {
-		if r := c.sink.Load(); r != nil {
-			r.log(p)
-			return
+// logTap is the first interceptor of the gateway's client of u: it passes
+// the upstream's log messages to the call they belong to, when one call
+// alone is in flight. It runs on the connection's reader, in order, so a
+// message sent before a call's response reaches the call before it ends
+// (the client's OnLog runs later, on a goroutine of its own).
+func (u *upstream) logTap(next intercept.Handler) intercept.Handler {
+	return func(ctx context.Context, c *intercept.Call) (any, error) {
+		if !c.Inbound || !c.Notification || c.Method != mcp.NotificationMessage {
+			return next(ctx, c)
 		}
+		if in := u.sole(); in != nil {
+			if r := in.sink.Load(); r != nil {
+				var p mcp.LoggingMessageParams
+				if json.Unmarshal(c.Raw, &p) == nil {
+					r.log(&p)
+					return nil, nil
+				}
+			}
+		}
+		return next(ctx, c)
 	}
+}
+
+// onLog receives the upstream's log messages no call claimed.
+func (u *upstream) onLog(_ context.Context, p *mcp.LoggingMessageParams) {
 	u.g.log.Debug("gateway: upstream log message", "upstream", u.cfg.Name, "level", string(p.Level), "logger", p.Logger, "data", p.Data)
 }
 
@@ -253,6 +269,8 @@ func (u *upstream) listen(ctx context.Context, c *client.Client) {
 			continue
 		}
 		pause = u.g.opts.RestartMin
+		// What changed before the stream was open was not notified.
+		signal(u.resync)
 		kicked := make(chan struct{})
 		go func() {
 			defer close(kicked)

@@ -140,8 +140,7 @@ func resumeLegacy[R any](ctx context.Context, u *upstream, req *server.Request, 
 	if a != nil {
 		raw, ok := req.InputResponses()[a.key]
 		if !ok || a.key != st.Key {
-			p.cancel(errors.New("gateway: the client did not answer the input request"))
-			u.g.pending.remove(p)
+			p.end(errors.New("gateway: the client did not answer the input request"))
 			return zero, jsonrpc.NewError(mcp.CodeInvalidParams, fmt.Sprintf("Invalid params: inputResponses has no answer for %q", st.Key))
 		}
 		a.answer <- raw
@@ -172,8 +171,7 @@ func waitLegacy[R any](ctx context.Context, u *upstream, req *server.Request, p 
 		p.waiting = a
 		p.mu.Unlock()
 		if err := u.g.pending.park(p); err != nil {
-			p.cancel(err)
-			u.g.pending.remove(p)
+			p.end(err)
 			return zero, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: "+err.Error())
 		}
 		in := server.NeedInput()
@@ -191,10 +189,18 @@ func waitLegacy[R any](ctx context.Context, u *upstream, req *server.Request, p 
 		}
 		return zero, in.State(string(b))
 	case <-ctx.Done():
-		p.cancel(context.Cause(ctx))
-		u.g.pending.remove(p)
+		p.end(context.Cause(ctx))
 		return zero, ctx.Err()
 	}
+}
+
+// end cancels the pending call and forgets it: from now on it claims
+// none of the upstream's requests (the upstream call itself ends as soon
+// as the upstream hears of the cancellation).
+func (p *pending) end(cause error) {
+	p.cancel(cause)
+	p.u.removeCall(p.call)
+	p.u.g.pending.remove(p)
 }
 
 // ask passes one of the upstream's input requests to the client's call and
@@ -239,8 +245,7 @@ func (t *pendingTable) park(p *pending) error {
 	p.parked = true
 	p.stop = t.g.afterFunc(t.ttl, func() {
 		if q := t.take(p.id); q == p {
-			p.cancel(errInputTimeout)
-			t.remove(p)
+			p.end(errInputTimeout)
 		}
 	})
 	return nil
@@ -303,8 +308,7 @@ func (t *pendingTable) closeAll() {
 	}
 	t.mu.Unlock()
 	for _, p := range ps {
-		p.cancel(errClosed)
-		t.remove(p)
+		p.end(errClosed)
 	}
 }
 

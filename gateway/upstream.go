@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/command"
@@ -25,6 +26,7 @@ import (
 type upstream struct {
 	g     *Gateway
 	cfg   Upstream
+	index int // in Options.Upstreams: on a name collision the lower wins
 	sem   chan struct{}
 	tried chan struct{} // closed once the first attempt ended
 	once  sync.Once
@@ -53,9 +55,10 @@ type registered struct {
 	enc   string
 }
 
-func newUpstream(g *Gateway, cfg Upstream) *upstream {
+func newUpstream(g *Gateway, cfg Upstream, index int) *upstream {
 	u := &upstream{
 		g:          g,
+		index:      index,
 		cfg:        cfg,
 		sem:        make(chan struct{}, cfg.MaxInFlight),
 		tried:      make(chan struct{}),
@@ -100,6 +103,9 @@ func (u *upstream) run(ctx context.Context) {
 			u.once.Do(func() { close(u.tried) })
 			pause = u.g.opts.RestartMin
 			err = u.serve(ctx, c)
+			if ctx.Err() == nil {
+				u.setState(StateDown, err)
+			}
 			u.setClient(nil)
 			c.Close()
 			u.withdraw()
@@ -148,7 +154,7 @@ func (u *upstream) connect(ctx context.Context) (*client.Client, error) {
 			return nil, fmt.Errorf("gateway: upstream %q: server/discover: %w", u.cfg.Name, err)
 		}
 	}
-	if c.Era() == client.EraLegacy && c.ServerCapabilities().Logging != nil {
+	if c.Era() == client.EraModern || c.ServerCapabilities().Logging != nil {
 		if err := c.SetLoggingLevel(cctx, mcp.LevelInfo); err != nil {
 			u.g.log.Debug("gateway: upstream refused a log level", "upstream", u.cfg.Name, "err", err)
 		}
@@ -192,7 +198,7 @@ func (u *upstream) clientOptions(version string) *client.Options {
 		ProtocolVersion:      version,
 		CallTimeout:          u.cfg.CallTimeout,
 		Logger:               u.g.log,
-		Interceptors:         u.g.opts.Interceptors,
+		Interceptors:         append([]intercept.Interceptor{u.logTap}, u.g.opts.Interceptors...),
 		ManualInput:          true,
 		ElicitHandler:        u.elicit,
 		ElicitationURL:       true,
@@ -284,14 +290,18 @@ func (u *upstream) setClient(c *client.Client) {
 
 func (u *upstream) setState(s State, err error) {
 	u.mu.Lock()
-	defer u.mu.Unlock()
 	if s == u.state && err == nil {
+		u.mu.Unlock()
 		return
 	}
 	u.state, u.since = s, time.Now()
 	u.err = ""
 	if err != nil {
 		u.err = err.Error()
+	}
+	u.mu.Unlock()
+	if h := u.g.stateHook; h != nil {
+		h(u.cfg.Name, s)
 	}
 }
 
