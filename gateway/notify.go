@@ -189,11 +189,9 @@ func (g *Gateway) subscriptions(next intercept.Handler) intercept.Handler {
 			}
 			return res, err
 		case mcp.MethodSubscriptionsListen:
-			var p struct {
-				Filter mcp.SubscriptionFilter `json:"filter"`
-			}
+			var p mcp.SubscriptionsListenParams
 			if json.Unmarshal(c.Raw, &p) == nil {
-				for _, uri := range p.Filter.ResourceSubscriptions {
+				for _, uri := range p.Notifications.ResourceSubscriptions {
 					g.subscribe(uri)
 				}
 			}

@@ -237,6 +237,12 @@ func (u *upstream) serve(ctx context.Context, c *client.Client) error {
 		u.resubscribe(ctx, c)
 	}
 	u.g.log.Info("gateway: upstream ready", "upstream", u.cfg.Name, "era", c.Era().String(), "version", c.ProtocolVersion())
+	// A modern upstream's listen goroutine takes the kicks; a legacy
+	// one's subscriptions are made here.
+	kicks := u.listenKick
+	if c.Era() == client.EraModern {
+		kicks = nil
+	}
 	var health <-chan time.Time
 	if u.cfg.HealthInterval > 0 {
 		health = u.g.after(u.cfg.HealthInterval)
@@ -254,10 +260,8 @@ func (u *upstream) serve(ctx context.Context, c *client.Client) error {
 			if err := u.sync(ctx, c); err != nil {
 				u.g.log.Warn("gateway: upstream lists failed", "upstream", u.cfg.Name, "err", err)
 			}
-		case <-u.listenKick:
-			if c.Era() == client.EraLegacy {
-				u.resubscribe(ctx, c)
-			}
+		case <-kicks:
+			u.resubscribe(ctx, c)
 		case <-health:
 			if err := u.check(ctx, c); err != nil {
 				return fmt.Errorf("gateway: health check: %w", err)
