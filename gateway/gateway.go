@@ -14,6 +14,7 @@ import (
 	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/store"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -68,6 +69,14 @@ type Options struct {
 	// attempts to an upstream. Defaults DefaultRestartMin and
 	// DefaultRestartMax.
 	RestartMin, RestartMax time.Duration
+	// Broker, when set, connects the gateway instances of one deployment
+	// (a store.Broker of the gateway's own, not the one its HTTP handler
+	// uses: a Broker serves one receiver), so that a 2026 client's retry
+	// of a call held pending for a legacy upstream's input request may
+	// reach any instance: the instance that holds the call serves the
+	// round. Without one, such a retry must reach the instance that
+	// answered the previous round (or it fails with -32602).
+	Broker store.Broker
 	// Logger receives the gateway's diagnostics: upstream state changes,
 	// name collisions, log messages of upstreams that no call claims.
 	// Nil discards them.
@@ -161,6 +170,7 @@ type Gateway struct {
 	stateHook func(upstream string, s State)
 
 	pending *pendingTable
+	peers   *peers
 	names   *nameTable
 	regMu   sync.Mutex // serializes the registrations of all upstreams
 
@@ -214,6 +224,7 @@ func New(opts *Options) (*Gateway, error) {
 		names: newNameTable(),
 	}
 	g.pending = newPendingTable(o.MaxPending, o.InputTimeout, g)
+	g.peers = newPeers(g, o.Broker)
 	so.Interceptors = append([]intercept.Interceptor{g.subscriptions}, so.Interceptors...)
 	g.srv = server.New(&so)
 	seenName := map[string]bool{}
@@ -280,6 +291,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.start = true
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.mu.Unlock()
+	if g.opts.Broker != nil {
+		g.opts.Broker.Receive(g.peers.receive)
+	}
 	for _, u := range g.ups {
 		g.wg.Add(1)
 		go func() {
@@ -306,6 +320,9 @@ func (g *Gateway) Close() error {
 	cancel := g.cancel
 	g.start = true
 	g.mu.Unlock()
+	if g.opts.Broker != nil {
+		g.opts.Broker.Receive(nil)
+	}
 	if cancel != nil {
 		cancel()
 	}

@@ -191,3 +191,20 @@ func TestLogsPassThrough(t *testing.T) {
 		}
 	})
 }
+
+// A call left waiting for an answer (the client went away) does not keep
+// the upstream's next request from reaching the call that made it.
+func TestParkedCallDoesNotBlockAttribution(t *testing.T) {
+	s, _, _ := gatedServer(t)
+	mu := newMemUpstream(t, s)
+	g := newGateway(t, &Options{Upstreams: []Upstream{{Name: "u", Connect: mu.connect, ProtocolVersion: mcp.LatestLegacy, HealthInterval: -1}}})
+	firstRound(t, manualPair(t, g)) // abandoned
+	script := (&mcptest.Script{}).Elicit(mcptest.Accept(map[string]any{"name": "Cy"}))
+	p := mcptest.NewPair(t, g.Server(), &mcptest.Options{Script: script})
+	if out := mcptest.CallTool[echoOut](t, p, "greet", nil); out.Text != "hello Cy" {
+		t.Fatalf("greet = %q", out.Text)
+	}
+	if h := g.Health()[0]; h.Pending != 1 {
+		t.Fatalf("pending = %d", h.Pending)
+	}
+}
