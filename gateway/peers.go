@@ -51,7 +51,7 @@ type peers struct {
 	g      *Gateway
 	broker store.Broker
 	mu     sync.Mutex
-	wait   map[string]chan *peerMsg          // resumes sent, by rid
+	wait   map[string]chan *peerMsg           // resumes sent, by rid
 	served map[string]context.CancelCauseFunc // resumes served, by from+rid
 }
 
