@@ -62,7 +62,7 @@ func gwVersion(e client.Era) string {
 }
 
 // gwEchoServer is the server every case ends at: the typed echo tool.
-func gwEchoServer(b *testing.B) *server.Server {
+func gwEchoServer(b testing.TB) *server.Server {
 	s := server.New(&server.Options{Info: mcp.Implementation{Name: "bench-echo", Version: "1.0.0"}})
 	err := server.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text"},
 		func(ctx context.Context, req *server.CallToolRequest, in servers.EchoIn) (servers.EchoOut, error) {
@@ -113,7 +113,7 @@ func (m *memServe) connect(ctx context.Context) (transport.Conn, error) {
 
 // startGateway starts a gateway in front of one upstream reached by
 // connect or url, speaking era up to it, and fails b unless it is ready.
-func startGateway(b *testing.B, up client.Era, connect func(context.Context) (transport.Conn, error), url string, hc *http.Client) *gateway.Gateway {
+func startGateway(b testing.TB, up client.Era, connect func(context.Context) (transport.Conn, error), url string, hc *http.Client) *gateway.Gateway {
 	b.Helper()
 	g, err := gateway.New(&gateway.Options{Upstreams: []gateway.Upstream{{
 		Name: "echo", Connect: connect, URL: url, HTTPClient: hc, ProtocolVersion: gwVersion(up), HealthInterval: -1,
@@ -135,7 +135,7 @@ func startGateway(b *testing.B, up client.Era, connect func(context.Context) (tr
 
 // memClient connects a client in era down to s over an in-memory pair;
 // stop closes it and waits for the server's side.
-func memClient(b *testing.B, s *server.Server, down client.Era) (c *client.Client, stop func()) {
+func memClient(b testing.TB, s *server.Server, down client.Era) (c *client.Client, stop func()) {
 	b.Helper()
 	m := &memServe{s: s}
 	conn, _ := m.connect(context.Background())
@@ -147,7 +147,7 @@ func memClient(b *testing.B, s *server.Server, down client.Era) (c *client.Clien
 }
 
 // memPath builds the in-memory path of cs for a client in era down.
-func memPath(b *testing.B, cs gwCase, down client.Era) *client.Client {
+func memPath(b testing.TB, cs gwCase, down client.Era) *client.Client {
 	b.Helper()
 	s := gwEchoServer(b)
 	if !cs.gateway {
@@ -167,7 +167,7 @@ func memPath(b *testing.B, cs gwCase, down client.Era) *client.Client {
 // reached by its URL. The client and the gateway's upstream connection
 // keep an idle connection per caller (clients.Tuned), unless
 // cs.defaultHTTP.
-func httpPath(b *testing.B, cs gwCase, down client.Era) *client.Client {
+func httpPath(b testing.TB, cs gwCase, down client.Era) *client.Client {
 	b.Helper()
 	h := streamhttp.NewHandler(gwEchoServer(b), nil)
 	ts := httptest.NewServer(h)
@@ -226,6 +226,35 @@ func (e *echoCall) do(ctx context.Context, c *client.Client) error {
 		return fmt.Errorf("bad answer: %+v", res)
 	}
 	return nil
+}
+
+// TestGatewayPaths checks every path the benchmarks measure: the echo
+// answers, in memory and over HTTP, for each client era, directly and
+// through the gateway to each upstream era.
+func TestGatewayPaths(t *testing.T) {
+	for _, down := range gwEras {
+		for _, cs := range gwCases() {
+			for _, hop := range []string{"memory", "http"} {
+				t.Run(fmt.Sprintf("%s/client=%s/%s", hop, down, cs.name), func(t *testing.T) {
+					var c *client.Client
+					if hop == "memory" {
+						c = memPath(t, cs, down)
+					} else {
+						c = httpPath(t, cs, down)
+					}
+					e := newEchoCall()
+					for range 3 {
+						if err := e.do(t.Context(), c); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if got := c.Era(); got != down {
+						t.Fatalf("client era = %s, want %s", got, down)
+					}
+				})
+			}
+		}
+	}
 }
 
 func BenchmarkGatewayMemory(b *testing.B) {
