@@ -123,9 +123,12 @@ type Upstream struct {
 	// exits on the modern probe is launched again and spoken to in the
 	// latest legacy revision.
 	ProtocolVersion string
-	// Roots, when set, are the roots the gateway declares to the upstream
-	// and answers its roots/list requests with (file:// URIs a filesystem
-	// server may serve). Without them the gateway declares no roots.
+	// Roots answer the upstream's roots/list requests that belong to no
+	// client call, or to the call of a client that declared no roots
+	// (file:// URIs a filesystem server may serve). The gateway declares
+	// roots to every upstream; a roots/list made during a client's call
+	// is passed to that client when it declared roots (a 2026 upstream's
+	// roots input request always is).
 	Roots []mcp.Root
 	// CallTimeout bounds each request to the upstream. Default
 	// DefaultCallTimeout.

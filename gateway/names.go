@@ -28,12 +28,20 @@ const (
 	uriSep  = "+"
 )
 
+// uiScheme is the scheme of MCP Apps views (io.modelcontextprotocol/ui),
+// which clients require: a view keeps it, and gets the prefix as the
+// first segment instead ("ui://app/x" → "ui://fs/app/x").
+const uiScheme = "ui://"
+
 // outer is the name the gateway's clients see for an upstream's item.
 func outer(prefix string, k kind, inner string) string {
 	if prefix == "" {
 		return inner
 	}
 	if k == kindResource || k == kindTemplate {
+		if rest, ok := strings.CutPrefix(inner, uiScheme); ok {
+			return uiScheme + prefix + "/" + rest
+		}
 		return prefix + uriSep + inner
 	}
 	return prefix + nameSep + inner
@@ -47,6 +55,9 @@ func inner(prefix string, k kind, outerName string) (string, bool) {
 	}
 	sep := nameSep
 	if k == kindResource || k == kindTemplate {
+		if rest, ok := strings.CutPrefix(outerName, uiScheme+prefix+"/"); ok {
+			return uiScheme + rest, true
+		}
 		sep = uriSep
 	}
 	return strings.CutPrefix(outerName, prefix+sep)

@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/ext/apps"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/mcptest"
 	"github.com/mcpkit/mcpkit/server"
@@ -95,6 +97,49 @@ func TestCompletionRoutes(t *testing.T) {
 			must(t, err)
 			if c := rr.Contents[0].(*mcp.TextResourceContents); c.Text != "file zed" || c.URI != "c+file:///zed" {
 				t.Fatalf("template read = %+v", c)
+			}
+		})
+	}
+}
+
+// An MCP Apps view passes through with its ui:// scheme, the prefix as its
+// first segment, and the tool's link to it rewritten.
+func TestAppsViewPassesThrough(t *testing.T) {
+	for _, up := range mcptest.Eras() {
+		t.Run(up.String(), func(t *testing.T) {
+			s := server.New(nil)
+			must(t, apps.Enable(s))
+			must(t, apps.AddResource(s, &apps.Resource{URI: "ui://board/main.html", Name: "board", HTML: "<!doctype html><title>b</title>"}))
+			tool := &mcp.Tool{Name: "show"}
+			must(t, apps.Link(tool, "ui://board/main.html"))
+			must(t, s.AddRawTool(tool, func(context.Context, *server.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			}))
+			mu := newMemUpstream(t, s)
+			g := newGateway(t, &Options{Upstreams: []Upstream{{Name: "a", Prefix: "app", Connect: mu.connect, ProtocolVersion: version(up), HealthInterval: -1}}})
+			co := &client.Options{}
+			apps.Declare(co)
+			p := mcptest.NewPair(t, g.Server(), &mcptest.Options{Client: co})
+			if _, err := p.Client.Discover(p.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if !apps.Supported(p.Client) {
+				t.Fatal("the gateway does not advertise MCP Apps")
+			}
+			var show *mcp.Tool
+			for tl, err := range p.Client.Tools(p.Context()) {
+				must(t, err)
+				if tl.Name == "app_show" {
+					show = &tl
+				}
+			}
+			if show == nil {
+				t.Fatal("no app_show")
+			}
+			ui, err := apps.FetchUI(p.Context(), p.Client, show)
+			must(t, err)
+			if ui.URI != "ui://app/board/main.html" || !strings.Contains(ui.HTML, "<title>b</title>") {
+				t.Fatalf("view = %s %q", ui.URI, ui.HTML)
 			}
 		})
 	}

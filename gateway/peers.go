@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -90,7 +91,7 @@ func (ps *peers) send(ctx context.Context, to string, m *peerMsg) (bool, error) 
 
 // resumeRemote hands the client's answer to the instance holding the
 // pending call and returns the outcome it relays.
-func resumeRemote[R any](ctx context.Context, u *upstream, owner string, st roundState, answer jsontext.Value) (R, error) {
+func resumeRemote[R any](ctx context.Context, u *upstream, req *server.Request, owner string, st roundState, answer jsontext.Value) (R, error) {
 	var zero R
 	ps := u.g.peers
 	rid := randomID()
@@ -120,7 +121,7 @@ func resumeRemote[R any](ctx context.Context, u *upstream, owner string, st roun
 			if err != nil {
 				return zero, err
 			}
-			return zero, askInput(u, st.Pending, m.Ask.Key, params)
+			return zero, askInput(u, req, st.Pending, m.Ask.Key, params)
 		}
 		var res R
 		if err := json.Unmarshal(m.Result, &res); err != nil {

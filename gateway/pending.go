@@ -110,11 +110,14 @@ func startLegacy[R any](ctx context.Context, u *upstream, req *server.Request, c
 		// Owned by the pending table: it ends with the upstream call,
 		// which the client's cancellation, the input timeout, the
 		// upstream's CallTimeout or the gateway's Close ends.
-		cctx := client.WithProgress(pctx, func(pp *mcp.ProgressParams) {
-			if r := p.call.sink.Load(); r != nil {
-				r.progress(pp)
-			}
-		})
+		cctx := pctx
+		if _, ok := req.Meta().ProgressToken(); ok {
+			cctx = client.WithProgress(pctx, func(pp *mcp.ProgressParams) {
+				if r := p.call.sink.Load(); r != nil {
+					r.progress(pp)
+				}
+			})
+		}
 		res, err := call(cctx, c, nil, "")
 		p.res, p.err = res, err
 		u.removeCall(p.call)
@@ -136,7 +139,7 @@ func resumeLegacy[R any](ctx context.Context, u *upstream, req *server.Request, 
 	p := u.g.pending.take(st.Pending)
 	if p == nil || p.u != u {
 		if owner := u.g.peers.owner(st.Pending); owner != "" {
-			return resumeRemote[R](ctx, u, owner, st, raw)
+			return resumeRemote[R](ctx, u, req, owner, st, raw)
 		}
 		return zero, errNotPending
 	}
@@ -188,17 +191,31 @@ func waitLegacy[R any](ctx context.Context, u *upstream, req *server.Request, p 
 	o := p.wait(ctx)
 	p.call.sink.CompareAndSwap(r, nil)
 	r.stop()
-	return roundResult[R](u, p.id, o)
+	res, err := roundResult[R](u, req, p.id, o)
+	if o.ask != nil && err != nil && !isInput(err) {
+		// The client cannot be asked (it lacks the capability): the
+		// upstream's request fails now rather than at the input timeout.
+		if u.g.pending.take(p.id) == p {
+			p.end(err)
+		}
+	}
+	return res, err
+}
+
+// isInput reports whether err is an input request for the client.
+func isInput(err error) bool {
+	var in *server.Input
+	return errors.As(err, &in)
 }
 
 // roundResult is an outcome as the handler returns it.
-func roundResult[R any](u *upstream, id string, o outcome) (R, error) {
+func roundResult[R any](u *upstream, req *server.Request, id string, o outcome) (R, error) {
 	var zero R
 	switch {
 	case o.err != nil:
 		return zero, o.err
 	case o.ask != nil:
-		return zero, askInput(u, id, o.ask.key, o.ask.params)
+		return zero, askInput(u, req, id, o.ask.key, o.ask.params)
 	}
 	res, _ := o.res.(R)
 	return res, nil
@@ -206,7 +223,12 @@ func roundResult[R any](u *upstream, id string, o outcome) (R, error) {
 
 // askInput is the input request of a pending call for the client, with
 // the call named in the state.
-func askInput(u *upstream, id, key string, params any) error {
+func askInput(u *upstream, req *server.Request, id, key string, params any) error {
+	var need mcp.ClientCapabilities
+	needs(&need, params)
+	if err := req.Require(need); err != nil {
+		return err
+	}
 	in := server.NeedInput()
 	switch params := params.(type) {
 	case *mcp.ElicitParams:

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -54,7 +56,8 @@ func (u *upstream) sync(ctx context.Context, c *client.Client) error {
 			tools, err := collect(c.Tools(ctx))
 			items := make([]item, len(tools))
 			for i, t := range tools {
-				t.Name, t.Execution = outer(p, kindTool, t.Name), nil
+				t.Name = outer(p, kindTool, t.Name)
+				t.Meta = viewLinks(p, t.Meta)
 				h := u.toolHandler(tools[i].Name)
 				items[i] = item{inner: tools[i].Name, outer: t.Name, enc: encode(t), add: func() error { return srv.AddRawTool(&t, h) }}
 			}
@@ -100,6 +103,7 @@ func (u *upstream) sync(ctx context.Context, c *client.Client) error {
 		u.apply(l.k, items)
 	}
 	u.g.completions()
+	u.g.extensions(c)
 	return nil
 }
 
@@ -290,4 +294,44 @@ func (g *Gateway) innerName(k kind, outerName string) (*upstream, string, bool) 
 	r, ok := u.reg[k][outerName]
 	u.mu.Unlock()
 	return u, r.inner, ok
+}
+
+// appsExtension is the id of MCP Apps, whose views pass through the
+// gateway: their resources are resources, their links tool _meta.
+const appsExtension = "io.modelcontextprotocol/ui"
+
+// viewLinks rewrites the MCP Apps view a tool links to (_meta.ui.resourceUri,
+// and the "ui/resourceUri" of earlier drafts) to the view's name at the
+// gateway.
+func viewLinks(prefix string, m mcp.Meta) mcp.Meta {
+	if prefix == "" || m == nil {
+		return m
+	}
+	out := maps.Clone(m)
+	var ui map[string]any
+	if ok, err := m.Get("ui", &ui); ok && err == nil {
+		if uri, ok := ui["resourceUri"].(string); ok {
+			ui["resourceUri"] = outer(prefix, kindResource, uri)
+			out["ui"] = ui
+		}
+	}
+	var old string
+	if ok, err := m.Get("ui/resourceUri", &old); ok && err == nil {
+		out["ui/resourceUri"] = outer(prefix, kindResource, old)
+	}
+	return out
+}
+
+// extensions advertises the extensions of the upstreams that pass through
+// the gateway unchanged (MCP Apps); others need methods the gateway does
+// not forward.
+func (g *Gateway) extensions(c *client.Client) {
+	if v, ok := c.ServerExtension(appsExtension); ok {
+		var settings map[string]any
+		if json.Unmarshal(v, &settings) == nil {
+			if err := g.srv.AddExtension(appsExtension, settings); err != nil {
+				g.log.Warn("gateway: extension not advertised", "id", appsExtension, "err", err)
+			}
+		}
+	}
 }

@@ -155,7 +155,9 @@ func (u *upstream) connect(ctx context.Context) (*client.Client, error) {
 		}
 	}
 	if c.Era() == client.EraModern || c.ServerCapabilities().Logging != nil {
-		if err := c.SetLoggingLevel(cctx, mcp.LevelInfo); err != nil {
+		// Everything: the gateway's server passes on to each client only
+		// what its own level lets through.
+		if err := c.SetLoggingLevel(cctx, mcp.LevelDebug); err != nil {
 			u.g.log.Debug("gateway: upstream refused a log level", "upstream", u.cfg.Name, "err", err)
 		}
 	}
@@ -203,6 +205,7 @@ func (u *upstream) clientOptions(version string) *client.Options {
 		ElicitHandler:        u.elicit,
 		ElicitationURL:       true,
 		CreateMessageHandler: u.createMessage,
+		ListRootsHandler:     u.listRoots,
 		SamplingTools:        true,
 		Listen:               true,
 		OnLog:                u.onLog,
@@ -212,9 +215,6 @@ func (u *upstream) clientOptions(version string) *client.Options {
 			signal(u.resync)
 		},
 		OnResourceUpdated: u.onResourceUpdated,
-	}
-	if len(u.cfg.Roots) > 0 {
-		o.ListRootsHandler = u.listRoots
 	}
 	return o
 }
