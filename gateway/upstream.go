@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"sync"
@@ -46,6 +47,7 @@ type upstream struct {
 	skipped    []string
 	calls      map[*inflight]struct{} // calls in flight, for attribution
 	subscribed map[string]bool        // upstream URIs a client subscribed to
+	hc         *http.Client           // the upstream's own, when none is configured
 }
 
 // registered is one registered item: the upstream's name for it and the
@@ -85,6 +87,14 @@ func signal(ch chan struct{}) {
 // run connects, serves and reconnects until ctx ends.
 func (u *upstream) run(ctx context.Context) {
 	defer u.setState(StateClosed, nil)
+	defer func() {
+		u.mu.Lock()
+		hc := u.hc
+		u.mu.Unlock()
+		if hc != nil {
+			hc.CloseIdleConnections()
+		}
+	}()
 	defer u.once.Do(func() { close(u.tried) })
 	pause := u.g.opts.RestartMin
 	for {
@@ -173,7 +183,7 @@ func (u *upstream) dial(ctx, cctx context.Context) (transport.Conn, error) {
 	case u.cfg.URL != "":
 		return streamable.New(u.cfg.URL, &streamable.Options{
 			Header:     u.cfg.Header,
-			HTTPClient: u.cfg.HTTPClient,
+			HTTPClient: u.httpClient(),
 			Logger:     u.g.log,
 		}), nil
 	}
@@ -188,6 +198,23 @@ func (u *upstream) dial(ctx, cctx context.Context) (transport.Conn, error) {
 		return nil, fmt.Errorf("gateway: starting upstream %q: %w", u.cfg.Name, err)
 	}
 	return conn, nil
+}
+
+// httpClient is the configured HTTP client, or one of the upstream's own
+// that keeps as many idle connections as calls may run at once (the
+// default keeps two, so a busy gateway would reconnect for most calls).
+func (u *upstream) httpClient() *http.Client {
+	if u.cfg.HTTPClient != nil {
+		return u.cfg.HTTPClient
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.hc == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = u.cfg.MaxInFlight + 4 // + the listening streams
+		u.hc = &http.Client{Transport: tr}
+	}
+	return u.hc
 }
 
 // clientOptions are the options of the gateway's client of u: every input
