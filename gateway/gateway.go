@@ -183,6 +183,7 @@ type Gateway struct {
 	mu         sync.Mutex
 	start      bool
 	completing bool // the completion handler is set
+	closing    bool // Close was called
 }
 
 // New checks the options and builds the gateway and its server. Nothing is
@@ -322,6 +323,7 @@ func (g *Gateway) Close() error {
 	g.mu.Lock()
 	cancel := g.cancel
 	g.start = true
+	g.closing = true
 	g.mu.Unlock()
 	if g.opts.Broker != nil {
 		g.opts.Broker.Receive(nil)

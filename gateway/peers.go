@@ -176,11 +176,12 @@ func (ps *peers) receive(b []byte) {
 	case "resume":
 		ps.g.mu.Lock()
 		ctx := ps.g.ctx
-		ps.g.mu.Unlock()
-		if ctx == nil {
+		if ctx == nil || ps.g.closing {
+			ps.g.mu.Unlock()
 			return
 		}
-		ps.g.wg.Add(1)
+		ps.g.wg.Add(1) // under g.mu, before Close's Wait
+		ps.g.mu.Unlock()
 		go func() {
 			defer ps.g.wg.Done()
 			ps.serve(ctx, &m)

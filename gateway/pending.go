@@ -102,14 +102,16 @@ func startLegacy[R any](ctx context.Context, u *upstream, req *server.Request, c
 		return zero, upstreamError(errClosed)
 	}
 	t.m[p.id] = p
+	u.g.wg.Add(1) // under t.mu, before Close's closeAll: Close waits for it
 	t.mu.Unlock()
 	u.addCall(p.call)
 	r := newRelay(ctx, req)
 	p.call.sink.Store(r)
 	go func() {
-		// Owned by the pending table: it ends with the upstream call,
-		// which the client's cancellation, the input timeout, the
-		// upstream's CallTimeout or the gateway's Close ends.
+		// Owned by the gateway (Close waits for it): it ends with the
+		// upstream call, which the client's cancellation, the input
+		// timeout, the upstream's CallTimeout or Close ends.
+		defer u.g.wg.Done()
 		cctx := pctx
 		if _, ok := req.Meta().ProgressToken(); ok {
 			cctx = client.WithProgress(pctx, func(pp *mcp.ProgressParams) {
