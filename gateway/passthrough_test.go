@@ -2,11 +2,13 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/ext/apps"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/mcptest"
 	"github.com/mcpkit/mcpkit/server"
@@ -140,6 +142,41 @@ func TestAppsViewPassesThrough(t *testing.T) {
 			must(t, err)
 			if ui.URI != "ui://app/board/main.html" || !strings.Contains(ui.HTML, "<title>b</title>") {
 				t.Fatalf("view = %s %q", ui.URI, ui.HTML)
+			}
+		})
+	}
+}
+
+// The upstream judges the calling client's capabilities, not the
+// gateway's: a tool that needs sampling refuses a client without it
+// (-32021 on the 2026 wire), and an input request the client cannot
+// answer is refused before it is asked.
+func TestClientCapabilitiesReachTheUpstream(t *testing.T) {
+	s := server.New(nil)
+	must(t, s.AddRawTool(&mcp.Tool{Name: "needs_sampling"}, func(ctx context.Context, req *server.CallToolRequest) (*mcp.CallToolResult, error) {
+		if err := req.Require(mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}}); err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: "sampled"}}}, nil
+	}))
+	must(t, s.AddRawTool(&mcp.Tool{Name: "asks_sampling"}, func(ctx context.Context, req *server.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, server.NeedInput().CreateMessage("s", &mcp.CreateMessageParams{MaxTokens: 5, Messages: []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewSamplingContent(&mcp.TextContent{Text: "hi"})}}})
+	}))
+	for _, up := range mcptest.Eras() {
+		t.Run(up.String(), func(t *testing.T) {
+			mu := newMemUpstream(t, s)
+			g := newGateway(t, &Options{Upstreams: []Upstream{{Name: "u", Connect: mu.connect, ProtocolVersion: version(up), HealthInterval: -1}}})
+			p := mcptest.NewPair(t, g.Server(), nil) // declares nothing
+			_, err := p.Client.CallTool(p.Context(), &mcp.CallToolParams{Name: "asks_sampling"})
+			var je *jsonrpc.Error
+			if !errors.As(err, &je) || je.Code != mcp.CodeMissingRequiredClientCapability {
+				t.Fatalf("asks_sampling: %v", err)
+			}
+			if up == client.EraModern {
+				_, err = p.Client.CallTool(p.Context(), &mcp.CallToolParams{Name: "needs_sampling"})
+				if !errors.As(err, &je) || je.Code != mcp.CodeMissingRequiredClientCapability {
+					t.Fatalf("needs_sampling: %v", err)
+				}
 			}
 		})
 	}
