@@ -214,6 +214,11 @@ func New(opts *Options) (*Gateway, error) {
 		so = *o.Server
 	}
 	so.Logging = true
+	// Upstreams connect after clients may have initialized: the lists
+	// exist from the start, empty until then.
+	so.Declare.Tools = &mcp.ToolsCapability{ListChanged: true}
+	so.Declare.Prompts = &mcp.PromptsCapability{ListChanged: true}
+	so.Declare.Resources = &mcp.ResourcesCapability{Subscribe: true, ListChanged: true}
 	if so.Info.Name == "" {
 		so.Info = mcp.Implementation{Name: "mcpkit-gateway", Version: "0.1.0"}
 	}

@@ -20,9 +20,11 @@ type method struct {
 	gate func(*Server) bool
 }
 
-func hasTools(s *Server) bool     { return s.tools.len() > 0 }
-func hasPrompts(s *Server) bool   { return s.prompts.len() > 0 }
-func hasResources(s *Server) bool { return s.resources.len() > 0 || s.templates.len() > 0 }
+func hasTools(s *Server) bool   { return s.tools.len() > 0 || s.opts.Declare.Tools != nil }
+func hasPrompts(s *Server) bool { return s.prompts.len() > 0 || s.opts.Declare.Prompts != nil }
+func hasResources(s *Server) bool {
+	return s.resources.len() > 0 || s.templates.len() > 0 || s.opts.Declare.Resources != nil
+}
 
 // methods is the dispatch table of client→server requests other than
 // the lifecycle ones (initialize, ping), which sessions answer.

@@ -139,6 +139,14 @@ type Options struct {
 	// Observe, when set, sees every message a session reads (in=true) and
 	// writes. It must not retain msg. Tests use it to check the wire.
 	Observe func(in bool, msg []byte)
+	// Declare names capabilities the server declares even while nothing
+	// of theirs is registered: Tools, Prompts and Resources set here (any
+	// non-nil value) are declared, with listChanged (and subscribe), and
+	// their lists answered, empty when they are. A server whose items
+	// come and go (a gateway whose upstreams connect later) sets them, so
+	// that a client that initialized meanwhile still lists them later.
+	// Other fields are ignored.
+	Declare mcp.ServerCapabilities
 }
 
 // Server is an MCP server. Register what it offers, then serve it with
@@ -224,13 +232,13 @@ func New(opts *Options) *Server {
 // follows what is registered.
 func (s *Server) Capabilities() mcp.ServerCapabilities {
 	var c mcp.ServerCapabilities
-	if s.tools.len() > 0 {
+	if hasTools(s) {
 		c.Tools = &mcp.ToolsCapability{ListChanged: true}
 	}
-	if s.prompts.len() > 0 {
+	if hasPrompts(s) {
 		c.Prompts = &mcp.PromptsCapability{ListChanged: true}
 	}
-	if s.resources.len() > 0 || s.templates.len() > 0 {
+	if hasResources(s) {
 		c.Resources = &mcp.ResourcesCapability{Subscribe: true, ListChanged: true}
 	}
 	s.mu.Lock()
