@@ -559,3 +559,27 @@ func decodeE(t testing.TB, data []byte, lim Limits) (*Message, *Error) {
 	}
 	return m, e
 }
+
+// TestEncodeRawParams: params given as a jsontext.Value or a pointer to
+// one are sent byte for byte (escapes and member order kept), an invalid
+// one is refused, and an empty one is the empty object.
+func TestEncodeRawParams(t *testing.T) {
+	raw := jsontext.Value(`{"b":"\u00e9\/","a":[1, 2]}`)
+	want := `{"jsonrpc":"2.0","id":1,"method":"m","params":` + string(raw) + `}`
+	for _, p := range []any{raw, &raw} {
+		out, err := encodeRequest(mcp.IntID(1), "m", p)
+		if err != nil || string(out) != want {
+			t.Errorf("params %T: %s (%v), want %s", p, out, err, want)
+		}
+	}
+	bad := jsontext.Value(`{"a":`)
+	for _, p := range []any{bad, &bad} {
+		if _, err := encodeRequest(mcp.IntID(1), "m", p); err == nil {
+			t.Errorf("invalid params %T sent", p)
+		}
+	}
+	var empty jsontext.Value
+	if out, err := encodeRequest(mcp.IntID(1), "m", &empty); err != nil || !strings.HasSuffix(string(out), `"params":{}}`) {
+		t.Errorf("empty params: %s (%v)", out, err)
+	}
+}
