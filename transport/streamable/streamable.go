@@ -366,7 +366,10 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 	if m.IsNotification() && m.Method == mcp.NotificationCancelled && c.cancelModern(m) {
 		return nil
 	}
-	mr := modernOf(m, out.Modern)
+	var mr *modernRequest
+	if r, ok := modernOf(m, out.Modern); ok {
+		mr = &r
+	}
 	isInit := m.IsRequest() && m.Method == mcp.MethodInitialize && mr == nil
 	switch {
 	case isInit:
@@ -540,8 +543,13 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 	if err != nil {
 		return c.requestError(ctx, "POST", err)
 	}
+	read := false // the body was read to its end: nothing to drain
 	defer func() {
-		if !detached {
+		switch {
+		case detached:
+		case read:
+			_ = resp.Body.Close()
+		default:
 			drainClose(resp.Body)
 		}
 	}()
@@ -569,10 +577,11 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 		c.log.Debug("streamable: request answered without a body", "status", resp.Status, "id", m.ID.String())
 		return nil
 	case ct == contentJSON:
-		data, err := readCapped(resp.Body, c.opts.MaxEventBytes)
+		data, err := readCapped(resp.Body, resp.ContentLength, c.opts.MaxEventBytes)
 		if err != nil {
 			return c.requestError(ctx, "POST", err)
 		}
+		read = true
 		in, derr := wire.Decode(data, inLimits(c.opts.MaxEventBytes))
 		if derr != nil {
 			return fmt.Errorf("streamable: the JSON answer to %s is not a JSON-RPC message: %w", m.Method, derr)
@@ -612,7 +621,7 @@ func (c *Conn) statusError(ctx context.Context, resp *http.Response, m *jsonrpc.
 	if mediaType(resp.Header) != contentJSON {
 		return se
 	}
-	data, err := readCapped(resp.Body, maxErrorBody)
+	data, err := readCapped(resp.Body, resp.ContentLength, maxErrorBody)
 	if err != nil {
 		return se
 	}
@@ -700,12 +709,25 @@ func inLimits(maxBytes int) jsonrpc.Limits {
 }
 
 func mediaType(h http.Header) string {
-	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	v := h.Get("Content-Type")
+	if v == contentJSON || v == contentSSE {
+		return v // the usual case, without parsing
+	}
+	mt, _, _ := mime.ParseMediaType(v)
 	return mt
 }
 
-// readCapped reads a whole body of at most max bytes.
-func readCapped(r io.Reader, max int) ([]byte, error) {
+// readCapped reads a whole body of at most max bytes. size is its
+// Content-Length (-1: unknown): a known size within max is read in one
+// allocation.
+func readCapped(r io.Reader, size int64, max int) ([]byte, error) {
+	if size >= 0 && size <= int64(max) {
+		data := make([]byte, size)
+		if _, err := io.ReadFull(r, data); err != nil {
+			return nil, err
+		}
+		return data, nil
+	}
 	data, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
 	if err != nil {
 		return nil, err
