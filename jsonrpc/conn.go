@@ -88,7 +88,7 @@ type ConnOptions struct {
 	Logger *slog.Logger
 	// Observe, when set, sees every message read (in=true) and written
 	// (in=false), before decoding and after encoding. Tests use it to
-	// validate the wire; it must not retain msg.
+	// validate the wire; it must neither retain nor modify msg.
 	Observe func(in bool, msg []byte)
 	// IDPrefix, when set, makes the ids of outgoing requests strings:
 	// IDPrefix followed by a decimal counter. Several processes that serve
@@ -541,7 +541,9 @@ func (c *Conn) readLoop() {
 		if c.opts.Observe != nil {
 			c.opts.Observe(true, data)
 		}
-		msg, derr := decode(data, c.opts.Limits)
+		// The transport's slice is the Conn's (transport.Conn.Read):
+		// the message may point into it.
+		msg, derr := decodeIn(data, c.opts.Limits, true)
 		if derr != nil {
 			id := mcp.ID{}
 			if msg != nil {

@@ -583,3 +583,29 @@ func TestEncodeRawParams(t *testing.T) {
 		t.Errorf("empty params: %s (%v)", out, err)
 	}
 }
+
+// TestDecodeOwned: Decode copies the bytes it is given, so that changing
+// them later leaves the message alone; DecodeOwned, for bytes handed
+// over, decodes the same message without the copy.
+func TestDecodeOwned(t *testing.T) {
+	const msg = `{"jsonrpc":"2.0","id":7,"method":"m","params":{"a":"x"}}`
+	data := []byte(msg)
+	m, err := decodeMessage(data, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned, err := decodeOwnedMessage(bytes.Clone(data), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owned.ID != m.ID || owned.Method != m.Method || string(owned.Params) != string(m.Params) {
+		t.Errorf("owned decode %v, want %v", owned, m)
+	}
+	copy(data, bytes.Repeat([]byte(" "), len(data)))
+	if string(m.Params) != `{"a":"x"}` {
+		t.Errorf("Decode's params changed with the caller's bytes: %s", m.Params)
+	}
+	if _, err := decodeOwnedMessage([]byte(`{"jsonrpc":"2.0","id":1}`), Limits{}); err == nil {
+		t.Error("DecodeOwned accepted a message of no shape")
+	}
+}

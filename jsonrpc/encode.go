@@ -147,6 +147,7 @@ func encodeError(id mcp.ID, e *Error) []byte {
 // it through internal/wire.
 func init() {
 	rpchook.Decode = decodeMessage
+	rpchook.DecodeOwned = decodeOwnedMessage
 	rpchook.EncodeRequest = encodeRequest
 	rpchook.EncodeResult = encodeResult
 	rpchook.EncodeError = encodeError
