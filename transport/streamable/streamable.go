@@ -355,11 +355,11 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	m, derr := wire.Decode(msg, outLimits)
+	body := bytes.Clone(msg) // the Conn's own: it may be sent again (a retry, re-initialization)
+	m, derr := wire.DecodeOwned(body, outLimits)
 	if derr != nil {
 		return fmt.Errorf("streamable: refusing to send an invalid message: %w", derr)
 	}
-	body := bytes.Clone(msg)
 	if l := c.legacy.Load(); l != nil {
 		return c.writeLegacy(ctx, l, body)
 	}
@@ -517,7 +517,10 @@ func (c *Conn) newRequest(ctx context.Context, method string, body []byte, accep
 // read. hs are the message's own headers (transport.Message.Header).
 func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit bool, mr *modernRequest, hs []transport.Header) error {
 	reqCtx, cancel := context.WithCancelCause(c.ctx)
-	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	stop := neverStops
+	if ctx.Done() != nil { // a context that cannot end needs no watch
+		stop = context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	}
 	detached := false
 	if mr != nil {
 		c.trackModern(m.ID, cancel)
@@ -582,7 +585,7 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 			return c.requestError(ctx, "POST", err)
 		}
 		read = true
-		in, derr := wire.Decode(data, inLimits(c.opts.MaxEventBytes))
+		in, derr := wire.DecodeOwned(data, inLimits(c.opts.MaxEventBytes)) // data is only read from now on
 		if derr != nil {
 			return fmt.Errorf("streamable: the JSON answer to %s is not a JSON-RPC message: %w", m.Method, derr)
 		}
@@ -716,6 +719,10 @@ func mediaType(h http.Header) string {
 	mt, _, _ := mime.ParseMediaType(v)
 	return mt
 }
+
+// neverStops is the stop function of a watch that was never set up: the
+// context it would have watched cannot end, so it never fired.
+func neverStops() bool { return true }
 
 // readCapped reads a whole body of at most max bytes. size is its
 // Content-Length (-1: unknown): a known size within max is read in one
