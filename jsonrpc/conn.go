@@ -291,7 +291,11 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 		c.mu.Unlock()
 	}()
 	related := c.related(ctx, opts.Related)
-	if err := c.write(ctx, transport.Message{Data: msg, Related: related, Header: opts.Header, Local: opts.Local, Modern: opts.Modern}); err != nil {
+	route := opts.Modern
+	if route.Version != "" {
+		route.ID, route.Method = id, method // what the carrier would otherwise decode msg for
+	}
+	if err := c.write(ctx, transport.Message{Data: msg, Related: related, Header: opts.Header, Local: opts.Local, Modern: route}); err != nil {
 		return err
 	}
 	select {

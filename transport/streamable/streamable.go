@@ -356,9 +356,16 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 		return err
 	}
 	body := bytes.Clone(msg) // the Conn's own: it may be sent again (a retry, re-initialization)
-	m, derr := wire.DecodeOwned(body, outLimits)
-	if derr != nil {
-		return fmt.Errorf("streamable: refusing to send an invalid message: %w", derr)
+	var m *jsonrpc.Message
+	if r := out.Modern; r.Version != "" && r.ID.IsValid() && r.Method != "" {
+		// A request jsonrpc.Conn encoded and described: its route is
+		// known, so it is not decoded again.
+		m = &jsonrpc.Message{ID: r.ID, Method: r.Method}
+	} else {
+		var derr error
+		if m, derr = wire.DecodeOwned(body, outLimits); derr != nil {
+			return fmt.Errorf("streamable: refusing to send an invalid message: %w", derr)
+		}
 	}
 	if l := c.legacy.Load(); l != nil {
 		return c.writeLegacy(ctx, l, body)
