@@ -57,7 +57,7 @@ type Session struct {
 	info       mcp.Implementation
 	level      mcp.LoggingLevel
 	subscribed map[string]struct{} // nil until the first resources/subscribe (addSubscription)
-	rev        uint64 // the SessionState revision this copy holds
+	rev        uint64              // the SessionState revision this copy holds
 
 	// view is the context of the session's latest request, kept for the
 	// visibility filter of its change notifications (Options.Visibility).

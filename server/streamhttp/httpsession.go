@@ -33,7 +33,7 @@ type httpSession struct {
 	mu      sync.Mutex
 	byReq   streamIndex[mcp.ID] // POST streams by request id, until the response is pushed
 	byID    streamIndex[string] // resumable streams by stream id, until finished
-	get     *stream            // the standalone stream, once opened
+	get     *stream             // the standalone stream, once opened
 	closed  bool
 	running int           // handlers of the session's requests running now
 	quietCh chan struct{} // closed when running falls to 0, once asked for
