@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/intercept"
@@ -243,6 +244,11 @@ type Client struct {
 	// capabilities of the task requests (see tasksExt).
 	capsTasksJSON jsontext.Value
 
+	// identity is the server's serverInfo, which results need not
+	// repeat; resultOpts decode a modern result with decodeResultMeta.
+	identity   atomic.Pointer[identity]
+	resultOpts json.Options
+
 	chain intercept.Interceptor // Options.Interceptors composed; nil: none
 	// keepAliveErr is why the keepalive closed the connection.
 	keepAliveErr atomic.Pointer[error]
@@ -422,7 +428,9 @@ func (c *Client) ProtocolVersion() string {
 
 // ServerInfo returns what the server said about itself: the initialize
 // result (legacy), or the io.modelcontextprotocol/serverInfo of the last
-// server/discover result (modern; zero before one).
+// server/discover result (modern), or, before one, the identity the
+// server's results carry (see "Result Meta" in the package documentation);
+// zero if neither is known.
 func (c *Client) ServerInfo() mcp.Implementation {
 	if c.era == EraModern {
 		if d := c.lastDiscover(); d != nil {
@@ -430,7 +438,8 @@ func (c *Client) ServerInfo() mcp.Implementation {
 				return *info // decoded afresh: the caller's own
 			}
 		}
-		return mcp.Implementation{}
+		info, _ := c.learnedIdentity()
+		return info
 	}
 	return c.init.ServerInfo.Clone()
 }

@@ -31,6 +31,16 @@
 // transport.Message.Header), and opens change
 // subscriptions with Listen (subscriptions/listen).
 //
+// Result Meta. A 2026-07-28 server SHOULD put its identity
+// (io.modelcontextprotocol/serverInfo) in the _meta of every result. The
+// client keeps it once, from server/discover or, when it made none, from
+// the first result that carries it, and reports it with
+// Client.ServerInfo; a result's Meta leaves out an identity that is byte
+// for byte that one (nil when nothing else is there), so that a call does
+// not pay for a map it rarely reads. A different identity, every other
+// key, the server/discover result and the _meta of content blocks are
+// kept as sent.
+//
 // Typed calls. CallTool[Out] is the client's side of server.AddTool[In,
 // Out]: it takes the arguments as any Go value (a struct or a map),
 // validates the result's structuredContent against the tool's listed

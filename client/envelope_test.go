@@ -105,17 +105,20 @@ func TestEnvelopeKeyOrder(t *testing.T) {
 		if !bytes.Contains(msg.Data, []byte(`"io.modelcontextprotocol/protocolVersion":"2026-07-28"`)) {
 			t.Fatalf("the envelope's version is not the client's: %s", msg.Data)
 		}
-		if msg.Modern != (transport.Modern{Version: mcp.Version20260728, Name: "t", HasName: true}) {
+		if !bytes.Contains(msg.Data, []byte(`"id":`+msg.Modern.ID.String()+`,`)) {
+			t.Fatalf("transport told id %v of %s", msg.Modern.ID, msg.Data)
+		}
+		if msg.Modern != (transport.Modern{Version: mcp.Version20260728, Name: "t", HasName: true, ID: msg.Modern.ID, Method: mcp.MethodToolsCall}) {
 			t.Fatalf("transport told %+v", msg.Modern)
 		}
 	}
 	if _, err := c.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if m := tap.last(t, mcp.MethodToolsList).Modern; m != (transport.Modern{Version: mcp.Version20260728}) {
+	if m := tap.last(t, mcp.MethodToolsList).Modern; m != (transport.Modern{Version: mcp.Version20260728, ID: m.ID, Method: mcp.MethodToolsList}) || !m.ID.IsValid() {
 		t.Fatalf("tools/list: transport told %+v", m)
 	}
-	if m := tap.last(t, mcp.MethodServerDiscover).Modern; m != (transport.Modern{Version: mcp.Version20260728}) {
+	if m := tap.last(t, mcp.MethodServerDiscover).Modern; m != (transport.Modern{Version: mcp.Version20260728, ID: m.ID, Method: mcp.MethodServerDiscover}) || !m.ID.IsValid() {
 		t.Fatalf("server/discover: transport told %+v", m)
 	}
 }

@@ -156,6 +156,7 @@ func (c *Client) setModern(version string, res *mcp.DiscoverResult) {
 		c.discover = res
 	}
 	c.mu.Unlock()
+	c.setIdentity(res)
 	c.era = EraModern
 }
 
@@ -163,6 +164,7 @@ func (c *Client) setDiscover(res *mcp.DiscoverResult) {
 	c.mu.Lock()
 	c.discover = res
 	c.mu.Unlock()
+	c.setIdentity(res)
 }
 
 func (c *Client) lastDiscover() *mcp.DiscoverResult {

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -61,11 +62,22 @@ var subschemaKeywords = map[string]byte{
 	"if": '{', "then": '{', "else": '{', "$defs": 'm', "definitions": 'm',
 }
 
+// mayAnnotate reports whether a schema can hold an x-mcp-header
+// annotation: its bytes spell the keyword, or a \u escape might (a
+// member name may be written with escapes). Without either, listing a
+// tool needs no walk of its schema.
+func mayAnnotate(schema jsontext.Value) bool {
+	return bytes.Contains(schema, []byte("x-mcp-header")) || bytes.Contains(schema, []byte(`\u`))
+}
+
 // paramHeaders validates the x-mcp-header annotations of an input schema
 // and returns them (SEP-2243): each must be a non-empty RFC 9110 token,
 // unique regardless of case, on a string, integer or boolean property
 // reachable from the root through "properties" alone.
 func paramHeaders(schema jsontext.Value) ([]paramHeader, error) {
+	if !mayAnnotate(schema) {
+		return nil, nil // the usual case: nothing to walk
+	}
 	var out []paramHeader
 	seen := map[string]string{}
 	var walk func(raw jsontext.Value, path []string, viaProperties bool, depth int) error

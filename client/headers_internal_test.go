@@ -39,12 +39,34 @@ func TestParamHeadersInvalid(t *testing.T) {
 		"$ref target":          `{"type":"object","properties":{"a":{"$ref":"#/$defs/a"}},"$defs":{"a":{"type":"string","x-mcp-header":"A"}}}`,
 		"additionalProperties": `{"type":"object","additionalProperties":{"type":"string","x-mcp-header":"Extra"}}`,
 		"patternProperties":    `{"type":"object","patternProperties":{"^x":{"type":"string","x-mcp-header":"X"}}}`,
+		// The keyword spelled with escapes is still the keyword.
+		"escaped keyword": `{"type":"object","x-mcp-\u0068eader":"Root"}`,
 	} {
 		if hs, err := paramHeaders(jsontext.Value(schema)); err == nil {
 			t.Errorf("%s: accepted %v", name, hs)
 		} else {
 			t.Logf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestParamHeadersWithoutKeyword: a schema whose bytes cannot spell
+// x-mcp-header is not walked (mayAnnotate), one with the keyword escaped
+// is; the escaped keyword is found.
+func TestParamHeadersWithoutKeyword(t *testing.T) {
+	for schema, want := range map[string]bool{
+		`{"type":"object","properties":{"text":{"type":"string"}}}`:                         false,
+		`{"type":"object","properties":{"text":{"type":"string","x-mcp-header":"Text"}}}`:   true,
+		`{"type":"object","properties":{"text":{"type":"string","x-mcp-h\u0065ader":"T"}}}`: true,
+		`{"type":"object","description":"\u00e9"}`:                                          true,
+	} {
+		if got := mayAnnotate(jsontext.Value(schema)); got != want {
+			t.Errorf("mayAnnotate(%s) = %v, want %v", schema, got, want)
+		}
+	}
+	hs, err := paramHeaders(jsontext.Value(`{"type":"object","properties":{"text":{"type":"string","x-mcp-h\u0065ader":"Text"}}}`))
+	if err != nil || len(hs) != 1 || hs[0].name != "Text" {
+		t.Errorf("escaped keyword: %v %v", hs, err)
 	}
 }
 

@@ -38,6 +38,13 @@ func (c *Client) rpc(ctx context.Context, method string, params, result any, opt
 	if c.chain == nil {
 		return c.conn.CallWith(ctx, method, params, result, opts)
 	}
+	return c.rpcChain(ctx, method, params, result, opts, round)
+}
+
+// rpcChain is rpc through the interceptors: a function of its own, so
+// that the options its closure captures (moved to the heap) are not
+// those of the direct path.
+func (c *Client) rpcChain(ctx context.Context, method string, params, result any, opts jsonrpc.CallOptions, round int) error {
 	ic := c.icCall(method, params, false, false, round)
 	ic.Name = callName(params)
 	if round == 0 && method == mcp.MethodInitialize {

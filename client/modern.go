@@ -40,6 +40,7 @@ func (c *Client) prepareModern() error {
 	if c.infoJSON, err = json.Marshal(c.opts.Info); err != nil {
 		return fmt.Errorf("client: encoding Options.Info: %w", err)
 	}
+	c.resultOpts = json.WithUnmarshalers(json.UnmarshalFromFunc(c.decodeResultMeta))
 	switch {
 	case c.opts.NoCache:
 	case c.opts.Cache != nil:
@@ -171,27 +172,30 @@ func (c *Client) exchange(ctx context.Context, method string, params, result any
 		}
 		params = p
 	}
+	xv := exchangeVals.Get().(*exchangeValues)
+	defer func() { *xv = exchangeValues{}; exchangeVals.Put(xv) }()
 	if c.chain == nil {
 		p, buf, err := env.encode(params)
 		defer putEnvelopeBuf(buf) // jsonrpc copies the bytes while rpc writes the request
 		if err != nil {
 			return fmt.Errorf("client: encoding %s params: %w", method, err)
 		}
-		params = p
+		xv.params = p
+		params = &xv.params // jsonrpc sends what it points to verbatim
 	}
-	var raw jsontext.Value
-	if err := c.rpc(ctx, method, params, &raw, opts, round); err != nil {
+	if err := c.rpc(ctx, method, params, &xv.raw, opts, round); err != nil {
 		return err
 	}
+	raw := xv.raw
 	if method == mcp.MethodToolsCall && c.tasksDeclared(ctx) {
 		if rt, err := peekResultType(raw); err == nil && rt == mcp.ResultTask {
 			return &taskStarted{raw: raw}
 		}
 	}
-	return complete(method, raw, result)
+	return complete(method, raw, result, c.decodeOpts(method))
 }
 
-func complete(method string, raw jsontext.Value, result any) error {
+func complete(method string, raw jsontext.Value, result any, opts json.Options) error {
 	rt, err := peekResultType(raw)
 	if err != nil {
 		return fmt.Errorf("client: %s: the result is not a JSON object: %w", method, err)
@@ -210,7 +214,12 @@ func complete(method string, raw jsontext.Value, result any) error {
 		*r = raw
 		return nil
 	}
-	if err := json.Unmarshal(raw, result); err != nil {
+	if opts == nil {
+		err = json.Unmarshal(raw, result)
+	} else {
+		err = json.Unmarshal(raw, result, opts)
+	}
+	if err != nil {
 		return fmt.Errorf("client: %s: decoding the result: %w", method, err)
 	}
 	return nil
@@ -271,6 +280,13 @@ func peekResultType(raw jsontext.Value) (mcp.ResultType, error) {
 	}
 	return rt, nil
 }
+
+// exchangeValues are the slices an exchange hands to jsonrpc by pointer:
+// the encoded params and the raw result. Pooled, neither is boxed nor
+// moved to the heap per call; both are cleared before going back.
+type exchangeValues struct{ params, raw jsontext.Value }
+
+var exchangeVals = sync.Pool{New: func() any { return new(exchangeValues) }}
 
 // peeker is a pooled decoder for peekResultType.
 type peeker struct {

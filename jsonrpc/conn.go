@@ -88,7 +88,7 @@ type ConnOptions struct {
 	Logger *slog.Logger
 	// Observe, when set, sees every message read (in=true) and written
 	// (in=false), before decoding and after encoding. Tests use it to
-	// validate the wire; it must not retain msg.
+	// validate the wire; it must neither retain nor modify msg.
 	Observe func(in bool, msg []byte)
 	// IDPrefix, when set, makes the ids of outgoing requests strings:
 	// IDPrefix followed by a decimal counter. Several processes that serve
@@ -145,10 +145,11 @@ type Conn struct {
 
 	nextID  atomic.Int64
 	mu      sync.Mutex
-	pending map[mcp.ID]chan *Message
+	pending map[mcp.ID]chan *Message // this side's calls awaiting an answer; nil until the first
 	// inbound holds the peer's requests admitted and not yet answered
-	// (running or queued). Whoever removes an entry owns the answer: the
-	// handler's goroutine, or the drain when it gives up (see abandon).
+	// (running or queued); nil until the first. Whoever removes an entry
+	// owns the answer: the handler's goroutine, or the drain when it
+	// gives up (see abandon).
 	inbound map[mcp.ID]context.CancelCauseFunc
 	err     error         // why the Conn ended; set once
 	running int           // handlers holding a slot (≤ MaxInFlight)
@@ -158,7 +159,7 @@ type Conn struct {
 
 	handlers  sync.WaitGroup
 	answering sync.WaitGroup // answers owned by a handler, not yet written
-	reader    chan struct{}  // closed when the reader goroutine exits
+	reader    chan struct{}  // closed when the reader goroutine exits; nil if never started
 	eof       chan struct{}  // closed when the peer ends its input
 	done      chan struct{}  // closed when the Conn ends
 	startOnce sync.Once
@@ -196,9 +197,6 @@ func NewConn(t transport.Conn, o *ConnOptions) *Conn {
 		log:        log,
 		base:       base,
 		cancelBase: cancel,
-		pending:    make(map[mcp.ID]chan *Message),
-		inbound:    make(map[mcp.ID]context.CancelCauseFunc),
-		reader:     make(chan struct{}),
 		eof:        make(chan struct{}),
 		done:       make(chan struct{}),
 	}
@@ -207,7 +205,10 @@ func NewConn(t transport.Conn, o *ConnOptions) *Conn {
 // Start begins reading messages on a goroutine owned by the Conn; it ends
 // when the transport ends or Close is called. Start is idempotent.
 func (c *Conn) Start() {
-	c.startOnce.Do(func() { go c.readLoop() })
+	c.startOnce.Do(func() {
+		c.reader = make(chan struct{}) // made here: a Conn fed by Process never has one
+		go c.readLoop()
+	})
 }
 
 // Done is closed when the connection has ended.
@@ -283,6 +284,9 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 		c.mu.Unlock()
 		return errInputEnded
 	}
+	if c.pending == nil {
+		c.pending = make(map[mcp.ID]chan *Message) // on the first call: a Conn that makes none holds none
+	}
 	c.pending[id] = ch
 	c.mu.Unlock()
 	defer func() {
@@ -291,7 +295,11 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 		c.mu.Unlock()
 	}()
 	related := c.related(ctx, opts.Related)
-	if err := c.write(ctx, transport.Message{Data: msg, Related: related, Header: opts.Header, Local: opts.Local, Modern: opts.Modern}); err != nil {
+	route := opts.Modern
+	if route.Version != "" {
+		route.ID, route.Method = id, method // what the carrier would otherwise decode msg for
+	}
+	if err := c.write(ctx, transport.Message{Data: msg, Related: related, Header: opts.Header, Local: opts.Local, Modern: route}); err != nil {
 		return err
 	}
 	select {
@@ -482,14 +490,16 @@ func (c *Conn) Close() error {
 // all. It returns the cause, as Err.
 func (c *Conn) Wait() error {
 	<-c.done
-	c.startOnce.Do(func() { close(c.reader) }) // never started: nothing to wait for
+	c.startOnce.Do(func() {}) // never started: now it never will be, and has no reader
 	t := time.NewTimer(c.opts.ShutdownTimeout)
 	defer t.Stop()
-	select {
-	case <-c.reader:
-	case <-t.C:
-		c.log.Warn("jsonrpc: reader still blocked in Read after shutdown timeout", "timeout", c.opts.ShutdownTimeout)
-		return c.Err()
+	if c.reader != nil {
+		select {
+		case <-c.reader:
+		case <-t.C:
+			c.log.Warn("jsonrpc: reader still blocked in Read after shutdown timeout", "timeout", c.opts.ShutdownTimeout)
+			return c.Err()
+		}
 	}
 	finished := make(chan struct{})
 	go func() { c.handlers.Wait(); close(finished) }()
@@ -541,7 +551,9 @@ func (c *Conn) readLoop() {
 		if c.opts.Observe != nil {
 			c.opts.Observe(true, data)
 		}
-		msg, derr := decode(data, c.opts.Limits)
+		// The transport's slice is the Conn's (transport.Conn.Read):
+		// the message may point into it.
+		msg, derr := decodeIn(data, c.opts.Limits, true)
 		if derr != nil {
 			id := mcp.ID{}
 			if msg != nil {

@@ -559,3 +559,53 @@ func decodeE(t testing.TB, data []byte, lim Limits) (*Message, *Error) {
 	}
 	return m, e
 }
+
+// TestEncodeRawParams: params given as a jsontext.Value or a pointer to
+// one are sent byte for byte (escapes and member order kept), an invalid
+// one is refused, and an empty one is the empty object.
+func TestEncodeRawParams(t *testing.T) {
+	raw := jsontext.Value(`{"b":"\u00e9\/","a":[1, 2]}`)
+	want := `{"jsonrpc":"2.0","id":1,"method":"m","params":` + string(raw) + `}`
+	for _, p := range []any{raw, &raw} {
+		out, err := encodeRequest(mcp.IntID(1), "m", p)
+		if err != nil || string(out) != want {
+			t.Errorf("params %T: %s (%v), want %s", p, out, err, want)
+		}
+	}
+	bad := jsontext.Value(`{"a":`)
+	for _, p := range []any{bad, &bad} {
+		if _, err := encodeRequest(mcp.IntID(1), "m", p); err == nil {
+			t.Errorf("invalid params %T sent", p)
+		}
+	}
+	var empty jsontext.Value
+	if out, err := encodeRequest(mcp.IntID(1), "m", &empty); err != nil || !strings.HasSuffix(string(out), `"params":{}}`) {
+		t.Errorf("empty params: %s (%v)", out, err)
+	}
+}
+
+// TestDecodeOwned: Decode copies the bytes it is given, so that changing
+// them later leaves the message alone; DecodeOwned, for bytes handed
+// over, decodes the same message without the copy.
+func TestDecodeOwned(t *testing.T) {
+	const msg = `{"jsonrpc":"2.0","id":7,"method":"m","params":{"a":"x"}}`
+	data := []byte(msg)
+	m, err := decodeMessage(data, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned, err := decodeOwnedMessage(bytes.Clone(data), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owned.ID != m.ID || owned.Method != m.Method || string(owned.Params) != string(m.Params) {
+		t.Errorf("owned decode %v, want %v", owned, m)
+	}
+	copy(data, bytes.Repeat([]byte(" "), len(data)))
+	if string(m.Params) != `{"a":"x"}` {
+		t.Errorf("Decode's params changed with the caller's bytes: %s", m.Params)
+	}
+	if _, err := decodeOwnedMessage([]byte(`{"jsonrpc":"2.0","id":1}`), Limits{}); err == nil {
+		t.Error("DecodeOwned accepted a message of no shape")
+	}
+}

@@ -38,7 +38,8 @@ var marshalOpts = json.JoinOptions(
 	jsontext.EscapeForJS(false),
 )
 
-// appendPayload appends v as JSON. A jsontext.Value is copied verbatim
+// appendPayload appends v as JSON. A jsontext.Value (or a pointer to one,
+// which a caller passes to spare boxing the slice) is copied verbatim
 // (after a validity check); nil becomes the empty object.
 func appendPayload(buf *bytes.Buffer, v any) error {
 	switch p := v.(type) {
@@ -46,22 +47,33 @@ func appendPayload(buf *bytes.Buffer, v any) error {
 		buf.WriteString("{}")
 		return nil
 	case jsontext.Value:
-		if len(p) == 0 {
-			buf.WriteString("{}")
-			return nil
+		return appendRaw(buf, p)
+	case *jsontext.Value:
+		if p != nil {
+			return appendRaw(buf, *p)
 		}
-		if !p.IsValid() {
-			return &jsontext.SyntacticError{}
-		}
-		buf.Write(p)
-		return nil
 	}
 	return json.MarshalWrite(buf, v, marshalOpts)
 }
 
+// appendRaw appends raw JSON verbatim, after a validity check; empty is
+// the empty object.
+func appendRaw(buf *bytes.Buffer, p jsontext.Value) error {
+	if len(p) == 0 {
+		buf.WriteString("{}")
+		return nil
+	}
+	if !p.IsValid() {
+		return &jsontext.SyntacticError{}
+	}
+	buf.Write(p)
+	return nil
+}
+
 // EncodeRequest returns the bytes of a request (or, with a zero id, a
 // notification) carrying params. params may be nil (omitted), a
-// jsontext.Value, or any value json can marshal.
+// jsontext.Value or a pointer to one (sent verbatim), or any value json
+// can marshal.
 func encodeRequest(id mcp.ID, method string, params any) ([]byte, error) {
 	buf := getBuf()
 	defer putBuf(buf)
@@ -135,6 +147,7 @@ func encodeError(id mcp.ID, e *Error) []byte {
 // it through internal/wire.
 func init() {
 	rpchook.Decode = decodeMessage
+	rpchook.DecodeOwned = decodeOwnedMessage
 	rpchook.EncodeRequest = encodeRequest
 	rpchook.EncodeResult = encodeResult
 	rpchook.EncodeError = encodeError

@@ -171,7 +171,7 @@ func FuzzEnvelope(f *testing.F) {
 			return
 		}
 		var fast, slow wireMessage
-		ferr := fast.parse(data)
+		ferr := fast.parse(data, false)
 		serr := json.Unmarshal(data, &slow, decodeOpts)
 		if (ferr == nil) != (serr == nil) {
 			t.Fatalf("%q: parse error %v, json.Unmarshal error %v", data, ferr, serr)

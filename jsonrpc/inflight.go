@@ -41,6 +41,9 @@ func (c *Conn) request(vals context.Context, msg *Message) bool {
 			c.rejectDuplicate(msg.ID)
 			return true
 		}
+		if c.inbound == nil {
+			c.inbound = make(map[mcp.ID]context.CancelCauseFunc) // on the first request: an idle Conn holds none
+		}
 		if c.running < c.opts.MaxInFlight {
 			c.running++
 			c.inbound[msg.ID] = cancel

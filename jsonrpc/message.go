@@ -88,8 +88,11 @@ var errNotObject = errors.New("not a JSON object")
 // members ignored, nothing after the object. The raw members share one
 // copy of data, so that the message does not hold on to the caller's
 // buffer.
-func (w *wireMessage) parse(data []byte) error {
-	d := jsontok.New(bytes.Clone(data), decodeOpts)
+func (w *wireMessage) parse(data []byte, owned bool) error {
+	if !owned {
+		data = bytes.Clone(data) // the Message's raw members must not alias the caller's bytes
+	}
+	d := jsontok.New(data, decodeOpts)
 	defer d.Release()
 	tok, err := d.ReadToken()
 	if err != nil {
@@ -152,14 +155,30 @@ func decodeMessage(data []byte, lim Limits) (*Message, error) {
 	return m, nil
 }
 
+// decodeOwnedMessage is decodeMessage for bytes the caller hands over:
+// the Message's raw members (params, result, error data) are slices of
+// data, not of a copy, so data must not change afterwards.
+func decodeOwnedMessage(data []byte, lim Limits) (*Message, error) {
+	m, e := decodeIn(data, lim, true)
+	if e != nil {
+		return m, e
+	}
+	return m, nil
+}
+
 // decode is decodeMessage with the concrete error type.
-func decode(data []byte, lim Limits) (*Message, *Error) {
+func decode(data []byte, lim Limits) (*Message, *Error) { return decodeIn(data, lim, false) }
+
+// decodeIn decodes data, a copy of it unless owned.
+func decodeIn(data []byte, lim Limits, owned bool) (*Message, *Error) {
 	if len(data) > lim.maxBytes() {
 		return nil, Errorf(mcp.CodeParseError, "Parse error: message of %d bytes exceeds the %d-byte limit", len(data), lim.maxBytes())
 	}
 	// Invalid UTF-8 is rejected by the parse itself (decodeOpts), as
 	// -32700: no separate pass over the message.
-	if d := depth(data); d > lim.maxDepth() {
+	// Nesting cannot exceed the length: a limit at least that large
+	// needs no pass (the transports' own outgoing limits are unbounded).
+	if len(data) > lim.maxDepth() && depth(data) > lim.maxDepth() {
 		return nil, Errorf(mcp.CodeParseError, "Parse error: nesting depth exceeds the limit of %d", lim.maxDepth())
 	}
 	first := firstByte(data)
@@ -170,7 +189,7 @@ func decode(data []byte, lim Limits) (*Message, *Error) {
 		return nil, NewError(mcp.CodeInvalidRequest, "Invalid Request: batches are not supported")
 	}
 	var w wireMessage
-	if err := w.parse(data); err != nil {
+	if err := w.parse(data, owned); err != nil {
 		if first != '{' && jsontext.Value(data).IsValid() {
 			return nil, NewError(mcp.CodeInvalidRequest, "Invalid Request: message must be a JSON object")
 		}

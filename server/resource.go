@@ -219,7 +219,7 @@ func subscribe(_ context.Context, _ *Server, req *Request, wp *wireParams) (any,
 		if _, had := ss.subscribed[p.URI]; had {
 			return func() {}
 		}
-		ss.subscribed[p.URI] = struct{}{}
+		ss.addSubscription(p.URI)
 		return func() { delete(ss.subscribed, p.URI) }
 	})
 	if err != nil {
@@ -236,7 +236,7 @@ func unsubscribe(_ context.Context, _ *Server, req *Request, wp *wireParams) (an
 			return func() {}
 		}
 		delete(ss.subscribed, p.URI)
-		return func() { ss.subscribed[p.URI] = struct{}{} }
+		return func() { ss.addSubscription(p.URI) }
 	})
 	if err != nil {
 		return nil, err

@@ -56,8 +56,8 @@ type Session struct {
 	caps       mcp.ClientCapabilities
 	info       mcp.Implementation
 	level      mcp.LoggingLevel
-	subscribed map[string]struct{}
-	rev        uint64 // the SessionState revision this copy holds
+	subscribed map[string]struct{} // nil until the first resources/subscribe (addSubscription)
+	rev        uint64              // the SessionState revision this copy holds
 
 	// view is the context of the session's latest request, kept for the
 	// visibility filter of its change notifications (Options.Visibility).
@@ -65,7 +65,17 @@ type Session struct {
 }
 
 func newSession(s *Server) *Session {
-	return &Session{srv: s, id: rand.Text(), subscribed: make(map[string]struct{})}
+	return &Session{srv: s, id: rand.Text()}
+}
+
+// addSubscription records a resources/subscribe of uri, making the set
+// on the first one (an idle session holds no map), under the same lock
+// as the other accesses to subscribed.
+func (ss *Session) addSubscription(uri string) {
+	if ss.subscribed == nil {
+		ss.subscribed = make(map[string]struct{})
+	}
+	ss.subscribed[uri] = struct{}{}
 }
 
 // listenGrace bounds how long Close waits for open subscriptions/listen

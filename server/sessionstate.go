@@ -49,7 +49,7 @@ func (ss *Session) restore(st *store.SessionState) {
 	}
 	clear(ss.subscribed)
 	for _, uri := range st.Subscriptions {
-		ss.subscribed[uri] = struct{}{}
+		ss.addSubscription(uri)
 	}
 }
 

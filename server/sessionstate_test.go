@@ -6,9 +6,9 @@ import "testing"
 // session holds does not replace it; the same or a newer one does.
 func TestSessionRestoreSkipsOlder(t *testing.T) {
 	ss := newSession(New(nil))
-	ss.subscribed["test://a"] = struct{}{}
+	ss.addSubscription("test://a")
 	older := ss.snapshot()
-	ss.subscribed["test://b"] = struct{}{}
+	ss.addSubscription("test://b")
 	newer := ss.snapshot()
 	if older.Revision >= newer.Revision {
 		t.Fatalf("revisions %d then %d: not increasing", older.Revision, newer.Revision)

@@ -97,6 +97,13 @@ type Modern struct {
 	// params.uri or params.taskId) when HasName is set.
 	Name    string
 	HasName bool
+	// ID and Method are the request's id and method. jsonrpc.Conn fills
+	// them in when it writes a request the caller described with a
+	// Modern (jsonrpc.CallOptions.Modern); a carrier given both may route
+	// the request without decoding Data at all, which is then a request
+	// jsonrpc.Conn encoded itself.
+	ID     mcp.ID
+	Method string
 }
 
 var (

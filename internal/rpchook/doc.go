@@ -4,6 +4,6 @@
 // nothing, so that jsonrpc can import it.
 package rpchook
 
-// Decode, EncodeRequest, EncodeResult and EncodeError are jsonrpc's
-// functions of the same names, set once by jsonrpc's init.
-var Decode, EncodeRequest, EncodeResult, EncodeError any
+// Decode, DecodeOwned, EncodeRequest, EncodeResult and EncodeError are
+// jsonrpc's functions of the same names, set once by jsonrpc's init.
+var Decode, DecodeOwned, EncodeRequest, EncodeResult, EncodeError any

@@ -20,6 +20,10 @@ var (
 	// (mcp.CodeParseError or mcp.CodeInvalidRequest), and the message is
 	// non-nil when its id could be read.
 	Decode = rpchook.Decode.(func(data []byte, lim jsonrpc.Limits) (*jsonrpc.Message, error))
+	// DecodeOwned is Decode for bytes the caller hands over and never
+	// changes again: the message's raw members (params, result, error
+	// data) are slices of data rather than of a copy.
+	DecodeOwned = rpchook.DecodeOwned.(func(data []byte, lim jsonrpc.Limits) (*jsonrpc.Message, error))
 	// EncodeRequest returns a request (a notification with a zero id)
 	// carrying params: nil (omitted), a jsontext.Value or any value json
 	// can marshal.

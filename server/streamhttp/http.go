@@ -722,9 +722,10 @@ func writeRPCError(w http.ResponseWriter, status int, id mcp.ID, e *jsonrpc.Erro
 
 // decode reads one JSON-RPC message of a POST body within the limits, or
 // answers 400 with the decoder's error (and the id, when it could be
-// read) and reports false.
+// read) and reports false. body is the request's own, read for it and
+// never changed: the message points into it rather than into a copy.
 func (h *Handler) decode(w http.ResponseWriter, body []byte) (*jsonrpc.Message, bool) {
-	msg, err := wire.Decode(body, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.p.Limits().MaxDepth})
+	msg, err := wire.DecodeOwned(body, jsonrpc.Limits{MaxBytes: int(h.opts.MaxBodyBytes), MaxDepth: h.p.Limits().MaxDepth})
 	if err == nil {
 		return msg, true
 	}

@@ -57,9 +57,9 @@ func (e *httpEnv) session(sid string) *httpSession {
 func (hs *httpSession) streams() (byReq, byID int) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	byID = len(hs.byID)
+	byID = hs.byID.len()
 	if hs.get != nil {
 		byID-- // the standalone stream lives as long as the session
 	}
-	return len(hs.byReq), byID
+	return hs.byReq.len(), byID
 }

@@ -171,7 +171,7 @@ func TestHTTPEventAppendOutsideLock(t *testing.T) {
 	answer := e.PostHeaders(sid, httpenv.ToolCall(id, "progress", "", "tok"))
 	httpenv.RecvT(t, store.appending, "the progress event's append")
 	e.session(sid).mu.Lock()
-	st := e.session(sid).byReq[mcp.IntID(id)]
+	st := e.session(sid).byReq.get(mcp.IntID(id))
 	e.session(sid).mu.Unlock()
 	if st == nil {
 		t.Fatal("no stream for the request")

@@ -31,9 +31,9 @@ type httpSession struct {
 	ending bool
 
 	mu      sync.Mutex
-	byReq   map[mcp.ID]*stream // POST streams by request id, until the response is pushed
-	byID    map[string]*stream // resumable streams by stream id, until finished
-	get     *stream            // the standalone stream, once opened
+	byReq   streamIndex[mcp.ID] // POST streams by request id, until the response is pushed
+	byID    streamIndex[string] // resumable streams by stream id, until finished
+	get     *stream             // the standalone stream, once opened
 	closed  bool
 	running int           // handlers of the session's requests running now
 	quietCh chan struct{} // closed when running falls to 0, once asked for
@@ -140,7 +140,7 @@ func (hs *httpSession) quiet() <-chan struct{} {
 // JSON body.
 func (hs *httpSession) setStatus(id mcp.ID, status int) {
 	hs.mu.Lock()
-	st := hs.byReq[id]
+	st := hs.byReq.get(id)
 	hs.mu.Unlock()
 	if st != nil {
 		st.mu.Lock()
@@ -168,9 +168,9 @@ func (hs *httpSession) Write(ctx context.Context, m transport.Message) error {
 	}
 	var st *stream
 	if m.Related.IsValid() {
-		st = hs.byReq[m.Related]
+		st = hs.byReq.get(m.Related)
 		if m.Final {
-			delete(hs.byReq, m.Related)
+			hs.byReq.del(m.Related)
 		}
 	} else {
 		st = hs.get
@@ -202,20 +202,17 @@ func (hs *httpSession) Close() error {
 	hs.closed = true
 	// The requests still in flight get an error answer (an empty 200 would
 	// leave the client guessing); the other streams just end.
-	inFlight := make([]*stream, 0, len(hs.byReq))
-	for _, st := range hs.byReq {
-		inFlight = append(inFlight, st)
-	}
-	others := make([]*stream, 0, len(hs.byID)+1)
-	for _, st := range hs.byID {
-		if !st.reqID.IsValid() || hs.byReq[st.reqID] != st {
+	inFlight := hs.byReq.all()
+	others := make([]*stream, 0, hs.byID.len()+1)
+	for _, st := range hs.byID.all() {
+		if !st.reqID.IsValid() || hs.byReq.get(st.reqID) != st {
 			others = append(others, st)
 		}
 	}
-	if hs.get != nil && hs.byID[hs.get.id] != hs.get {
+	if hs.get != nil && hs.byID.get(hs.get.id) != hs.get {
 		others = append(others, hs.get)
 	}
-	hs.byReq, hs.byID, hs.get = nil, nil, nil
+	hs.byReq, hs.byID, hs.get = streamIndex[mcp.ID]{}, streamIndex[string]{}, nil
 	hs.mu.Unlock()
 	for _, st := range inFlight {
 		st.push(hs.h.endedError(st.reqID), true)
@@ -242,18 +239,12 @@ func (hs *httpSession) openStream(id mcp.ID) (*stream, bool) {
 	if hs.closed {
 		return nil, false
 	}
-	if _, dup := hs.byReq[id]; dup {
+	if hs.byReq.get(id) != nil {
 		return nil, false
 	}
-	if hs.byReq == nil {
-		hs.byReq = make(map[mcp.ID]*stream)
-	}
-	hs.byReq[id] = st
+	hs.byReq.put(id, st)
 	if st.id != "" {
-		if hs.byID == nil {
-			hs.byID = make(map[string]*stream)
-		}
-		hs.byID[st.id] = st
+		hs.byID.put(st.id, st)
 	}
 	return st, true
 }
@@ -270,10 +261,7 @@ func (hs *httpSession) getStream() (st *stream, created bool) {
 		created = true
 		hs.get = newStream(hs.h, hs, mcp.ID{})
 		if hs.get.id != "" {
-			if hs.byID == nil {
-				hs.byID = make(map[string]*stream)
-			}
-			hs.byID[hs.get.id] = hs.get
+			hs.byID.put(hs.get.id, hs.get)
 		}
 	}
 	return hs.get, created
@@ -291,8 +279,8 @@ func (hs *httpSession) dropStandalone(born int64) {
 		return
 	}
 	hs.get = nil
-	if st != nil && hs.byID[st.id] == st {
-		delete(hs.byID, st.id)
+	if st != nil && hs.byID.get(st.id) == st {
+		hs.byID.del(st.id)
 	}
 	hs.mu.Unlock()
 	if st != nil {
@@ -310,17 +298,17 @@ func (hs *httpSession) standalone() *stream {
 func (hs *httpSession) streamByID(id string) *stream {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	return hs.byID[id]
+	return hs.byID.get(id)
 }
 
 func (hs *httpSession) removeStream(st *stream) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	if hs.byID[st.id] == st {
-		delete(hs.byID, st.id)
+	if hs.byID.get(st.id) == st {
+		hs.byID.del(st.id)
 	}
-	if hs.byReq[st.reqID] == st {
-		delete(hs.byReq, st.reqID)
+	if hs.byReq.get(st.reqID) == st {
+		hs.byReq.del(st.reqID)
 	}
 }
 
@@ -328,7 +316,7 @@ func (hs *httpSession) removeStream(st *stream) {
 // connection.
 func (hs *httpSession) closeStream(id mcp.ID) {
 	hs.mu.Lock()
-	st := hs.byReq[id]
+	st := hs.byReq.get(id)
 	hs.mu.Unlock()
 	if st != nil {
 		st.requestClose()

@@ -16,7 +16,8 @@
 // way. When the writer says what it knows of a modern request
 // (transport.Message.Modern, set by the client), the revision and
 // Mcp-Name are taken from there and the params are not decoded again;
-// otherwise they are read from the params. A message's route (Related, Final) is the server side's concern
+// when it also gives the id and method (jsonrpc.Conn fills them in), the
+// request is not decoded at all; otherwise they are read from the params. A message's route (Related, Final) is the server side's concern
 // and is ignored here. The stream of a
 // modern request is never resumed; the end of the Write's context closes
 // it, which is how the 2026-07-28 wire cancels a request (a
@@ -52,7 +53,7 @@
 //     loses the connection.
 //
 // The transport decodes each message's envelope (jsonrpc.Decode) to
-// route it, never rewrites one, and only ever synthesizes one message: the
+// route it, unless its writer described it (above), never rewrites one, and only ever synthesizes one message: the
 // error response to a request whose stream failed for good (see
 // Conn.Write), so that the call waiting for it fails instead of hanging.
 //

@@ -36,19 +36,19 @@ type modernRequest struct {
 // cheap proof that a message is legacy.
 var protocolVersionKey = []byte(mcp.MetaKeyProtocolVersion)
 
-// modernOf returns the modern envelope of request m, or nil when it has
-// none (legacy traffic, notifications, responses). What the writer said
+// modernOf returns the modern envelope of request m, and false when it
+// has none (legacy traffic, notifications, responses). What the writer said
 // of it (known, from transport.Message.Modern) is taken as is; otherwise
 // the params are decoded.
-func modernOf(m *jsonrpc.Message, known transport.Modern) *modernRequest {
+func modernOf(m *jsonrpc.Message, known transport.Modern) (modernRequest, bool) {
 	if !m.IsRequest() {
-		return nil
+		return modernRequest{}, false
 	}
 	if known.Version != "" {
-		return &modernRequest{version: known.Version, name: known.Name, hasName: known.HasName}
+		return modernRequest{version: known.Version, name: known.Name, hasName: known.HasName}, true
 	}
 	if m.Params.Kind() != '{' || !bytes.Contains(m.Params, protocolVersionKey) {
-		return nil
+		return modernRequest{}, false
 	}
 	var p struct {
 		Meta struct {
@@ -59,11 +59,11 @@ func modernOf(m *jsonrpc.Message, known transport.Modern) *modernRequest {
 		TaskID jsontext.Value `json:"taskId"`
 	}
 	if json.Unmarshal(m.Params, &p) != nil {
-		return nil
+		return modernRequest{}, false
 	}
-	r := &modernRequest{}
+	var r modernRequest
 	if p.Meta.Version.Kind() != '"' || json.Unmarshal(p.Meta.Version, &r.version) != nil || r.version == "" {
-		return nil
+		return modernRequest{}, false
 	}
 	var src jsontext.Value
 	switch m.Method {
@@ -77,7 +77,7 @@ func modernOf(m *jsonrpc.Message, known transport.Modern) *modernRequest {
 	if src.Kind() == '"' && json.Unmarshal(src, &r.name) == nil {
 		r.hasName = true
 	}
-	return r
+	return r, true
 }
 
 // setModernHeaders puts the request metadata headers of a modern request

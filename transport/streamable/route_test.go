@@ -36,6 +36,19 @@ func TestModernRouteFromWriter(t *testing.T) {
 	if h := f.next(t, http.MethodPost).Header; h.Values("Mcp-Name") != nil || h.Get("Mcp-Method") != mcp.MethodToolsList {
 		t.Errorf("tools/list headers %v", h)
 	}
+	// With the id and method too (as jsonrpc.Conn gives them), the
+	// message is not decoded: its route is the writer's alone.
+	body = request(mcp.IntID(4), mcp.MethodPromptsGet, modernParams("2026-07-28", `"name":"in-body"`))
+	routed := transport.Modern{Version: "2026-07-28", Name: "p", HasName: true, ID: mcp.IntID(4), Method: mcp.MethodToolsCall}
+	if err := c.Write(testCtx(t), transport.Message{Data: []byte(body), Modern: routed}); err != nil {
+		t.Fatal(err)
+	}
+	if m := readMsg(t, c); m.ID != mcp.IntID(4) {
+		t.Errorf("answer %v, want the one to id 4", m)
+	}
+	if h := f.next(t, http.MethodPost).Header; h.Get("Mcp-Method") != mcp.MethodToolsCall || h.Get("Mcp-Name") != "p" {
+		t.Errorf("headers %v, want the writer's route (tools/call, p)", h)
+	}
 	// Zero Modern: read from the params, as for any writer.
 	body = request(mcp.IntID(3), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"in-body","arguments":{}`))
 	if err := c.Write(testCtx(t), transport.Message{Data: []byte(body)}); err != nil {

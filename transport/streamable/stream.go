@@ -348,7 +348,7 @@ func (c *Conn) replayInitialize(ctx context.Context, id mcp.ID, body []byte) (se
 	var answer *jsonrpc.Message
 	switch ct := mediaType(resp.Header); ct {
 	case contentJSON:
-		data, err := readCapped(resp.Body, c.opts.MaxEventBytes)
+		data, err := readCapped(resp.Body, resp.ContentLength, c.opts.MaxEventBytes)
 		if err != nil {
 			return "", "", c.requestError(ctx, "POST", err)
 		}

@@ -355,18 +355,28 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	m, derr := wire.Decode(msg, outLimits)
-	if derr != nil {
-		return fmt.Errorf("streamable: refusing to send an invalid message: %w", derr)
+	body := bytes.Clone(msg) // the Conn's own: it may be sent again (a retry, re-initialization)
+	var m *jsonrpc.Message
+	if r := out.Modern; r.Version != "" && r.ID.IsValid() && r.Method != "" {
+		// A request jsonrpc.Conn encoded and described: its route is
+		// known, so it is not decoded again.
+		m = &jsonrpc.Message{ID: r.ID, Method: r.Method}
+	} else {
+		var derr error
+		if m, derr = wire.DecodeOwned(body, outLimits); derr != nil {
+			return fmt.Errorf("streamable: refusing to send an invalid message: %w", derr)
+		}
 	}
-	body := bytes.Clone(msg)
 	if l := c.legacy.Load(); l != nil {
 		return c.writeLegacy(ctx, l, body)
 	}
 	if m.IsNotification() && m.Method == mcp.NotificationCancelled && c.cancelModern(m) {
 		return nil
 	}
-	mr := modernOf(m, out.Modern)
+	var mr *modernRequest
+	if r, ok := modernOf(m, out.Modern); ok {
+		mr = &r
+	}
 	isInit := m.IsRequest() && m.Method == mcp.MethodInitialize && mr == nil
 	switch {
 	case isInit:
@@ -514,7 +524,10 @@ func (c *Conn) newRequest(ctx context.Context, method string, body []byte, accep
 // read. hs are the message's own headers (transport.Message.Header).
 func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit bool, mr *modernRequest, hs []transport.Header) error {
 	reqCtx, cancel := context.WithCancelCause(c.ctx)
-	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	stop := neverStops
+	if ctx.Done() != nil { // a context that cannot end needs no watch
+		stop = context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	}
 	detached := false
 	if mr != nil {
 		c.trackModern(m.ID, cancel)
@@ -540,8 +553,13 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 	if err != nil {
 		return c.requestError(ctx, "POST", err)
 	}
+	read := false // the body was read to its end: nothing to drain
 	defer func() {
-		if !detached {
+		switch {
+		case detached:
+		case read:
+			_ = resp.Body.Close()
+		default:
 			drainClose(resp.Body)
 		}
 	}()
@@ -569,11 +587,12 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 		c.log.Debug("streamable: request answered without a body", "status", resp.Status, "id", m.ID.String())
 		return nil
 	case ct == contentJSON:
-		data, err := readCapped(resp.Body, c.opts.MaxEventBytes)
+		data, err := readCapped(resp.Body, resp.ContentLength, c.opts.MaxEventBytes)
 		if err != nil {
 			return c.requestError(ctx, "POST", err)
 		}
-		in, derr := wire.Decode(data, inLimits(c.opts.MaxEventBytes))
+		read = true
+		in, derr := wire.DecodeOwned(data, inLimits(c.opts.MaxEventBytes)) // data is only read from now on
 		if derr != nil {
 			return fmt.Errorf("streamable: the JSON answer to %s is not a JSON-RPC message: %w", m.Method, derr)
 		}
@@ -612,7 +631,7 @@ func (c *Conn) statusError(ctx context.Context, resp *http.Response, m *jsonrpc.
 	if mediaType(resp.Header) != contentJSON {
 		return se
 	}
-	data, err := readCapped(resp.Body, maxErrorBody)
+	data, err := readCapped(resp.Body, resp.ContentLength, maxErrorBody)
 	if err != nil {
 		return se
 	}
@@ -700,12 +719,29 @@ func inLimits(maxBytes int) jsonrpc.Limits {
 }
 
 func mediaType(h http.Header) string {
-	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	v := h.Get("Content-Type")
+	if v == contentJSON || v == contentSSE {
+		return v // the usual case, without parsing
+	}
+	mt, _, _ := mime.ParseMediaType(v)
 	return mt
 }
 
-// readCapped reads a whole body of at most max bytes.
-func readCapped(r io.Reader, max int) ([]byte, error) {
+// neverStops is the stop function of a watch that was never set up: the
+// context it would have watched cannot end, so it never fired.
+func neverStops() bool { return true }
+
+// readCapped reads a whole body of at most max bytes. size is its
+// Content-Length (-1: unknown): a known size within max is read in one
+// allocation.
+func readCapped(r io.Reader, size int64, max int) ([]byte, error) {
+	if size >= 0 && size <= int64(max) {
+		data := make([]byte, size)
+		if _, err := io.ReadFull(r, data); err != nil {
+			return nil, err
+		}
+		return data, nil
+	}
 	data, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
 	if err != nil {
 		return nil, err
