@@ -23,7 +23,9 @@ func TestBatchAnnouncesOnce(t *testing.T) {
 	if err := p.Client.Ping(p.Context()); err != nil {
 		t.Fatal(err)
 	}
-	noop := func(context.Context, *server.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil }
+	noop := func(context.Context, *server.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	}
 	s.Batch(func() {
 		for i := range 50 {
 			if err := s.AddRawTool(&mcp.Tool{Name: fmt.Sprint("t", i)}, noop); err != nil {
