@@ -183,26 +183,39 @@ func (u *upstream) relayInput(req *server.Request, r *mcp.InputRequiredResult) e
 // addInput adds one input request, decoded, to in, and returns its params
 // (nil for roots/list).
 func addInput(in *server.Input, key string, r mcp.InputRequest) (any, error) {
-	switch r.Method {
+	params, err := askParams(r.Method, r.Params)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: the upstream's input request %q: %w", key, err)
+	}
+	putInput(in, key, params)
+	return params, nil
+}
+
+// askParams decodes the params of an input request (nil for roots/list).
+func askParams(method string, raw jsontext.Value) (any, error) {
+	switch method {
 	case mcp.MethodElicitationCreate:
 		var p mcp.ElicitParams
-		if err := r.DecodeParams(&p); err != nil {
-			return nil, fmt.Errorf("gateway: the upstream's input request %q: %w", key, err)
-		}
-		in.Elicit(key, &p)
-		return &p, nil
+		return &p, json.Unmarshal(raw, &p)
 	case mcp.MethodSamplingCreateMessage:
 		var p mcp.CreateMessageParams
-		if err := r.DecodeParams(&p); err != nil {
-			return nil, fmt.Errorf("gateway: the upstream's input request %q: %w", key, err)
-		}
-		in.CreateMessage(key, &p)
-		return &p, nil
+		return &p, json.Unmarshal(raw, &p)
 	case mcp.MethodRootsList:
-		in.ListRoots(key)
 		return nil, nil
 	}
-	return nil, fmt.Errorf("gateway: the upstream asked for input with an unknown method %q", r.Method)
+	return nil, fmt.Errorf("unknown method %q", method)
+}
+
+// putInput adds an input request with decoded params (nil: roots/list).
+func putInput(in *server.Input, key string, params any) {
+	switch p := params.(type) {
+	case *mcp.ElicitParams:
+		in.Elicit(key, p)
+	case *mcp.CreateMessageParams:
+		in.CreateMessage(key, p)
+	default:
+		in.ListRoots(key)
+	}
 }
 
 // needs adds what the client must have declared to answer an input

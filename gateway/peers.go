@@ -136,19 +136,6 @@ func resumeRemote[R any](ctx context.Context, u *upstream, req *server.Request, 
 	}
 }
 
-// askParams decodes the params of a relayed input request.
-func askParams(method string, raw jsontext.Value) (any, error) {
-	switch method {
-	case mcp.MethodElicitationCreate:
-		var p mcp.ElicitParams
-		return &p, json.Unmarshal(raw, &p)
-	case mcp.MethodSamplingCreateMessage:
-		var p mcp.CreateMessageParams
-		return &p, json.Unmarshal(raw, &p)
-	}
-	return nil, nil
-}
-
 // receive takes the broker's messages (one goroutine, quick).
 func (ps *peers) receive(b []byte) {
 	var m peerMsg

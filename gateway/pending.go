@@ -232,14 +232,7 @@ func askInput(u *upstream, req *server.Request, id, key string, params any) erro
 		return err
 	}
 	in := server.NeedInput()
-	switch params := params.(type) {
-	case *mcp.ElicitParams:
-		in.Elicit(key, params)
-	case *mcp.CreateMessageParams:
-		in.CreateMessage(key, params)
-	default:
-		in.ListRoots(key)
-	}
+	putInput(in, key, params)
 	b, err := json.Marshal(roundState{Upstream: u.cfg.Name, Pending: id, Key: key})
 	if err != nil {
 		return err
