@@ -39,10 +39,15 @@ type gatewayFlags struct {
 	roots    multiFlag
 }
 
-func runGateway(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("mcpkit gateway", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f gatewayFlags
+// gatewayFlagSet is the flag set of "mcpkit gateway" and its values.
+type gatewayFlagSet struct {
+	fs *flag.FlagSet
+	f  gatewayFlags
+}
+
+func newGatewayFlagSet() *gatewayFlagSet {
+	g := &gatewayFlagSet{fs: flag.NewFlagSet("mcpkit gateway", flag.ContinueOnError)}
+	fs, f := g.fs, &g.f
 	fs.StringVar(&f.config, "config", "", "read upstreams, listeners, auth and limits from the JSON `FILE`")
 	fs.StringVar(&f.http, "http", "", "serve Streamable HTTP at `ADDR` (endpoint /mcp, health /healthz)")
 	fs.BoolVar(&f.stdio, "stdio", false, "serve over stdin/stdout (the default without --http)")
@@ -52,6 +57,13 @@ func runGateway(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&f.era, "era", "auto", "the upstream's protocol era: auto, legacy or modern")
 	fs.Var(&f.headers, "header", "HTTP header `K: V` sent to a --url upstream (repeatable)")
 	fs.Var(&f.roots, "root", "a root `URI` declared to the upstream (repeatable)")
+	return g
+}
+
+func runGateway(ctx context.Context, args []string, stderr io.Writer) error {
+	g := newGatewayFlagSet()
+	fs, f := g.fs, &g.f
+	fs.SetOutput(stderr)
 	pos, command, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -61,7 +73,7 @@ func runGateway(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	cfg, source, err := gatewayConfigOf(&f, set, command)
+	cfg, source, err := gatewayConfigOf(f, set, command)
 	if err != nil {
 		return err
 	}
