@@ -387,8 +387,9 @@ func serveGateway(ctx context.Context, p *gatewayPlan, out io.Writer) error {
 		}
 		go func() { httpDone <- srv.Serve(ln) }()
 	}
-	stdioDone := make(chan error, 1)
+	var stdioDone chan error // nil without stdio
 	if p.stdio {
+		stdioDone = make(chan error, 1)
 		go func() { stdioDone <- g.Server().Serve(ctx, stdio.New(nil)) }()
 	}
 	var result error
