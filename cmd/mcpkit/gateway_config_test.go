@@ -292,3 +292,31 @@ func TestLineWriter(t *testing.T) {
 		t.Fatalf("%d bytes kept, want 10", len(w.buf))
 	}
 }
+
+// TestGatewayGuideConfig: the complete file of docs/guide/gateway.md is
+// a valid configuration, so the guide cannot drift from the parser.
+func TestGatewayGuideConfig(t *testing.T) {
+	md, err := os.ReadFile(filepath.Join("..", "..", "docs", "guide", "gateway.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found int
+	for _, block := range strings.Split(string(md), "```json\n")[1:] {
+		body, _, _ := strings.Cut(block, "```")
+		if !strings.Contains(body, `"upstreams"`) || !strings.Contains(body, `"rateLimits"`) {
+			continue
+		}
+		found++
+		t.Setenv("SEARCH_TOKEN", "t")
+		c, err := parseGatewayConfig("gateway.md", []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.plan("gateway.md", io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if found != 1 {
+		t.Fatalf("%d complete configuration files in the guide, want 1", found)
+	}
+}
