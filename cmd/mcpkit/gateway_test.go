@@ -295,3 +295,17 @@ func TestGatewayUsage(t *testing.T) {
 		t.Errorf("bad prefix: %s", r.stderr)
 	}
 }
+
+// TestGatewayStdioAndURL: the gateway as a stdio server (launched by
+// mcpkit call, in both eras) in front of a Streamable HTTP upstream given
+// by --url with --header, and in front of a stdio upstream.
+func TestGatewayStdioAndURL(t *testing.T) {
+	t.Parallel()
+	up := startHTTP(t)
+	for _, era := range []string{"legacy", "modern"} {
+		expect(t, mcpkit(t, "call", "--era", era, "web_add", "a=2", "b=40",
+			"--", bin, "gateway", "--url", up, "--header", "X-Test: yes", "--prefix", "web"), 0, `{"sum":42}`)
+		expect(t, mcpkit(t, "call", "--era", era, "--accept-defaults", "cmd_signup",
+			"--", bin, "gateway", "--stdio", "--prefix", "cmd", "--", bin, "serve", "--stdio"), 0, "Welcome, guest")
+	}
+}
