@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -455,16 +456,29 @@ func (p *gatewayPlan) mux(g *gateway.Gateway, h http.Handler, addr net.Addr, ori
 	if err != nil {
 		return nil, err
 	}
-	mw, err := auth.Require(v, &o)
-	if err != nil {
-		return nil, err
-	}
 	meta := auth.ProtectedResourceMetadata{
 		Resource:              o.Resource,
 		AuthorizationServers:  a.AuthorizationServers,
 		ScopesSupported:       a.ScopesSupported,
 		ResourceName:          a.ResourceName,
 		ResourceDocumentation: a.ResourceDocumentation,
+	}
+	if a.DPoP == dpopOptional || a.DPoP == dpopRequired {
+		// Stateless server nonces under a key of this process; proofs
+		// are remembered in memory against replay.
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, err
+		}
+		if o.DPoP, err = auth.NewDPoPVerifier(&auth.DPoPOptions{Required: a.DPoP == dpopRequired, NonceKey: key}); err != nil {
+			return nil, err
+		}
+		meta.DPoPSigningAlgValuesSupported = strings.Fields(o.DPoP.Algorithms())
+		meta.DPoPBoundAccessTokensRequired = a.DPoP == dpopRequired
+	}
+	mw, err := auth.Require(v, &o)
+	if err != nil {
+		return nil, err
 	}
 	if err := auth.MountProtectedResource(mux, meta); err != nil {
 		return nil, err

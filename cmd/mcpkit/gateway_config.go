@@ -115,6 +115,7 @@ type authFileConfig struct {
 	ResourceName          string              `json:"resourceName"`
 	ResourceDocumentation string              `json:"resourceDocumentation"`
 	Visibility            bool                `json:"visibility"`
+	DPoP                  string              `json:"dpop"`
 }
 
 type jwtConfig struct {
@@ -429,6 +430,11 @@ func (a *authFileConfig) check() error {
 		return fieldErr("auth", "set exactly one of jwt and introspection")
 	case len(a.AuthorizationServers) == 0:
 		return fieldErr("auth.authorizationServers", "at least one issuer is required (clients find it in the protected resource metadata)")
+	}
+	switch a.DPoP {
+	case "", dpopOff, dpopOptional, dpopRequired:
+	default:
+		return fieldErr("auth.dpop", "%q is not %s, %s or %s", a.DPoP, dpopOff, dpopOptional, dpopRequired)
 	}
 	if j := a.JWT; j != nil {
 		if j.Issuer == "" {

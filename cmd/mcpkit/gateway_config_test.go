@@ -34,7 +34,7 @@ const goodGatewayConfig = `{
     "jwt": {"issuer": "https://login.acme.test", "jwksURL": "https://login.acme.test/jwks", "algorithms": ["ES256"]},
     "scopes": ["mcp"], "methodScopes": {"tools/call": ["mcp:tools"]}, "toolScopes": {"fs_write_file": ["files:write"]},
     "scopesSupported": ["mcp", "mcp:tools", "files:write"], "resourceName": "Acme MCP",
-    "resourceDocumentation": "https://acme.test/docs", "visibility": true
+    "resourceDocumentation": "https://acme.test/docs", "visibility": true, "dpop": "optional"
   },
   "rateLimits": {
     "principal": {"every": "100ms", "burst": 20},
@@ -154,6 +154,7 @@ func TestGatewayConfigErrors(t *testing.T) {
 		{"HMAC algorithm", `{"auth": {"authorizationServers": ["https://as"], "jwt": {"issuer": "https://as", "algorithms": ["HS256"]}}, "upstreams": [{"name": "a", ` + cmd + `}]}`, `gw.json: auth.jwt.algorithms[0]: "HS256" is not one of`},
 		{"no authorization server", `{"auth": {"jwt": {"issuer": "https://as"}}, "upstreams": [{"name": "a", ` + cmd + `}]}`, "gw.json: auth.authorizationServers: at least one issuer is required"},
 		{"introspection secret", `{"auth": {"authorizationServers": ["https://as"], "introspection": {"endpoint": "https://as/i", "clientID": "rs"}}, "upstreams": [{"name": "a", ` + cmd + `}]}`, "gw.json: auth.introspection.clientSecretEnv: required"},
+		{"bad dpop", `{"auth": {"authorizationServers": ["https://as"], "jwt": {"issuer": "https://as"}, "dpop": "maybe"}, "upstreams": [{"name": "a", ` + cmd + `}]}`, `gw.json: auth.dpop: "maybe" is not off, optional or required`},
 		{"rate without interval", `{"rateLimits": {"tool": {"burst": 1}}, "upstreams": [{"name": "a", ` + cmd + `}]}`, "gw.json: rateLimits.tool.every: required"},
 		{"rate without burst", `{"rateLimits": {"principal": {"every": "1s"}}, "upstreams": [{"name": "a", ` + cmd + `}]}`, "gw.json: rateLimits.principal.burst: must be at least 1"},
 	} {

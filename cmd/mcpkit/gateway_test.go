@@ -222,6 +222,7 @@ func TestGatewayAuth(t *testing.T) {
 			"authorizationServers": []string{a.issuer},
 			"jwt":                  map[string]any{"issuer": a.issuer, "jwksURL": a.issuer + "/jwks", "algorithms": []string{"ES256"}},
 			"resourceName":         "test gateway",
+			"dpop":                 "optional",
 		},
 		"upstreams": []any{map[string]any{"name": "demo", "prefix": "demo", "command": []string{bin, "serve", "--stdio"}}},
 	}
@@ -273,6 +274,9 @@ func TestGatewayAuth(t *testing.T) {
 	if reg, authz, toks := a.counts(); reg != 1 || authz != 1 || toks != 1 {
 		t.Errorf("registrations %d, authorizations %d, token requests %d; want 1, 1, 1", reg, authz, toks)
 	}
+	// A DPoP-bound token (dpop optional): its proofs are checked.
+	env = []string{"MCPKIT_CONFIG_DIR=" + t.TempDir(), headlessEnv + "=1"}
+	expect(t, mcpkitEnv(t, env, "call", "--dpop", g.url, "demo_add", "a=1", "b=2"), 0, `{"sum":3}`)
 }
 
 // TestGatewayUsage: command lines and files the gateway refuses, with
