@@ -25,7 +25,8 @@ const (
 	exitSignal   = 130 // interrupted (SIGINT or SIGTERM) before the answer came
 )
 
-const usageText = `mcpkit: serve a demo MCP server, or inspect and call any MCP server.
+const usageText = `mcpkit: serve a demo MCP server, put a gateway in front of any MCP servers,
+or inspect and call any MCP server.
 
 Usage:
   mcpkit serve [--http ADDR [--auth [--auth-tokens jwt|opaque] [--dpop off|optional|required]]
