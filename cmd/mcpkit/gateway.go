@@ -203,6 +203,15 @@ func (c *gatewayConfig) plan(source string, out io.Writer) (*gatewayPlan, error)
 			so.Info.Version = "0.1.0"
 		}
 	}
+	keys, err := c.Server.requestStateKeys()
+	if err != nil {
+		var ce *configError
+		if errors.As(err, &ce) {
+			ce.file = source
+		}
+		return nil, err
+	}
+	so.RequestStateKeys = keys
 	if a := c.Auth; a != nil {
 		p.authOpts = auth.Options{Scopes: a.Scopes, MethodScopes: a.MethodScopes, ToolScopes: a.ToolScopes, Logger: log}
 		if a.Visibility {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-json-experiment/json"
@@ -18,6 +19,7 @@ import (
 	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/ratelimit"
+	"github.com/mcpkit/mcpkit/server"
 )
 
 // The configuration file of "mcpkit gateway --config FILE" is JSON: the
@@ -57,6 +59,10 @@ type serverConfig struct {
 	Version      string `json:"version"`
 	Title        string `json:"title"`
 	Instructions string `json:"instructions"`
+	// RequestStateKeysEnv names the environment variable holding the
+	// keys that seal requestState (server.ParseRequestStateKey each,
+	// separated by commas or spaces; the first seals, all open).
+	RequestStateKeysEnv string `json:"requestStateKeysEnv"`
 }
 
 // limitsConfig are the gateway's own limits (gateway.Options).
@@ -481,4 +487,26 @@ func (r *rateConfig) rate() ratelimit.Rate {
 		return ratelimit.Rate{}
 	}
 	return ratelimit.Every(time.Duration(r.Every), r.Burst)
+}
+
+// requestStateKeys reads the keys named by RequestStateKeysEnv (none
+// when it is empty).
+func (c *serverConfig) requestStateKeys() ([]server.RequestStateKey, error) {
+	if c.RequestStateKeysEnv == "" {
+		return nil, nil
+	}
+	v, ok := os.LookupEnv(c.RequestStateKeysEnv)
+	if !ok || strings.TrimSpace(v) == "" {
+		return nil, fieldErr("server.requestStateKeysEnv", "$%s is not set in the environment", c.RequestStateKeysEnv)
+	}
+	var keys []server.RequestStateKey
+	for i, s := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+		k, err := server.ParseRequestStateKey(s)
+		if err != nil {
+			// The key itself stays out of the message.
+			return nil, fieldErr("server.requestStateKeysEnv", "key %d of $%s: want 64 hexadecimal digits or the base64 of 32 bytes", i+1, c.RequestStateKeysEnv)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
 }

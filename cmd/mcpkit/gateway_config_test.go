@@ -18,7 +18,8 @@ import (
 
 // goodGatewayConfig sets every member of the configuration file.
 const goodGatewayConfig = `{
-  "server": {"name": "acme-gateway", "version": "2.0.0", "title": "Acme", "instructions": "Tools of Acme."},
+  "server": {"name": "acme-gateway", "version": "2.0.0", "title": "Acme", "instructions": "Tools of Acme.",
+             "requestStateKeysEnv": "GW_TEST_KEYS"},
   "http": {
     "addr": "127.0.0.1:0", "path": "/mcp", "healthPath": "/healthz",
     "allowedHosts": ["mcp.acme.test"], "allowedOrigins": ["https://app.acme.test"],
@@ -53,6 +54,7 @@ const goodGatewayConfig = `{
 
 func TestGatewayConfigGood(t *testing.T) {
 	t.Setenv("GW_TEST_TOKEN", "s3cret")
+	t.Setenv("GW_TEST_KEYS", strings.Repeat("ab", 32)+", "+strings.Repeat("cd", 32))
 	c, err := parseGatewayConfig("gw.json", []byte(goodGatewayConfig))
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +83,9 @@ func TestGatewayConfigGood(t *testing.T) {
 	so := o.Server
 	if !reflect.DeepEqual(so.Info, mcp.Implementation{Name: "acme-gateway", Title: "Acme", Version: "2.0.0"}) || so.Instructions != "Tools of Acme." {
 		t.Errorf("server identity: %+v %q", so.Info, so.Instructions)
+	}
+	if len(so.RequestStateKeys) != 2 || so.RequestStateKeys[0][0] != 0xab || so.RequestStateKeys[1][0] != 0xcd {
+		t.Errorf("request state keys: %x", so.RequestStateKeys)
 	}
 	if so.Visibility == nil || len(so.Interceptors) != 1 {
 		t.Errorf("visibility %v, %d interceptors (want the rate limiter)", so.Visibility != nil, len(so.Interceptors))
@@ -309,6 +314,7 @@ func TestGatewayGuideConfig(t *testing.T) {
 		}
 		found++
 		t.Setenv("SEARCH_TOKEN", "t")
+		t.Setenv("GATEWAY_STATE_KEYS", strings.Repeat("0f", 32))
 		c, err := parseGatewayConfig("gateway.md", []byte(body))
 		if err != nil {
 			t.Fatal(err)
@@ -319,5 +325,22 @@ func TestGatewayGuideConfig(t *testing.T) {
 	}
 	if found != 1 {
 		t.Fatalf("%d complete configuration files in the guide, want 1", found)
+	}
+}
+
+// TestGatewayStateKeys: the sealing keys come from the environment; a
+// missing or malformed one is an error naming the member, never the key.
+func TestGatewayStateKeys(t *testing.T) {
+	c, err := parseGatewayConfig("gw.json", []byte(`{"server": {"requestStateKeysEnv": "GW_TEST_KEYS"}, "upstreams": [{"name": "a", "command": ["x"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.plan("gw.json", io.Discard); err == nil || err.Error() != "gw.json: server.requestStateKeysEnv: $GW_TEST_KEYS is not set in the environment" {
+		t.Errorf("unset: %v", err)
+	}
+	t.Setenv("GW_TEST_KEYS", strings.Repeat("ab", 32)+" not-a-key-secret")
+	_, err = c.plan("gw.json", io.Discard)
+	if err == nil || !strings.HasPrefix(err.Error(), "gw.json: server.requestStateKeysEnv: key 2 of $GW_TEST_KEYS") || strings.Contains(err.Error(), "secret") {
+		t.Errorf("malformed: %v", err)
 	}
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,10 +14,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
 // runningGateway is an "mcpkit gateway --http" process of a test.
@@ -29,7 +37,16 @@ type runningGateway struct {
 // exit.
 func startGateway(t *testing.T, args ...string) *runningGateway {
 	t.Helper()
+	return startGatewayEnv(t, nil, args...)
+}
+
+// startGatewayEnv is startGateway with env added to the environment.
+func startGatewayEnv(t *testing.T, env []string, args ...string) *runningGateway {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"gateway"}, args...)...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -311,5 +328,83 @@ func TestGatewayStdioAndURL(t *testing.T) {
 			"--", bin, "gateway", "--url", up, "--header", "X-Test: yes", "--prefix", "web"), 0, `{"sum":42}`)
 		expect(t, mcpkit(t, "call", "--era", era, "--accept-defaults", "cmd_signup",
 			"--", bin, "gateway", "--stdio", "--prefix", "cmd", "--", bin, "serve", "--stdio"), 0, "Welcome, guest")
+	}
+}
+
+// roundRobin sends each request to the next of hosts, as a load
+// balancer without sticky sessions would, and counts the tools/call
+// requests each host got.
+type roundRobin struct {
+	hosts []string
+	mu    sync.Mutex
+	n     int
+	calls map[string]int
+}
+
+func (rr *roundRobin) RoundTrip(req *http.Request) (*http.Response, error) {
+	rr.mu.Lock()
+	host := rr.hosts[rr.n%len(rr.hosts)]
+	rr.n++
+	if req.Header.Get("Mcp-Method") == "tools/call" {
+		rr.calls[host]++
+	}
+	rr.mu.Unlock()
+	r := req.Clone(req.Context())
+	r.URL.Host, r.Host = host, host
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestGatewayInstances: two gateway processes sharing their sealing keys
+// (server.requestStateKeysEnv) in front of one HTTP upstream serve a
+// 2026-07-28 client whose requests alternate between them: the
+// upstream's elicitation, relayed as an input-required result by one,
+// is answered through the other.
+func TestGatewayInstances(t *testing.T) {
+	t.Parallel()
+	up := startHTTP(t)
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"GW_TEST_STATE_KEYS=" + hex.EncodeToString(key)}
+	b, _ := json.Marshal(map[string]any{
+		"server":    map[string]any{"requestStateKeysEnv": "GW_TEST_STATE_KEYS"},
+		"http":      map[string]any{"addr": "127.0.0.1:0"},
+		"upstreams": []any{map[string]any{"name": "demo", "prefix": "demo", "url": up}},
+	})
+	path := filepath.Join(t.TempDir(), "gateway.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g1 := startGatewayEnv(t, env, "--config", path)
+	g2 := startGatewayEnv(t, env, "--config", path)
+	u1, _ := url.Parse(g1.url)
+	u2, _ := url.Parse(g2.url)
+	rr := &roundRobin{hosts: []string{u1.Host, u2.Host}, calls: map[string]int{}}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tr := streamable.New(g1.url, &streamable.Options{HTTPClient: &http.Client{Transport: rr}})
+	c, err := client.Connect(ctx, tr, &client.Options{
+		ProtocolVersion: mcp.Version20260728,
+		ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "Ada", "plan": "pro", "seats": 2}}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "demo_signup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(got), "Welcome, Ada (pro plan, 2 seats)!") || res.IsError {
+		t.Fatalf("result %s (isError %v)", got, res.IsError)
+	}
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	if rr.calls[u1.Host] == 0 || rr.calls[u2.Host] == 0 {
+		t.Fatalf("tools/call requests by instance: %v; want both", rr.calls)
 	}
 }
