@@ -5,13 +5,18 @@
 //	mcpkit inspect http://127.0.0.1:8080/mcp
 //	mcpkit call http://127.0.0.1:8080/mcp add a=2 b=40
 //	mcpkit call add a=2 b=40 -- mcpkit serve --stdio
+//	mcpkit gateway --http 127.0.0.1:8081 --prefix demo -- mcpkit serve --stdio
+//	mcpkit gateway --config gateway.json
 //
 // This package owns the command line only: argument parsing (the standard
 // flag package, one FlagSet per subcommand), the demo server (serve.go),
+// the gateway command and its JSON configuration file (gateway.go,
+// gateway_config.go: the gateway package served on HTTP and/or stdio, auth
+// in front, ratelimit as a server interceptor, /healthz),
 // connecting to a target (target.go), OAuth login and the file-backed
 // token store (oauth.go), answering the server's input requests on a
 // terminal or from flags (input.go), and printing results (commands.go).
 // It uses the SDK's public API only (client, server, mcp, transport/...,
-// auth/oauth); it is not imported by anything. Run "mcpkit help" for the
-// usage text and the exit codes.
+// auth, auth/oauth, gateway, ratelimit); it is not imported by anything.
+// Run "mcpkit help" for the usage text and the exit codes.
 package main

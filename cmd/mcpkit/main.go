@@ -25,11 +25,14 @@ const (
 	exitSignal   = 130 // interrupted (SIGINT or SIGTERM) before the answer came
 )
 
-const usageText = `mcpkit: serve a demo MCP server, or inspect and call any MCP server.
+const usageText = `mcpkit: serve a demo MCP server, put a gateway in front of any MCP servers,
+or inspect and call any MCP server.
 
 Usage:
   mcpkit serve [--http ADDR [--auth [--auth-tokens jwt|opaque] [--dpop off|optional|required]]
                [--allow-host NAME] [--allow-origin ORIGIN] | --stdio]
+  mcpkit gateway [--http ADDR [--addr-file F]] [--stdio] [--prefix P] [--era auto|legacy|modern]
+                 [--header 'K: V'] [--root URI] (--url URL | --config FILE | -- command args...)
   mcpkit inspect  [flags] TARGET
   mcpkit call     [flags] [--task] TARGET TOOL [JSON | key=value ...]
   mcpkit read     [flags] TARGET URI
@@ -50,6 +53,13 @@ an Origin), unless --allow-host and --allow-origin (repeatable) name them.
 
 serve --http also serves the deprecated HTTP+SSE transport (2024-11-05) at
 the same URL, for clients that predate Streamable HTTP.
+
+gateway serves one or more upstream MCP servers, of any era and transport,
+to clients of both eras, on Streamable HTTP (--http, with a health endpoint
+at /healthz) and/or stdio (the default without --http). One upstream comes
+from the flags: a command after --, or --url; several, with auth in front,
+rate limits and every limit, from a JSON file (--config; docs/guide/gateway.md).
+  mcpkit gateway --http 127.0.0.1:8080 --prefix fs -- npx @modelcontextprotocol/server-filesystem /data
 
 TARGET is an http:// or https:// URL of a Streamable HTTP endpoint (or of a
 server of the deprecated HTTP+SSE transport, found by the spec's fallback), or
@@ -148,6 +158,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "serve":
 		err = runServe(ctx, rest, stderr)
+	case "gateway":
+		err = runGateway(ctx, rest, stderr)
 	case "inspect", "call", "read", "prompt", "complete", "listen":
 		err = runClient(ctx, cmd, rest, stdout, stderr)
 	default:
