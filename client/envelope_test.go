@@ -12,6 +12,8 @@ import (
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/mcptest"
+	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -179,4 +181,31 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+func TestWithCapabilitiesOverridesTheEnvelope(t *testing.T) {
+	s := server.New(nil)
+	seen := make(chan mcp.ClientCapabilities, 4)
+	if err := s.AddRawTool(&mcp.Tool{Name: "caps"}, func(ctx context.Context, req *server.CallToolRequest) (*mcp.CallToolResult, error) {
+		seen <- req.ClientCapabilities()
+		return &mcp.CallToolResult{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p := mcptest.NewPair(t, s, &mcptest.Options{Client: &client.Options{
+		ElicitHandler: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) { return nil, nil },
+	}})
+	if _, err := p.Client.CallTool(p.Context(), &mcp.CallToolParams{Name: "caps"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-seen; c.Elicitation == nil || c.Sampling != nil {
+		t.Fatalf("own capabilities = %+v", c)
+	}
+	ctx := client.WithCapabilities(p.Context(), mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}, Roots: &mcp.RootsCapability{ListChanged: true}})
+	if _, err := p.Client.CallTool(ctx, &mcp.CallToolParams{Name: "caps"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-seen; c.Elicitation != nil || c.Sampling == nil || c.Roots == nil {
+		t.Fatalf("overridden capabilities = %+v", c)
+	}
 }

@@ -87,6 +87,7 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 		version := c.version
 		c.mu.Unlock()
 		env := c.newEnvelope(&p.Meta, p.Meta, version, c.tasksDeclared(ctx))
+		overrideCaps(ctx, &env, c.tasksDeclared(ctx))
 		p.Meta = env.asMap()
 	}
 	return c.notifyOut(ctx, method, p)

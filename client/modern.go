@@ -107,6 +107,7 @@ func (c *Client) leg(ctx context.Context, method string, params any, meta *mcp.M
 	tasks := c.tasksDeclared(ctx)
 	for {
 		env := c.newEnvelope(meta, orig, version, tasks)
+		overrideCaps(ctx, &env, tasks)
 		err := c.exchange(ctx, method, params, result, &env)
 		if err == nil || retried {
 			return err

@@ -12,7 +12,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/client"
-	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
@@ -116,7 +115,9 @@ func forward[R any](ctx context.Context, u *upstream, req *server.Request, call 
 	if st.Pending != "" {
 		return resumeLegacy(ctx, u, req, st, call)
 	}
-	ctx = context.WithValue(ctx, callerCapsKey{}, bridged(req.ClientCapabilities()))
+	// A 2026 upstream asks only for what the calling client can answer,
+	// and refuses (SEP-2575) what needs more, as it would refuse the client.
+	ctx = client.WithCapabilities(ctx, bridged(req.ClientCapabilities()))
 	c, release, err := u.acquire(ctx)
 	if err != nil {
 		return zero, upstreamError(err)
@@ -264,10 +265,6 @@ func upstreamError(err error) error {
 	return jsonrpc.NewError(mcp.CodeInternalError, "Internal error: "+err.Error())
 }
 
-// callerCapsKey carries, in the context of an upstream call, the
-// capabilities of the client the call is made for.
-type callerCapsKey struct{}
-
 // bridged is what of a client's capabilities the gateway passes to a 2026
 // upstream with each request: the input requests it bridges (elicitation,
 // sampling, roots) and the extensions that pass through unchanged.
@@ -275,51 +272,6 @@ func bridged(c mcp.ClientCapabilities) mcp.ClientCapabilities {
 	out := mcp.ClientCapabilities{Elicitation: c.Elicitation, Sampling: c.Sampling, Roots: c.Roots}
 	if v, ok := c.Extensions[appsExtension]; ok {
 		out.Extensions = map[string]jsontext.Value{appsExtension: v}
-	}
-	return out
-}
-
-// capsTap is an interceptor of the gateway's client of u: a 2026
-// request made for a client declares that client's capabilities (as far as
-// the gateway bridges them) instead of the gateway's own, so that the
-// upstream asks only for what the client can answer and refuses, as it
-// would refuse the client (SEP-2575), what needs more.
-func capsTap(next intercept.Handler) intercept.Handler {
-	return func(ctx context.Context, c *intercept.Call) (any, error) {
-		if !c.Inbound && !c.Notification && c.Era == intercept.EraModern {
-			if caps, ok := ctx.Value(callerCapsKey{}).(mcp.ClientCapabilities); ok {
-				c.SetMeta(mcp.MetaKeyClientCapabilities, withOwnExtensions(caps, c.Params))
-			}
-		}
-		return next(ctx, c)
-	}
-}
-
-// withOwnExtensions adds to caps the extensions the gateway's client
-// declares itself in the request's envelope (the tasks extension, when it
-// runs a tool that requires a task as one).
-func withOwnExtensions(caps mcp.ClientCapabilities, params any) mcp.ClientCapabilities {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return caps
-	}
-	var p struct {
-		Meta struct {
-			Caps mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
-		} `json:"_meta"`
-	}
-	if json.Unmarshal(raw, &p) != nil || len(p.Meta.Caps.Extensions) == 0 {
-		return caps
-	}
-	out := caps
-	out.Extensions = make(map[string]jsontext.Value, len(caps.Extensions)+len(p.Meta.Caps.Extensions))
-	for id, v := range p.Meta.Caps.Extensions {
-		if id != appsExtension {
-			out.Extensions[id] = v
-		}
-	}
-	for id, v := range caps.Extensions {
-		out.Extensions[id] = v
 	}
 	return out
 }

@@ -227,7 +227,7 @@ func (u *upstream) clientOptions(version string) *client.Options {
 		ProtocolVersion:      version,
 		CallTimeout:          u.cfg.CallTimeout,
 		Logger:               u.g.log,
-		Interceptors:         append([]intercept.Interceptor{u.logTap, capsTap}, u.g.opts.Interceptors...),
+		Interceptors:         append([]intercept.Interceptor{u.logTap}, u.g.opts.Interceptors...),
 		ManualInput:          true,
 		ElicitHandler:        u.elicit,
 		ElicitationURL:       true,
