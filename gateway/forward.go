@@ -41,7 +41,11 @@ func (u *upstream) toolHandler(name string) server.ToolHandler {
 		return forward(ctx, u, req.Request, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.CallToolResult, error) {
 			q := p
 			q.InputResponses, q.RequestState = rs, state
-			return c.CallTool(ctx, &q)
+			res, err := c.CallTool(ctx, &q)
+			if res != nil {
+				u.contentURIs(res.Content)
+			}
+			return res, err
 		})
 	}
 }
@@ -52,7 +56,13 @@ func (u *upstream) promptHandler(name string) server.PromptHandler {
 		return forward(ctx, u, req.Request, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.GetPromptResult, error) {
 			q := p
 			q.InputResponses, q.RequestState = rs, state
-			return c.GetPrompt(ctx, &q)
+			res, err := c.GetPrompt(ctx, &q)
+			if res != nil {
+				for i := range res.Messages {
+					u.contentURIs(mcp.Contents{res.Messages[i].Content})
+				}
+			}
+			return res, err
 		})
 	}
 }
@@ -75,14 +85,36 @@ func (u *upstream) readHandler(ctx context.Context, req *server.ReadResourceRequ
 		return res, err
 	}
 	for _, rc := range res.Contents {
-		switch c := rc.(type) {
-		case *mcp.TextResourceContents:
-			c.URI = outer(u.cfg.Prefix, kindResource, c.URI)
-		case *mcp.BlobResourceContents:
-			c.URI = outer(u.cfg.Prefix, kindResource, c.URI)
-		}
+		u.contentsURI(rc)
 	}
 	return res, nil
+}
+
+// contentsURI gives resource contents the URI clients know them by.
+func (u *upstream) contentsURI(rc mcp.ResourceContents) {
+	switch c := rc.(type) {
+	case *mcp.TextResourceContents:
+		c.URI = outer(u.cfg.Prefix, kindResource, c.URI)
+	case *mcp.BlobResourceContents:
+		c.URI = outer(u.cfg.Prefix, kindResource, c.URI)
+	}
+}
+
+// contentURIs gives the resource links and embedded resources of a result
+// the URIs clients know them by, so that reading one through the gateway
+// finds it.
+func (u *upstream) contentURIs(cs mcp.Contents) {
+	if u.cfg.Prefix == "" {
+		return
+	}
+	for _, c := range cs {
+		switch b := c.(type) {
+		case *mcp.ResourceLink:
+			b.URI = outer(u.cfg.Prefix, kindResource, b.URI)
+		case *mcp.EmbeddedResource:
+			u.contentsURI(b.Resource)
+		}
+	}
 }
 
 // passMeta is the part of a client's _meta the upstream gets: its own
@@ -127,7 +159,7 @@ func forward[R any](ctx context.Context, u *upstream, req *server.Request, call 
 			release()
 			return zero, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: the upstream reconnected in another era; start the call again")
 		}
-		return startLegacy(ctx, u, req, c, release, call)
+		return startLegacy(ctx, u, req, c, call)
 	}
 	defer release()
 	var rs mcp.InputResponses

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -111,7 +112,9 @@ type Upstream struct {
 	URL string
 	// Header is sent with every HTTP request (such as Authorization).
 	Header http.Header
-	// HTTPClient sends the HTTP requests. Default: the transport's own.
+	// HTTPClient sends the HTTP requests. Default: one of the upstream's
+	// own, on a clone of http.DefaultTransport keeping MaxInFlight idle
+	// connections.
 	HTTPClient *http.Client
 
 	// Connect, when set, opens the upstream's connection itself (any
@@ -136,8 +139,8 @@ type Upstream struct {
 	// MaxInFlight bounds the calls to the upstream at once. Default
 	// DefaultMaxInFlight.
 	MaxInFlight int
-	// ConnectTimeout bounds each connection attempt. Default
-	// DefaultConnectTimeout.
+	// ConnectTimeout bounds each connection attempt (the handshake and
+	// the first listing). Default DefaultConnectTimeout.
 	ConnectTimeout time.Duration
 	// HealthInterval is how often the connected upstream is checked.
 	// Default DefaultHealthInterval; negative: never.
@@ -177,13 +180,12 @@ type Gateway struct {
 	names   *nameTable
 	regMu   sync.Mutex // serializes the registrations of all upstreams
 
-	ctx        context.Context
-	cancel     context.CancelFunc
-	wg         sync.WaitGroup
-	mu         sync.Mutex
-	start      bool
-	completing bool // the completion handler is set
-	closing    bool // Close was called
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	start   bool
+	closing bool // Close was called
 }
 
 // New checks the options and builds the gateway and its server. Nothing is
@@ -202,9 +204,10 @@ func New(opts *Options) (*Gateway, error) {
 	if o.RestartMin <= 0 {
 		o.RestartMin = DefaultRestartMin
 	}
-	if o.RestartMax < o.RestartMin {
+	if o.RestartMax <= 0 {
 		o.RestartMax = max(DefaultRestartMax, o.RestartMin)
 	}
+	o.RestartMax = max(o.RestartMax, o.RestartMin)
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -234,8 +237,14 @@ func New(opts *Options) (*Gateway, error) {
 	}
 	g.pending = newPendingTable(o.MaxPending, o.InputTimeout, g)
 	g.peers = newPeers(g, o.Broker)
-	so.Interceptors = append([]intercept.Interceptor{g.subscriptions}, so.Interceptors...)
+	// Innermost: a request the user's interceptors (auth, rate limits)
+	// refuse subscribes to nothing.
+	so.Interceptors = append(slices.Clone(so.Interceptors), g.subscriptions)
 	g.srv = server.New(&so)
+	// Declared from the start, like the lists: an upstream that offers
+	// completion may connect after a client initialized. A reference to an
+	// upstream without it is answered with no values.
+	g.srv.SetCompletionHandler(g.complete)
 	seenName := map[string]bool{}
 	seenPrefix := map[string]bool{}
 	for i := range o.Upstreams {
@@ -299,17 +308,17 @@ func (g *Gateway) Start(ctx context.Context) error {
 	}
 	g.start = true
 	g.ctx, g.cancel = context.WithCancel(context.Background())
-	g.mu.Unlock()
 	if g.opts.Broker != nil {
 		g.opts.Broker.Receive(g.peers.receive)
 	}
 	for _, u := range g.ups {
-		g.wg.Add(1)
+		g.wg.Add(1) // under g.mu: a Close after this waits for them
 		go func() {
 			defer g.wg.Done()
 			u.run(g.ctx)
 		}()
 	}
+	g.mu.Unlock()
 	for _, u := range g.ups {
 		select {
 		case <-u.tried:

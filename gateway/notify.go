@@ -229,26 +229,31 @@ func (g *Gateway) subscriptions(next intercept.Handler) intercept.Handler {
 	}
 }
 
-// subscribe notes a client's interest in the resource outerURI.
+// MaxSubscriptions bounds the resources the gateway subscribes to on one
+// upstream; clients' subscriptions beyond it are not passed upstream.
+const MaxSubscriptions = 1000
+
+// subscribe notes a client's interest in the resource outerURI: one the
+// gateway lists (a URI a template would match is not subscribed to
+// upstream: the set stays bounded by what the upstreams list).
 func (g *Gateway) subscribe(outerURI string) {
-	for _, u := range g.ups {
-		uri, ok := inner(u.cfg.Prefix, kindResource, outerURI)
-		if !ok {
-			continue
-		}
-		u.mu.Lock()
-		_, mine := u.reg[kindResource][outerURI]
-		if !mine && u.cfg.Prefix == "" {
-			u.mu.Unlock()
-			continue
-		}
-		added := !u.subscribed[uri]
-		u.subscribed[uri] = true
-		u.mu.Unlock()
-		if added {
-			signal(u.listenKick)
-		}
+	u := g.names.lookup(kindResource, outerURI)
+	if u == nil {
 		return
+	}
+	uri, ok := inner(u.cfg.Prefix, kindResource, outerURI)
+	if !ok {
+		return
+	}
+	u.mu.Lock()
+	_, mine := u.reg[kindResource][outerURI]
+	added := mine && !u.subscribed[uri] && len(u.subscribed) < MaxSubscriptions
+	if added {
+		u.subscribed[uri] = true
+	}
+	u.mu.Unlock()
+	if added {
+		signal(u.listenKick)
 	}
 }
 
@@ -258,14 +263,24 @@ func (u *upstream) subscribedURIs() []string {
 	return slices.Sorted(maps.Keys(u.subscribed))
 }
 
-// resubscribe subscribes a legacy upstream to every resource a client
-// asked for (Subscribe is idempotent upstream).
+// resubscribe subscribes a legacy upstream to the resources clients asked
+// for that this connection has not subscribed to yet.
 func (u *upstream) resubscribe(ctx context.Context, c *client.Client) {
 	if caps := c.ServerCapabilities(); caps.Resources == nil || !caps.Resources.Subscribe {
 		return
 	}
 	for _, uri := range u.subscribedURIs() {
-		if err := c.Subscribe(ctx, uri); err != nil {
+		u.mu.Lock()
+		done := u.subscribedUp[uri]
+		u.subscribedUp[uri] = true
+		u.mu.Unlock()
+		if done {
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, u.cfg.ConnectTimeout)
+		err := c.Subscribe(sctx, uri)
+		cancel()
+		if err != nil {
 			u.g.log.Debug("gateway: upstream subscription refused", "upstream", u.cfg.Name, "uri", uri, "err", err)
 		}
 	}

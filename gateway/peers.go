@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -111,7 +112,13 @@ func resumeRemote[R any](ctx context.Context, u *upstream, req *server.Request, 
 	if !there {
 		return zero, errNotPending
 	}
+	// The broker delivers at most once: an outcome lost, or an owner that
+	// died, must not hold the client's request for ever.
+	wait := time.NewTimer(u.cfg.CallTimeout)
+	defer wait.Stop()
 	select {
+	case <-wait.C:
+		return zero, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the gateway instance holding the upstream call did not answer")
 	case m := <-ch:
 		switch {
 		case m.Error != nil:
@@ -185,11 +192,8 @@ func (ps *peers) serve(ctx context.Context, m *peerMsg) {
 		defer cancel()
 		ps.send(sctx, m.From, out)
 	}()
-	p := ps.g.pending.take(m.Pending)
-	if p == nil || p.u.cfg.Name != m.Upstream {
-		out.Error = errNotPending
-		return
-	}
+	// Registered before anything else, so that a cancel sent at once is
+	// not lost.
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	key := m.From + "/" + m.RID
@@ -201,6 +205,20 @@ func (ps *peers) serve(ctx context.Context, m *peerMsg) {
 		delete(ps.served, key)
 		ps.mu.Unlock()
 	}()
+	if ps.g.pending.upstreamOf(m.Pending) != m.Upstream {
+		out.Error = errNotPending
+		return
+	}
+	p := ps.g.pending.take(m.Pending)
+	if p == nil {
+		out.Error = errNotPending
+		return
+	}
+	if err := p.takeSlot(rctx); err != nil {
+		p.end(err)
+		out.Error = asRPCError(err)
+		return
+	}
 	if err := p.answer(m.Key, m.Answer); err != nil {
 		out.Error = asRPCError(err)
 		return

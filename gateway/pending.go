@@ -32,16 +32,16 @@ var (
 // client's next round (its retry, or the shim's next run) finds the call
 // by the id sealed in the requestState and hands it the answer.
 type pending struct {
-	id      string
-	u       *upstream
-	ctx     context.Context
-	cancel  context.CancelCauseFunc
-	release func()
-	asks    chan *ask
-	done    chan struct{}
-	res     any
-	err     error
-	call    *inflight
+	id     string
+	u      *upstream
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	slot   bool // holds one of the upstream's MaxInFlight slots (under mu)
+	asks   chan *ask
+	done   chan struct{}
+	res    any
+	err    error
+	call   *inflight
 
 	mu      sync.Mutex
 	waiting *ask // the input request the client was given, awaiting its answer
@@ -88,17 +88,19 @@ func randomID() string {
 }
 
 // startLegacy starts a pending call and waits for its first outcome.
-func startLegacy[R any](ctx context.Context, u *upstream, req *server.Request, c *client.Client, release func(), call callFunc[R]) (R, error) {
+func startLegacy[R any](ctx context.Context, u *upstream, req *server.Request, c *client.Client, call callFunc[R]) (R, error) {
 	var zero R
 	t := u.g.pending
 	pctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	p := &pending{id: u.g.peers.newID(), u: u, ctx: pctx, cancel: cancel, release: release, asks: make(chan *ask), done: make(chan struct{})}
+	// The call holds the upstream slot acquire took while it runs, not
+	// while it waits for the client (dropSlot, takeSlot).
+	p := &pending{id: u.g.peers.newID(), u: u, ctx: pctx, cancel: cancel, slot: true, asks: make(chan *ask), done: make(chan struct{})}
 	p.call = &inflight{p: p}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
 		cancel(errClosed)
-		release()
+		p.dropSlot()
 		return zero, upstreamError(errClosed)
 	}
 	t.m[p.id] = p
@@ -123,7 +125,7 @@ func startLegacy[R any](ctx context.Context, u *upstream, req *server.Request, c
 		res, err := call(cctx, c, nil, "")
 		p.res, p.err = res, err
 		u.removeCall(p.call)
-		release()
+		p.dropSlot()
 		close(p.done)
 		cancel(nil)
 	}()
@@ -144,6 +146,10 @@ func resumeLegacy[R any](ctx context.Context, u *upstream, req *server.Request, 
 			return resumeRemote[R](ctx, u, req, owner, st, raw)
 		}
 		return zero, errNotPending
+	}
+	if err := p.takeSlot(ctx); err != nil {
+		p.end(err)
+		return zero, err
 	}
 	if err := p.answer(st.Key, raw); err != nil {
 		return zero, err
@@ -180,6 +186,8 @@ func (p *pending) wait(ctx context.Context) outcome {
 			p.end(err)
 			return outcome{err: jsonrpc.NewError(mcp.CodeInternalError, "Internal error: "+err.Error())}
 		}
+		// Waiting for a person is not running: the slot goes to other calls.
+		p.dropSlot()
 		return outcome{ask: a}
 	case <-ctx.Done():
 		p.end(context.Cause(ctx))
@@ -260,6 +268,35 @@ func (p *pending) answer(key string, raw jsontext.Value) error {
 	return nil
 }
 
+// dropSlot gives the call's upstream slot back, if it holds one.
+func (p *pending) dropSlot() {
+	p.mu.Lock()
+	held := p.slot
+	p.slot = false
+	p.mu.Unlock()
+	if held {
+		<-p.u.sem
+	}
+}
+
+// takeSlot takes an upstream slot again for the call's next round.
+func (p *pending) takeSlot(ctx context.Context) error {
+	select {
+	case p.u.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	p.mu.Lock()
+	if p.slot { // cannot happen: a parked call holds none
+		p.mu.Unlock()
+		<-p.u.sem
+		return nil
+	}
+	p.slot = true
+	p.mu.Unlock()
+	return nil
+}
+
 // end cancels the pending call and forgets it: from now on it claims
 // none of the upstream's requests (the upstream call itself ends as soon
 // as the upstream hears of the cancellation).
@@ -287,10 +324,23 @@ func (p *pending) ask(ctx context.Context, method string, params any) (jsontext.
 	case raw := <-a.answer:
 		return raw, nil
 	case <-p.ctx.Done():
+		p.unask(a)
 		return nil, context.Cause(p.ctx)
 	case <-ctx.Done():
+		// The upstream gave up on its request: the call no longer waits
+		// for this answer.
+		p.unask(a)
 		return nil, ctx.Err()
 	}
+}
+
+// unask forgets a, if the call still waits for its answer.
+func (p *pending) unask(a *ask) {
+	p.mu.Lock()
+	if p.waiting == a {
+		p.waiting = nil
+	}
+	p.mu.Unlock()
 }
 
 // park marks p as waiting for the client's next round, for at most the
@@ -332,6 +382,16 @@ func (t *pendingTable) take(id string) *pending {
 		p.stop()
 	}
 	return p
+}
+
+// upstreamOf names the upstream of pending call id ("" when unknown).
+func (t *pendingTable) upstreamOf(id string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.m[id]; p != nil {
+		return p.u.cfg.Name
+	}
+	return ""
 }
 
 // remove forgets p.

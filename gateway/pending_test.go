@@ -208,3 +208,21 @@ func TestParkedCallDoesNotBlockAttribution(t *testing.T) {
 		t.Fatalf("pending = %d", h.Pending)
 	}
 }
+
+// A call waiting for its client's answer holds no MaxInFlight slot: an
+// abandoned one does not keep other calls from the upstream.
+func TestParkedCallFreesItsSlot(t *testing.T) {
+	s, _, _ := gatedServer(t)
+	mu := newMemUpstream(t, s)
+	g := newGateway(t, &Options{Upstreams: []Upstream{{Name: "u", Connect: mu.connect, ProtocolVersion: mcp.LatestLegacy, HealthInterval: -1, MaxInFlight: 1}}})
+	p := manualPair(t, g)
+	ire := firstRound(t, p) // parked
+	if out := mcptest.CallTool[echoOut](t, p, "echo", echoIn{Text: "free"}); out.Text != "g:free" {
+		t.Fatalf("echo = %q", out.Text)
+	}
+	res, err := retry(p, ire, "Di") // takes the slot again
+	must(t, err)
+	if txt := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(txt, "Di") {
+		t.Fatalf("result = %q", txt)
+	}
+}

@@ -102,7 +102,6 @@ func (u *upstream) sync(ctx context.Context, c *client.Client) error {
 		}
 		u.apply(l.k, items)
 	}
-	u.g.completions()
 	u.g.extensions(c)
 	return nil
 }
@@ -164,14 +163,15 @@ func (u *upstream) applyLocked(k kind, items []item) (lost []*upstream) {
 		if err := it.add(); err != nil {
 			u.g.log.Warn("gateway: upstream item refused", "upstream", u.cfg.Name, "kind", k.String(), "name", it.outer, "err", err)
 			skipped = append(skipped, k.String()+" "+it.outer+": "+err.Error())
+			// An earlier registration of the name (ours, or the one of the
+			// upstream it was taken from) goes: the server must not keep
+			// an item no table knows.
+			u.removeLocked(k, []string{it.outer})
 			u.g.names.release(k, u, it.outer)
-			if _, had := old[it.outer]; had {
-				u.removeLocked(k, []string{it.outer})
-				delete(old, it.outer)
-				u.mu.Lock()
-				delete(u.reg[k], it.outer)
-				u.mu.Unlock()
-			}
+			delete(old, it.outer)
+			u.mu.Lock()
+			delete(u.reg[k], it.outer)
+			u.mu.Unlock()
 			continue
 		}
 		seen[it.outer] = true
@@ -256,31 +256,6 @@ func (u *upstream) withdraw() {
 	u.mu.Lock()
 	u.conflicts, u.skipped = nil, nil
 	u.mu.Unlock()
-	u.g.completions()
-}
-
-// completions declares completion when any connected upstream does.
-func (g *Gateway) completions() {
-	any := false
-	for _, u := range g.ups {
-		u.mu.Lock()
-		c := u.c
-		u.mu.Unlock()
-		if c != nil && c.ServerCapabilities().Completions != nil {
-			any = true
-		}
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if any == g.completing {
-		return
-	}
-	g.completing = any
-	if any {
-		g.srv.SetCompletionHandler(g.complete)
-	} else {
-		g.srv.SetCompletionHandler(nil)
-	}
 }
 
 // innerName finds the upstream holding an outer name and the upstream's

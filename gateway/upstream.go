@@ -48,6 +48,8 @@ type upstream struct {
 	calls      map[*inflight]struct{} // calls in flight, for attribution
 	subscribed map[string]bool        // upstream URIs a client subscribed to
 	hc         *http.Client           // the upstream's own, when none is configured
+	// subscribedUp are the URIs subscribed to on this connection (legacy).
+	subscribedUp map[string]bool
 }
 
 // registered is one registered item: the upstream's name for it and the
@@ -102,13 +104,19 @@ func (u *upstream) run(ctx context.Context) {
 		c, err := u.connect(ctx)
 		if err == nil {
 			u.setClient(c)
-			if err = u.sync(ctx, c); err != nil {
+			sctx, cancel := context.WithTimeout(ctx, u.cfg.ConnectTimeout)
+			err = u.sync(sctx, c)
+			cancel()
+			if err != nil {
 				u.setClient(nil)
 				c.Close()
 				u.withdraw()
 			}
 		}
 		if err == nil {
+			u.mu.Lock()
+			u.connects++
+			u.mu.Unlock()
 			u.setState(StateReady, nil)
 			u.once.Do(func() { close(u.tried) })
 			pause = u.g.opts.RestartMin
@@ -313,9 +321,7 @@ func (u *upstream) check(ctx context.Context, c *client.Client) error {
 func (u *upstream) setClient(c *client.Client) {
 	u.mu.Lock()
 	u.c = c
-	if c != nil {
-		u.connects++
-	}
+	u.subscribedUp = make(map[string]bool)
 	u.mu.Unlock()
 }
 
