@@ -103,15 +103,10 @@ func exerciseGatewayEverything(t *testing.T, gc *gwClient) {
 	if err := gc.SetLoggingLevel(ctx, mcp.LevelDebug); err != nil {
 		t.Fatal(err)
 	}
-	var logged *mcp.LoggingMessageParams
-	for i := 0; i < 20 && logged == nil; i++ {
+	logged := gc.logDuringCall(func() {
 		callText(t, ctx, gc.Client, "ev_toggle-simulated-logging", "") // on: sends one
 		callText(t, ctx, gc.Client, "ev_toggle-simulated-logging", "") // off
-		select {
-		case logged = <-gc.logs:
-		default:
-		}
-	}
+	})
 	if logged == nil {
 		t.Error("no log message of the upstream reached the client in 20 calls that each send one")
 	} else if s, _ := logged.Data.(string); !strings.Contains(s, "message") {

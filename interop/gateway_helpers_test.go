@@ -130,8 +130,33 @@ func connectGateway(t *testing.T, url, version string) *gwClient {
 		t.Fatalf("Connect to the gateway (%s): %v", version, err)
 	}
 	t.Cleanup(func() { c.Close() })
+	if c.Era() == client.EraModern {
+		// A pinned revision skips the probe: ask what the gateway offers.
+		if _, err := c.Discover(testCtx(t)); err != nil {
+			t.Fatalf("server/discover: %v", err)
+		}
+	}
 	gc.Client = c
 	return gc
+}
+
+// logDuringCall makes call (a tool call whose upstream sends a log message
+// before it answers) until a log message reaches the client, at most 20
+// times, and returns it (nil if none came). One call is not enough: the
+// gateway's client hands an upstream's log messages to the gateway on a
+// goroutine of their own, so one that arrives just before the answer may
+// find the call over and not be passed on (see
+// TestGatewayLegacyUpstreamLogsDuringCall).
+func (gc *gwClient) logDuringCall(call func()) *mcp.LoggingMessageParams {
+	for range 20 {
+		call()
+		select {
+		case p := <-gc.logs:
+			return p
+		default:
+		}
+	}
+	return nil
 }
 
 // toolNames lists the gateway's tools, every page.
