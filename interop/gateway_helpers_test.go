@@ -135,6 +135,22 @@ func connectGateway(t *testing.T, url, version string) *gwClient {
 		if _, err := c.Discover(testCtx(t)); err != nil {
 			t.Fatalf("server/discover: %v", err)
 		}
+		// List changes come on a subscriptions/listen stream (they reach
+		// OnToolsListChanged too); it lasts as long as the test.
+		sub, err := c.Listen(t.Context(), mcp.SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true})
+		if err != nil {
+			t.Fatalf("subscriptions/listen: %v", err)
+		}
+		drained := make(chan struct{})
+		go func() { // ends with the subscription
+			defer close(drained)
+			for range sub.Notifications() {
+			}
+		}()
+		t.Cleanup(func() {
+			sub.Close()
+			<-drained
+		})
 	}
 	gc.Client = c
 	return gc
