@@ -6,7 +6,10 @@ package interop
 
 import (
 	"context"
+	"maps"
+	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +37,20 @@ var clientEras = []struct {
 type testGateway struct {
 	*gateway.Gateway
 	URL string
+
+	mu       sync.Mutex
+	versions map[string]bool // MCP-Protocol-Version headers seen
+}
+
+// versionsSeen returns the MCP-Protocol-Version headers of the requests
+// the gateway received since the last call, sorted, and forgets them:
+// which revision the clients really spoke.
+func (tg *testGateway) versionsSeen() []string {
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	out := slices.Sorted(maps.Keys(tg.versions))
+	clear(tg.versions)
+	return out
 }
 
 // startGateway starts a gateway in front of ups (waiting for each to be
@@ -54,13 +71,22 @@ func startGateway(t *testing.T, opts *gateway.Options) *testGateway {
 		t.Fatalf("gateway Start: %v", err)
 	}
 	t.Cleanup(func() { g.Close() })
+	tg := &testGateway{Gateway: g, versions: map[string]bool{}}
 	h := streamhttp.NewHandler(g.Server(), nil)
-	ts := httptest.NewServer(h)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("MCP-Protocol-Version"); v != "" {
+			tg.mu.Lock()
+			tg.versions[v] = true
+			tg.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(func() {
 		h.Close()
 		ts.Close()
 	})
-	return &testGateway{Gateway: g, URL: ts.URL + "/mcp"}
+	tg.URL = ts.URL + "/mcp"
+	return tg
 }
 
 // requireReady fails the test unless every upstream is ready.
