@@ -121,7 +121,8 @@ type gwClient struct {
 func connectGateway(t *testing.T, url, version string) *gwClient {
 	t.Helper()
 	gc := &gwClient{logs: make(chan *mcp.LoggingMessageParams, 64), toolsChange: make(chan struct{}, 64)}
-	c, err := client.Connect(testCtx(t), streamable.New(url, nil), &client.Options{
+	tr := streamable.New(url, nil)
+	c, err := client.Connect(testCtx(t), tr, &client.Options{
 		Info:            mcp.Implementation{Name: "mcpkit-interop", Version: "1"},
 		ProtocolVersion: version,
 		Listen:          true,
@@ -156,6 +157,15 @@ func connectGateway(t *testing.T, url, version string) *gwClient {
 		t.Fatalf("Connect to the gateway (%s): %v", version, err)
 	}
 	t.Cleanup(func() { c.Close() })
+	if c.Era() == client.EraLegacy {
+		// List changes come on the GET stream, which Connect does not wait
+		// for: a change before it opens would not reach the client.
+		select {
+		case <-tr.Listening():
+		case <-testCtx(t).Done():
+			t.Fatal("the legacy client's GET stream never opened")
+		}
+	}
 	if c.Era() == client.EraModern {
 		// A pinned revision skips the probe: ask what the gateway offers.
 		if _, err := c.Discover(testCtx(t)); err != nil {
