@@ -12,7 +12,9 @@ package interop
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -228,11 +230,14 @@ func mcpGoThroughGateway(t *testing.T, url, version string) *clientReport {
 
 func typeScriptThroughGateway(t *testing.T, url, version string) *clientReport {
 	dir := peers(t)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "client", "package.json")); err != nil {
+		t.Fatalf("MCPKIT_PEERS_DIR=%s lacks the TypeScript SDK's client (run interop/peers/install.sh again): %v", dir, err)
+	}
 	mode := version
 	if version != "2026-07-28" {
 		mode = "legacy" // the v2 client's plain 2025 connect: initialize at its latest revision
 	}
-	cmd := exec.CommandContext(testCtx(t), dir+"/node", "testdata/tsclient.mjs", dir, url, mode, interopEcho, interopEchoArgs, interopElicit)
+	cmd := exec.CommandContext(testCtx(t), filepath.Join(dir, "node"), filepath.Join("testdata", "tsclient.mjs"), dir, url, mode, interopEcho, interopEchoArgs, interopElicit)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
