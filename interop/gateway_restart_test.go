@@ -1,3 +1,5 @@
+//go:build unix
+
 package interop
 
 // An upstream that dies: the everything server's process, killed by the
