@@ -90,7 +90,7 @@ func (u *upstream) readHandler(ctx context.Context, req *server.ReadResourceRequ
 func passMeta(m mcp.Meta) mcp.Meta {
 	var out mcp.Meta
 	for k, v := range m {
-		if k == "progressToken" || strings.HasPrefix(k, "io.modelcontextprotocol/") {
+		if k == "progressToken" || (strings.HasPrefix(k, "io.modelcontextprotocol/") && k != mcp.MetaKeyLogLevel) {
 			continue
 		}
 		if out == nil {
@@ -145,7 +145,7 @@ func forward[R any](ctx context.Context, u *upstream, req *server.Request, call 
 	r.stop()
 	var ire *client.InputRequiredError
 	if errors.As(err, &ire) && ire.TaskID == "" && ire.Result != nil {
-		return zero, u.relayInput(ire.Result)
+		return zero, u.relayInput(req, ire.Result)
 	}
 	if err != nil {
 		return zero, upstreamError(err)
@@ -156,13 +156,19 @@ func forward[R any](ctx context.Context, u *upstream, req *server.Request, call 
 // relayInput turns a modern upstream's input-required result into the
 // gateway's own: the same input requests under the same keys, and the
 // upstream's requestState inside the gateway's sealed one.
-func (u *upstream) relayInput(r *mcp.InputRequiredResult) error {
+func (u *upstream) relayInput(req *server.Request, r *mcp.InputRequiredResult) error {
 	in := server.NeedInput()
 	keys := slices.Sorted(maps.Keys(r.InputRequests))
+	var need mcp.ClientCapabilities
 	for _, k := range keys {
-		if err := addInput(in, k, r.InputRequests[k]); err != nil {
+		params, err := addInput(in, k, r.InputRequests[k])
+		if err != nil {
 			return err
 		}
+		needs(&need, params)
+	}
+	if err := req.Require(need); err != nil {
+		return err
 	}
 	b, err := json.Marshal(roundState{Upstream: u.cfg.Name, State: r.RequestState, Keys: keys})
 	if err != nil {
@@ -171,27 +177,61 @@ func (u *upstream) relayInput(r *mcp.InputRequiredResult) error {
 	return in.State(string(b))
 }
 
-// addInput adds one input request, decoded, to in.
-func addInput(in *server.Input, key string, r mcp.InputRequest) error {
+// addInput adds one input request, decoded, to in, and returns its params
+// (nil for roots/list).
+func addInput(in *server.Input, key string, r mcp.InputRequest) (any, error) {
 	switch r.Method {
 	case mcp.MethodElicitationCreate:
 		var p mcp.ElicitParams
 		if err := r.DecodeParams(&p); err != nil {
-			return fmt.Errorf("gateway: the upstream's input request %q: %w", key, err)
+			return nil, fmt.Errorf("gateway: the upstream's input request %q: %w", key, err)
 		}
 		in.Elicit(key, &p)
+		return &p, nil
 	case mcp.MethodSamplingCreateMessage:
 		var p mcp.CreateMessageParams
 		if err := r.DecodeParams(&p); err != nil {
-			return fmt.Errorf("gateway: the upstream's input request %q: %w", key, err)
+			return nil, fmt.Errorf("gateway: the upstream's input request %q: %w", key, err)
 		}
 		in.CreateMessage(key, &p)
+		return &p, nil
 	case mcp.MethodRootsList:
 		in.ListRoots(key)
-	default:
-		return fmt.Errorf("gateway: the upstream asked for input with an unknown method %q", r.Method)
+		return nil, nil
 	}
-	return nil
+	return nil, fmt.Errorf("gateway: the upstream asked for input with an unknown method %q", r.Method)
+}
+
+// needs adds what the client must have declared to answer an input
+// request with params (nil: roots/list) to need. The gateway declares
+// every capability it can bridge to its upstreams; whether the client has
+// it is checked here, before the client is asked, as the upstream would
+// have checked it of a client of its own (SEP-2575: -32021 on the 2026
+// wire).
+func needs(need *mcp.ClientCapabilities, params any) {
+	switch p := params.(type) {
+	case *mcp.ElicitParams:
+		if need.Elicitation == nil {
+			need.Elicitation = &mcp.ElicitationCapability{}
+		}
+		if p.EffectiveMode() == mcp.ElicitModeURL {
+			need.Elicitation.URL = &struct{}{}
+		} else {
+			need.Elicitation.Form = &mcp.FormElicitationCapability{}
+		}
+	case *mcp.CreateMessageParams:
+		if need.Sampling == nil {
+			need.Sampling = &mcp.SamplingCapability{}
+		}
+		if len(p.Tools) > 0 || p.ToolChoice != nil {
+			need.Sampling.Tools = &struct{}{}
+		}
+		if p.IncludeContext != "" && p.IncludeContext != "none" {
+			need.Sampling.Context = &struct{}{}
+		}
+	default:
+		need.Roots = &mcp.RootsCapability{}
+	}
 }
 
 // upstreamError is how an upstream's failure reaches the client: its

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/store"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -68,6 +69,14 @@ type Options struct {
 	// attempts to an upstream. Defaults DefaultRestartMin and
 	// DefaultRestartMax.
 	RestartMin, RestartMax time.Duration
+	// Broker, when set, connects the gateway instances of one deployment
+	// (a store.Broker of the gateway's own, not the one its HTTP handler
+	// uses: a Broker serves one receiver), so that a 2026 client's retry
+	// of a call held pending for a legacy upstream's input request may
+	// reach any instance: the instance that holds the call serves the
+	// round. Without one, such a retry must reach the instance that
+	// answered the previous round (or it fails with -32602).
+	Broker store.Broker
 	// Logger receives the gateway's diagnostics: upstream state changes,
 	// name collisions, log messages of upstreams that no call claims.
 	// Nil discards them.
@@ -114,9 +123,12 @@ type Upstream struct {
 	// exits on the modern probe is launched again and spoken to in the
 	// latest legacy revision.
 	ProtocolVersion string
-	// Roots, when set, are the roots the gateway declares to the upstream
-	// and answers its roots/list requests with (file:// URIs a filesystem
-	// server may serve). Without them the gateway declares no roots.
+	// Roots answer the upstream's roots/list requests that belong to no
+	// client call, or to the call of a client that declared no roots
+	// (file:// URIs a filesystem server may serve). The gateway declares
+	// roots to every upstream; a roots/list made during a client's call
+	// is passed to that client when it declared roots (a 2026 upstream's
+	// roots input request always is).
 	Roots []mcp.Root
 	// CallTimeout bounds each request to the upstream. Default
 	// DefaultCallTimeout.
@@ -157,8 +169,13 @@ type Gateway struct {
 	// (the input timeout of parked calls; tests replace it).
 	afterFunc func(d time.Duration, f func()) (stop func() bool)
 
+	// stateHook, when set (tests), sees every upstream state change.
+	stateHook func(upstream string, s State)
+
 	pending *pendingTable
+	peers   *peers
 	names   *nameTable
+	regMu   sync.Mutex // serializes the registrations of all upstreams
 
 	ctx        context.Context
 	cancel     context.CancelFunc
@@ -166,6 +183,7 @@ type Gateway struct {
 	mu         sync.Mutex
 	start      bool
 	completing bool // the completion handler is set
+	closing    bool // Close was called
 }
 
 // New checks the options and builds the gateway and its server. Nothing is
@@ -210,6 +228,7 @@ func New(opts *Options) (*Gateway, error) {
 		names: newNameTable(),
 	}
 	g.pending = newPendingTable(o.MaxPending, o.InputTimeout, g)
+	g.peers = newPeers(g, o.Broker)
 	so.Interceptors = append([]intercept.Interceptor{g.subscriptions}, so.Interceptors...)
 	g.srv = server.New(&so)
 	seenName := map[string]bool{}
@@ -253,7 +272,7 @@ func New(opts *Options) (*Gateway, error) {
 		if u.HealthInterval == 0 {
 			u.HealthInterval = DefaultHealthInterval
 		}
-		g.ups = append(g.ups, newUpstream(g, u))
+		g.ups = append(g.ups, newUpstream(g, u, i))
 	}
 	return g, nil
 }
@@ -276,6 +295,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.start = true
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.mu.Unlock()
+	if g.opts.Broker != nil {
+		g.opts.Broker.Receive(g.peers.receive)
+	}
 	for _, u := range g.ups {
 		g.wg.Add(1)
 		go func() {
@@ -301,7 +323,11 @@ func (g *Gateway) Close() error {
 	g.mu.Lock()
 	cancel := g.cancel
 	g.start = true
+	g.closing = true
 	g.mu.Unlock()
+	if g.opts.Broker != nil {
+		g.opts.Broker.Receive(nil)
+	}
 	if cancel != nil {
 		cancel()
 	}

@@ -28,12 +28,20 @@ const (
 	uriSep  = "+"
 )
 
+// uiScheme is the scheme of MCP Apps views (io.modelcontextprotocol/ui),
+// which clients require: a view keeps it, and gets the prefix as the
+// first segment instead ("ui://app/x" → "ui://fs/app/x").
+const uiScheme = "ui://"
+
 // outer is the name the gateway's clients see for an upstream's item.
 func outer(prefix string, k kind, inner string) string {
 	if prefix == "" {
 		return inner
 	}
 	if k == kindResource || k == kindTemplate {
+		if rest, ok := strings.CutPrefix(inner, uiScheme); ok {
+			return uiScheme + prefix + "/" + rest
+		}
 		return prefix + uriSep + inner
 	}
 	return prefix + nameSep + inner
@@ -47,13 +55,17 @@ func inner(prefix string, k kind, outerName string) (string, bool) {
 	}
 	sep := nameSep
 	if k == kindResource || k == kindTemplate {
+		if rest, ok := strings.CutPrefix(outerName, uiScheme+prefix+"/"); ok {
+			return uiScheme + rest, true
+		}
 		sep = uriSep
 	}
 	return strings.CutPrefix(outerName, prefix+sep)
 }
 
 // nameTable records which upstream registered each outer name, so that
-// two upstreams never register the same one (the first keeps it).
+// two upstreams never register the same one: the upstream listed first in
+// Options.Upstreams keeps it, whichever connected first.
 type nameTable struct {
 	mu    sync.Mutex
 	owner [kinds]map[string]*upstream
@@ -67,15 +79,21 @@ func newNameTable() *nameTable {
 	return t
 }
 
-// claim gives name to u unless another upstream holds it.
-func (t *nameTable) claim(k kind, name string, u *upstream) bool {
+// claim gives name to u unless an upstream listed before u holds it; ok
+// is false then. When an upstream listed after u held it, that upstream
+// is returned as from: it has lost the name.
+func (t *nameTable) claim(k kind, name string, u *upstream) (ok bool, from *upstream) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if o, ok := t.owner[k][name]; ok && o != u {
-		return false
+	o := t.owner[k][name]
+	if o != nil && o != u && o.index < u.index {
+		return false, nil
 	}
 	t.owner[k][name] = u
-	return true
+	if o == u {
+		o = nil
+	}
+	return true, o
 }
 
 // release frees the names u holds among names.

@@ -21,50 +21,58 @@ import (
 const relayQueue = 64
 
 // relay passes an upstream call's progress and log messages to the client
-// request attached to it, on a goroutine of its own (the client's
-// notification callbacks must not do I/O). stop ends it.
+// request attached to it, in order, on a goroutine of its own started at
+// the first message (the client's notification callbacks must not do
+// I/O; most calls have none). stop waits for what is queued.
 type relay struct {
-	req  *server.Request
-	ctx  context.Context
-	ch   chan func()
-	quit chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
+	req     *server.Request
+	ctx     context.Context
+	mu      sync.Mutex
+	queue   []func()
+	running bool
+	stopped bool
+	wg      sync.WaitGroup
 }
 
 func newRelay(ctx context.Context, req *server.Request) *relay {
-	r := &relay{req: req, ctx: ctx, ch: make(chan func(), relayQueue), quit: make(chan struct{})}
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		for {
-			select {
-			case f := <-r.ch:
-				f()
-			case <-r.quit:
-				for {
-					select {
-					case f := <-r.ch:
-						f()
-					default:
-						return
-					}
-				}
-			}
-		}
-	}()
-	return r
+	return &relay{req: req, ctx: ctx}
 }
 
 func (r *relay) stop() {
-	r.once.Do(func() { close(r.quit) })
+	r.mu.Lock()
+	r.stopped = true
+	r.mu.Unlock()
 	r.wg.Wait()
 }
 
 func (r *relay) send(f func()) {
-	select {
-	case r.ch <- f:
-	default:
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped || len(r.queue) >= relayQueue {
+		return
+	}
+	r.queue = append(r.queue, f)
+	if !r.running {
+		r.running = true
+		r.wg.Add(1)
+		go r.work()
+	}
+}
+
+// work runs the queue until it is empty.
+func (r *relay) work() {
+	defer r.wg.Done()
+	for {
+		r.mu.Lock()
+		if len(r.queue) == 0 {
+			r.running = false
+			r.mu.Unlock()
+			return
+		}
+		f := r.queue[0]
+		r.queue = r.queue[1:]
+		r.mu.Unlock()
+		f()
 	}
 }
 
@@ -86,20 +94,40 @@ func startProgress(ctx context.Context, req *server.Request) *relay {
 	return newRelay(ctx, req)
 }
 
-// context asks the upstream for progress on the call, for r.
+// context asks the upstream for progress on the call, for r, when the
+// client asked for progress.
 func (r *relay) context(ctx context.Context) context.Context {
+	if _, ok := r.req.Meta().ProgressToken(); !ok {
+		return ctx
+	}
 	return client.WithProgress(ctx, r.progress)
 }
 
-// onLog passes an upstream's log message to the call it belongs to, when
-// one call alone is in flight; otherwise to the gateway's log.
-func (u *upstream) onLog(_ context.Context, p *mcp.LoggingMessageParams) {
-	if c := u.sole(); c != nil {
-		if r := c.sink.Load(); r != nil {
-			r.log(p)
-			return
+// logTap is the first interceptor of the gateway's client of u: it passes
+// the upstream's log messages to the call they belong to, when one call
+// alone is in flight. It runs on the connection's reader, in order, so a
+// message sent before a call's response reaches the call before it ends
+// (the client's OnLog runs later, on a goroutine of its own).
+func (u *upstream) logTap(next intercept.Handler) intercept.Handler {
+	return func(ctx context.Context, c *intercept.Call) (any, error) {
+		if !c.Inbound || !c.Notification || c.Method != mcp.NotificationMessage {
+			return next(ctx, c)
 		}
+		if in := u.sole(); in != nil {
+			if r := in.sink.Load(); r != nil {
+				var p mcp.LoggingMessageParams
+				if json.Unmarshal(c.Raw, &p) == nil {
+					r.log(&p)
+					return nil, nil
+				}
+			}
+		}
+		return next(ctx, c)
 	}
+}
+
+// onLog receives the upstream's log messages no call claimed.
+func (u *upstream) onLog(_ context.Context, p *mcp.LoggingMessageParams) {
 	u.g.log.Debug("gateway: upstream log message", "upstream", u.cfg.Name, "level", string(p.Level), "logger", p.Logger, "data", p.Data)
 }
 
@@ -147,8 +175,25 @@ func (u *upstream) createMessage(ctx context.Context, p *mcp.CreateMessageParams
 	return &res, nil
 }
 
-// listRoots answers with the configured roots, whichever call is in flight.
-func (u *upstream) listRoots(context.Context) (*mcp.ListRootsResult, error) {
+// listRoots answers a legacy upstream's roots/list: with the roots of the
+// client whose call it belongs to, when there is one and it declared
+// roots (asked as an input request of that call), else with the roots
+// configured for the upstream (a legacy server may ask outside any call,
+// such as right after initialize).
+func (u *upstream) listRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
+	if pc, err := u.claim(); err == nil {
+		if r := pc.call.sink.Load(); r != nil && r.req.ClientCapabilities().Roots != nil {
+			raw, err := pc.ask(ctx, mcp.MethodRootsList, nil)
+			if err != nil {
+				return nil, err
+			}
+			var res mcp.ListRootsResult
+			if err := json.Unmarshal(raw, &res); err != nil {
+				return nil, err
+			}
+			return &res, nil
+		}
+	}
 	return &mcp.ListRootsResult{Roots: slices.Clone(u.cfg.Roots)}, nil
 }
 
@@ -173,11 +218,9 @@ func (g *Gateway) subscriptions(next intercept.Handler) intercept.Handler {
 			}
 			return res, err
 		case mcp.MethodSubscriptionsListen:
-			var p struct {
-				Filter mcp.SubscriptionFilter `json:"filter"`
-			}
+			var p mcp.SubscriptionsListenParams
 			if json.Unmarshal(c.Raw, &p) == nil {
-				for _, uri := range p.Filter.ResourceSubscriptions {
+				for _, uri := range p.Notifications.ResourceSubscriptions {
 					g.subscribe(uri)
 				}
 			}
@@ -253,6 +296,8 @@ func (u *upstream) listen(ctx context.Context, c *client.Client) {
 			continue
 		}
 		pause = u.g.opts.RestartMin
+		// What changed before the stream was open was not notified.
+		signal(u.resync)
 		kicked := make(chan struct{})
 		go func() {
 			defer close(kicked)

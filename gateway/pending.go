@@ -81,7 +81,7 @@ func newPendingTable(max int, ttl time.Duration, g *Gateway) *pendingTable {
 	return &pendingTable{g: g, max: max, ttl: ttl, m: make(map[string]*pending)}
 }
 
-func newID() string {
+func randomID() string {
 	var b [16]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
@@ -92,7 +92,7 @@ func startLegacy[R any](ctx context.Context, u *upstream, req *server.Request, c
 	var zero R
 	t := u.g.pending
 	pctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	p := &pending{id: newID(), u: u, ctx: pctx, cancel: cancel, release: release, asks: make(chan *ask), done: make(chan struct{})}
+	p := &pending{id: u.g.peers.newID(), u: u, ctx: pctx, cancel: cancel, release: release, asks: make(chan *ask), done: make(chan struct{})}
 	p.call = &inflight{p: p}
 	t.mu.Lock()
 	if t.closed {
@@ -102,19 +102,24 @@ func startLegacy[R any](ctx context.Context, u *upstream, req *server.Request, c
 		return zero, upstreamError(errClosed)
 	}
 	t.m[p.id] = p
+	u.g.wg.Add(1) // under t.mu, before Close's closeAll: Close waits for it
 	t.mu.Unlock()
 	u.addCall(p.call)
 	r := newRelay(ctx, req)
 	p.call.sink.Store(r)
 	go func() {
-		// Owned by the pending table: it ends with the upstream call,
-		// which the client's cancellation, the input timeout, the
-		// upstream's CallTimeout or the gateway's Close ends.
-		cctx := client.WithProgress(pctx, func(pp *mcp.ProgressParams) {
-			if r := p.call.sink.Load(); r != nil {
-				r.progress(pp)
-			}
-		})
+		// Owned by the gateway (Close waits for it): it ends with the
+		// upstream call, which the client's cancellation, the input
+		// timeout, the upstream's CallTimeout or Close ends.
+		defer u.g.wg.Done()
+		cctx := pctx
+		if _, ok := req.Meta().ProgressToken(); ok {
+			cctx = client.WithProgress(pctx, func(pp *mcp.ProgressParams) {
+				if r := p.call.sink.Load(); r != nil {
+					r.progress(pp)
+				}
+			})
+		}
 		res, err := call(cctx, c, nil, "")
 		p.res, p.err = res, err
 		u.removeCall(p.call)
@@ -129,72 +134,146 @@ func startLegacy[R any](ctx context.Context, u *upstream, req *server.Request, c
 // requestState names and waits for the call's next outcome.
 func resumeLegacy[R any](ctx context.Context, u *upstream, req *server.Request, st roundState, call callFunc[R]) (R, error) {
 	var zero R
+	raw, ok := req.InputResponses()[st.Key]
+	if !ok {
+		return zero, jsonrpc.NewError(mcp.CodeInvalidParams, fmt.Sprintf("Invalid params: inputResponses has no answer for %q", st.Key))
+	}
 	p := u.g.pending.take(st.Pending)
 	if p == nil || p.u != u {
-		return zero, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: the upstream call this request continues is no longer pending (it timed out, ended, or is held by another gateway instance); start the call again")
-	}
-	p.mu.Lock()
-	a := p.waiting
-	p.waiting = nil
-	p.mu.Unlock()
-	if a != nil {
-		raw, ok := req.InputResponses()[a.key]
-		if !ok || a.key != st.Key {
-			p.cancel(errors.New("gateway: the client did not answer the input request"))
-			u.g.pending.remove(p)
-			return zero, jsonrpc.NewError(mcp.CodeInvalidParams, fmt.Sprintf("Invalid params: inputResponses has no answer for %q", st.Key))
+		if owner := u.g.peers.owner(st.Pending); owner != "" {
+			return resumeRemote[R](ctx, u, req, owner, st, raw)
 		}
-		a.answer <- raw
+		return zero, errNotPending
+	}
+	if err := p.answer(st.Key, raw); err != nil {
+		return zero, err
 	}
 	r := newRelay(ctx, req)
 	p.call.sink.Store(r)
 	return waitLegacy[R](ctx, u, req, p, r)
 }
 
-// waitLegacy waits, for one client round, until the pending call ends or
-// asks for input. Meanwhile its progress and log messages go to req.
-func waitLegacy[R any](ctx context.Context, u *upstream, req *server.Request, p *pending, r *relay) (R, error) {
-	var zero R
-	defer func() {
-		p.call.sink.CompareAndSwap(r, nil)
-		r.stop()
-	}()
+// outcome is how one client round of a pending call ends: the call's
+// result or error, or an input request of the upstream for the client.
+type outcome struct {
+	res any
+	err error
+	ask *ask
+}
+
+// wait waits until the pending call ends or asks for input, or ctx ends
+// (which cancels the call). A call that asks is parked for the next round.
+func (p *pending) wait(ctx context.Context) outcome {
+	t := p.u.g.pending
 	select {
 	case <-p.done:
-		u.g.pending.remove(p)
+		t.remove(p)
 		if p.err != nil {
-			return zero, upstreamError(p.err)
+			return outcome{err: upstreamError(p.err)}
 		}
-		res, _ := p.res.(R)
-		return res, nil
+		return outcome{res: p.res}
 	case a := <-p.asks:
 		p.mu.Lock()
 		p.waiting = a
 		p.mu.Unlock()
-		if err := u.g.pending.park(p); err != nil {
-			p.cancel(err)
-			u.g.pending.remove(p)
-			return zero, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: "+err.Error())
+		if err := t.park(p); err != nil {
+			p.end(err)
+			return outcome{err: jsonrpc.NewError(mcp.CodeInternalError, "Internal error: "+err.Error())}
 		}
-		in := server.NeedInput()
-		switch params := a.params.(type) {
-		case *mcp.ElicitParams:
-			in.Elicit(a.key, params)
-		case *mcp.CreateMessageParams:
-			in.CreateMessage(a.key, params)
-		default:
-			in.ListRoots(a.key)
-		}
-		b, err := json.Marshal(roundState{Upstream: u.cfg.Name, Pending: p.id, Key: a.key})
-		if err != nil {
-			return zero, err
-		}
-		return zero, in.State(string(b))
+		return outcome{ask: a}
 	case <-ctx.Done():
-		p.cancel(context.Cause(ctx))
-		u.g.pending.remove(p)
-		return zero, ctx.Err()
+		p.end(context.Cause(ctx))
+		return outcome{err: ctx.Err()}
 	}
+}
+
+// waitLegacy waits, for one client round, until the pending call ends or
+// asks for input. Meanwhile its progress and log messages go to req.
+func waitLegacy[R any](ctx context.Context, u *upstream, req *server.Request, p *pending, r *relay) (R, error) {
+	o := p.wait(ctx)
+	p.call.sink.CompareAndSwap(r, nil)
+	r.stop()
+	res, err := roundResult[R](u, req, p.id, o)
+	if o.ask != nil && err != nil && !isInput(err) {
+		// The client cannot be asked (it lacks the capability): the
+		// upstream's request fails now rather than at the input timeout.
+		if u.g.pending.take(p.id) == p {
+			p.end(err)
+		}
+	}
+	return res, err
+}
+
+// isInput reports whether err is an input request for the client.
+func isInput(err error) bool {
+	var in *server.Input
+	return errors.As(err, &in)
+}
+
+// roundResult is an outcome as the handler returns it.
+func roundResult[R any](u *upstream, req *server.Request, id string, o outcome) (R, error) {
+	var zero R
+	switch {
+	case o.err != nil:
+		return zero, o.err
+	case o.ask != nil:
+		return zero, askInput(u, req, id, o.ask.key, o.ask.params)
+	}
+	res, _ := o.res.(R)
+	return res, nil
+}
+
+// askInput is the input request of a pending call for the client, with
+// the call named in the state.
+func askInput(u *upstream, req *server.Request, id, key string, params any) error {
+	var need mcp.ClientCapabilities
+	needs(&need, params)
+	if err := req.Require(need); err != nil {
+		return err
+	}
+	in := server.NeedInput()
+	switch params := params.(type) {
+	case *mcp.ElicitParams:
+		in.Elicit(key, params)
+	case *mcp.CreateMessageParams:
+		in.CreateMessage(key, params)
+	default:
+		in.ListRoots(key)
+	}
+	b, err := json.Marshal(roundState{Upstream: u.cfg.Name, Pending: id, Key: key})
+	if err != nil {
+		return err
+	}
+	return in.State(string(b))
+}
+
+var errNotPending = jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: the upstream call this request continues is no longer pending (it timed out or ended); start the call again")
+
+// answer hands the client's answer to the input request the call waits
+// for (the call was taken: it is the caller's).
+func (p *pending) answer(key string, raw jsontext.Value) error {
+	p.mu.Lock()
+	a := p.waiting
+	p.waiting = nil
+	p.mu.Unlock()
+	if a == nil {
+		return nil // the call ended meanwhile: the next wait sees it
+	}
+	if a.key != key {
+		p.end(errors.New("gateway: the client answered another input request"))
+		return jsonrpc.NewError(mcp.CodeInvalidParams, fmt.Sprintf("Invalid params: the call waits for %q, not %q", a.key, key))
+	}
+	a.answer <- raw
+	return nil
+}
+
+// end cancels the pending call and forgets it: from now on it claims
+// none of the upstream's requests (the upstream call itself ends as soon
+// as the upstream hears of the cancellation).
+func (p *pending) end(cause error) {
+	p.cancel(cause)
+	p.u.removeCall(p.call)
+	p.u.g.pending.remove(p)
 }
 
 // ask passes one of the upstream's input requests to the client's call and
@@ -239,8 +318,7 @@ func (t *pendingTable) park(p *pending) error {
 	p.parked = true
 	p.stop = t.g.afterFunc(t.ttl, func() {
 		if q := t.take(p.id); q == p {
-			p.cancel(errInputTimeout)
-			t.remove(p)
+			p.end(errInputTimeout)
 		}
 	})
 	return nil
@@ -303,8 +381,7 @@ func (t *pendingTable) closeAll() {
 	}
 	t.mu.Unlock()
 	for _, p := range ps {
-		p.cancel(errClosed)
-		t.remove(p)
+		p.end(errClosed)
 	}
 }
 
@@ -321,17 +398,31 @@ func (u *upstream) removeCall(c *inflight) {
 	u.mu.Unlock()
 }
 
-// sole is the only call in flight to u, or nil when there are none or
-// several: a legacy upstream's request or log message outside any POST
-// stream carries nothing else that says which call it belongs to.
+// sole is the call in flight to u that an upstream request or log message
+// without a call of its own belongs to: the only one that is not waiting
+// for the client's answer to an earlier question (such a call is blocked
+// upstream until it gets it). Nil when there are none or several: a
+// legacy upstream's request over stdio, or outside a POST stream, carries
+// nothing else that says which call it belongs to.
 func (u *upstream) sole() *inflight {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if len(u.calls) != 1 {
-		return nil
-	}
+	var found *inflight
 	for c := range u.calls {
-		return c
+		if c.p != nil && c.p.asking() {
+			continue
+		}
+		if found != nil {
+			return nil
+		}
+		found = c
 	}
-	return nil
+	return found
+}
+
+// asking reports whether the call waits for the client's answer.
+func (p *pending) asking() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.waiting != nil
 }

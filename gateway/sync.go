@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -54,7 +56,8 @@ func (u *upstream) sync(ctx context.Context, c *client.Client) error {
 			tools, err := collect(c.Tools(ctx))
 			items := make([]item, len(tools))
 			for i, t := range tools {
-				t.Name, t.Execution = outer(p, kindTool, t.Name), nil
+				t.Name = outer(p, kindTool, t.Name)
+				t.Meta = viewLinks(p, t.Meta)
 				h := u.toolHandler(tools[i].Name)
 				items[i] = item{inner: tools[i].Name, outer: t.Name, enc: encode(t), add: func() error { return srv.AddRawTool(&t, h) }}
 			}
@@ -100,37 +103,78 @@ func (u *upstream) sync(ctx context.Context, c *client.Client) error {
 		u.apply(l.k, items)
 	}
 	u.g.completions()
+	u.g.extensions(c)
 	return nil
 }
 
 // apply registers items of kind k and removes the registered ones that
-// are gone.
+// are gone. Registrations of all upstreams are serialized (g.regMu), so
+// that the name table and the server agree; the server's list-change
+// notifications go out once per sync (Server.Batch), after the lock.
 func (u *upstream) apply(k kind, items []item) {
+	var lost []*upstream
+	u.g.srv.Batch(func() {
+		u.g.regMu.Lock()
+		defer u.g.regMu.Unlock()
+		lost = u.applyLocked(k, items)
+	})
+	for _, o := range lost {
+		signal(o.resync)
+	}
+}
+
+func (u *upstream) applyLocked(k kind, items []item) (lost []*upstream) {
 	u.mu.Lock()
 	old := maps.Clone(u.reg[k])
 	u.mu.Unlock()
-	seen := make(map[string]bool, len(items))
 	var conflicts, skipped []string
+	// Names an upstream listed earlier took meanwhile are no longer ours.
+	for name := range old {
+		if u.g.names.lookup(k, name) != u {
+			delete(old, name)
+			u.mu.Lock()
+			delete(u.reg[k], name)
+			u.mu.Unlock()
+		}
+	}
+	seen := make(map[string]bool, len(items))
 	for _, it := range items {
-		if seen[it.outer] {
+		if _, dup := seen[it.outer]; dup {
 			continue
 		}
-		seen[it.outer] = true
+		seen[it.outer] = false
 		if r, ok := old[it.outer]; ok && r.enc == it.enc {
+			seen[it.outer] = true
 			continue
 		}
-		if !u.g.names.claim(k, it.outer, u) {
+		ok, from := u.g.names.claim(k, it.outer, u)
+		if !ok {
 			conflicts = append(conflicts, k.String()+" "+it.outer)
-			seen[it.outer] = false
 			continue
+		}
+		if from != nil {
+			// An upstream listed after u had it: it loses it now.
+			from.mu.Lock()
+			delete(from.reg[k], it.outer)
+			from.conflicts = append(from.conflicts, k.String()+" "+it.outer)
+			sort.Strings(from.conflicts)
+			from.mu.Unlock()
+			lost = append(lost, from)
 		}
 		if err := it.add(); err != nil {
 			u.g.log.Warn("gateway: upstream item refused", "upstream", u.cfg.Name, "kind", k.String(), "name", it.outer, "err", err)
 			skipped = append(skipped, k.String()+" "+it.outer+": "+err.Error())
 			u.g.names.release(k, u, it.outer)
-			seen[it.outer] = false
+			if _, had := old[it.outer]; had {
+				u.removeLocked(k, []string{it.outer})
+				delete(old, it.outer)
+				u.mu.Lock()
+				delete(u.reg[k], it.outer)
+				u.mu.Unlock()
+			}
 			continue
 		}
+		seen[it.outer] = true
 		u.mu.Lock()
 		u.reg[k][it.outer] = registered{inner: it.inner, enc: it.enc}
 		u.mu.Unlock()
@@ -142,7 +186,7 @@ func (u *upstream) apply(k kind, items []item) {
 		}
 	}
 	if len(conflicts) > 0 {
-		u.g.log.Warn("gateway: names taken by another upstream", "upstream", u.cfg.Name, "items", conflicts)
+		u.g.log.Warn("gateway: names taken by an upstream listed earlier", "upstream", u.cfg.Name, "items", conflicts)
 	}
 	u.mu.Lock()
 	for _, name := range gone {
@@ -151,7 +195,8 @@ func (u *upstream) apply(k kind, items []item) {
 	u.conflicts = replaceKind(u.conflicts, k, conflicts)
 	u.skipped = replaceKind(u.skipped, k, skipped)
 	u.mu.Unlock()
-	u.remove(k, gone)
+	u.removeLocked(k, gone)
+	return lost
 }
 
 // replaceKind replaces the entries of kind k in list (each starts with
@@ -163,8 +208,10 @@ func replaceKind(list []string, k kind, add []string) []string {
 	return out
 }
 
-// remove unregisters names of kind k from the server.
-func (u *upstream) remove(k kind, names []string) {
+// removeLocked unregisters the names of kind k that u holds from the
+// server (g.regMu held).
+func (u *upstream) removeLocked(k kind, names []string) {
+	names = slices.DeleteFunc(names, func(n string) bool { return u.g.names.lookup(k, n) != u })
 	if len(names) == 0 {
 		return
 	}
@@ -195,13 +242,17 @@ func (u *upstream) remove(k kind, names []string) {
 // withdraw unregisters everything the upstream registered: its items
 // disappear from the lists, with list_changed notifications.
 func (u *upstream) withdraw() {
-	for k := range kinds {
-		u.mu.Lock()
-		names := slices.Collect(maps.Keys(u.reg[k]))
-		clear(u.reg[k])
-		u.mu.Unlock()
-		u.remove(k, names)
-	}
+	u.g.srv.Batch(func() {
+		u.g.regMu.Lock()
+		defer u.g.regMu.Unlock()
+		for k := range kinds {
+			u.mu.Lock()
+			names := slices.Collect(maps.Keys(u.reg[k]))
+			clear(u.reg[k])
+			u.mu.Unlock()
+			u.removeLocked(k, names)
+		}
+	})
 	u.mu.Lock()
 	u.conflicts, u.skipped = nil, nil
 	u.mu.Unlock()
@@ -243,4 +294,44 @@ func (g *Gateway) innerName(k kind, outerName string) (*upstream, string, bool) 
 	r, ok := u.reg[k][outerName]
 	u.mu.Unlock()
 	return u, r.inner, ok
+}
+
+// appsExtension is the id of MCP Apps, whose views pass through the
+// gateway: their resources are resources, their links tool _meta.
+const appsExtension = "io.modelcontextprotocol/ui"
+
+// viewLinks rewrites the MCP Apps view a tool links to (_meta.ui.resourceUri,
+// and the "ui/resourceUri" of earlier drafts) to the view's name at the
+// gateway.
+func viewLinks(prefix string, m mcp.Meta) mcp.Meta {
+	if prefix == "" || m == nil {
+		return m
+	}
+	out := maps.Clone(m)
+	var ui map[string]any
+	if ok, err := m.Get("ui", &ui); ok && err == nil {
+		if uri, ok := ui["resourceUri"].(string); ok {
+			ui["resourceUri"] = outer(prefix, kindResource, uri)
+			out["ui"] = ui
+		}
+	}
+	var old string
+	if ok, err := m.Get("ui/resourceUri", &old); ok && err == nil {
+		out["ui/resourceUri"] = outer(prefix, kindResource, old)
+	}
+	return out
+}
+
+// extensions advertises the extensions of the upstreams that pass through
+// the gateway unchanged (MCP Apps); others need methods the gateway does
+// not forward.
+func (g *Gateway) extensions(c *client.Client) {
+	if v, ok := c.ServerExtension(appsExtension); ok {
+		var settings map[string]any
+		if json.Unmarshal(v, &settings) == nil {
+			if err := g.srv.AddExtension(appsExtension, settings); err != nil {
+				g.log.Warn("gateway: extension not advertised", "id", appsExtension, "err", err)
+			}
+		}
+	}
 }

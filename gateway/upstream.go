@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/command"
@@ -25,6 +27,7 @@ import (
 type upstream struct {
 	g     *Gateway
 	cfg   Upstream
+	index int // in Options.Upstreams: on a name collision the lower wins
 	sem   chan struct{}
 	tried chan struct{} // closed once the first attempt ended
 	once  sync.Once
@@ -44,6 +47,7 @@ type upstream struct {
 	skipped    []string
 	calls      map[*inflight]struct{} // calls in flight, for attribution
 	subscribed map[string]bool        // upstream URIs a client subscribed to
+	hc         *http.Client           // the upstream's own, when none is configured
 }
 
 // registered is one registered item: the upstream's name for it and the
@@ -53,9 +57,10 @@ type registered struct {
 	enc   string
 }
 
-func newUpstream(g *Gateway, cfg Upstream) *upstream {
+func newUpstream(g *Gateway, cfg Upstream, index int) *upstream {
 	u := &upstream{
 		g:          g,
+		index:      index,
 		cfg:        cfg,
 		sem:        make(chan struct{}, cfg.MaxInFlight),
 		tried:      make(chan struct{}),
@@ -82,6 +87,14 @@ func signal(ch chan struct{}) {
 // run connects, serves and reconnects until ctx ends.
 func (u *upstream) run(ctx context.Context) {
 	defer u.setState(StateClosed, nil)
+	defer func() {
+		u.mu.Lock()
+		hc := u.hc
+		u.mu.Unlock()
+		if hc != nil {
+			hc.CloseIdleConnections()
+		}
+	}()
 	defer u.once.Do(func() { close(u.tried) })
 	pause := u.g.opts.RestartMin
 	for {
@@ -100,6 +113,9 @@ func (u *upstream) run(ctx context.Context) {
 			u.once.Do(func() { close(u.tried) })
 			pause = u.g.opts.RestartMin
 			err = u.serve(ctx, c)
+			if ctx.Err() == nil {
+				u.setState(StateDown, err)
+			}
 			u.setClient(nil)
 			c.Close()
 			u.withdraw()
@@ -148,8 +164,10 @@ func (u *upstream) connect(ctx context.Context) (*client.Client, error) {
 			return nil, fmt.Errorf("gateway: upstream %q: server/discover: %w", u.cfg.Name, err)
 		}
 	}
-	if c.Era() == client.EraLegacy && c.ServerCapabilities().Logging != nil {
-		if err := c.SetLoggingLevel(cctx, mcp.LevelInfo); err != nil {
+	if c.Era() == client.EraModern || c.ServerCapabilities().Logging != nil {
+		// Everything: the gateway's server passes on to each client only
+		// what its own level lets through.
+		if err := c.SetLoggingLevel(cctx, mcp.LevelDebug); err != nil {
 			u.g.log.Debug("gateway: upstream refused a log level", "upstream", u.cfg.Name, "err", err)
 		}
 	}
@@ -165,7 +183,7 @@ func (u *upstream) dial(ctx, cctx context.Context) (transport.Conn, error) {
 	case u.cfg.URL != "":
 		return streamable.New(u.cfg.URL, &streamable.Options{
 			Header:     u.cfg.Header,
-			HTTPClient: u.cfg.HTTPClient,
+			HTTPClient: u.httpClient(),
 			Logger:     u.g.log,
 		}), nil
 	}
@@ -182,6 +200,23 @@ func (u *upstream) dial(ctx, cctx context.Context) (transport.Conn, error) {
 	return conn, nil
 }
 
+// httpClient is the configured HTTP client, or one of the upstream's own
+// that keeps as many idle connections as calls may run at once (the
+// default keeps two, so a busy gateway would reconnect for most calls).
+func (u *upstream) httpClient() *http.Client {
+	if u.cfg.HTTPClient != nil {
+		return u.cfg.HTTPClient
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.hc == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = u.cfg.MaxInFlight + 4 // + the listening streams
+		u.hc = &http.Client{Transport: tr}
+	}
+	return u.hc
+}
+
 // clientOptions are the options of the gateway's client of u: every input
 // handler (they route the upstream's requests to the call that caused
 // them), the manual multi round-trip path (the client of the gateway
@@ -192,11 +227,12 @@ func (u *upstream) clientOptions(version string) *client.Options {
 		ProtocolVersion:      version,
 		CallTimeout:          u.cfg.CallTimeout,
 		Logger:               u.g.log,
-		Interceptors:         u.g.opts.Interceptors,
+		Interceptors:         append([]intercept.Interceptor{u.logTap}, u.g.opts.Interceptors...),
 		ManualInput:          true,
 		ElicitHandler:        u.elicit,
 		ElicitationURL:       true,
 		CreateMessageHandler: u.createMessage,
+		ListRootsHandler:     u.listRoots,
 		SamplingTools:        true,
 		Listen:               true,
 		OnLog:                u.onLog,
@@ -206,9 +242,6 @@ func (u *upstream) clientOptions(version string) *client.Options {
 			signal(u.resync)
 		},
 		OnResourceUpdated: u.onResourceUpdated,
-	}
-	if len(u.cfg.Roots) > 0 {
-		o.ListRootsHandler = u.listRoots
 	}
 	return o
 }
@@ -231,6 +264,12 @@ func (u *upstream) serve(ctx context.Context, c *client.Client) error {
 		u.resubscribe(ctx, c)
 	}
 	u.g.log.Info("gateway: upstream ready", "upstream", u.cfg.Name, "era", c.Era().String(), "version", c.ProtocolVersion())
+	// A modern upstream's listen goroutine takes the kicks; a legacy
+	// one's subscriptions are made here.
+	kicks := u.listenKick
+	if c.Era() == client.EraModern {
+		kicks = nil
+	}
 	var health <-chan time.Time
 	if u.cfg.HealthInterval > 0 {
 		health = u.g.after(u.cfg.HealthInterval)
@@ -248,10 +287,8 @@ func (u *upstream) serve(ctx context.Context, c *client.Client) error {
 			if err := u.sync(ctx, c); err != nil {
 				u.g.log.Warn("gateway: upstream lists failed", "upstream", u.cfg.Name, "err", err)
 			}
-		case <-u.listenKick:
-			if c.Era() == client.EraLegacy {
-				u.resubscribe(ctx, c)
-			}
+		case <-kicks:
+			u.resubscribe(ctx, c)
 		case <-health:
 			if err := u.check(ctx, c); err != nil {
 				return fmt.Errorf("gateway: health check: %w", err)
@@ -284,14 +321,18 @@ func (u *upstream) setClient(c *client.Client) {
 
 func (u *upstream) setState(s State, err error) {
 	u.mu.Lock()
-	defer u.mu.Unlock()
 	if s == u.state && err == nil {
+		u.mu.Unlock()
 		return
 	}
 	u.state, u.since = s, time.Now()
 	u.err = ""
 	if err != nil {
 		u.err = err.Error()
+	}
+	u.mu.Unlock()
+	if h := u.g.stateHook; h != nil {
+		h(u.cfg.Name, s)
 	}
 }
 

@@ -169,6 +169,8 @@ type Server struct {
 	relays     map[int]func(method, uri string) // see addRelay
 	relayN     int
 
+	batch batchState // Batch
+
 	tasks tasks
 
 	// The interceptor chains (intercept.go): userChain is

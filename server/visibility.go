@@ -103,6 +103,9 @@ const namesPrefix = "\x00names:"
 // each session and listen stream hears of it only if it can see one of
 // them (or, without a filter, always).
 func (s *Server) announceItems(method string, names ...string) {
+	if s.held(method, names) {
+		return
+	}
 	if s.opts.Visibility == nil || len(names) == 0 {
 		s.announce(method, "")
 		return

@@ -1,9 +1,11 @@
 // Command server is mcpkit's fixture for the official MCP conformance
 // suite: one endpoint, /mcp, serving every tool, resource and prompt the
 // server scenarios expect, written with the public mcpkit API as any user
-// would write them.
+// would write them. With -stdio it serves one session on standard input
+// and output instead (the upstream of conformance/gateway).
 //
 //	go run ./conformance/server -addr 127.0.0.1:3000
+//	go run ./conformance/server -stdio
 package main
 
 import (
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/server/streamhttp"
+	"github.com/mcpkit/mcpkit/transport/stdio"
 
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
@@ -29,6 +32,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:3000", "listen address")
 	verbose := flag.Bool("v", false, "log protocol diagnostics to stderr")
 	addrFile := flag.String("addr-file", "", "write the address actually bound to this file (for -addr with port 0)")
+	useStdio := flag.Bool("stdio", false, "serve one session on standard input and output instead of HTTP")
 	flag.Parse()
 
 	level := slog.LevelWarn
@@ -37,6 +41,14 @@ func main() {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	s := newServer(logger)
+	if *useStdio {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		if err := s.Serve(ctx, stdio.New(nil)); err != nil && !errors.Is(err, context.Canceled) {
+			log.Fatal(err)
+		}
+		return
+	}
 	h := streamhttp.NewHandler(s, &streamhttp.Options{RetryInterval: 500 * time.Millisecond})
 	defer h.Close()
 

@@ -47,3 +47,26 @@ func TestClusterTasks(t *testing.T) {
 		})
 	})
 }
+
+// TestGatewayCluster: two gateway instances sharing Redis (the HTTP
+// handler's sessions, events and broker, and the gateway's own broker).
+func TestGatewayCluster(t *testing.T) {
+	redistest.Need(t)
+	p := prefix(t)
+	sessions := NewSessionStore(rdb, &SessionStoreOptions{Prefix: p})
+	events := NewEventStore(rdb, &EventStoreOptions{Prefix: p})
+	clustertest.Gateway(t, func(int) clustertest.GatewayBackend {
+		hb, err := NewBroker(context.Background(), rdb, &BrokerOptions{Prefix: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gb, err := NewBroker(context.Background(), rdb, &BrokerOptions{Prefix: p + "gw:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return clustertest.GatewayBackend{
+			Backend:       clustertest.Backend{Sessions: sessions, Events: events, Broker: hb, Close: func() { _ = hb.Close(); _ = gb.Close() }},
+			GatewayBroker: gb,
+		}
+	})
+}
