@@ -97,9 +97,9 @@ func exerciseGatewayEverything(t *testing.T, gc *gwClient) {
 	gc.mu.Unlock()
 
 	// A log message the upstream sends during a call reaches the client.
-	// toggle-simulated-logging sends one at once, at a random level: the
-	// gateway asks its upstreams for info and above, so a debug message
-	// stays upstream; turning it on again draws another.
+	// toggle-simulated-logging starts sending one, at a random level, as
+	// it answers (it does not wait for the message to be written, which
+	// may then follow the answer); turning it on again sends another.
 	if err := gc.SetLoggingLevel(ctx, mcp.LevelDebug); err != nil {
 		t.Fatal(err)
 	}

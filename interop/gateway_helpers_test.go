@@ -192,13 +192,11 @@ func connectGateway(t *testing.T, url, version string) *gwClient {
 	return gc
 }
 
-// logDuringCall makes call (a tool call whose upstream sends a log message
-// before it answers) until a log message reaches the client, at most 20
-// times, and returns it (nil if none came). One call is not enough: the
-// gateway's client hands an upstream's log messages to the gateway on a
-// goroutine of their own, so one that arrives just before the answer may
-// find the call over and not be passed on (see
-// TestGatewayLegacyUpstreamLogsDuringCall).
+// logDuringCall makes call (a tool call whose upstream starts sending a
+// log message before it answers, without waiting for it to be written)
+// until a log message reaches the client, at most 20 times, and returns
+// it (nil if none came): a message that leaves the upstream after the
+// answer belongs to no call and is not passed on.
 func (gc *gwClient) logDuringCall(call func()) *mcp.LoggingMessageParams {
 	for range 20 {
 		call()

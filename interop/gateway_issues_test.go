@@ -1,9 +1,10 @@
 package interop
 
 // Defects of the gateway these tests found, each shown by a test that
-// fails while the defect is there. They run with
-// MCPKIT_GATEWAY_KNOWN_ISSUES=1 and skip, naming the defect, otherwise;
-// whoever fixes one removes its skip.
+// fails while the defect is there. One still open runs with
+// MCPKIT_GATEWAY_KNOWN_ISSUES=1 and skips, naming the defect, otherwise;
+// whoever fixes it removes the skip. A fixed one stays as a regression
+// test.
 
 import (
 	"context"
@@ -59,15 +60,13 @@ func (m *legacyMemUpstream) kill() {
 	c.Close()
 }
 
-// A legacy upstream's log messages sent during a call must reach that
-// call's client. The gateway attributes each to the one call in flight
-// when its client's OnLog handler runs; but the client runs OnLog on a
-// goroutine of its own, after the read loop moved on, so the upstream's
-// answer may already have ended the call: the messages sent just before
-// it are then dropped (or, were another call in flight by then, handed to
-// that call's client).
+// A legacy upstream's log messages sent during a call reach that call's
+// client, every one, also those sent just before the answer. (Fixed: the
+// gateway attributed each to the call in flight when client.Options.OnLog
+// ran, on a goroutine of its own, by which time the answer had often
+// ended the call and the messages were dropped; it now taps them on the
+// client's reader.)
 func TestGatewayLegacyUpstreamLogsDuringCall(t *testing.T) {
-	knownIssue(t, "a legacy upstream's log messages sent just before its answer are lost: gateway/notify.go onLog attributes them when client.Options.OnLog runs, asynchronously, not when they arrive")
 	t.Parallel()
 	const n = 50
 	s := server.New(&server.Options{Logging: true})
