@@ -27,7 +27,9 @@
 //     tools, a prefixed call, and the upstream's elicitation answered by
 //     the client's handler;
 //   - defects of the gateway those tests found, in gateway_issues_test.go:
-//     they run with MCPKIT_GATEWAY_KNOWN_ISSUES=1 and fail until fixed.
+//     a fixed one (a legacy upstream's log messages during a call) as a
+//     regression test; an open one (tools/list with no upstream up) runs
+//     with MCPKIT_GATEWAY_KNOWN_ISSUES=1 and fails until fixed.
 //
 // The npm peers are installed by peers/install.sh into a cache folder;
 // the tests find them through MCPKIT_PEERS_DIR (scripts/test sets it) and
