@@ -1,15 +1,12 @@
 package interop
 
 // Defects of the gateway these tests found, each shown by a test that
-// fails while the defect is there. One still open runs with
-// MCPKIT_GATEWAY_KNOWN_ISSUES=1 and skips, naming the defect, otherwise;
-// whoever fixes it removes the skip. A fixed one stays as a regression
-// test.
+// failed while the defect was there; fixed, they stay as regression
+// tests.
 
 import (
 	"context"
 	"errors"
-	"os"
 	"sync"
 	"testing"
 
@@ -20,13 +17,6 @@ import (
 	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/memory"
 )
-
-func knownIssue(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("MCPKIT_GATEWAY_KNOWN_ISSUES") != "1" {
-		t.Skip("known gateway defect (MCPKIT_GATEWAY_KNOWN_ISSUES=1 runs this test): " + what)
-	}
-}
 
 // legacyMemUpstream is an mcpkit server behind the gateway over an
 // in-memory connection, spoken to in the latest legacy revision; kill
@@ -109,7 +99,6 @@ func TestGatewayLegacyUpstreamLogsDuringCall(t *testing.T) {
 // found instead of an empty list, to the very clients it just sent
 // notifications/tools/list_changed.
 func TestGatewayToolsListWithNoUpstreamUp(t *testing.T) {
-	knownIssue(t, "with its only upstream down, the gateway answers tools/list -32601 (server.Server offers tools only while some are registered) to clients that negotiated tools")
 	t.Parallel()
 	s := server.New(nil)
 	if err := server.AddTool(s, &mcp.Tool{Name: "one"}, func(context.Context, *server.CallToolRequest, struct{}) (string, error) {
