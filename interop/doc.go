@@ -26,10 +26,9 @@
 //     (@modelcontextprotocol/client, driven by testdata/tsclient.mjs) —
 //     tools, a prefixed call, and the upstream's elicitation answered by
 //     the client's handler;
-//   - defects of the gateway those tests found, in gateway_issues_test.go:
-//     a fixed one (a legacy upstream's log messages during a call) as a
-//     regression test; an open one (tools/list with no upstream up) runs
-//     with MCPKIT_GATEWAY_KNOWN_ISSUES=1 and fails until fixed.
+//   - defects of the gateway those tests found, fixed, as regression
+//     tests in gateway_issues_test.go: a legacy upstream's log messages
+//     during a call, and tools/list with no upstream up.
 //
 // The npm peers are installed by peers/install.sh into a cache folder;
 // the tests find them through MCPKIT_PEERS_DIR (scripts/test sets it) and
