@@ -33,20 +33,40 @@ type roundState struct {
 	// request it is waiting for.
 	Pending string `json:"p,omitzero"`
 	Key     string `json:"q,omitzero"`
+	// Task names a 2026 upstream's task whose input requests the gateway's
+	// own task relayed.
+	Task string `json:"t,omitzero"`
 }
 
-func (u *upstream) toolHandler(name string) server.ToolHandler {
+// toolHandler forwards tools/call of the upstream's tool name; tasks says
+// the tool supports tasks and the upstream speaks 2026-07-28 (see
+// tasks.go).
+func (u *upstream) toolHandler(name string, tasks bool) server.ToolHandler {
 	return func(ctx context.Context, req *server.CallToolRequest) (*mcp.CallToolResult, error) {
+		if raw := req.RequestState(); tasks && raw != "" {
+			var st roundState
+			if json.Unmarshal([]byte(raw), &st) == nil && st.Task != "" && st.Upstream == u.cfg.Name {
+				return u.awaitTask(st.Task)(ctx, req)
+			}
+		}
 		p := mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments, Meta: passMeta(req.Params.Meta)}
-		return forward(ctx, u, req.Request, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.CallToolResult, error) {
+		res, err := forward(ctx, u, req.Request, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.CallToolResult, error) {
 			q := p
 			q.InputResponses, q.RequestState = rs, state
+			if tasks && c.Era() == client.EraModern {
+				return u.taskCall(ctx, c, &q)
+			}
 			res, err := c.CallTool(ctx, &q)
 			if res != nil {
 				u.contentURIs(res.Content)
 			}
 			return res, err
 		})
+		var ut *upstreamTask
+		if errors.As(err, &ut) {
+			return nil, server.ContinueAsTask(u.awaitTask(ut.id))
+		}
+		return res, err
 	}
 }
 
@@ -193,6 +213,12 @@ func forward[R any](ctx context.Context, u *upstream, req *server.Request, call 
 // gateway's own: the same input requests under the same keys, and the
 // upstream's requestState inside the gateway's sealed one.
 func (u *upstream) relayInput(req *server.Request, r *mcp.InputRequiredResult) error {
+	return u.relayInputFor(req, r, "")
+}
+
+// relayInputFor relays the input requests of a call, or of upstream task
+// task when it is set.
+func (u *upstream) relayInputFor(req *server.Request, r *mcp.InputRequiredResult, task string) error {
 	in := server.NeedInput()
 	keys := slices.Sorted(maps.Keys(r.InputRequests))
 	var need mcp.ClientCapabilities
@@ -206,7 +232,7 @@ func (u *upstream) relayInput(req *server.Request, r *mcp.InputRequiredResult) e
 	if err := req.Require(need); err != nil {
 		return err
 	}
-	b, err := json.Marshal(roundState{Upstream: u.cfg.Name, State: r.RequestState, Keys: keys})
+	b, err := json.Marshal(roundState{Upstream: u.cfg.Name, State: r.RequestState, Keys: keys, Task: task})
 	if err != nil {
 		return err
 	}
@@ -290,6 +316,10 @@ func upstreamError(err error) error {
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {
 		return je
+	}
+	var ut *upstreamTask
+	if errors.As(err, &ut) {
+		return ut
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err

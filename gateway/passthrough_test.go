@@ -181,3 +181,44 @@ func TestClientCapabilitiesReachTheUpstream(t *testing.T) {
 		})
 	}
 }
+
+// A 2026 upstream's tool that gathers input, then continues as a task:
+// through the gateway, the input rounds are relayed and the gateway's own
+// task is made at the round the upstream made its own, and ends with it.
+func TestTaskEscalationPassesThrough(t *testing.T) {
+	s := server.New(nil)
+	release := make(chan struct{})
+	must(t, server.AddTool(s, &mcp.Tool{Name: "job", Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}},
+		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+			f, err := server.Ask[nameForm](req.Request, "who", "For whom?")
+			if err != nil {
+				return nil, err
+			}
+			return nil, server.ContinueAsTask(func(ctx context.Context, req *server.CallToolRequest) (*mcp.CallToolResult, error) {
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: "job for " + f.Name}}}, nil
+			})
+		}, server.TaskOnDemand()))
+	mu := newMemUpstream(t, s)
+	g := newGateway(t, &Options{Upstreams: []Upstream{{Name: "u", Connect: mu.connect, ProtocolVersion: mcp.Version20260728, HealthInterval: -1}}})
+	script := (&mcptest.Script{}).Elicit(mcptest.Accept(map[string]any{"name": "Eve"}))
+	p := mcptest.NewPair(t, g.Server(), &mcptest.Options{Script: script})
+	task, err := p.Client.StartToolTask(p.Context(), &mcp.CallToolParams{Name: "job"})
+	must(t, err)
+	if task.ID == "" || task.Status != mcp.TaskWorking {
+		t.Fatalf("task = %+v", task)
+	}
+	if len(script.ElicitRequests()) != 1 {
+		t.Fatalf("elicitations = %d", len(script.ElicitRequests()))
+	}
+	close(release)
+	res, err := p.Client.TaskResult(p.Context(), task.ID)
+	must(t, err)
+	if txt := res.Content[0].(*mcp.TextContent).Text; txt != "job for Eve" {
+		t.Fatalf("result = %q", txt)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
 )
 
 // item is one entry of an upstream's list, ready to register.
@@ -58,8 +59,16 @@ func (u *upstream) sync(ctx context.Context, c *client.Client) error {
 			for i, t := range tools {
 				t.Name = outer(p, kindTool, t.Name)
 				t.Meta = viewLinks(p, t.Meta)
-				h := u.toolHandler(tools[i].Name)
-				items[i] = item{inner: tools[i].Name, outer: t.Name, enc: encode(t), add: func() error { return srv.AddRawTool(&t, h) }}
+				// A 2026 upstream decides when a call becomes a task; the
+				// gateway's task is made at the same round (tasks.go).
+				var opts []server.ToolOption
+				tasks := c.Era() == client.EraModern && t.Execution != nil &&
+					(t.Execution.TaskSupport == mcp.TaskSupportOptional || t.Execution.TaskSupport == mcp.TaskSupportRequired)
+				if tasks {
+					opts = append(opts, server.TaskOnDemand())
+				}
+				h := u.toolHandler(tools[i].Name, tasks)
+				items[i] = item{inner: tools[i].Name, outer: t.Name, enc: encode(t) + c.Era().String(), add: func() error { return srv.AddRawTool(&t, h, opts...) }}
 			}
 			return items, err
 		}},

@@ -1,0 +1,91 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
+)
+
+// Tasks of a 2026 upstream. A tool that supports tasks is registered with
+// server.TaskOnDemand: its handler runs in the client's request and asks
+// the upstream with the tasks extension declared (client.StartToolTask).
+// The upstream decides, as it would for the client: input-required
+// rounds are relayed as usual; a result is the answer; a task makes the
+// handler continue as a task of the gateway's own (server.ContinueAsTask),
+// created at the same round the upstream created its own, which waits for
+// the upstream task's outcome, relays its input requests (the upstream
+// task's id in the sealed state) and cancels it when the client cancels.
+
+// upstreamTask is the error a task-supporting tool's call ends with when
+// the upstream answered with a task.
+type upstreamTask struct{ id string }
+
+func (t *upstreamTask) Error() string { return "gateway: the upstream runs the call as task " + t.id }
+
+// taskCall makes a task-supporting tool's call of a 2026 upstream.
+func (u *upstream) taskCall(ctx context.Context, c *client.Client, q *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	task, err := c.StartToolTask(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if task.ID != "" {
+		return nil, &upstreamTask{id: task.ID}
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(task.Result, &res); err != nil {
+		return nil, err
+	}
+	u.contentURIs(res.Content)
+	return &res, nil
+}
+
+// awaitTask is the work of the gateway's task that mirrors upstream task
+// id: it waits for its outcome, and is run again with the client's answers
+// when it relayed the upstream task's input requests.
+func (u *upstream) awaitTask(id string) server.ToolHandler {
+	return func(ctx context.Context, req *server.CallToolRequest) (*mcp.CallToolResult, error) {
+		c, release, err := u.acquire(ctx)
+		if err != nil {
+			return nil, upstreamError(err)
+		}
+		defer release()
+		ctx = client.WithCapabilities(ctx, bridged(req.ClientCapabilities()))
+		if raw := req.RequestState(); raw != "" {
+			var st roundState
+			if json.Unmarshal([]byte(raw), &st) == nil && st.Task == id {
+				all := req.InputResponses()
+				rs := make(mcp.InputResponses, len(st.Keys))
+				for _, k := range st.Keys {
+					if v, ok := all[k]; ok {
+						rs[k] = v
+					}
+				}
+				if err := c.UpdateTask(ctx, id, rs); err != nil {
+					return nil, upstreamError(err)
+				}
+			}
+		}
+		res, err := c.TaskResult(ctx, id)
+		var ire *client.InputRequiredError
+		if errors.As(err, &ire) && ire.TaskID == id && ire.Result != nil {
+			return nil, u.relayInputFor(req.Request, ire.Result, id)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				// The client cancelled the gateway's task: the upstream's goes too.
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				c.CancelTask(cctx, id)
+				cancel()
+			}
+			return nil, upstreamError(err)
+		}
+		u.contentURIs(res.Content)
+		return res, nil
+	}
+}
