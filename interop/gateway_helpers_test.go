@@ -197,13 +197,18 @@ func connectGateway(t *testing.T, url, version string) *gwClient {
 // until a log message reaches the client, at most 20 times, and returns
 // it (nil if none came): a message that leaves the upstream after the
 // answer belongs to no call and is not passed on.
-func (gc *gwClient) logDuringCall(call func()) *mcp.LoggingMessageParams {
+func (gc *gwClient) logDuringCall(call func(), want func(*mcp.LoggingMessageParams) bool) *mcp.LoggingMessageParams {
 	for range 20 {
 		call()
-		select {
-		case p := <-gc.logs:
-			return p
-		default:
+		for drained := false; !drained; {
+			select {
+			case p := <-gc.logs:
+				if want(p) {
+					return p
+				}
+			default:
+				drained = true
+			}
 		}
 	}
 	return nil
