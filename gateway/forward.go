@@ -38,19 +38,48 @@ type roundState struct {
 	Task string `json:"t,omitzero"`
 }
 
+// roundOf reads the gateway's state in req, once per request: the zero
+// roundState on a first round, an error when the state is not u's.
+func (u *upstream) roundOf(req *server.Request) (roundState, error) {
+	var st roundState
+	raw := req.RequestState()
+	if raw == "" {
+		return st, nil
+	}
+	if err := json.Unmarshal([]byte(raw), &st); err != nil || st.Upstream != u.cfg.Name {
+		return roundState{}, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: requestState does not belong to this call")
+	}
+	return st, nil
+}
+
+// answers are the client's answers to the input requests st relayed (an
+// upstream is given this round's, not those of earlier rounds the server
+// keeps too).
+func (st roundState) answers(req *server.Request) mcp.InputResponses {
+	all := req.InputResponses()
+	rs := make(mcp.InputResponses, len(st.Keys))
+	for _, k := range st.Keys {
+		if v, ok := all[k]; ok {
+			rs[k] = v
+		}
+	}
+	return rs
+}
+
 // toolHandler forwards tools/call of the upstream's tool name; tasks says
 // the tool supports tasks and the upstream speaks 2026-07-28 (see
 // tasks.go).
 func (u *upstream) toolHandler(name string, tasks bool) server.ToolHandler {
 	return func(ctx context.Context, req *server.CallToolRequest) (*mcp.CallToolResult, error) {
-		if raw := req.RequestState(); tasks && raw != "" {
-			var st roundState
-			if json.Unmarshal([]byte(raw), &st) == nil && st.Task != "" && st.Upstream == u.cfg.Name {
-				return u.awaitTask(st.Task)(ctx, req)
-			}
+		st, err := u.roundOf(req.Request)
+		if err != nil {
+			return nil, err
+		}
+		if tasks && st.Task != "" {
+			return u.awaitTask(st.Task)(ctx, req)
 		}
 		p := mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments, Meta: passMeta(req.Params.Meta)}
-		res, err := forward(ctx, u, req.Request, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.CallToolResult, error) {
+		res, err := forward(ctx, u, req.Request, st, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.CallToolResult, error) {
 			q := p
 			q.InputResponses, q.RequestState = rs, state
 			if tasks && c.Era() == client.EraModern {
@@ -72,8 +101,12 @@ func (u *upstream) toolHandler(name string, tasks bool) server.ToolHandler {
 
 func (u *upstream) promptHandler(name string) server.PromptHandler {
 	return func(ctx context.Context, req *server.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		st, err := u.roundOf(req.Request)
+		if err != nil {
+			return nil, err
+		}
 		p := mcp.GetPromptParams{Name: name, Arguments: req.Params.Arguments, Meta: passMeta(req.Params.Meta)}
-		return forward(ctx, u, req.Request, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.GetPromptResult, error) {
+		return forward(ctx, u, req.Request, st, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.GetPromptResult, error) {
 			q := p
 			q.InputResponses, q.RequestState = rs, state
 			res, err := c.GetPrompt(ctx, &q)
@@ -95,8 +128,12 @@ func (u *upstream) readHandler(ctx context.Context, req *server.ReadResourceRequ
 	if !ok {
 		return nil, mcp.ErrResourceNotFound
 	}
+	st, err := u.roundOf(req.Request)
+	if err != nil {
+		return nil, err
+	}
 	p := mcp.ReadResourceParams{URI: uri, Meta: passMeta(req.Params.Meta)}
-	res, err := forward(ctx, u, req.Request, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.ReadResourceResult, error) {
+	res, err := forward(ctx, u, req.Request, st, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.ReadResourceResult, error) {
 		q := p
 		q.InputResponses, q.RequestState = rs, state
 		return c.ReadResource(ctx, &q)
@@ -155,15 +192,10 @@ func passMeta(m mcp.Meta) mcp.Meta {
 }
 
 // forward makes a client's call on the upstream, in whichever era the
-// upstream speaks, and bridges its input requests to the client.
-func forward[R any](ctx context.Context, u *upstream, req *server.Request, call callFunc[R]) (R, error) {
+// upstream speaks, and bridges its input requests to the client. st is
+// the request's round state (roundOf).
+func forward[R any](ctx context.Context, u *upstream, req *server.Request, st roundState, call callFunc[R]) (R, error) {
 	var zero R
-	var st roundState
-	if raw := req.RequestState(); raw != "" {
-		if err := json.Unmarshal([]byte(raw), &st); err != nil || st.Upstream != u.cfg.Name {
-			return zero, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: requestState does not belong to this call")
-		}
-	}
 	if st.Pending != "" {
 		return resumeLegacy(ctx, u, req, st, call)
 	}
@@ -184,15 +216,9 @@ func forward[R any](ctx context.Context, u *upstream, req *server.Request, call 
 	defer release()
 	var rs mcp.InputResponses
 	if st.Upstream != "" {
-		all := req.InputResponses()
-		rs = make(mcp.InputResponses, len(st.Keys))
-		for _, k := range st.Keys {
-			if v, ok := all[k]; ok {
-				rs[k] = v
-			}
-		}
+		rs = st.answers(req)
 	}
-	r := startProgress(ctx, req)
+	r := newRelay(ctx, req)
 	in := &inflight{}
 	in.sink.Store(r)
 	u.addCall(in)

@@ -88,12 +88,6 @@ func (r *relay) log(p *mcp.LoggingMessageParams) {
 	r.send(func() { r.req.Log(r.ctx, p.Level, p.Logger, p.Data) })
 }
 
-// startProgress attaches a relay to a modern upstream call made on behalf
-// of req.
-func startProgress(ctx context.Context, req *server.Request) *relay {
-	return newRelay(ctx, req)
-}
-
 // context asks the upstream for progress on the call, for r, when the
 // client asked for progress.
 func (r *relay) context(ctx context.Context) context.Context {

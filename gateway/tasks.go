@@ -56,19 +56,9 @@ func (u *upstream) awaitTask(id string) server.ToolHandler {
 		}
 		defer release()
 		ctx = client.WithCapabilities(ctx, bridged(req.ClientCapabilities()))
-		if raw := req.RequestState(); raw != "" {
-			var st roundState
-			if json.Unmarshal([]byte(raw), &st) == nil && st.Task == id {
-				all := req.InputResponses()
-				rs := make(mcp.InputResponses, len(st.Keys))
-				for _, k := range st.Keys {
-					if v, ok := all[k]; ok {
-						rs[k] = v
-					}
-				}
-				if err := c.UpdateTask(ctx, id, rs); err != nil {
-					return nil, upstreamError(err)
-				}
+		if st, err := u.roundOf(req.Request); err == nil && st.Task == id {
+			if err := c.UpdateTask(ctx, id, st.answers(req.Request)); err != nil {
+				return nil, upstreamError(err)
 			}
 		}
 		res, err := c.TaskResult(ctx, id)
