@@ -2,9 +2,7 @@ package client
 
 import (
 	"context"
-	"maps"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -28,19 +26,7 @@ type capsOverride struct {
 // capabilities were declared once, at initialize. Roots are declared
 // without listChanged, as the envelope always does.
 func WithCapabilities(ctx context.Context, caps mcp.ClientCapabilities) context.Context {
-	if caps.Roots != nil {
-		caps.Roots = &mcp.RootsCapability{}
-	}
-	plain, err := json.Marshal(caps)
-	if err != nil {
-		return ctx
-	}
-	caps.Extensions = maps.Clone(caps.Extensions)
-	if caps.Extensions == nil {
-		caps.Extensions = make(map[string]jsontext.Value, 1)
-	}
-	caps.Extensions[tasksExtension] = jsontext.Value(`{}`)
-	tasks, err := json.Marshal(caps)
+	plain, tasks, err := envelopeCaps(caps)
 	if err != nil {
 		return ctx
 	}

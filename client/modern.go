@@ -54,27 +54,36 @@ func (c *Client) prepareModern() error {
 // encodeCaps encodes c.caps for modern requests (with mu held once the
 // client runs: the Set…Handler methods change them).
 func (c *Client) encodeCaps() error {
-	caps := c.caps
+	plain, tasks, err := envelopeCaps(c.caps)
+	if err != nil {
+		return fmt.Errorf("client: encoding the client capabilities: %w", err)
+	}
+	c.capsJSON, c.capsTasksJSON = plain, tasks
+	if c.opts.Tasks {
+		c.capsJSON = c.capsTasksJSON
+	}
+	return nil
+}
+
+// envelopeCaps encodes capabilities as a 2026 envelope declares them
+// (roots without listChanged), as they are and with the tasks extension
+// added (for the requests that declare it).
+func envelopeCaps(caps mcp.ClientCapabilities) (plain, tasks jsontext.Value, err error) {
 	if caps.Roots != nil {
 		caps.Roots = &mcp.RootsCapability{}
 	}
-	capsJSON, err := json.Marshal(caps)
-	if err != nil {
-		return fmt.Errorf("client: encoding the client capabilities: %w", err)
+	if plain, err = json.Marshal(caps); err != nil {
+		return nil, nil, err
 	}
 	caps.Extensions = maps.Clone(caps.Extensions)
 	if caps.Extensions == nil {
 		caps.Extensions = make(map[string]jsontext.Value, 1)
 	}
 	caps.Extensions[tasksExtension] = jsontext.Value(`{}`)
-	if c.capsTasksJSON, err = json.Marshal(caps); err != nil {
-		return fmt.Errorf("client: encoding the client capabilities: %w", err)
+	if tasks, err = json.Marshal(caps); err != nil {
+		return nil, nil, err
 	}
-	c.capsJSON = capsJSON
-	if c.opts.Tasks {
-		c.capsJSON = c.capsTasksJSON
-	}
-	return nil
+	return plain, tasks, nil
 }
 
 // callModern sends a modern request and, when the server answers that it
