@@ -2,7 +2,9 @@ package client
 
 import (
 	"context"
+	"sync"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -11,10 +13,13 @@ import (
 // capsKey carries a WithCapabilities override in a context.
 type capsKey struct{}
 
-// capsOverride is the encoded override: as given, and with the tasks
-// extension added (for the requests that declare it).
+// capsOverride is the override: its encoding, and the encoding with the
+// tasks extension added, made only if a request declares it.
 type capsOverride struct {
-	plain, tasks jsontext.Value
+	caps  mcp.ClientCapabilities
+	plain jsontext.Value
+	once  sync.Once
+	tasks jsontext.Value
 }
 
 // WithCapabilities returns a context whose 2026-07-28 requests declare caps
@@ -26,11 +31,14 @@ type capsOverride struct {
 // capabilities were declared once, at initialize. Roots are declared
 // without listChanged, as the envelope always does.
 func WithCapabilities(ctx context.Context, caps mcp.ClientCapabilities) context.Context {
-	plain, tasks, err := envelopeCaps(caps)
+	if caps.Roots != nil {
+		caps.Roots = &mcp.RootsCapability{}
+	}
+	plain, err := json.Marshal(caps)
 	if err != nil {
 		return ctx
 	}
-	return context.WithValue(ctx, capsKey{}, &capsOverride{plain: plain, tasks: tasks})
+	return context.WithValue(ctx, capsKey{}, &capsOverride{caps: caps, plain: plain})
 }
 
 // overrideCaps applies ctx's WithCapabilities to an envelope.
@@ -41,6 +49,13 @@ func overrideCaps(ctx context.Context, env *outEnvelope, tasks bool) {
 	}
 	env.caps = o.plain
 	if tasks {
+		o.once.Do(func() {
+			if _, t, err := envelopeCaps(o.caps); err == nil {
+				o.tasks = t
+			} else {
+				o.tasks = o.plain
+			}
+		})
 		env.caps = o.tasks
 	}
 }
