@@ -343,7 +343,7 @@ func (s *Server) askTaskInput(ctx context.Context, run *taskRun, rec *store.Task
 		s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: e.Code, Message: e.Message})
 		return false
 	}
-	s.setStatus(run, rec, mcp.TaskInputRequired, in.requests)
+	s.setStatus(ctx, run, rec, mcp.TaskInputRequired, in.requests)
 	// Earlier rounds' answers stay, as in the shim (keptAnswers).
 	answers := keptAnswers(treq.inputs, in)
 	if answers == nil {
@@ -386,7 +386,7 @@ func (s *Server) askTaskInput(ctx context.Context, run *taskRun, rec *store.Task
 		i++
 	}
 	treq.inputs, treq.state = answers, in.state
-	s.setStatus(run, rec, mcp.TaskWorking, nil)
+	s.setStatus(ctx, run, rec, mcp.TaskWorking, nil)
 	return true
 }
 
@@ -401,8 +401,9 @@ func (s *Server) awaitTaskInput(ctx context.Context, run *taskRun, rec *store.Ta
 	run.resume = make(chan struct{})
 	resume := run.resume
 	run.mu.Unlock()
-	if len(in.requests) > 0 {
-		s.setStatus(run, rec, mcp.TaskInputRequired, in.requests)
+	waited := len(in.requests) > 0
+	if waited {
+		s.setStatus(ctx, run, rec, mcp.TaskInputRequired, in.requests)
 		select {
 		case <-resume:
 		case <-ctx.Done():
@@ -422,7 +423,11 @@ func (s *Server) awaitTaskInput(ctx context.Context, run *taskRun, rec *store.Ta
 	treq.inputs, treq.state = answers, in.state
 	run.answers, run.asked, run.forms, run.resume = nil, nil, nil, nil
 	run.mu.Unlock()
-	s.setStatus(run, rec, mcp.TaskWorking, nil)
+	if !waited {
+		// When it waited, the tasks/update that answered the last
+		// request has already put the record back to working.
+		s.setStatus(ctx, run, rec, mcp.TaskWorking, nil)
+	}
 	return true
 }
 
@@ -450,9 +455,9 @@ func withRelatedTask(params jsontext.Value, id string) jsontext.Value {
 
 // setStatus records a non-terminal status change and tells whoever
 // listens; a task already terminal stays as it is.
-func (s *Server) setStatus(run *taskRun, rec *store.TaskRecord, status mcp.TaskStatus, requests mcp.InputRequests) {
+func (s *Server) setStatus(ctx context.Context, run *taskRun, rec *store.TaskRecord, status mcp.TaskStatus, requests mcp.InputRequests) {
 	now := s.tasks.clock.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), taskStoreTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskStoreTimeout)
 	defer cancel()
 	cur, changed, err := s.taskStore().Update(ctx, rec.ID, func(r *store.TaskRecord) bool {
 		if r.Status.Terminal() {
@@ -611,7 +616,7 @@ func (s *Server) tasksMethod(ctx context.Context, req *Request, name string, wp 
 		if owner := s.remoteOwner(rec); owner != "" && !rec.Status.Terminal() {
 			return s.remoteUpdate(ctx, rec, owner, wp.InputResponses)
 		}
-		return s.updateTask(rec, wp.InputResponses)
+		return s.updateTask(ctx, rec, wp.InputResponses)
 	case mcp.MethodTasksCancel:
 		return req.era().cancelTask(ctx, s, rec)
 	case mcp.MethodTasksResult:
@@ -623,7 +628,7 @@ func (s *Server) tasksMethod(ctx context.Context, req *Request, name string, wp 
 // updateTask hands answers to a task waiting for input (2026). Answers
 // to keys the task did not ask (or no longer asks) are ignored, as
 // SEP-2322 has it; the task resumes once every open request is answered.
-func (s *Server) updateTask(rec *store.TaskRecord, responses mcp.InputResponses) (any, error) {
+func (s *Server) updateTask(ctx context.Context, rec *store.TaskRecord, responses mcp.InputResponses) (any, error) {
 	run := s.taskRun(rec.ID)
 	if run == nil {
 		return &mcp.EmptyResult{}, nil
@@ -652,16 +657,23 @@ func (s *Server) updateTask(rec *store.TaskRecord, responses mcp.InputResponses)
 		}
 	}
 	if len(open) == 0 {
-		close(run.resume)
+		// Every request is answered. The record is back to working
+		// before the handler runs again and before the ack: a tasks/get
+		// sent after the ack never sees the requests it answered (a
+		// client, or a gateway relaying this task, would ask them
+		// again). Later updates of this round are ignored (resume nil).
+		resume := run.resume
 		run.resume = nil
 		run.mu.Unlock()
+		s.setStatus(ctx, run, rec, mcp.TaskWorking, nil)
+		close(resume)
 		return &mcp.EmptyResult{}, nil
 	}
 	run.mu.Unlock()
 	// Some requests are still open: the record lists only those. The
 	// store call is made with no lock held.
 	now := s.tasks.clock.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), taskStoreTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskStoreTimeout)
 	defer cancel()
 	cur, changed, err := s.taskStore().Update(ctx, rec.ID, func(r *store.TaskRecord) bool {
 		if r.Status != mcp.TaskInputRequired {

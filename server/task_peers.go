@@ -243,7 +243,7 @@ func (s *Server) servePeerMsg(ctx context.Context, m *peerMsg) peerReply {
 		if err != nil {
 			return peerReply{Gone: true}
 		}
-		return reply(s.updateTask(rec, m.Responses))
+		return reply(s.updateTask(ctx, rec, m.Responses))
 	case opLend:
 		run := s.taskRun(m.Task)
 		if run == nil {
