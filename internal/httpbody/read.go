@@ -51,7 +51,19 @@ func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Durati
 			defer fb.stop()
 		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	var body []byte
+	var err error
+	if n := r.ContentLength; n >= 0 && n <= max && n <= exactBody {
+		// A small declared length: one buffer of exactly that size
+		// (net/http's body ends there; a shorter one is
+		// io.ErrUnexpectedEOF), not ReadAll's growing copies. Larger
+		// bodies grow as they arrive, so that a client declaring a big
+		// length and sending nothing costs no more than its bytes.
+		body = make([]byte, n)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	}
 	if err == nil {
 		if rc != nil {
 			_ = rc.SetReadDeadline(time.Time{})
@@ -71,6 +83,12 @@ func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Durati
 	}
 	return nil, http.StatusBadRequest, jsonrpc.NewError(mcp.CodeParseError, "Parse error: reading the body failed")
 }
+
+// exactBody is the largest declared length read into a buffer of its
+// exact size before the bytes arrive: what net/http already holds per
+// connection (its 4 KiB read buffer), so slow clients cannot make a
+// server allocate more than they send beyond that.
+const exactBody = 4 << 10
 
 // bodyTimer closes a request body when the read bound is up, for
 // ResponseWriters that support no read deadline. The timer's goroutine

@@ -3,7 +3,7 @@
 // /mcp-session (sessionful legacy) and the other workloads' endpoints.
 // With -mem-endpoint it also serves GET /debug/bench-mem for W9 and the
 // soak. It writes the address it listens on to -addr-file
-// and runs until SIGINT/SIGTERM or -max-run.
+// and runs until SIGINT/SIGTERM or -max-run; -cpuprofile profiles the run.
 package main
 
 import (
@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -28,7 +29,19 @@ func main() {
 	addrFile := flag.String("addr-file", "", "write the bound address here")
 	maxRun := flag.Duration("max-run", 30*time.Minute, "exit after this long regardless")
 	memEndpoint := flag.Bool("mem-endpoint", false, "serve GET "+MemPath+" (W9): GC, return memory to the OS, answer the runtime's memory figures")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	flag.Parse()
+
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 
 	h, closeFn, err := servers.New(*sdk)
 	if err != nil {
@@ -68,7 +81,7 @@ func main() {
 		_ = srv.Shutdown(sctx)
 	}()
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Fatal(err)
+		log.Print(err)
 	}
 	closeFn()
 }

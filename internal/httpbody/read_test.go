@@ -1,0 +1,68 @@
+package httpbody
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestRead: every way a body may be framed gets the same answers — the
+// bytes, 413 past the cap, 400 for a body shorter than it declared —
+// whether it is read into a buffer of its declared size (small) or
+// grown as it arrives (large, or of unknown length).
+func TestRead(t *testing.T) {
+	const max = 16 << 10
+	small := strings.Repeat("s", 200)
+	large := strings.Repeat("l", exactBody+1000)
+	for _, tc := range []struct {
+		name   string
+		body   io.Reader
+		length int64 // -1: unknown (chunked)
+		want   string
+		status int
+	}{
+		{"small", strings.NewReader(small), int64(len(small)), small, 0},
+		{"empty", strings.NewReader(""), 0, "", 0},
+		{"large", strings.NewReader(large), int64(len(large)), large, 0},
+		{"unknown length", strings.NewReader(large), -1, large, 0},
+		{"declared past the cap", strings.NewReader(strings.Repeat("x", max+1)), max + 1, "", http.StatusRequestEntityTooLarge},
+		{"unknown length past the cap", strings.NewReader(strings.Repeat("x", max+1)), -1, "", http.StatusRequestEntityTooLarge},
+		{"small, shorter than declared", io.LimitReader(strings.NewReader(small), 100), int64(len(small)), "", http.StatusBadRequest},
+		{"large, shorter than declared", io.LimitReader(strings.NewReader(large), 100), int64(len(large)), "", http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/", nil)
+			r.Body, r.ContentLength = io.NopCloser(&shortAware{r: tc.body, n: tc.length}), tc.length
+			got, status, e := Read(httptest.NewRecorder(), r, max, 0)
+			if status != tc.status {
+				t.Fatalf("status %d (%v), want %d", status, e, tc.status)
+			}
+			if tc.status == 0 && !bytes.Equal(got, []byte(tc.want)) {
+				t.Fatalf("read %d bytes, want %d", len(got), len(tc.want))
+			}
+			if tc.status != 0 && e == nil {
+				t.Fatal("a refused body without a JSON-RPC error")
+			}
+		})
+	}
+}
+
+// shortAware reads r as net/http's body would: a body that ends before
+// its declared length n fails with io.ErrUnexpectedEOF.
+type shortAware struct {
+	r    io.Reader
+	n    int64
+	read int64
+}
+
+func (s *shortAware) Read(p []byte) (int, error) {
+	k, err := s.r.Read(p)
+	s.read += int64(k)
+	if err == io.EOF && s.n >= 0 && s.read < s.n {
+		err = io.ErrUnexpectedEOF
+	}
+	return k, err
+}
