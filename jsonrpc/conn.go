@@ -95,6 +95,12 @@ type ConnOptions struct {
 	// one peer (server instances sharing a session) tell whose request an
 	// answer belongs to by it. Empty: the ids are integers.
 	IDPrefix string
+	// Go starts the goroutine of each handler (of the peer's requests).
+	// Nil: a new goroutine each (the go statement). A server passes a
+	// pool of warm goroutines (internal/workers) so that a handler does
+	// not grow a fresh stack each time. It must not block, and must run
+	// fn exactly once.
+	Go func(fn func())
 }
 
 const (

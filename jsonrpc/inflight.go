@@ -49,7 +49,7 @@ func (c *Conn) request(vals context.Context, msg *Message) bool {
 			c.inbound[msg.ID] = cancel
 			c.handlers.Add(1)
 			c.mu.Unlock()
-			go c.serve(ctx, cancel, msg)
+			c.spawn(func() { c.serve(ctx, cancel, msg) })
 			return true
 		}
 		if len(c.queue) < c.opts.MaxQueued {
@@ -176,9 +176,18 @@ func (c *Conn) release(id mcp.ID) (owned bool) {
 	c.wakeLocked()
 	c.mu.Unlock()
 	if next.msg != nil {
-		go c.serve(next.ctx, next.cancel, next.msg)
+		c.spawn(func() { c.serve(next.ctx, next.cancel, next.msg) })
 	}
 	return owned
+}
+
+// spawn starts a handler's goroutine (ConnOptions.Go).
+func (c *Conn) spawn(fn func()) {
+	if c.opts.Go != nil {
+		c.opts.Go(fn)
+		return
+	}
+	go fn()
 }
 
 // wakeLocked wakes whoever waits for room (request); c.mu is held.

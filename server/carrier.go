@@ -147,6 +147,7 @@ func (c *carrierServer) NewSession(cfg seam.SessionConfig) seam.Session {
 		Logger:      s.log,
 		Observe:     s.opts.Observe,
 		IDPrefix:    cfg.IDPrefix,
+		Go:          cfg.Go,
 	})
 	ss.closeStream = cfg.CloseStream
 	// Everything another goroutine may read is set before the session is

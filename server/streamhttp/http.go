@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/httpbody"
+	"github.com/mcpkit/mcpkit/internal/workers"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
 
 	"github.com/mcpkit/mcpkit/server"
@@ -200,6 +201,9 @@ type Handler struct {
 	now func() time.Time
 	// closeAfter, when positive, replaces DefaultCloseTimeout (tests).
 	closeAfter time.Duration
+	// workers run the legacy sessions' handlers on warm goroutines
+	// (internal/workers); Shutdown ends the idle ones.
+	workers *workers.Pool
 }
 
 // NewHandler returns a handler serving s; opts may be nil. Shut it
@@ -207,7 +211,7 @@ type Handler struct {
 func NewHandler(s *server.Server, opts *Options) *Handler {
 	p := seam.Of(s)
 	h := &Handler{p: p, log: p.Logger(), sessions: make(map[string]*httpSession), done: make(chan struct{}),
-		ending: make(map[*httpSession]chan struct{}), now: time.Now}
+		ending: make(map[*httpSession]chan struct{}), now: time.Now, workers: workers.New(0)}
 	h.closing, h.stopAll = context.WithCancelCause(context.Background())
 	if opts != nil {
 		h.opts = *opts

@@ -41,6 +41,7 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 		h.closed = true
 		close(h.done)
 		h.stopAll(server.ErrServerClosing)
+		h.workers.Close()
 		h.clusterDone = make(chan struct{})
 	}
 	sessions := make([]*httpSession, 0, len(h.sessions))

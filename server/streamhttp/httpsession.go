@@ -334,6 +334,6 @@ func (hs *httpSession) idle(cutoff int64) bool {
 func (h *Handler) newSession(id, principal string) *httpSession {
 	hs := &httpSession{h: h}
 	hs.ss = h.p.NewSession(seam.SessionConfig{Conn: hs, Handler: hs, IDPrefix: h.idPrefix(), CloseStream: hs.closeStream,
-		ID: id, Principal: principal, OnChange: h.saver(hs)})
+		ID: id, Principal: principal, OnChange: h.saver(hs), Go: h.workers.Go})
 	return hs
 }

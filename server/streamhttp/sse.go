@@ -154,7 +154,7 @@ func (h *Handler) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
 	}
 	principal := h.p.PrincipalFrom(r.Context())
 	s := &sseSession{h: h, out: make(chan []byte, h.opts.LegacySSEQueue), done: make(chan struct{})}
-	s.ss = h.p.NewSession(seam.SessionConfig{Conn: s, Handler: s, IDPrefix: h.idPrefix(), Principal: principal})
+	s.ss = h.p.NewSession(seam.SessionConfig{Conn: s, Handler: s, IDPrefix: h.idPrefix(), Principal: principal, Go: h.workers.Go})
 	id := s.ss.ID()
 	h.mu.Lock()
 	switch {

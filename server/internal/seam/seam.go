@@ -153,6 +153,9 @@ type SessionConfig struct {
 	// state (initialize, initialized, log level, subscriptions); its error
 	// fails the request that made the change, and the change is undone.
 	OnChange func() error
+	// Go starts the goroutines of the session's handlers
+	// (jsonrpc.ConnOptions.Go); nil: the go statement.
+	Go func(fn func())
 }
 
 // Session is one legacy session as its carrier sees it.

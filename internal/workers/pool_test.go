@@ -1,0 +1,107 @@
+package workers
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// waitIdle waits until p has n idle goroutines: they become idle after
+// their function returns, on their own goroutine.
+func waitIdle(t *testing.T, p *Pool, n int) {
+	t.Helper()
+	for p.Idle() != n {
+		runtime.Gosched()
+	}
+}
+
+// TestReuse: functions run one after another take the same goroutine, so
+// one is ever made; Close ends it.
+func TestReuse(t *testing.T) {
+	p := New(4)
+	before := runtime.NumGoroutine()
+	for i := range 100 {
+		done := make(chan struct{})
+		p.Go(func() { close(done) })
+		<-done
+		waitIdle(t, p, 1)
+		if n := runtime.NumGoroutine(); n != before+1 {
+			t.Fatalf("call %d: %d goroutines, want %d (one pooled)", i, n, before+1)
+		}
+	}
+	p.Close()
+	if n := p.Idle(); n != 0 {
+		t.Fatalf("%d idle after Close", n)
+	}
+	goleak.VerifyNone(t)
+}
+
+// TestBoundedIdle: a burst of concurrent functions all run, each on its
+// own goroutine; afterwards at most maxIdle stay.
+func TestBoundedIdle(t *testing.T) {
+	const maxIdle, burst = 3, 20
+	p := New(maxIdle)
+	defer p.Close()
+	release := make(chan struct{})
+	var started, ended sync.WaitGroup
+	started.Add(burst)
+	ended.Add(burst)
+	for range burst {
+		p.Go(func() {
+			started.Done()
+			<-release // all run at once: Go never waits for a free goroutine
+			ended.Done()
+		})
+	}
+	started.Wait()
+	close(release)
+	ended.Wait()
+	waitIdle(t, p, maxIdle)
+	for range 10 { // a little more time for any extra to (wrongly) park
+		runtime.Gosched()
+	}
+	if n := p.Idle(); n != maxIdle {
+		t.Fatalf("%d idle after the burst, want %d", n, maxIdle)
+	}
+}
+
+// TestAfterClose: Go after Close still runs the function, and its
+// goroutine does not stay.
+func TestAfterClose(t *testing.T) {
+	p := New(2)
+	p.Close()
+	done := make(chan struct{})
+	p.Go(func() { close(done) })
+	<-done
+	if n := p.Idle(); n != 0 {
+		t.Fatalf("%d idle after Close", n)
+	}
+	goleak.VerifyNone(t)
+}
+
+// TestCloseWhileBusy: a function running at Close finishes, and its
+// goroutine ends instead of parking.
+func TestCloseWhileBusy(t *testing.T) {
+	p := New(2)
+	running, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	p.Go(func() { close(running); <-release; close(done) })
+	<-running
+	p.Close()
+	close(release)
+	<-done
+	goleak.VerifyNone(t)
+	if n := p.Idle(); n != 0 {
+		t.Fatalf("%d idle after Close", n)
+	}
+}
+
+// TestDefaultMaxIdle: 0 takes the default.
+func TestDefaultMaxIdle(t *testing.T) {
+	if p := New(0); p.maxIdle != DefaultMaxIdle() || p.maxIdle < 16 {
+		t.Fatalf("maxIdle %d", p.maxIdle)
+	}
+}
