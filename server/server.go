@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 
+	"github.com/mcpkit/mcpkit/internal/workers"
 	"github.com/mcpkit/mcpkit/store"
 
 	"errors"
@@ -302,6 +303,9 @@ func (s *Server) Connect(t transport.Conn) *Session { return s.connect(t, "") }
 func (s *Server) connect(t transport.Conn, principal string) *Session {
 	ss := newSession(s)
 	ss.principal = principal
+	// The connection's handlers run on warm goroutines, as HTTP sessions'
+	// do (docs/design/streamable-http.md); the pool ends with the session.
+	pool := workers.New(0)
 	ss.conn = jsonrpc.NewConn(t, &jsonrpc.ConnOptions{
 		Handler:      (*sessionHandler)(ss),
 		Limits:       s.opts.Limits,
@@ -312,12 +316,14 @@ func (s *Server) connect(t transport.Conn, principal string) *Session {
 		InputEnded:   ss.inputEnded,
 		Logger:       s.log,
 		Observe:      s.opts.Observe,
+		Go:           pool.Go,
 	})
 	s.addSession(ss)
 	ss.conn.Start()
 	s.keepAlive(ss)
 	go func() { // owned by the session: ends when its connection ends
 		<-ss.conn.Done()
+		pool.Close()
 		s.removeSession(ss)
 	}()
 	return ss
