@@ -92,7 +92,10 @@ type Call struct {
 	// tools/call and prompts/get, the URI of resources/read, subscribe
 	// and unsubscribe, the task id of tasks/*; "" otherwise.
 	Name string
-	// Meta is the params' _meta. Inbound: as received. Outbound: it
+	// Meta is the params' _meta. Inbound: as received, less a server's
+	// 2026-07-28 envelope members (protocolVersion, clientCapabilities,
+	// clientInfo, logLevel: the server decodes them itself; Raw has them).
+	// Outbound: it
 	// starts empty, and the keys the chain sets with SetMeta are added to
 	// the _meta of the params sent (ParamsWithMeta). Read it freely;
 	// change it only with SetMeta, which copies it first (the map may be

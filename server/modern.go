@@ -30,23 +30,35 @@ type envelope struct {
 	name     string           // params.name (tools/call, prompts/get), for Mcp-Name
 	uri      string           // params.uri (resources/read), for Mcp-Name
 	taskID   string           // params.taskId (tasks/*), for Mcp-Name
+
+	// The envelope's members as they arrived in _meta (nil: absent; a
+	// JSON null is kept), set by the params decoder (parseMeta).
+	rawVersion, rawCaps, rawInfo, rawLevel jsontext.Value
 }
 
-// metaValue returns the raw value of a _meta member decoded from the wire.
-func metaValue(m mcp.Meta, key string) (jsontext.Value, bool) {
-	v, ok := m[key]
-	if !ok {
-		return nil, false
+// isEnvelopeKey reports whether a _meta member belongs to the envelope.
+func isEnvelopeKey(name string) bool {
+	switch name {
+	case mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo, mcp.MetaKeyLogLevel:
+		return true
 	}
-	raw, isRaw := v.(jsontext.Value)
-	if !isRaw {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, true
-		}
-		raw = b
+	return false
+}
+
+// rawMember is where the decoder keeps _meta member name of the envelope;
+// nil for a name that is not one (isEnvelopeKey).
+func (env *envelope) rawMember(name string) *jsontext.Value {
+	switch name {
+	case mcp.MetaKeyProtocolVersion:
+		return &env.rawVersion
+	case mcp.MetaKeyClientCapabilities:
+		return &env.rawCaps
+	case mcp.MetaKeyClientInfo:
+		return &env.rawInfo
+	case mcp.MetaKeyLogLevel:
+		return &env.rawLevel
 	}
-	return raw, true
+	return nil
 }
 
 // liftEnvelope reads the modern claim of a request from its params,
@@ -58,28 +70,29 @@ func metaValue(m mcp.Meta, key string) (jsontext.Value, bool) {
 // modern-style claim naming a legacy revision gets -32022 too), with
 // env.version still set for the header check.
 func liftEnvelope(wp *wireParams) (env *envelope, claimed bool, err *jsonrpc.Error) {
-	pv, ok := metaValue(wp.Meta, mcp.MetaKeyProtocolVersion)
-	if !ok {
+	env = wp.env
+	if env == nil || env.rawVersion == nil {
 		return nil, false, nil
 	}
-	env = &envelope{name: wp.Name, uri: wp.URI, taskID: wp.TaskID}
+	pv := env.rawVersion
+	env.name, env.uri, env.taskID = wp.Name, wp.URI, wp.TaskID
 	if pv.Kind() != '"' || json.Unmarshal(pv, &env.version) != nil {
 		return nil, true, invalidEnvelope("io.modelcontextprotocol/protocolVersion must be a string")
 	}
-	caps, ok := metaValue(wp.Meta, mcp.MetaKeyClientCapabilities)
-	if !ok {
+	caps := env.rawCaps
+	if caps == nil {
 		return nil, true, invalidEnvelope("_meta needs io.modelcontextprotocol/clientCapabilities")
 	}
 	if caps.Kind() != '{' || json.Unmarshal(caps, &env.caps) != nil {
 		return nil, true, invalidEnvelope("io.modelcontextprotocol/clientCapabilities must be a ClientCapabilities object")
 	}
-	if info, ok := metaValue(wp.Meta, mcp.MetaKeyClientInfo); ok && info.Kind() != 'n' {
+	if info := env.rawInfo; info != nil && info.Kind() != 'n' {
 		env.info = new(mcp.Implementation)
 		if info.Kind() != '{' || json.Unmarshal(info, env.info) != nil {
 			return nil, true, invalidEnvelope("io.modelcontextprotocol/clientInfo must be an Implementation object")
 		}
 	}
-	if level, ok := metaValue(wp.Meta, mcp.MetaKeyLogLevel); ok {
+	if level := env.rawLevel; level != nil {
 		if json.Unmarshal(level, &env.logLevel) != nil || !env.logLevel.Valid() {
 			return nil, true, invalidEnvelope("io.modelcontextprotocol/logLevel must be a logging level")
 		}

@@ -36,6 +36,10 @@ type wireParams struct {
 	Notifications  jsontext.Value     `json:"notifications"`
 
 	raw jsontext.Value // params as a whole (extension methods decode it)
+	// env holds the envelope's members of _meta, lifted out of Meta by
+	// the decoder (so that a request whose _meta holds nothing else makes
+	// no map); nil when _meta has none. liftEnvelope decodes them.
+	env *envelope
 }
 
 // decodeWire decodes params (absent: the empty object) once, by hand:
@@ -72,7 +76,7 @@ func (wp *wireParams) parse(raw jsontext.Value) error {
 		var dst *jsontext.Value
 		switch string(key) {
 		case "_meta":
-			wp.Meta, err = parseMeta(d)
+			wp.Meta, err = parseMeta(d, &wp.env)
 		case "name":
 			err = readString(d, "name", &wp.Name)
 		case "uri":
@@ -124,8 +128,10 @@ func (wp *wireParams) parse(raw jsontext.Value) error {
 
 // parseMeta reads a _meta object as mcp.Meta's UnmarshalJSONFrom does
 // (null is nil; every value kept raw), its values sharing the bytes of
-// params instead of each a copy.
-func parseMeta(d *jsontok.Decoder) (mcp.Meta, error) {
+// params instead of each a copy — except the envelope's members, which go
+// to env instead. The map is made for the first other member: nil when
+// there is none.
+func parseMeta(d *jsontok.Decoder, env **envelope) (mcp.Meta, error) {
 	if d.PeekKind() != '{' {
 		var m mcp.Meta
 		err := m.UnmarshalJSONFrom(&d.Decoder) // null, or the error for anything else
@@ -134,15 +140,27 @@ func parseMeta(d *jsontok.Decoder) (mcp.Meta, error) {
 	if _, err := d.ReadToken(); err != nil {
 		return nil, err
 	}
-	m := make(mcp.Meta, 4)
+	var m mcp.Meta
 	for d.PeekKind() != '}' {
 		name, err := metaName(d)
 		if err != nil {
 			return nil, err
 		}
-		if m[name], err = d.Raw(); err != nil {
+		raw, err := d.Raw()
+		if err != nil {
 			return nil, err
 		}
+		if isEnvelopeKey(name) {
+			if *env == nil {
+				*env = new(envelope)
+			}
+			*(*env).rawMember(name) = raw
+			continue
+		}
+		if m == nil {
+			m = make(mcp.Meta, 2)
+		}
+		m[name] = raw
 	}
 	_, err := d.ReadToken()
 	return m, err

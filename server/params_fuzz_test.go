@@ -16,7 +16,8 @@ func FuzzWireParams(f *testing.F) {
 		`{"cursor":null}`, `{"cursor":"c"}`, `{"cursor":1}`, `{"name":null}`, `{"name":1}`, `{"n\u0061me":"x"}`, `{"Name":"x"}`,
 		`{"name":"a","name":"b"}`, `{"uri":"file:///x","requestState":"s","taskId":"t","inputResponses":{"k":{"action":"accept"}}}`,
 		`{"inputResponses":null,"_meta":null}`, `{"_meta":5}`, `{"task":{"ttl":1},"ref":{"type":"ref/prompt"},"argument":{"name":"a","value":"v"},"context":{},"level":"info","notifications":{"toolsListChanged":true}}`,
-		`{"x":[1,{"y":2}],"arguments":null}`, `{"name":"\ud800"}`, "{\"name\":\"\xff\"}", `{"a":1} x`, `{"a":1}{}`, `{"a"`,
+		`{"x":[1,{"y":2}],"arguments":null}`, `{"_meta":{}}`, `{"_meta":{"io.modelcontextprotocol/clientInfo":null,"io.modelcontextprotocol/logLevel":"info","io.modelcontextprotocol/clientCapabilities":{"a":1}}}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":1,"io.modelcontextprotocol/protocolVersion":2}}`, `{"name":"\ud800"}`, "{\"name\":\"\xff\"}", `{"a":1} x`, `{"a":1}{}`, `{"a"`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -27,6 +28,9 @@ func FuzzWireParams(f *testing.F) {
 		fast, ferr := decodeWire(jsontext.Value(data))
 		slow := &wireParams{raw: jsontext.Value(data)}
 		serr := json.Unmarshal(data, slow)
+		if serr == nil {
+			liftEnv(slow)
+		}
 		if (ferr == nil) != (serr == nil) {
 			t.Fatalf("%q: hand-written error %v, json.Unmarshal error %v", data, ferr, serr)
 		}
@@ -34,4 +38,21 @@ func FuzzWireParams(f *testing.F) {
 			t.Fatalf("%q:\nhand-written %+v\njson.Unmarshal %+v", data, fast, slow)
 		}
 	})
+}
+
+// liftEnv moves the envelope's members out of json.Unmarshal's Meta, as
+// the hand-written decoder does (envRaw); a Meta left empty is nil.
+func liftEnv(wp *wireParams) {
+	for key, v := range wp.Meta {
+		if isEnvelopeKey(key) {
+			if wp.env == nil {
+				wp.env = new(envelope)
+			}
+			*wp.env.rawMember(key) = v.(jsontext.Value)
+			delete(wp.Meta, key)
+		}
+	}
+	if wp.Meta != nil && len(wp.Meta) == 0 {
+		wp.Meta = nil
+	}
 }

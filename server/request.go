@@ -156,7 +156,10 @@ func (r *Request) ClientInfo() mcp.Implementation {
 	return r.info.Clone()
 }
 
-// Meta returns the request's _meta.
+// Meta returns the request's _meta, less the members of the 2026-07-28
+// envelope (protocolVersion, clientCapabilities, clientInfo, logLevel),
+// which the Request reports itself (ProtocolVersion, ClientCapabilities,
+// ClientInfo); nil when nothing else was sent.
 func (r *Request) Meta() mcp.Meta { return r.meta }
 
 func (r *Request) end() { r.ended.Store(true) }
