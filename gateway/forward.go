@@ -175,12 +175,15 @@ func (u *upstream) contentURIs(cs mcp.Contents) {
 }
 
 // passMeta is the part of a client's _meta the upstream gets: its own
-// keys, not the protocol's (the envelope, the progress token: the
-// gateway's client sets its own).
+// keys, not the protocol's (the progress token and the reserved keys: the
+// gateway's client sets its own; the server has already lifted a 2026
+// envelope out of Meta). The log level is not passed either: the gateway
+// asks its upstreams for every level and Request.Log filters each
+// message for the client that gets it.
 func passMeta(m mcp.Meta) mcp.Meta {
 	var out mcp.Meta
 	for k, v := range m {
-		if k == "progressToken" || (strings.HasPrefix(k, "io.modelcontextprotocol/") && k != mcp.MetaKeyLogLevel) {
+		if k == "progressToken" || strings.HasPrefix(k, "io.modelcontextprotocol/") {
 			continue
 		}
 		if out == nil {
