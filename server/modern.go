@@ -20,12 +20,15 @@ func isLegacyVersion(v string) bool { return slices.Contains(legacyVersions, v) 
 // first. They are what server/discover and -32022 advertise.
 var modernVersions = []string{mcp.Version20260728}
 
+// quotedModern is the newest modern revision as a JSON string.
+const quotedModern = `"` + mcp.Version20260728 + `"`
+
 // envelope is the per-request metadata of the modern era (SEP-2575),
 // lifted from params._meta.
 type envelope struct {
 	version  string
-	caps     mcp.ClientCapabilities
-	info     *mcp.Implementation
+	caps     *mcp.ClientCapabilities // shared, read-only (envcache.go)
+	info     *mcp.Implementation     // shared, read-only (envcache.go)
 	logLevel mcp.LoggingLevel // "" means no log notifications (2026 logging)
 	name     string           // params.name (tools/call, prompts/get), for Mcp-Name
 	uri      string           // params.uri (resources/read), for Mcp-Name
@@ -76,19 +79,27 @@ func liftEnvelope(wp *wireParams) (env *envelope, claimed bool, err *jsonrpc.Err
 	}
 	pv := env.rawVersion
 	env.name, env.uri, env.taskID = wp.Name, wp.URI, wp.TaskID
-	if pv.Kind() != '"' || json.Unmarshal(pv, &env.version) != nil {
+	if string(pv) == quotedModern { // the common case, without decoding
+		env.version = mcp.Version20260728
+	} else if pv.Kind() != '"' || json.Unmarshal(pv, &env.version) != nil {
 		return nil, true, invalidEnvelope("io.modelcontextprotocol/protocolVersion must be a string")
 	}
 	caps := env.rawCaps
 	if caps == nil {
 		return nil, true, invalidEnvelope("_meta needs io.modelcontextprotocol/clientCapabilities")
 	}
-	if caps.Kind() != '{' || json.Unmarshal(caps, &env.caps) != nil {
+	var derr error
+	if caps.Kind() != '{' {
+		return nil, true, invalidEnvelope("io.modelcontextprotocol/clientCapabilities must be a ClientCapabilities object")
+	}
+	if env.caps, derr = capsCache.decode(caps); derr != nil {
 		return nil, true, invalidEnvelope("io.modelcontextprotocol/clientCapabilities must be a ClientCapabilities object")
 	}
 	if info := env.rawInfo; info != nil && info.Kind() != 'n' {
-		env.info = new(mcp.Implementation)
-		if info.Kind() != '{' || json.Unmarshal(info, env.info) != nil {
+		if info.Kind() != '{' {
+			return nil, true, invalidEnvelope("io.modelcontextprotocol/clientInfo must be an Implementation object")
+		}
+		if env.info, derr = infoCache.decode(info); derr != nil {
 			return nil, true, invalidEnvelope("io.modelcontextprotocol/clientInfo must be an Implementation object")
 		}
 	}
@@ -119,7 +130,7 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 // Mcp-Param-* checks of tools/call.
 func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Message, wp *wireParams, out outbound, header map[string][]string) (any, error) {
 	in := &inbound{wp: wp, raw: msg.Params, serve: serveModernCall}
-	in.Request = Request{srv: s, id: msg.ID, version: env.version, caps: &env.caps, info: env.info, out: cancelGuard{ctx, out}, eraID: idModern, logLevel: env.logLevel, header: header}
+	in.Request = Request{srv: s, id: msg.ID, version: env.version, caps: env.caps, info: env.info, out: cancelGuard{ctx, out}, eraID: idModern, logLevel: env.logLevel, header: header}
 	req := &in.Request
 	defer req.end()
 	return s.handle(ctx, in, msg.Method)
