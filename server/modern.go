@@ -29,10 +29,10 @@ type envelope struct {
 	version  string
 	caps     *mcp.ClientCapabilities // shared, read-only (envcache.go)
 	info     *mcp.Implementation     // shared, read-only (envcache.go)
-	logLevel mcp.LoggingLevel // "" means no log notifications (2026 logging)
-	name     string           // params.name (tools/call, prompts/get), for Mcp-Name
-	uri      string           // params.uri (resources/read), for Mcp-Name
-	taskID   string           // params.taskId (tasks/*), for Mcp-Name
+	logLevel mcp.LoggingLevel        // "" means no log notifications (2026 logging)
+	name     string                  // params.name (tools/call, prompts/get), for Mcp-Name
+	uri      string                  // params.uri (resources/read), for Mcp-Name
+	taskID   string                  // params.taskId (tasks/*), for Mcp-Name
 
 	// The envelope's members as they arrived in _meta (nil: absent; a
 	// JSON null is kept), set by the params decoder (parseMeta).
