@@ -78,7 +78,7 @@ func (u *upstream) toolHandler(name string, tasks bool) server.ToolHandler {
 		if tasks && st.Task != "" {
 			return u.awaitTask(st.Task)(ctx, req)
 		}
-		p := mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments, Meta: passMeta(req.Params.Meta)}
+		p := mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments, Meta: passMeta(req.Request)}
 		res, err := forward(ctx, u, req.Request, st, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.CallToolResult, error) {
 			q := p
 			q.InputResponses, q.RequestState = rs, state
@@ -105,7 +105,7 @@ func (u *upstream) promptHandler(name string) server.PromptHandler {
 		if err != nil {
 			return nil, err
 		}
-		p := mcp.GetPromptParams{Name: name, Arguments: req.Params.Arguments, Meta: passMeta(req.Params.Meta)}
+		p := mcp.GetPromptParams{Name: name, Arguments: req.Params.Arguments, Meta: passMeta(req.Request)}
 		return forward(ctx, u, req.Request, st, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.GetPromptResult, error) {
 			q := p
 			q.InputResponses, q.RequestState = rs, state
@@ -132,7 +132,7 @@ func (u *upstream) readHandler(ctx context.Context, req *server.ReadResourceRequ
 	if err != nil {
 		return nil, err
 	}
-	p := mcp.ReadResourceParams{URI: uri, Meta: passMeta(req.Params.Meta)}
+	p := mcp.ReadResourceParams{URI: uri, Meta: passMeta(req.Request)}
 	res, err := forward(ctx, u, req.Request, st, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.ReadResourceResult, error) {
 		q := p
 		q.InputResponses, q.RequestState = rs, state
@@ -177,19 +177,26 @@ func (u *upstream) contentURIs(cs mcp.Contents) {
 // passMeta is the part of a client's _meta the upstream gets: its own
 // keys, not the protocol's (the progress token and the reserved keys: the
 // gateway's client sets its own; the server has already lifted a 2026
-// envelope out of Meta). The log level is not passed either: the gateway
-// asks its upstreams for every level and Request.Log filters each
-// message for the client that gets it.
-func passMeta(m mcp.Meta) mcp.Meta {
+// envelope out of Meta), and the log level the client takes, so that a
+// 2026 upstream sends no message the client would not get (Request.Log
+// filters at the same level; a legacy upstream's session is at debug).
+func passMeta(req *server.Request) mcp.Meta {
+	m := req.Meta()
 	var out mcp.Meta
 	for k, v := range m {
 		if k == "progressToken" || strings.HasPrefix(k, "io.modelcontextprotocol/") {
 			continue
 		}
 		if out == nil {
-			out = make(mcp.Meta, len(m))
+			out = make(mcp.Meta, len(m)+1)
 		}
 		out[k] = v
+	}
+	if level := req.LogLevel(); level != "" {
+		if out == nil {
+			out = make(mcp.Meta, 1)
+		}
+		out[mcp.MetaKeyLogLevel] = level
 	}
 	return out
 }

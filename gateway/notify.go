@@ -354,7 +354,7 @@ func (g *Gateway) complete(ctx context.Context, req *server.CompleteRequest) (*m
 	if caps := c.ServerCapabilities(); caps.Completions == nil {
 		return &mcp.CompleteResult{}, nil
 	}
-	p.Meta = passMeta(p.Meta)
+	p.Meta = passMeta(req.Request)
 	res, err := c.Complete(ctx, &p)
 	if err != nil {
 		return nil, upstreamError(err)

@@ -159,8 +159,21 @@ func (r *Request) ClientInfo() mcp.Implementation {
 // Meta returns the request's _meta, less the members of the 2026-07-28
 // envelope (protocolVersion, clientCapabilities, clientInfo, logLevel),
 // which the Request reports itself (ProtocolVersion, ClientCapabilities,
-// ClientInfo); nil when nothing else was sent.
+// ClientInfo, LogLevel): mcp.Meta's accessors of those keys find nothing
+// in it. Nil when nothing else was sent.
 func (r *Request) Meta() mcp.Meta { return r.meta }
+
+// LogLevel returns the lowest level of the log messages the client takes
+// with this request, the one Log checks: a 2026-07-28 request's envelope
+// logLevel, or a legacy session's (logging/setLevel; info before any).
+// "" when the request takes none (a 2026-07-28 request without logLevel).
+func (r *Request) LogLevel() mcp.LoggingLevel {
+	level, ok := r.era().logThreshold(r)
+	if !ok {
+		return ""
+	}
+	return level
+}
 
 func (r *Request) end() { r.ended.Store(true) }
 

@@ -343,7 +343,7 @@ func (s *Server) askTaskInput(ctx context.Context, run *taskRun, rec *store.Task
 		s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: e.Code, Message: e.Message})
 		return false
 	}
-	s.setStatus(ctx, run, rec, mcp.TaskInputRequired, in.requests)
+	s.setStatus(context.Background(), run, rec, mcp.TaskInputRequired, in.requests)
 	// Earlier rounds' answers stay, as in the shim (keptAnswers).
 	answers := keptAnswers(treq.inputs, in)
 	if answers == nil {
@@ -386,7 +386,7 @@ func (s *Server) askTaskInput(ctx context.Context, run *taskRun, rec *store.Task
 		i++
 	}
 	treq.inputs, treq.state = answers, in.state
-	s.setStatus(ctx, run, rec, mcp.TaskWorking, nil)
+	s.setStatus(context.Background(), run, rec, mcp.TaskWorking, nil)
 	return true
 }
 
@@ -401,9 +401,8 @@ func (s *Server) awaitTaskInput(ctx context.Context, run *taskRun, rec *store.Ta
 	run.resume = make(chan struct{})
 	resume := run.resume
 	run.mu.Unlock()
-	waited := len(in.requests) > 0
-	if waited {
-		s.setStatus(ctx, run, rec, mcp.TaskInputRequired, in.requests)
+	if len(in.requests) > 0 {
+		s.setStatus(context.Background(), run, rec, mcp.TaskInputRequired, in.requests)
 		select {
 		case <-resume:
 		case <-ctx.Done():
@@ -423,11 +422,12 @@ func (s *Server) awaitTaskInput(ctx context.Context, run *taskRun, rec *store.Ta
 	treq.inputs, treq.state = answers, in.state
 	run.answers, run.asked, run.forms, run.resume = nil, nil, nil, nil
 	run.mu.Unlock()
-	if !waited {
-		// When it waited, the tasks/update that answered the last
-		// request has already put the record back to working.
-		s.setStatus(ctx, run, rec, mcp.TaskWorking, nil)
-	}
+	// The tasks/update that answered the last request has put the record
+	// back to working already (updateTask), and then this changes
+	// nothing; it matters when that update came before this round's
+	// input_required was stored (a relayed or repeated update), or when
+	// its store write failed.
+	s.setStatus(context.Background(), run, rec, mcp.TaskWorking, nil)
 	return true
 }
 
@@ -462,6 +462,9 @@ func (s *Server) setStatus(ctx context.Context, run *taskRun, rec *store.TaskRec
 	cur, changed, err := s.taskStore().Update(ctx, rec.ID, func(r *store.TaskRecord) bool {
 		if r.Status.Terminal() {
 			return false
+		}
+		if r.Status == status && len(r.InputRequests) == 0 && len(requests) == 0 {
+			return false // already so: nothing to store or announce
 		}
 		r.Status, r.InputRequests, r.LastUpdatedAt = status, requests, now
 		r.StatusMessage = ""
@@ -650,6 +653,7 @@ func (s *Server) updateTask(ctx context.Context, rec *store.TaskRecord, response
 		run.answers = make(mcp.InputResponses)
 	}
 	maps.Copy(run.answers, got)
+	asked := run.asked // this round's (a new map each round, never changed)
 	open := make(map[string]bool)
 	for k := range run.asked {
 		if _, ok := run.answers[k]; !ok {
@@ -662,6 +666,8 @@ func (s *Server) updateTask(ctx context.Context, rec *store.TaskRecord, response
 		// sent after the ack never sees the requests it answered (a
 		// client, or a gateway relaying this task, would ask them
 		// again). Later updates of this round are ignored (resume nil).
+		// The ack waits for that write and for its announcement to
+		// listeners and peers (each bounded by taskStoreTimeout).
 		resume := run.resume
 		run.resume = nil
 		run.mu.Unlock()
@@ -678,6 +684,11 @@ func (s *Server) updateTask(ctx context.Context, rec *store.TaskRecord, response
 	cur, changed, err := s.taskStore().Update(ctx, rec.ID, func(r *store.TaskRecord) bool {
 		if r.Status != mcp.TaskInputRequired {
 			return false
+		}
+		for k := range r.InputRequests {
+			if _, ok := asked[k]; !ok {
+				return false // a later round's requests: this update is stale
+			}
 		}
 		left := make(mcp.InputRequests, len(open))
 		for k, ir := range r.InputRequests {
