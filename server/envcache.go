@@ -16,10 +16,12 @@ import (
 // bytes shares the value. Shared values are read-only — the SDK never
 // changes them and Request's accessors hand out copies — and the caches
 // are bounded: values of at most envCacheKey bytes, envCacheEntries of
-// each kind, emptied when full.
+// each kind, emptied when full. (A value decodes to more than its bytes —
+// a clientInfo of many empty icons to some twenty times — so the bounds
+// keep the worst case to a few megabytes a kind.)
 const (
-	envCacheKey     = 1 << 10
-	envCacheEntries = 512
+	envCacheKey     = 512
+	envCacheEntries = 256
 )
 
 // envCache is one bounded cache of decoded envelope values. (A map under

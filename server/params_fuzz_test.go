@@ -41,7 +41,7 @@ func FuzzWireParams(f *testing.F) {
 }
 
 // liftEnv moves the envelope's members out of json.Unmarshal's Meta, as
-// the hand-written decoder does (envRaw); a Meta left empty is nil.
+// the hand-written decoder does (parseMeta); a Meta left empty is nil.
 func liftEnv(wp *wireParams) {
 	for key, v := range wp.Meta {
 		if isEnvelopeKey(key) {

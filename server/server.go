@@ -294,6 +294,10 @@ func (s *Server) Serve(ctx context.Context, t transport.Conn) error {
 	return err
 }
 
+// connIdleWorkers bounds the idle goroutines each session over a
+// connection keeps warm for its handlers (beside its reader goroutine).
+const connIdleWorkers = 2
+
 // Connect starts a session over t and returns at once; the session runs
 // until the client goes away or Close is called.
 func (s *Server) Connect(t transport.Conn) *Session { return s.connect(t, "") }
@@ -304,8 +308,10 @@ func (s *Server) connect(t transport.Conn, principal string) *Session {
 	ss := newSession(s)
 	ss.principal = principal
 	// The connection's handlers run on warm goroutines, as HTTP sessions'
-	// do (docs/design/streamable-http.md); the pool ends with the session.
-	pool := workers.New(0)
+	// do (docs/design/streamable-http.md): at most connIdleWorkers wait,
+	// so that many connections hold few stacks; the pool ends with the
+	// session.
+	pool := workers.New(connIdleWorkers)
 	ss.conn = jsonrpc.NewConn(t, &jsonrpc.ConnOptions{
 		Handler:      (*sessionHandler)(ss),
 		Limits:       s.opts.Limits,

@@ -59,8 +59,20 @@ func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Durati
 		// io.ErrUnexpectedEOF), not ReadAll's growing copies. Larger
 		// bodies grow as they arrive, so that a client declaring a big
 		// length and sending nothing costs no more than its bytes.
-		body = make([]byte, n)
-		_, err = io.ReadFull(r.Body, body)
+		body = make([]byte, n, n+1)
+		if _, err = io.ReadFull(r.Body, body); err == nil {
+			// net/http's body ends at its length: this read (into the
+			// spare byte) returns io.EOF at once. A body of a wrapper
+			// that kept a stale length (a decompressor) goes on: read it
+			// whole, capped.
+			if k, _ := r.Body.Read(body[n : n+1]); k > 0 && n >= max {
+				err = &http.MaxBytesError{Limit: max}
+			} else if k > 0 {
+				var rest []byte
+				rest, err = io.ReadAll(http.MaxBytesReader(w, r.Body, max-n-1))
+				body = append(body[:n+1], rest...)
+			}
+		}
 	} else {
 		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	}
@@ -86,8 +98,9 @@ func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Durati
 
 // exactBody is the largest declared length read into a buffer of its
 // exact size before the bytes arrive: what net/http already holds per
-// connection (its 4 KiB read buffer), so slow clients cannot make a
-// server allocate more than they send beyond that.
+// HTTP/1 connection (its 4 KiB read buffer; per HTTP/2 stream, bounded by
+// the concurrent streams), so slow clients cannot make a server allocate
+// more than they send beyond that.
 const exactBody = 4 << 10
 
 // bodyTimer closes a request body when the read bound is up, for

@@ -32,6 +32,8 @@ func TestRead(t *testing.T) {
 		{"unknown length past the cap", strings.NewReader(strings.Repeat("x", max+1)), -1, "", http.StatusRequestEntityTooLarge},
 		{"small, shorter than declared", io.LimitReader(strings.NewReader(small), 100), int64(len(small)), "", http.StatusBadRequest},
 		{"large, shorter than declared", io.LimitReader(strings.NewReader(large), 100), int64(len(large)), "", http.StatusBadRequest},
+		{"longer than declared (a wrapper's stale length)", strings.NewReader(small + "tail"), int64(len(small)), small + "tail", 0},
+		{"longer than declared, past the cap", strings.NewReader(small + strings.Repeat("x", max)), int64(len(small)), "", http.StatusRequestEntityTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest(http.MethodPost, "/", nil)
@@ -47,6 +49,23 @@ func TestRead(t *testing.T) {
 				t.Fatal("a refused body without a JSON-RPC error")
 			}
 		})
+	}
+}
+
+// TestReadExactAtCap: a small body declared at exactly the cap that
+// goes on past its length is refused, not read one byte over the cap.
+func TestReadExactAtCap(t *testing.T) {
+	const max = 300
+	for _, tc := range []struct {
+		body   string
+		status int
+	}{{strings.Repeat("x", max), 0}, {strings.Repeat("x", max+1), http.StatusRequestEntityTooLarge}} {
+		r := httptest.NewRequest(http.MethodPost, "/", nil)
+		r.Body, r.ContentLength = io.NopCloser(strings.NewReader(tc.body)), max
+		got, status, _ := Read(httptest.NewRecorder(), r, max, 0)
+		if status != tc.status || (status == 0 && len(got) != max) {
+			t.Fatalf("%d bytes declared %d: status %d, %d read", len(tc.body), max, status, len(got))
+		}
 	}
 }
 

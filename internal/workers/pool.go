@@ -21,12 +21,15 @@ func DefaultMaxIdle() int { return max(16, 4*runtime.GOMAXPROCS(0)) }
 type Pool struct {
 	maxIdle int
 
-	mu     sync.Mutex
-	idle   []*worker // last in, first out: the warmest stack first
-	closed bool
+	mu      sync.Mutex
+	idle    []*worker // last in, first out: the warmest stack first
+	closed  bool
+	started int // goroutines started (tests)
 }
 
-// worker is one pooled goroutine, idle while it waits on work.
+// worker is one pooled goroutine, idle while it waits on work. The
+// channel holds one function, so that Go never waits for the worker to
+// reach its receive.
 type worker struct {
 	work chan func()
 }
@@ -48,11 +51,12 @@ func (p *Pool) Go(fn func()) {
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		w.work <- fn // w waits on its channel: it was idle, so it receives
+		w.work <- fn // buffered, and empty: w was idle
 		return
 	}
+	p.started++
 	p.mu.Unlock()
-	go p.run(&worker{work: make(chan func())}, fn) // owned by p: ends at Close or when too many are idle
+	go p.run(&worker{work: make(chan func(), 1)}, fn) // owned by p: ends at Close or when too many are idle
 }
 
 // run serves fn, then waits idle for the next function until the pool
