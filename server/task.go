@@ -422,11 +422,9 @@ func (s *Server) awaitTaskInput(ctx context.Context, run *taskRun, rec *store.Ta
 	treq.inputs, treq.state = answers, in.state
 	run.answers, run.asked, run.forms, run.resume = nil, nil, nil, nil
 	run.mu.Unlock()
-	// The tasks/update that answered the last request has put the record
-	// back to working already (updateTask), and then this changes
-	// nothing; it matters when that update came before this round's
-	// input_required was stored (a relayed or repeated update), or when
-	// its store write failed.
+	// Usually a no-op: updateTask stored working already. Not when that
+	// update came before this round's input_required was stored, or its
+	// write failed.
 	s.setStatus(context.Background(), run, rec, mcp.TaskWorking, nil)
 	return true
 }
