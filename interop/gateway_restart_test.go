@@ -111,9 +111,9 @@ func TestGatewayUpstreamDiesAndComesBack(t *testing.T) {
 	held := newHeldCommand(t)
 	up := everythingUpstream(t, "everything", "ev")
 	up.Command = held.command(up.Command)
-	// A second upstream stays up throughout (with no tools at all, the
-	// gateway's server stops offering tools/list: see
-	// TestGatewayKnownIssues).
+	// A second upstream stays up throughout, so that the client's list is
+	// never empty while the first is down (an empty list is
+	// TestGatewayToolsListWithNoUpstreamUp's case).
 	stable := gateway.Upstream{Name: "gosdk", Prefix: "gs", URL: goSDKSSEServer(t)}
 	tg := startGateway(t, &gateway.Options{Upstreams: []gateway.Upstream{up, stable}})
 	tg.requireReady(t)

@@ -195,13 +195,23 @@ func TestGatewayGoSDKSSEUpstream(t *testing.T) {
 			if err := gc.SetLoggingLevel(ctx, mcp.LevelInfo); err != nil {
 				t.Fatal(err)
 			}
-			var progress []float64
-			pctx := client.WithProgress(ctx, func(p *mcp.ProgressParams) { progress = append(progress, p.Progress) })
+			var (
+				pmu      sync.Mutex // the callback runs on the client's goroutine
+				progress []float64
+			)
+			pctx := client.WithProgress(ctx, func(p *mcp.ProgressParams) {
+				pmu.Lock()
+				progress = append(progress, p.Progress)
+				pmu.Unlock()
+			})
 			if got := callText(t, pctx, gc.Client, "gs_work", ""); got != "done\n" {
 				t.Errorf("gs_work = %q", got)
 			}
-			if fmt.Sprint(progress) != "[1 2 3]" {
-				t.Errorf("progress through the gateway %v, want [1 2 3]", progress)
+			pmu.Lock()
+			got := fmt.Sprint(progress)
+			pmu.Unlock()
+			if got != "[1 2 3]" {
+				t.Errorf("progress through the gateway %v, want [1 2 3]", got)
 			}
 			select {
 			case p := <-gc.logs:

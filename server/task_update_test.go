@@ -23,13 +23,16 @@ type updateMark struct{}
 // test lets it.
 type gateStore struct {
 	store.TaskStore
-	armed atomic.Bool
-	hold  chan struct{}
-	once  sync.Once
+	armed      atomic.Bool
+	hold       chan struct{}
+	once       sync.Once
+	held, done atomic.Int32 // writes held by the gate; of those, stored
 }
 
 func (g *gateStore) Update(ctx context.Context, id string, fn func(*store.TaskRecord) bool) (*store.TaskRecord, bool, error) {
 	if g.armed.Load() && ctx.Value(updateMark{}) == nil {
+		g.held.Add(1)
+		defer g.done.Add(1)
 		select {
 		case <-g.hold:
 		case <-ctx.Done():
@@ -37,6 +40,16 @@ func (g *gateStore) Update(ctx context.Context, id string, fn func(*store.TaskRe
 		}
 	}
 	return g.TaskStore.Update(ctx, id, fn)
+}
+
+// waitHeld waits until every write the gate held has been stored.
+func (g *gateStore) waitHeld(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); g.done.Load() < g.held.Load(); runtime.Gosched() {
+		if time.Now().After(deadline) { // the hang guard, not a margin
+			t.Fatal("a held store write never finished")
+		}
+	}
 }
 
 func (g *gateStore) release() { g.once.Do(func() { close(g.hold) }) }
@@ -130,6 +143,7 @@ func TestTaskUpdateBeforeInputRequiredStored(t *testing.T) {
 	}
 	gs.armed.Store(false)
 	gs.release() // the stale input_required lands now
+	gs.waitHeld(t)
 	if w := waitStatus(t, p, id, "working"); len(w.InputRequests) != 0 {
 		t.Fatalf("working task = %+v", w)
 	}

@@ -302,7 +302,9 @@ func TestGatewayUsage(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
-	os.WriteFile(bad, []byte(`{"upstreams": [{"name": "a", "command": ["x"], "callTimeout": "soon"}]}`), 0o600)
+	if err := os.WriteFile(bad, []byte(`{"upstreams": [{"name": "a", "command": ["x"], "callTimeout": "soon"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	r := mcpkit(t, "gateway", "--config", bad)
 	expect(t, r, exitUsage)
 	if !strings.Contains(r.stderr, "mcpkit: "+bad+`: upstreams[0].callTimeout: time: invalid duration "soon"`) {

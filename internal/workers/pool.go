@@ -24,7 +24,8 @@ type Pool struct {
 	mu      sync.Mutex
 	idle    []*worker // last in, first out: the warmest stack first
 	closed  bool
-	started int // goroutines started (tests)
+	started int // goroutines started; live = started - exited (tests)
+	exited  int
 }
 
 // worker is one pooled goroutine, idle while it waits on work. The
@@ -67,13 +68,17 @@ func (p *Pool) run(w *worker, fn func()) {
 		fn = nil // nothing of the last request stays reachable while idle
 		p.mu.Lock()
 		if p.closed || len(p.idle) >= p.maxIdle {
+			p.exited++
 			p.mu.Unlock()
 			return
 		}
 		p.idle = append(p.idle, w)
 		p.mu.Unlock()
 		if fn = <-w.work; fn == nil {
-			return // Close
+			p.mu.Lock()
+			p.exited++ // Close
+			p.mu.Unlock()
+			return
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -14,8 +15,24 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // their function returns, on their own goroutine.
 func waitIdle(t *testing.T, p *Pool, n int) {
 	t.Helper()
-	for p.Idle() != n {
-		runtime.Gosched()
+	waitFor(t, func() bool { return p.Idle() == n })
+}
+
+// live counts p's goroutines that have not ended.
+func live(p *Pool) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.started - p.exited
+}
+
+// waitFor waits until cond holds. The bound reports a hang; nothing
+// races against it.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatal("the pool never got there")
+		}
 	}
 }
 
@@ -63,12 +80,10 @@ func TestBoundedIdle(t *testing.T) {
 	started.Wait()
 	close(release)
 	ended.Wait()
-	waitIdle(t, p, maxIdle)
-	for range 10 { // a little more time for any extra to (wrongly) park
-		runtime.Gosched()
-	}
-	if n := p.Idle(); n != maxIdle {
-		t.Fatalf("%d idle after the burst, want %d", n, maxIdle)
+	// Every goroutine has either parked or ended: the others ended.
+	waitFor(t, func() bool { return p.Idle()+(burst-live(p)) == burst })
+	if n, l := p.Idle(), live(p); n != maxIdle || l != maxIdle {
+		t.Fatalf("%d idle and %d alive after the burst, want %d of each", n, l, maxIdle)
 	}
 }
 
