@@ -78,7 +78,7 @@ func runGateway(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out := &stderrWriter{w: stderr}
+	out := &lockedWriter{w: stderr}
 	plan, err := cfg.plan(source, out)
 	if err != nil {
 		return usageErr("%v", err)

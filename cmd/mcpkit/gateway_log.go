@@ -10,16 +10,15 @@ import (
 // while waiting for the end of a line; a longer line is passed on cut.
 const maxStderrLine = 16 << 10
 
-// stderrWriter serializes the writes of the gateway's log and of its
-// upstreams' standard error to one stream, so that their lines do not
-// interleave. Each Write is one write to w: holding the lock across it is
-// the point.
-type stderrWriter struct {
+// lockedWriter serializes writes to one stream (the gateway's log and its
+// upstreams' standard error), so that their lines do not interleave. Each
+// Write is one write to w: holding the lock across it is the point.
+type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
 }
 
-func (l *stderrWriter) Write(b []byte) (int, error) {
+func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -27,18 +26,6 @@ const refuseEnv = "MCPKIT_TEST_REFUSE_METHOD"
 // launchLogEnv names a file the refusing server appends a line to each
 // time it starts, so a test can count launches.
 const launchLogEnv = "MCPKIT_TEST_LAUNCH_LOG"
-
-// lockedWriter keeps the filter's answers and the server's whole.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
 
 func serveRefusing(method string) {
 	out := &lockedWriter{w: os.Stdout}
