@@ -438,8 +438,7 @@ func (c *Client) ServerInfo() mcp.Implementation {
 				return *info // decoded afresh: the caller's own
 			}
 		}
-		info, _ := c.learnedIdentity()
-		return info
+		return c.learnedIdentity()
 	}
 	return c.init.ServerInfo.Clone()
 }

@@ -85,15 +85,12 @@ func (c *Client) decodeOpts(method string) json.Options {
 	return c.resultOpts
 }
 
-// learnedIdentity decodes the identity learned from results, if any.
-func (c *Client) learnedIdentity() (mcp.Implementation, bool) {
-	id := c.identity.Load()
-	if id == nil {
-		return mcp.Implementation{}, false
-	}
+// learnedIdentity decodes the identity learned from results: the zero
+// value when there is none.
+func (c *Client) learnedIdentity() mcp.Implementation {
 	var info mcp.Implementation
-	if json.Unmarshal(id.value, &info) != nil {
-		return mcp.Implementation{}, false
+	if id := c.identity.Load(); id != nil && json.Unmarshal(id.value, &info) != nil {
+		return mcp.Implementation{}
 	}
-	return info, true
+	return info
 }

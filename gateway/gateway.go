@@ -205,7 +205,7 @@ func New(opts *Options) (*Gateway, error) {
 		o.RestartMin = DefaultRestartMin
 	}
 	if o.RestartMax <= 0 {
-		o.RestartMax = max(DefaultRestartMax, o.RestartMin)
+		o.RestartMax = DefaultRestartMax
 	}
 	o.RestartMax = max(o.RestartMax, o.RestartMin)
 	log := o.Logger

@@ -39,29 +39,28 @@ type envelope struct {
 	rawVersion, rawCaps, rawInfo, rawLevel jsontext.Value
 }
 
-// isEnvelopeKey reports whether a _meta member belongs to the envelope.
-func isEnvelopeKey(name string) bool {
+// envelopeMember is where the params decoder keeps the _meta member name
+// when it belongs to the envelope, making *env on the first; nil for any
+// other member.
+func envelopeMember(env **envelope, name string) *jsontext.Value {
 	switch name {
 	case mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo, mcp.MetaKeyLogLevel:
-		return true
+	default:
+		return nil
 	}
-	return false
-}
-
-// rawMember is where the decoder keeps _meta member name of the envelope;
-// nil for a name that is not one (isEnvelopeKey).
-func (env *envelope) rawMember(name string) *jsontext.Value {
+	if *env == nil {
+		*env = new(envelope)
+	}
+	e := *env
 	switch name {
 	case mcp.MetaKeyProtocolVersion:
-		return &env.rawVersion
+		return &e.rawVersion
 	case mcp.MetaKeyClientCapabilities:
-		return &env.rawCaps
+		return &e.rawCaps
 	case mcp.MetaKeyClientInfo:
-		return &env.rawInfo
-	case mcp.MetaKeyLogLevel:
-		return &env.rawLevel
+		return &e.rawInfo
 	}
-	return nil
+	return &e.rawLevel
 }
 
 // liftEnvelope reads the modern claim of a request from its params,

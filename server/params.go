@@ -150,11 +150,8 @@ func parseMeta(d *jsontok.Decoder, env **envelope) (mcp.Meta, error) {
 		if err != nil {
 			return nil, err
 		}
-		if isEnvelopeKey(name) {
-			if *env == nil {
-				*env = new(envelope)
-			}
-			*(*env).rawMember(name) = raw
+		if dst := envelopeMember(env, name); dst != nil {
+			*dst = raw
 			continue
 		}
 		if m == nil {

@@ -44,11 +44,8 @@ func FuzzWireParams(f *testing.F) {
 // the hand-written decoder does (parseMeta); a Meta left empty is nil.
 func liftEnv(wp *wireParams) {
 	for key, v := range wp.Meta {
-		if isEnvelopeKey(key) {
-			if wp.env == nil {
-				wp.env = new(envelope)
-			}
-			*wp.env.rawMember(key) = v.(jsontext.Value)
+		if dst := envelopeMember(&wp.env, key); dst != nil {
+			*dst = v.(jsontext.Value)
 			delete(wp.Meta, key)
 		}
 	}
