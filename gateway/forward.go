@@ -257,15 +257,14 @@ func (u *upstream) relayInput(req *server.Request, r *mcp.InputRequiredResult) e
 func (u *upstream) relayInputFor(req *server.Request, r *mcp.InputRequiredResult, task string) error {
 	in := server.NeedInput()
 	keys := slices.Sorted(maps.Keys(r.InputRequests))
-	var need mcp.ClientCapabilities
 	for _, k := range keys {
-		params, err := addInput(in, k, r.InputRequests[k])
-		if err != nil {
+		if err := addInput(in, k, r.InputRequests[k]); err != nil {
 			return err
 		}
-		needs(&need, params)
 	}
-	if err := req.Require(need); err != nil {
+	// Checked here too: a task's input requests (awaitTask) reach the
+	// client through tasks/get, with no check of the server's own.
+	if err := req.Require(in.Needed()); err != nil {
 		return err
 	}
 	b, err := json.Marshal(roundState{Upstream: u.cfg.Name, State: r.RequestState, Keys: keys, Task: task})
@@ -275,15 +274,14 @@ func (u *upstream) relayInputFor(req *server.Request, r *mcp.InputRequiredResult
 	return in.State(string(b))
 }
 
-// addInput adds one input request, decoded, to in, and returns its params
-// (nil for roots/list).
-func addInput(in *server.Input, key string, r mcp.InputRequest) (any, error) {
+// addInput adds one input request, decoded, to in.
+func addInput(in *server.Input, key string, r mcp.InputRequest) error {
 	params, err := askParams(r.Method, r.Params)
 	if err != nil {
-		return nil, fmt.Errorf("gateway: the upstream's input request %q: %w", key, err)
+		return fmt.Errorf("gateway: the upstream's input request %q: %w", key, err)
 	}
 	putInput(in, key, params)
-	return params, nil
+	return nil
 }
 
 // askParams decodes the params of an input request (nil for roots/list).
@@ -310,38 +308,6 @@ func putInput(in *server.Input, key string, params any) {
 		in.CreateMessage(key, p)
 	default:
 		in.ListRoots(key)
-	}
-}
-
-// needs adds what the client must have declared to answer an input
-// request with params (nil: roots/list) to need. The gateway declares
-// every capability it can bridge to its upstreams; whether the client has
-// it is checked here, before the client is asked, as the upstream would
-// have checked it of a client of its own (SEP-2575: -32021 on the 2026
-// wire).
-func needs(need *mcp.ClientCapabilities, params any) {
-	switch p := params.(type) {
-	case *mcp.ElicitParams:
-		if need.Elicitation == nil {
-			need.Elicitation = &mcp.ElicitationCapability{}
-		}
-		if p.EffectiveMode() == mcp.ElicitModeURL {
-			need.Elicitation.URL = &struct{}{}
-		} else {
-			need.Elicitation.Form = &mcp.FormElicitationCapability{}
-		}
-	case *mcp.CreateMessageParams:
-		if need.Sampling == nil {
-			need.Sampling = &mcp.SamplingCapability{}
-		}
-		if len(p.Tools) > 0 || p.ToolChoice != nil {
-			need.Sampling.Tools = &struct{}{}
-		}
-		if p.IncludeContext != "" && p.IncludeContext != "none" {
-			need.Sampling.Context = &struct{}{}
-		}
-	default:
-		need.Roots = &mcp.RootsCapability{}
 	}
 }
 

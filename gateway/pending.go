@@ -234,13 +234,13 @@ func roundResult[R any](u *upstream, req *server.Request, id string, o outcome) 
 // askInput is the input request of a pending call for the client, with
 // the call named in the state.
 func askInput(u *upstream, req *server.Request, id, key string, params any) error {
-	var need mcp.ClientCapabilities
-	needs(&need, params)
-	if err := req.Require(need); err != nil {
-		return err
-	}
 	in := server.NeedInput()
 	putInput(in, key, params)
+	// Checked here, not only when the server gets in: waitLegacy ends the
+	// parked call at once on this error.
+	if err := req.Require(in.Needed()); err != nil {
+		return err
+	}
 	b, err := json.Marshal(roundState{Upstream: u.cfg.Name, Pending: id, Key: key})
 	if err != nil {
 		return err

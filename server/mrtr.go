@@ -165,8 +165,12 @@ func asInput(err error) (*Input, bool) {
 	return in, errors.As(err, &in)
 }
 
-// needed returns the client capabilities the requests of in need.
-func (in *Input) needed() mcp.ClientCapabilities {
+// Needed returns the client capabilities the requests of in need: the
+// elicitation modes, sampling (with tools, with context) and roots. The
+// server checks them (Request.Require) before any request of in reaches
+// the client; a handler that must know earlier — before it commits to
+// asking — calls req.Require(in.Needed()) itself.
+func (in *Input) Needed() mcp.ClientCapabilities {
 	var need mcp.ClientCapabilities
 	for _, r := range in.requests {
 		switch r.Method {
@@ -185,8 +189,9 @@ func (in *Input) needed() mcp.ClientCapabilities {
 			}
 		case mcp.MethodSamplingCreateMessage:
 			var p struct {
-				Tools      jsontext.Value `json:"tools"`
-				ToolChoice jsontext.Value `json:"toolChoice"`
+				Tools          jsontext.Value `json:"tools"`
+				ToolChoice     jsontext.Value `json:"toolChoice"`
+				IncludeContext string         `json:"includeContext"`
 			}
 			_ = r.DecodeParams(&p)
 			if need.Sampling == nil {
@@ -194,6 +199,9 @@ func (in *Input) needed() mcp.ClientCapabilities {
 			}
 			if p.Tools != nil || p.ToolChoice != nil {
 				need.Sampling.Tools = &struct{}{}
+			}
+			if p.IncludeContext != "" && p.IncludeContext != "none" {
+				need.Sampling.Context = &struct{}{}
 			}
 		case mcp.MethodRootsList:
 			need.Roots = &mcp.RootsCapability{}

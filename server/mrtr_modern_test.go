@@ -147,6 +147,7 @@ func TestModernCapabilityGate(t *testing.T) {
 		{`{}`, "sampling", `{"sampling":{}}`},
 		{`{"sampling":{}}`, "tools", `{"sampling":{"tools":{}}}`},
 		{`{"sampling":{}}`, "toolChoice", `{"sampling":{"tools":{}}}`},
+		{`{"sampling":{"tools":{}}}`, "context", `{"sampling":{"context":{}}}`},
 		{`{"sampling":{}}`, "sampling,form", `{"elicitation":{"form":{}}}`},
 		{`{"elicitation":{}}`, "roots", `{"roots":{}}`},
 		{`{}`, "form,sampling,roots", `{"elicitation":{"form":{}},"sampling":{},"roots":{}}`},
@@ -155,6 +156,7 @@ func TestModernCapabilityGate(t *testing.T) {
 		{`{"elicitation":{"url":{}}}`, "url", ""},
 		{`{"sampling":{"tools":{}}}`, "tools,sampling", ""},
 		{`{"roots":{}}`, "roots", ""},
+		{`{"sampling":{"context":{}}}`, "context", ""},
 		{allCaps, "form,url,sampling,tools,toolChoice,roots", ""},
 	} {
 		t.Run(tc.caps+" "+tc.kinds, func(t *testing.T) {

@@ -374,6 +374,10 @@ func askKinds(kinds string) *Input {
 			p := askSampling("Choose")
 			p.ToolChoice = &mcp.ToolChoice{Mode: "auto"}
 			in.CreateMessage("toolChoice", p)
+		case "context":
+			p := askSampling("With context")
+			p.IncludeContext = "thisServer"
+			in.CreateMessage("context", p)
 		case "roots":
 			in.ListRoots("roots")
 		}

@@ -88,7 +88,7 @@ func (s *Server) upfront(ctx context.Context, req *Request, m method, params *wi
 // the handler's state, the kinds of the keys asked and the forms of the
 // elicitations, so that the retry's answers are checked against them.
 func (s *Server) inputRequired(ctx context.Context, req *Request, in *Input) (any, error) {
-	if err := req.Require(in.needed()); err != nil {
+	if err := req.Require(in.Needed()); err != nil {
 		return nil, err
 	}
 	st := &sealedState{Method: req.call.method, Target: req.call.target, Digest: argsDigest(req.call.args), State: in.state, Principal: principalFrom(ctx)}
@@ -120,7 +120,7 @@ func (s *Server) shim(ctx context.Context, req *Request, m method, params *wireP
 		rounds = DefaultShimRounds
 	}
 	for round := 1; ; round++ {
-		if err := req.Require(in.needed()); err != nil {
+		if err := req.Require(in.Needed()); err != nil {
 			return nil, err
 		}
 		if req.ic != nil {

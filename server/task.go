@@ -338,7 +338,7 @@ func (s *Server) askTaskInput(ctx context.Context, run *taskRun, rec *store.Task
 		s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: the task needs input and the legacy shim is disabled"})
 		return false
 	}
-	if err := treq.Require(in.needed()); err != nil {
+	if err := treq.Require(in.Needed()); err != nil {
 		e, _ := jsonrpc.AsError(err)
 		s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: e.Code, Message: e.Message})
 		return false
