@@ -205,11 +205,7 @@ func (ps *peers) serve(ctx context.Context, m *peerMsg) {
 		delete(ps.served, key)
 		ps.mu.Unlock()
 	}()
-	if ps.g.pending.upstreamOf(m.Pending) != m.Upstream {
-		out.Error = errNotPending
-		return
-	}
-	p := ps.g.pending.take(m.Pending)
+	p := ps.g.pending.take(m.Pending, m.Upstream)
 	if p == nil {
 		out.Error = errNotPending
 		return

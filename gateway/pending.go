@@ -140,8 +140,8 @@ func resumeLegacy[R any](ctx context.Context, u *upstream, req *server.Request, 
 	if !ok {
 		return zero, jsonrpc.NewError(mcp.CodeInvalidParams, fmt.Sprintf("Invalid params: inputResponses has no answer for %q", st.Key))
 	}
-	p := u.g.pending.take(st.Pending)
-	if p == nil || p.u != u {
+	p := u.g.pending.take(st.Pending, u.cfg.Name)
+	if p == nil {
 		if owner := u.g.peers.owner(st.Pending); owner != "" {
 			return resumeRemote[R](ctx, u, req, owner, st, raw)
 		}
@@ -205,7 +205,7 @@ func waitLegacy[R any](ctx context.Context, u *upstream, req *server.Request, p 
 	if o.ask != nil && err != nil && !isInput(err) {
 		// The client cannot be asked (it lacks the capability): the
 		// upstream's request fails now rather than at the input timeout.
-		if u.g.pending.take(p.id) == p {
+		if u.g.pending.take(p.id, "") == p {
 			p.end(err)
 		}
 	}
@@ -360,20 +360,22 @@ func (t *pendingTable) park(p *pending) error {
 	t.parked++
 	p.parked = true
 	p.stop = t.g.afterFunc(t.ttl, func() {
-		if q := t.take(p.id); q == p {
+		if q := t.take(p.id, ""); q == p {
 			p.end(errInputTimeout)
 		}
 	})
 	return nil
 }
 
-// take claims the parked call id for the client's round (nil when there
-// is none: unknown, expired or claimed by a concurrent round).
-func (t *pendingTable) take(id string) *pending {
+// take claims the parked call id of upstream up ("": of any) for the
+// client's round (nil when there is none: unknown, of another upstream,
+// expired or claimed by a concurrent round). A call not claimed stays
+// parked, its timer running.
+func (t *pendingTable) take(id, up string) *pending {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p := t.m[id]
-	if p == nil || !p.parked {
+	if p == nil || !p.parked || (up != "" && p.u.cfg.Name != up) {
 		return nil
 	}
 	p.parked = false
@@ -382,16 +384,6 @@ func (t *pendingTable) take(id string) *pending {
 		p.stop()
 	}
 	return p
-}
-
-// upstreamOf names the upstream of pending call id ("" when unknown).
-func (t *pendingTable) upstreamOf(id string) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if p := t.m[id]; p != nil {
-		return p.u.cfg.Name
-	}
-	return ""
 }
 
 // remove forgets p.
