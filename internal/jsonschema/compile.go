@@ -50,7 +50,12 @@ func (s *Schema) Scannable() bool { return s.scan != nil }
 // Compile compiles a schema document. The default dialect is 2020-12;
 // "$schema" may declare 2020-12, 2019-09 or draft-07. References must stay
 // inside the document: nothing is loaded from the network or files.
+// Compiling a document with the same bytes as one compiled before and
+// still in use returns the same Schema (shared.go).
 func Compile(schema jsontext.Value) (*Schema, error) {
+	if s := lookupShared(schema); s != nil {
+		return s, nil
+	}
 	c, err := newCompiler(schema)
 	if err != nil {
 		return nil, err
@@ -59,7 +64,7 @@ func Compile(schema jsontext.Value) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(err)
 	}
-	return &Schema{s: s, scan: scannable(c.doc)}, nil
+	return storeShared(schema, &Schema{s: s, scan: scannable(c.doc)}), nil
 }
 
 // CompileDefinitions compiles a document once and returns a Schema for each
