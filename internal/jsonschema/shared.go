@@ -58,4 +58,3 @@ func forgetShared(e sharedEntry) {
 	}
 	shared.mu.Unlock()
 }
-
