@@ -52,6 +52,13 @@ func appendPayload(buf *bytes.Buffer, v any) error {
 		if p != nil {
 			return appendRaw(buf, *p)
 		}
+	case *mcp.CallToolResult:
+		if p != nil {
+			if b, ok := appendToolResult(buf.AvailableBuffer(), p); ok {
+				buf.Write(b)
+				return nil
+			}
+		}
 	}
 	return json.MarshalWrite(buf, v, marshalOpts)
 }

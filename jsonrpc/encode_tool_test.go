@@ -1,0 +1,91 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// toolResultOf builds a result from fuzz inputs; structured and meta are
+// left out when empty.
+func toolResultOf(resultType, text, text2 string, structured, meta []byte, isError bool) *mcp.CallToolResult {
+	r := &mcp.CallToolResult{ResultType: mcp.ResultType(resultType), IsError: isError}
+	if text != "" {
+		r.Content = append(r.Content, &mcp.TextContent{Text: text})
+	}
+	if text2 != "" {
+		r.Content = append(r.Content, &mcp.TextContent{Text: text2})
+	}
+	if len(structured) > 0 {
+		r.StructuredContent = jsontext.Value(structured)
+	}
+	if len(meta) > 0 {
+		r.Meta = mcp.Meta{mcp.MetaKeyServerInfo: jsontext.Value(meta)}
+	}
+	return r
+}
+
+// checkToolResult: whenever the fast path writes, it writes the encoder's
+// bytes; and it never writes what the encoder refuses.
+func checkToolResult(t *testing.T, r *mcp.CallToolResult) (fast bool) {
+	t.Helper()
+	var want bytes.Buffer
+	werr := json.MarshalWrite(&want, r, marshalOpts)
+	got, ok := appendToolResult(nil, r)
+	if !ok {
+		return false
+	}
+	if werr != nil {
+		t.Fatalf("the fast path wrote %s where the encoder fails: %v", got, werr)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("fast path:\n%s\nencoder:\n%s", got, want.Bytes())
+	}
+	return true
+}
+
+func TestAppendToolResult(t *testing.T) {
+	fast := []*mcp.CallToolResult{
+		{},
+		{ResultType: mcp.ResultComplete, Content: mcp.Contents{&mcp.TextContent{Text: `{"text":"hi"}`}}, StructuredContent: jsontext.Value(`{"text":"hi"}`), Meta: mcp.Meta{mcp.MetaKeyServerInfo: jsontext.Value(`{"name":"x","version":"1"}`)}},
+		{Content: mcp.Contents{&mcp.TextContent{Text: "a\n\"b\"\x01\u2028<&>é"}, &mcp.TextContent{Text: ""}}, IsError: true},
+		{StructuredContent: jsontext.Value(`{"a":"q\"\\\n","b":[1,-0.0,1E+2,true,null]}`)},
+	}
+	for _, r := range fast {
+		if !checkToolResult(t, r) {
+			t.Errorf("%+v: not written by the fast path", r)
+		}
+	}
+	slow := []*mcp.CallToolResult{
+		{Content: mcp.Contents{&mcp.ImageContent{Data: []byte("x"), MIMEType: "image/png"}}},
+		{Content: mcp.Contents{&mcp.TextContent{Text: "x", Annotations: &mcp.Annotations{Audience: []mcp.Role{"user"}}}}},
+		{Content: mcp.Contents{nil}},
+		{Content: mcp.Contents{&mcp.TextContent{Text: "\xff"}}},
+		{StructuredContent: jsontext.Value(`{ "a": 1 }`)},
+		{StructuredContent: jsontext.Value(`{"a":"\u0041"}`)},
+		{StructuredContent: jsontext.Value(`{"a":"\/"}`)},
+		{StructuredContent: jsontext.Value(`{"a":1,"a":2}`)},
+		{StructuredContent: jsontext.Value(`{"a":`)},
+		{StructuredContent: jsontext.Value{}},
+		{Meta: mcp.Meta{"k": 1}},
+		{Meta: mcp.Meta{"k": nil}},
+	}
+	for _, r := range slow {
+		if checkToolResult(t, r) {
+			t.Errorf("%+v: written by the fast path", r)
+		}
+	}
+}
+
+func FuzzAppendToolResult(f *testing.F) {
+	f.Add("complete", `{"text":"hi"}`, "", []byte(`{"text":"hi"}`), []byte(`{"name":"x","version":"1"}`), false)
+	f.Add("", "a\n\"b\"", "\x01", []byte(`["\t",1.5e3]`), []byte(`null`), true)
+	f.Add("x\xff", "é\u2028", "\\", []byte(`{"a":"\u00e9"}`), []byte(` 1`), false)
+	f.Fuzz(func(t *testing.T, resultType, text, text2 string, structured, meta []byte, isError bool) {
+		checkToolResult(t, toolResultOf(resultType, text, text2, structured, meta, isError))
+	})
+}
