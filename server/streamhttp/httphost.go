@@ -3,6 +3,7 @@ package streamhttp
 import (
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -86,6 +87,9 @@ func isLoopbackListener(r *http.Request) bool {
 	if !ok {
 		return true // unknown (e.g. httptest.NewRecorder): be strict
 	}
+	if a, ok := addr.(*net.TCPAddr); ok { // the common case, without formatting the address
+		return len(a.IP) == 0 || a.IP.IsLoopback()
+	}
 	host, _, err := net.SplitHostPort(addr.String())
 	if err != nil {
 		return true
@@ -101,11 +105,13 @@ func hostOnly(hostport string) string {
 	return strings.Trim(hostport, "[]")
 }
 
+// isLoopbackName reports whether host is "localhost" or a loopback IP
+// address (IPv4, IPv6 or IPv4-mapped IPv6; not one with a zone).
 func isLoopbackName(host string) bool {
 	host = strings.Trim(host, "[]")
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
 }
