@@ -204,6 +204,9 @@ type Handler struct {
 	// workers run the legacy sessions' handlers on warm goroutines
 	// (internal/workers); Shutdown ends the idle ones.
 	workers *workers.Pool
+	// inflight holds the session-less requests running on their POST's
+	// goroutine (inflight.go); Shutdown cancels them.
+	inflight inflight
 }
 
 // NewHandler returns a handler serving s; opts may be nil. Shut it
@@ -220,6 +223,7 @@ func NewHandler(s *server.Server, opts *Options) *Handler {
 	if o.SSEAfter == 0 {
 		o.SSEAfter = DefaultSSEAfter
 	}
+	h.inflight.init(o.SSEAfter)
 	if o.KeepAlive == 0 {
 		o.KeepAlive = DefaultKeepAlive
 	}

@@ -51,6 +51,7 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	sweeping, sweepDone, clusterDone := h.sweeping, h.sweepDone, h.clusterDone
 	h.mu.Unlock()
 	if first {
+		h.inflight.close()
 		go func() { // owned by h: the cluster's calls are bounded by StoreTimeout
 			defer close(clusterDone)
 			if h.cluster != nil {

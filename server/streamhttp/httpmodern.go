@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/mcpkit/mcpkit/server/internal/seam"
 
@@ -52,9 +51,9 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.
 		return
 	}
 	st := newStream(h, nil, msg.ID)
-	ctx, cancel := context.WithCancelCause(r.Context())
-	stop := context.AfterFunc(h.closing, func() { cancel(server.ErrServerClosing) })
-	run := func() {
+	// The client closing the stream is the cancellation of a 2026
+	// request (nothing more may be sent for it).
+	h.serveRequest(w, r, st, func(ctx context.Context) {
 		// A handler panic is answered by the server's intercept.Recover.
 		result, err := h.p.ServeModern(ctx, *call, streamOutbound{st}, r.Header)
 		if err != nil {
@@ -67,47 +66,47 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.
 			out = wire.EncodeError(msg.ID, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
 		}
 		st.push(out, true)
-	}
-	// The client closing the stream is the cancellation of a 2026
-	// request (nothing more may be sent for it).
-	h.serveRequest(w, r, st, func() { cancel(context.Canceled) }, run)
-	stop()
+	})
 }
 
 // serveRequest runs one session-less request's handler (run, which ends
-// by pushing the final message on st) and serves st as the POST's answer;
-// cancel ends the handler's context once the answer is out or the client
-// has gone. With AlwaysSSE the handler runs on its own goroutine. Otherwise
-// a JSON answer needs no second goroutine: the handler runs on the POST's,
-// and the stream is served from another goroutine only once it has to
-// write before the handler returns (a message before the result, a request
-// to close, or SSEAfter of silence).
-func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, st *stream, cancel func(), run func()) {
+// by pushing the final message on st) and serves st as the POST's answer.
+// run's context ends once the answer is out or the client has gone
+// (context.Canceled), or at Shutdown (server.ErrServerClosing): the
+// request is in h.inflight meanwhile. With AlwaysSSE the handler runs on
+// its own goroutine. Otherwise a JSON answer needs no second goroutine:
+// the handler runs on the POST's, and the stream is served from another
+// goroutine only once it has to write before the handler returns (a
+// message before the result, a request to close, or SSEAfter of
+// silence, which h.inflight's watcher notices).
+func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, st *stream, run func(ctx context.Context)) {
+	ctx, cancel := context.WithCancelCause(r.Context())
+	is := &inlineServe{w: w, r: r, st: st, cancel: cancel}
 	if h.opts.AlwaysSSE {
+		is.watched = true // never silent: served from the start
+		h.inflight.join(is)
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() { // owned by this POST: waited for below
 			defer wg.Done()
-			run()
+			run(ctx)
 		}()
 		st.serve(w, r, -1)
-		cancel()
+		cancel(context.Canceled)
 		wg.Wait()
+		h.inflight.leave(is)
 		return
 	}
-	is := &inlineServe{w: w, r: r, st: st, cancel: cancel}
 	st.onActivity = is.startReader
-	if d := h.opts.SSEAfter; d > 0 {
-		t := time.AfterFunc(d, is.silent)
-		defer t.Stop()
-	}
-	run()
+	h.inflight.join(is)
+	run(ctx)
 	if is.claim() {
 		st.serve(w, r, -1)
 	} else {
 		<-is.served
 	}
-	cancel()
+	h.inflight.leave(is)
+	cancel(context.Canceled)
 }
 
 // inlineServe is the state of a request whose handler runs on the POST's
@@ -117,10 +116,18 @@ type inlineServe struct {
 	w       http.ResponseWriter
 	r       *http.Request
 	st      *stream
-	cancel  func()
+	cancel  context.CancelCauseFunc
 	mu      sync.Mutex
 	started bool
 	served  chan struct{} // closed when the reader is done; set by startReader
+
+	// Its place in h.inflight: the shard's list (under the shard's mu),
+	// the watcher's count of wake-ups when it joined, and whether the
+	// watcher has marked it silent (or must never).
+	prev, next *inlineServe
+	shard      *inflightShard
+	joined     uint64
+	watched    bool
 }
 
 // claim reports whether the caller is the one to serve the stream.
@@ -147,7 +154,7 @@ func (is *inlineServe) startReader() {
 	go func() { // owned by the POST, which waits for served
 		defer close(is.served)
 		is.st.serve(is.w, is.r, -1)
-		is.cancel() // the client went away, or the answer is out
+		is.cancel(context.Canceled) // the client went away, or the answer is out
 	}()
 }
 
@@ -160,3 +167,6 @@ func (is *inlineServe) silent() {
 	is.st.mu.Unlock()
 	is.startReader()
 }
+
+// cancelClosing ends the handler's context at Shutdown.
+func (is *inlineServe) cancelClosing() { is.cancel(server.ErrServerClosing) }

@@ -31,8 +31,7 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, call *se
 		return
 	}
 	st := newStream(h, nil, msg.ID)
-	ctx, cancel := context.WithCancel(r.Context())
-	h.serveRequest(w, r, st, cancel, func() {
+	h.serveRequest(w, r, st, func(ctx context.Context) {
 		result, err := h.p.ServeStateless(ctx, version, *call, streamOutbound{st})
 		var out []byte
 		if err != nil {

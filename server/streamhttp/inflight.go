@@ -1,0 +1,188 @@
+package streamhttp
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// inflight tracks the session-less requests whose handlers run on their
+// POST's goroutine (serveRequest): Shutdown cancels every one of them, and
+// a watcher turns the stream of one silent for SSEAfter into an event
+// stream. It replaces a context.AfterFunc on the handler's closing
+// context and a timer for every request: joining is a lock of one of a
+// few shards and two pointer writes, with nothing allocated.
+//
+// The watcher is one goroutine, owned by the Handler, that runs only
+// while some request is in flight: it wakes every SSEAfter/4 and marks a
+// request silent once five of its wake-ups have passed since the request
+// joined, so between SSEAfter and 1.25 × SSEAfter after it began. It
+// exits at a wake-up that finds no request, and at Shutdown.
+type inflight struct {
+	shards [inflightShards]inflightShard
+	pick   atomic.Uint32 // round-robin choice of a shard
+	ticks  atomic.Uint64 // the watcher's wake-ups so far
+	closed atomic.Bool   // Shutdown has begun: joiners are cancelled at once
+
+	every time.Duration // the watcher's period; 0: no watcher (SSEAfter < 0)
+
+	mu       sync.Mutex  // serializes starting the watcher and closing
+	watching atomic.Bool // a watcher runs (or is about to)
+	done     chan struct{} // closed by close: the watcher exits
+}
+
+const inflightShards = 8
+
+type inflightShard struct {
+	mu    sync.Mutex
+	head  *inlineServe
+	count atomic.Int32
+	_     [40]byte // a shard to a cache line
+}
+
+// init sets the watcher's period from SSEAfter (negative: never).
+func (in *inflight) init(sseAfter time.Duration) {
+	in.done = make(chan struct{})
+	if sseAfter > 0 {
+		in.every = max(sseAfter/4, time.Millisecond)
+	}
+}
+
+// join adds is. The caller calls leave(is) once is is answered.
+func (in *inflight) join(is *inlineServe) {
+	sh := &in.shards[in.pick.Add(1)%inflightShards]
+	is.shard = sh
+	is.joined = in.ticks.Load()
+	sh.mu.Lock()
+	is.next = sh.head
+	if sh.head != nil {
+		sh.head.prev = is
+	}
+	sh.head = is
+	sh.count.Add(1)
+	sh.mu.Unlock()
+	if in.closed.Load() {
+		is.cancelClosing()
+		return
+	}
+	if in.every > 0 && !in.watching.Load() {
+		in.startWatcher()
+	}
+}
+
+// leave removes is.
+func (in *inflight) leave(is *inlineServe) {
+	sh := is.shard
+	sh.mu.Lock()
+	if is.prev != nil {
+		is.prev.next = is.next
+	} else {
+		sh.head = is.next
+	}
+	if is.next != nil {
+		is.next.prev = is.prev
+	}
+	is.prev, is.next = nil, nil
+	sh.count.Add(-1)
+	sh.mu.Unlock()
+}
+
+func (in *inflight) startWatcher() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.watching.Load() || in.closed.Load() {
+		return
+	}
+	in.watching.Store(true)
+	go in.watch() // owned by the Handler: ends when idle or at close
+}
+
+// watch is the watcher's loop.
+func (in *inflight) watch() {
+	t := time.NewTimer(in.every)
+	defer t.Stop()
+	var silent []*inlineServe
+	for {
+		select {
+		case <-in.done:
+			return
+		case <-t.C:
+		}
+		now := in.ticks.Add(1)
+		silent = silent[:0]
+		for i := range in.shards {
+			sh := &in.shards[i]
+			sh.mu.Lock()
+			for is := sh.head; is != nil; is = is.next {
+				if !is.watched && now-is.joined >= 5 {
+					is.watched = true
+					silent = append(silent, is)
+				}
+			}
+			sh.mu.Unlock()
+		}
+		for i, is := range silent {
+			is.silent() // outside the shards' locks: it takes the stream's
+			silent[i] = nil
+		}
+		if in.idle() {
+			return
+		}
+		t.Reset(in.every)
+	}
+}
+
+// idle ends the watcher when no request is in flight. The counts and
+// watching are atomics, so all of them fall in one order: a request that
+// joins after the watcher cleared watching sees it cleared and starts
+// another watcher; one that joined before is found by the second look,
+// and this watcher goes on unless another has started meanwhile.
+func (in *inflight) idle() bool {
+	if in.count() > 0 {
+		return false
+	}
+	in.watching.Store(false)
+	if in.count() == 0 {
+		return true
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.watching.Load() || in.closed.Load() {
+		return true
+	}
+	in.watching.Store(true)
+	return false
+}
+
+func (in *inflight) count() int32 {
+	var n int32
+	for i := range in.shards {
+		n += in.shards[i].count.Load()
+	}
+	return n
+}
+
+// close stops the watcher and cancels every request in flight (cause
+// ErrServerClosing); requests joining later are cancelled as they join.
+func (in *inflight) close() {
+	in.closed.Store(true)
+	in.mu.Lock()
+	select {
+	case <-in.done:
+	default:
+		close(in.done)
+	}
+	in.mu.Unlock()
+	var all []*inlineServe
+	for i := range in.shards {
+		sh := &in.shards[i]
+		sh.mu.Lock()
+		for is := sh.head; is != nil; is = is.next {
+			all = append(all, is)
+		}
+		sh.mu.Unlock()
+	}
+	for _, is := range all {
+		is.cancelClosing()
+	}
+}
