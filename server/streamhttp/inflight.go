@@ -26,8 +26,8 @@ type inflight struct {
 
 	every time.Duration // the watcher's period; 0: no watcher (SSEAfter < 0)
 
-	mu       sync.Mutex  // serializes starting the watcher and closing
-	watching atomic.Bool // a watcher runs (or is about to)
+	mu       sync.Mutex    // serializes starting the watcher and closing
+	watching atomic.Bool   // a watcher runs (or is about to)
 	done     chan struct{} // closed by close: the watcher exits
 }
 
