@@ -278,11 +278,20 @@ func typedResult(out any, structured bool) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the tool result: %w", err)
 	}
-	res := &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: string(raw)}}}
+	// The result, its one content block and the block's slot are one
+	// allocation.
+	box := &struct {
+		res  mcp.CallToolResult
+		text mcp.TextContent
+		slot [1]mcp.Content
+	}{}
+	box.text.Text = string(raw)
+	box.slot[0] = &box.text
+	box.res.Content = box.slot[:]
 	if structured {
-		res.StructuredContent = raw
+		box.res.StructuredContent = raw
 	}
-	return res, nil
+	return &box.res, nil
 }
 
 func errorResult(text string) *mcp.CallToolResult {
