@@ -82,9 +82,10 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.
 func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, st *stream, run func(ctx context.Context)) {
 	ctx, cancel := context.WithCancelCause(r.Context())
 	is := &inlineServe{w: w, r: r, st: st, cancel: cancel}
+	is.flight.owner = is
 	if h.opts.AlwaysSSE {
-		is.watched = true // never silent: served from the start
-		h.inflight.join(is)
+		is.flight.watched = true // never silent: served from the start
+		h.inflight.join(&is.flight)
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() { // owned by this POST: waited for below
@@ -94,18 +95,18 @@ func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, st *strea
 		st.serve(w, r, -1)
 		cancel(context.Canceled)
 		wg.Wait()
-		h.inflight.leave(is)
+		h.inflight.leave(&is.flight)
 		return
 	}
 	st.onActivity = is.startReader
-	h.inflight.join(is)
+	h.inflight.join(&is.flight)
 	run(ctx)
 	if is.claim() {
 		st.serve(w, r, -1)
 	} else {
 		<-is.served
 	}
-	h.inflight.leave(is)
+	h.inflight.leave(&is.flight)
 	cancel(context.Canceled)
 }
 
@@ -121,13 +122,7 @@ type inlineServe struct {
 	started bool
 	served  chan struct{} // closed when the reader is done; set by startReader
 
-	// Its place in h.inflight: the shard's list (under the shard's mu),
-	// the watcher's count of wake-ups when it joined, and whether the
-	// watcher has marked it silent (or must never).
-	prev, next *inlineServe
-	shard      *inflightShard
-	joined     uint64
-	watched    bool
+	flight flight // its place in h.inflight
 }
 
 // claim reports whether the caller is the one to serve the stream.

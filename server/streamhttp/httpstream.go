@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/store"
@@ -466,21 +467,23 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		}
 	}
 
-	// The keep-alive ticker and the SSEAfter timer start at the first
-	// wait: an answer that is already there (a JSON response served
-	// after its handler returned) needs neither.
-	var keepAlive, upgradeAfter <-chan time.Time
+	// Nothing is set up for an answer that is already there (a JSON
+	// response served after its handler returned). At the first wait
+	// the stream joins h.inflight, whose watcher marks it silent after
+	// SSEAfter (then it turns into an event stream); the keep-alive
+	// ticker starts once the event stream has begun (before, a comment
+	// could not be sent).
+	var keepAlive <-chan time.Time
 	var ticker *time.Ticker
-	var timer *time.Timer
+	var wait *streamWait
 	defer func() {
 		if ticker != nil {
 			ticker.Stop()
 		}
-		if timer != nil {
-			timer.Stop()
+		if wait != nil {
+			st.h.inflight.leave(&wait.flight)
 		}
 	}()
-	timersStarted := false
 	forceSSE := st.h.opts.AlwaysSSE
 	// A session's streams end with the session: a request in flight gets
 	// its error answer, other streams are abandoned (httpSession.Close). A
@@ -553,27 +556,26 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 			st.kick()
 			continue
 		}
-		if !timersStarted {
-			timersStarted = true
-			if st.h.opts.KeepAlive > 0 {
-				ticker = time.NewTicker(st.h.opts.KeepAlive)
-				keepAlive = ticker.C
-			}
-			if !st.h.opts.AlwaysSSE && st.h.opts.SSEAfter > 0 {
-				timer = time.NewTimer(st.h.opts.SSEAfter)
-				upgradeAfter = timer.C
-			}
+		if wait == nil && !forceSSE && !out.started && st.h.opts.SSEAfter > 0 {
+			wait = &streamWait{st: st}
+			wait.flight.owner = wait
+			st.h.inflight.join(&wait.flight)
+		}
+		if ticker == nil && out.started && st.h.opts.KeepAlive > 0 {
+			ticker = time.NewTicker(st.h.opts.KeepAlive)
+			keepAlive = ticker.C
 		}
 		select {
 		case <-st.wake:
+			if wait != nil && wait.fired.Load() {
+				forceSSE = true
+			}
 		case <-keepAlive:
 			if out.started {
 				if out.comment() != nil {
 					return
 				}
 			}
-		case <-upgradeAfter:
-			forceSSE = true
 		case <-r.Context().Done():
 			if !out.started {
 				// The client left before the answer began: it has no
@@ -671,3 +673,20 @@ func (o *sseWriter) flush() {
 		_ = o.rc.Flush()
 	}
 }
+
+// streamWait is a reader's wait on a stream, as a flight of h.inflight:
+// once silent for SSEAfter, the reader turns the stream into an event
+// stream.
+type streamWait struct {
+	st     *stream
+	fired  atomic.Bool
+	flight flight
+}
+
+func (w *streamWait) silent() {
+	w.fired.Store(true)
+	w.st.signal()
+}
+
+// cancelClosing: a stream's reader ends with its session or its handler.
+func (w *streamWait) cancelClosing() {}

@@ -6,12 +6,13 @@ import (
 	"time"
 )
 
-// inflight tracks the session-less requests whose handlers run on their
-// POST's goroutine (serveRequest): Shutdown cancels every one of them, and
-// a watcher turns the stream of one silent for SSEAfter into an event
-// stream. It replaces a context.AfterFunc on the handler's closing
-// context and a timer for every request: joining is a lock of one of a
-// few shards and two pointer writes, with nothing allocated.
+// inflight tracks what may have to turn into an event stream after
+// SSEAfter of silence, each as a flight: the session-less requests whose
+// handlers run on their POST's goroutine (serveRequest), which Shutdown
+// also cancels, and every stream a reader waits on (stream.serve). It
+// replaces, for each request, a context.AfterFunc on the handler's
+// closing context and the timers of its wait: joining is a lock of one
+// of a few shards and two pointer writes, with nothing allocated.
 //
 // The watcher is one goroutine, owned by the Handler, that runs only
 // while some request is in flight: it wakes every SSEAfter/4 and marks a
@@ -35,9 +36,29 @@ const inflightShards = 8
 
 type inflightShard struct {
 	mu    sync.Mutex
-	head  *inlineServe
+	head  *flight
 	count atomic.Int32
 	_     [40]byte // a shard to a cache line
+}
+
+// flight is one member of inflight. Its owner is told when it has been
+// silent for SSEAfter, and when the handler shuts down.
+type flight struct {
+	owner flightOwner
+	// Its place: the shard's list (under the shard's mu), the watcher's
+	// count of wake-ups when it joined, and whether the watcher has
+	// marked it silent (or must never).
+	prev, next *flight
+	shard      *inflightShard
+	joined     uint64
+	watched    bool
+}
+
+// flightOwner is what a flight belongs to. Both methods are called
+// without inflight's locks and may be called after the flight left.
+type flightOwner interface {
+	silent()        // silent for SSEAfter
+	cancelClosing() // the handler shuts down
 }
 
 // init sets the watcher's period from SSEAfter (negative: never).
@@ -48,8 +69,8 @@ func (in *inflight) init(sseAfter time.Duration) {
 	}
 }
 
-// join adds is. The caller calls leave(is) once is is answered.
-func (in *inflight) join(is *inlineServe) {
+// join adds is. The caller calls leave(is) once it is over.
+func (in *inflight) join(is *flight) {
 	sh := &in.shards[in.pick.Add(1)%inflightShards]
 	is.shard = sh
 	is.joined = in.ticks.Load()
@@ -62,7 +83,7 @@ func (in *inflight) join(is *inlineServe) {
 	sh.count.Add(1)
 	sh.mu.Unlock()
 	if in.closed.Load() {
-		is.cancelClosing()
+		is.owner.cancelClosing()
 		return
 	}
 	if in.every > 0 && !in.watching.Load() {
@@ -71,7 +92,7 @@ func (in *inflight) join(is *inlineServe) {
 }
 
 // leave removes is.
-func (in *inflight) leave(is *inlineServe) {
+func (in *inflight) leave(is *flight) {
 	sh := is.shard
 	sh.mu.Lock()
 	if is.prev != nil {
@@ -101,7 +122,7 @@ func (in *inflight) startWatcher() {
 func (in *inflight) watch() {
 	t := time.NewTimer(in.every)
 	defer t.Stop()
-	var silent []*inlineServe
+	var silent []*flight
 	for {
 		select {
 		case <-in.done:
@@ -122,7 +143,7 @@ func (in *inflight) watch() {
 			sh.mu.Unlock()
 		}
 		for i, is := range silent {
-			is.silent() // outside the shards' locks: it takes the stream's
+			is.owner.silent() // outside the shards' locks: it takes the stream's
 			silent[i] = nil
 		}
 		if in.idle() {
@@ -173,7 +194,7 @@ func (in *inflight) close() {
 		close(in.done)
 	}
 	in.mu.Unlock()
-	var all []*inlineServe
+	var all []*flight
 	for i := range in.shards {
 		sh := &in.shards[i]
 		sh.mu.Lock()
@@ -183,6 +204,6 @@ func (in *inflight) close() {
 		sh.mu.Unlock()
 	}
 	for _, is := range all {
-		is.cancelClosing()
+		is.owner.cancelClosing()
 	}
 }

@@ -81,14 +81,15 @@ func TestInflightJoinAfterClose(t *testing.T) {
 	in.close()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	is := &inlineServe{cancel: cancel}
-	in.join(is)
+	is.flight.owner = is
+	in.join(&is.flight)
 	if !errors.Is(context.Cause(ctx), server.ErrServerClosing) {
 		t.Errorf("cause %v, want ErrServerClosing", context.Cause(ctx))
 	}
 	if in.watching.Load() {
 		t.Error("a watcher started after close")
 	}
-	in.leave(is)
+	in.leave(&is.flight)
 	if n := in.count(); n != 0 {
 		t.Errorf("%d in flight after leave", n)
 	}
@@ -107,9 +108,10 @@ func TestInflightWatcherStops(t *testing.T) {
 			defer func() { done <- struct{}{} }()
 			for range 200 {
 				_, cancel := context.WithCancelCause(context.Background())
-				is := &inlineServe{cancel: cancel, watched: true}
-				in.join(is)
-				in.leave(is)
+				is := &inlineServe{cancel: cancel}
+				is.flight.owner, is.flight.watched = is, true
+				in.join(&is.flight)
+				in.leave(&is.flight)
 				cancel(nil)
 			}
 		}()
