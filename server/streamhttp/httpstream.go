@@ -43,7 +43,7 @@ type stream struct {
 	id      string       // "" when the stream cannot be resumed
 	reqID   mcp.ID       // the POST's request; zero for the GET stream
 	resumes bool         // events go to the event store
-	born    int64        // unix nanoseconds of creation
+	born    int64        // unix nanoseconds of creation (standalone streams)
 
 	mu        sync.Mutex
 	sse       bool
@@ -89,7 +89,10 @@ type event struct {
 }
 
 func newStream(h *Handler, hs *httpSession, reqID mcp.ID) *stream {
-	st := &stream{h: h, hs: hs, reqID: reqID, wake: make(chan struct{}, 1), born: time.Now().UnixNano()}
+	st := &stream{h: h, hs: hs, reqID: reqID, wake: make(chan struct{}, 1)}
+	if !reqID.IsValid() {
+		st.born = time.Now().UnixNano() // a standalone stream: which is newest counts
+	}
 	if hs != nil && h.store != nil {
 		st.id = h.newStreamID(reqID.IsValid())
 		st.resumes = true
