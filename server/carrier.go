@@ -38,7 +38,7 @@ func (c *carrierServer) PrincipalFrom(ctx context.Context) string { return princ
 // Classify implements seam.Protocol: decodeWire once, then the era claim.
 func (c *carrierServer) Classify(msg *jsonrpc.Message) (seam.Call, *jsonrpc.Error) {
 	call := seam.Call{Msg: msg}
-	wp, err := decodeWire(msg.Params)
+	wp, err := decodeWireOf(msg)
 	if err != nil {
 		e, _ := jsonrpc.AsError(err)
 		return call, e

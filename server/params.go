@@ -49,6 +49,20 @@ type wireParams struct {
 // that): duplicate names and invalid UTF-8 are errors, names match
 // exactly, unknown members are ignored, null leaves a member zero.
 func decodeWire(raw jsontext.Value) (*wireParams, error) {
+	return decodeWireWith(raw)
+}
+
+// decodeWireOf is decodeWire for the params of a message jsonrpc decoded:
+// that decode has checked them whole (well-formed, valid UTF-8, no
+// duplicate names at any depth), so this pass does not check again.
+func decodeWireOf(msg *jsonrpc.Message) (*wireParams, error) {
+	return decodeWireWith(msg.Params, decodedOpts)
+}
+
+// decodedOpts skip the checks jsonrpc's decode has made.
+var decodedOpts = json.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+
+func decodeWireWith(raw jsontext.Value, opts ...jsontext.Options) (*wireParams, error) {
 	wp := &wireParams{raw: raw}
 	if raw == nil {
 		return wp, nil
@@ -56,14 +70,14 @@ func decodeWire(raw jsontext.Value) (*wireParams, error) {
 	if raw.Kind() != '{' {
 		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: params must be an object")
 	}
-	if err := wp.parse(raw); err != nil {
+	if err := wp.parse(raw, opts...); err != nil {
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: %s", seam.ShortErr(err))
 	}
 	return wp, nil
 }
 
-func (wp *wireParams) parse(raw jsontext.Value) error {
-	d := jsontok.New(raw)
+func (wp *wireParams) parse(raw jsontext.Value, opts ...jsontext.Options) error {
+	d := jsontok.New(raw, opts...)
 	defer d.Release()
 	if _, err := d.ReadToken(); err != nil {
 		return err

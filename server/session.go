@@ -264,7 +264,7 @@ func (ss *Session) handleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 		ctx = WithPrincipal(ctx, p)
 	}
 	ss.noteView(ctx)
-	wp, err := decodeWire(msg.Params) // the one decode of params
+	wp, err := decodeWireOf(msg) // the one decode of params
 	if err != nil {
 		return nil, err
 	}
