@@ -168,12 +168,14 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], o
 	}
 	outType := reflect.TypeFor[Out]()
 	structured := isStructured(outType)
+	implied := false // every Out value conforms to the output schema
 	if len(tool.OutputSchema) == 0 && structured {
 		schema, err := jsonschema.For[Out]()
 		if err != nil {
 			return fmt.Errorf("server: %s %q: output %s", op, tool.Name, inferError(err))
 		}
 		tool.OutputSchema = schema
+		implied, _ = jsonschema.Implied(outType) // For succeeded: no error
 	}
 	if len(tool.OutputSchema) > 0 && !structured && outType != reflect.TypeFor[*mcp.CallToolResult]() {
 		// Such a result is sent as text only: every call would fail the
@@ -186,6 +188,14 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], o
 		if output, err = jsonschema.Compile(tool.OutputSchema); err != nil {
 			return fmt.Errorf("server: %s %q: outputSchema: %w", op, tool.Name, err)
 		}
+	}
+	// A result marshaled from an Out value needs no check when the schema
+	// was inferred from Out and asks nothing such a value could fail
+	// (jsonschema.Implied); a result the handler builds itself (the rest
+	// of its work as a task) is checked all the same.
+	typedOutput := output
+	if implied {
+		typedOutput = nil
 	}
 	return s.addRawTool(op, &tool, func(ctx context.Context, req *CallToolRequest) (*mcp.CallToolResult, error) {
 		var in In
@@ -210,7 +220,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], o
 			return nil, err
 		}
 		res, err := typedResult(out, structured)
-		return s.checkedOutput(ctx, tool.Name, output, res, err)
+		return s.checkedOutput(ctx, tool.Name, typedOutput, res, err)
 	}, opts)
 }
 

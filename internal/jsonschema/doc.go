@@ -50,7 +50,11 @@
 // collisions) and referenced with "$ref":"#/$defs/Name"; a reference back to
 // the root type is "$ref":"#", so the root stays an inline object schema as
 // MCP requires for inputSchema. Non-recursive types are always inlined.
-// Results are cached per type; each call returns a fresh copy.
+// Results are cached per type; each call returns a fresh copy. [Implied]
+// reports whether the schema asks nothing a marshaled value of the type
+// could fail (no nullable pointer, no tag keyword beyond a description),
+// so that a typed tool's results need no check against their own
+// inferred output schema.
 //
 // # Struct tags
 //

@@ -30,7 +30,14 @@ var (
 )
 
 // inferCache holds the encoded schema of every type inferred so far.
-var inferCache sync.Map // reflect.Type → jsontext.Value
+var inferCache sync.Map // reflect.Type → inferred
+
+// inferred is a type's schema, and whether json.Marshal can only write
+// instances of it (Implied).
+type inferred struct {
+	schema jsontext.Value
+	exact  bool
+}
 
 // For returns the JSON Schema of T. See the package documentation for the
 // mapping and the `jsonschema` struct tag.
@@ -44,8 +51,37 @@ func ForType(t reflect.Type) (jsontext.Value, error) {
 	if t == nil {
 		return nil, errors.New("jsonschema: nil type")
 	}
+	v, err := infer(t)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(v.schema), nil
+}
+
+// Implied reports whether every value of t that json.Marshal encodes is
+// an instance of ForType(t), so that checking one is redundant: true
+// when the schema says only what the type itself guarantees (types,
+// properties, required, closed objects, array lengths, the minimum of
+// unsigned integers). It is false as soon as a nil pointer could be
+// written as null (a pointer that is not an omitzero or omitempty
+// field), a jsonschema tag adds a keyword other than a description
+// (bounds, enums, patterns, required…), or a time.Duration appears.
+// A type ForType refuses is an error.
+func Implied(t reflect.Type) (bool, error) {
+	if t == nil {
+		return false, errors.New("jsonschema: nil type")
+	}
+	v, err := infer(t)
+	if err != nil {
+		return false, err
+	}
+	return v.exact, nil
+}
+
+// infer returns t's cached inference, inferring it first if need be.
+func infer(t reflect.Type) (inferred, error) {
 	if v, ok := inferCache.Load(t); ok {
-		return slices.Clone(v.(jsontext.Value)), nil
+		return v.(inferred), nil
 	}
 	in := &inferrer{
 		root:   deref(t),
@@ -55,15 +91,16 @@ func ForType(t reflect.Type) (jsontext.Value, error) {
 	}
 	n, err := in.typeNode(t, jsonOptions{}, "")
 	if err != nil {
-		return nil, fmt.Errorf("jsonschema: type %v: %w", t, err)
+		return inferred{}, fmt.Errorf("jsonschema: type %v: %w", t, err)
 	}
 	n.defs = in.defList
 	v, err := n.encode()
 	if err != nil {
-		return nil, fmt.Errorf("jsonschema: encoding schema of %v: %w", t, err)
+		return inferred{}, fmt.Errorf("jsonschema: encoding schema of %v: %w", t, err)
 	}
-	inferCache.Store(t, v)
-	return slices.Clone(v), nil
+	out := inferred{schema: v, exact: !in.inexact}
+	inferCache.Store(t, out)
+	return out, nil
 }
 
 // inferrer holds the state of one ForType call.
@@ -73,6 +110,9 @@ type inferrer struct {
 	defs    map[reflect.Type]*definition
 	defList []*definition
 	names   map[string]bool // $defs names in use
+	// inexact is set when the schema asks more of an instance than the
+	// type guarantees (see Implied).
+	inexact bool
 }
 
 // at prefixes an error about the field at path: "field A.B: ", or nothing
@@ -113,11 +153,15 @@ func implementsAny(t reflect.Type, ifaces []reflect.Type) bool {
 // field names from the root type, joined with dots ("" for the root
 // itself, "[]" for an element); see at.
 func (in *inferrer) typeNode(t reflect.Type, opts jsonOptions, path string) (*node, error) {
+	if t.Kind() == reflect.Pointer && !opts.omitzero && !opts.omitempty {
+		in.inexact = true // nil is written as null
+	}
 	t = deref(t)
 	switch t {
 	case timeType:
 		return timeNode(opts.format), nil
 	case durationType:
+		in.inexact = true
 		return durationNode(opts.format, path)
 	case jsontextValueType:
 		return &node{}, nil

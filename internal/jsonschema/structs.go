@@ -133,6 +133,9 @@ func (in *inferrer) structNode(t reflect.Type, path string) (*node, error) {
 		}
 		required := !f.opts.omitzero && !f.opts.omitempty && !f.viaPtr && f.sf.Type.Kind() != reflect.Pointer
 		if tag, ok := f.sf.Tag.Lookup("jsonschema"); ok {
+			if isKeyValueTag(tag) {
+				in.inexact = true // keywords an instance must meet
+			}
 			override, err := applyTag(fn, tag)
 			if err != nil {
 				return nil, fmt.Errorf("%sjsonschema tag %q: %w", at(fpath), tag, err)

@@ -1,0 +1,57 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// TestTypedOutputChecked: a typed tool's result is checked against its
+// output schema wherever a value of its type could fail it (a bound from
+// a jsonschema tag, a nil pointer, a schema the tool gave itself), and
+// passes unchecked where the inferred schema asks nothing more than the
+// type (jsonschema.Implied).
+func TestTypedOutputChecked(t *testing.T) {
+	type plain struct {
+		N int `json:"n"`
+	}
+	type bounded struct {
+		N int `json:"n" jsonschema:"minimum=0"`
+	}
+	s := New(&Options{Info: mcp.Implementation{Name: "out", Version: "1"}})
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(AddTool(s, &mcp.Tool{Name: "plain"}, func(context.Context, *CallToolRequest, struct{}) (plain, error) {
+		return plain{N: -1}, nil
+	}))
+	must(AddTool(s, &mcp.Tool{Name: "bounded"}, func(context.Context, *CallToolRequest, struct{}) (bounded, error) {
+		return bounded{N: -1}, nil
+	}))
+	must(AddTool(s, &mcp.Tool{Name: "nilptr"}, func(context.Context, *CallToolRequest, struct{}) (*plain, error) {
+		return nil, nil
+	}))
+	must(AddTool(s, &mcp.Tool{Name: "given", OutputSchema: jsontext.Value(`{"type":"object","properties":{"n":{"type":"string"}}}`)},
+		func(context.Context, *CallToolRequest, struct{}) (plain, error) {
+			return plain{N: 1}, nil
+		}))
+	p := newLegacyPeer(t, s, `{}`, nil, false)
+	if _, err := p.callTool("plain", ""); err != nil {
+		t.Errorf("plain: %v", err)
+	}
+	for _, name := range []string{"bounded", "nilptr", "given"} {
+		_, err := p.callTool(name, "")
+		e, ok := jsonrpc.AsError(err)
+		if !ok || e.Code != mcp.CodeInternalError || !strings.Contains(e.Message, "does not match its output schema") {
+			t.Errorf("%s: %v, want -32603 for a result that does not match the output schema", name, err)
+		}
+	}
+}
