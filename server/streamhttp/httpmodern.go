@@ -80,8 +80,8 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.
 // message before the result, a request to close, or SSEAfter of
 // silence, which h.inflight's watcher notices).
 func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, st *stream, run func(ctx context.Context)) {
-	ctx, cancel := context.WithCancelCause(r.Context())
-	is := &inlineServe{w: w, r: r, st: st, cancel: cancel}
+	ctx := newLazyCtx(r.Context())
+	is := &inlineServe{w: w, r: r, st: st, ctx: ctx}
 	is.flight.owner = is
 	if h.opts.AlwaysSSE {
 		is.flight.watched = true // never silent: served from the start
@@ -93,7 +93,7 @@ func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, st *strea
 			run(ctx)
 		}()
 		st.serve(w, r, -1)
-		cancel(context.Canceled)
+		ctx.cancel(context.Canceled)
 		wg.Wait()
 		h.inflight.leave(&is.flight)
 		return
@@ -107,7 +107,7 @@ func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, st *strea
 		<-is.served
 	}
 	h.inflight.leave(&is.flight)
-	cancel(context.Canceled)
+	ctx.release()
 }
 
 // inlineServe is the state of a request whose handler runs on the POST's
@@ -117,7 +117,7 @@ type inlineServe struct {
 	w       http.ResponseWriter
 	r       *http.Request
 	st      *stream
-	cancel  context.CancelCauseFunc
+	ctx     *lazyCtx // the handler's
 	mu      sync.Mutex
 	started bool
 	served  chan struct{} // closed when the reader is done; set by startReader
@@ -149,7 +149,7 @@ func (is *inlineServe) startReader() {
 	go func() { // owned by the POST, which waits for served
 		defer close(is.served)
 		is.st.serve(is.w, is.r, -1)
-		is.cancel(context.Canceled) // the client went away, or the answer is out
+		is.ctx.cancel(context.Canceled) // the client went away, or the answer is out
 	}()
 }
 
@@ -164,4 +164,4 @@ func (is *inlineServe) silent() {
 }
 
 // cancelClosing ends the handler's context at Shutdown.
-func (is *inlineServe) cancelClosing() { is.cancel(server.ErrServerClosing) }
+func (is *inlineServe) cancelClosing() { is.ctx.cancel(server.ErrServerClosing) }

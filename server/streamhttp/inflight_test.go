@@ -79,8 +79,8 @@ func TestInflightJoinAfterClose(t *testing.T) {
 	var in inflight
 	in.init(time.Hour)
 	in.close()
-	ctx, cancel := context.WithCancelCause(context.Background())
-	is := &inlineServe{cancel: cancel}
+	ctx := newLazyCtx(context.Background())
+	is := &inlineServe{ctx: ctx}
 	is.flight.owner = is
 	in.join(&is.flight)
 	if !errors.Is(context.Cause(ctx), server.ErrServerClosing) {
@@ -107,12 +107,11 @@ func TestInflightWatcherStops(t *testing.T) {
 		go func() {
 			defer func() { done <- struct{}{} }()
 			for range 200 {
-				_, cancel := context.WithCancelCause(context.Background())
-				is := &inlineServe{cancel: cancel}
+				is := &inlineServe{ctx: newLazyCtx(context.Background())}
 				is.flight.owner, is.flight.watched = is, true
 				in.join(&is.flight)
 				in.leave(&is.flight)
-				cancel(nil)
+				is.ctx.release()
 			}
 		}()
 	}
