@@ -89,3 +89,33 @@ func FuzzAppendToolResult(f *testing.F) {
 		checkToolResult(t, toolResultOf(resultType, text, text2, structured, meta, isError))
 	})
 }
+
+// TestUnquoteMethod: a method without escapes is its bytes (an MCP
+// method its constant); one with escapes is decoded.
+func TestUnquoteMethod(t *testing.T) {
+	for raw, want := range map[string]string{
+		`"tools/call"`:     "tools/call",
+		`"tools\/call"`:    "tools/call",
+		`"x/\u00e9\"q"`:    "x/é\"q",
+		`"vendor/thing é"`: "vendor/thing é",
+		`""`:               "",
+	} {
+		var got string
+		if err := unquote(jsontext.Value(raw), &got); err != nil || got != want {
+			t.Errorf("unquote(%s) = %q, %v; want %q", raw, got, err, want)
+		}
+	}
+	m, err := decodeOwnedMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`), Limits{})
+	if err != nil || m.Method != mcp.MethodToolsCall {
+		t.Fatalf("%v %v", m, err)
+	}
+	if a, b := allocsOf(func() {
+		_, _ = decodeOwnedMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`), Limits{})
+	}), allocsOf(func() {
+		_, _ = decodeOwnedMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"vendor/call"}`), Limits{})
+	}); a >= b {
+		t.Errorf("an MCP method costs %v allocations, another %v: want one fewer", a, b)
+	}
+}
+
+func allocsOf(f func()) float64 { return testing.AllocsPerRun(100, f) }

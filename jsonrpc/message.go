@@ -178,7 +178,9 @@ func decodeIn(data []byte, lim Limits, owned bool) (*Message, *Error) {
 	// -32700: no separate pass over the message.
 	// Nesting cannot exceed the length: a limit at least that large
 	// needs no pass (the transports' own outgoing limits are unbounded).
-	if len(data) > lim.maxDepth() && depth(data) > lim.maxDepth() {
+	// Nor can it exceed the number of opening brackets, which a vector
+	// count finds (in strings too) long before depth's scan would.
+	if len(data) > lim.maxDepth() && openings(data) > lim.maxDepth() && depth(data) > lim.maxDepth() {
 		return nil, Errorf(mcp.CodeParseError, "Parse error: nesting depth exceeds the limit of %d", lim.maxDepth())
 	}
 	first := firstByte(data)
@@ -271,9 +273,48 @@ func decodeIn(data []byte, lim Limits, owned bool) (*Message, *Error) {
 	return m, nil
 }
 
+// unquote decodes a JSON string the parse has checked. A string without
+// escapes is its bytes; a method MCP names is its constant (no copy).
 func unquote(raw jsontext.Value, dst *string) error {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 {
+		b := raw[1 : len(raw)-1]
+		if name, ok := knownMethods[string(b)]; ok {
+			*dst = name
+		} else {
+			*dst = string(b)
+		}
+		return nil
+	}
 	return json.Unmarshal(raw, dst)
 }
+
+// knownMethods holds the method names of MCP, each as its own string.
+var knownMethods = func() map[string]string {
+	m := map[string]string{}
+	for _, name := range []string{
+		mcp.MethodInitialize, mcp.MethodPing, mcp.MethodServerDiscover, mcp.MethodToolsList, mcp.MethodToolsCall,
+		mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList, mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe,
+		mcp.MethodResourcesUnsubscribe, mcp.MethodPromptsList, mcp.MethodPromptsGet, mcp.MethodCompletionComplete,
+		mcp.MethodLoggingSetLevel, mcp.MethodSamplingCreateMessage, mcp.MethodElicitationCreate, mcp.MethodRootsList,
+		mcp.MethodSubscriptionsListen, mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksList,
+		mcp.MethodTasksCancel, mcp.MethodTasksUpdate, mcp.NotificationInitialized, mcp.NotificationCancelled,
+		mcp.NotificationProgress, mcp.NotificationMessage, mcp.NotificationToolsListChanged,
+		mcp.NotificationPromptsListChanged, mcp.NotificationResourcesListChanged, mcp.NotificationResourcesUpdated,
+		mcp.NotificationRootsListChanged, mcp.NotificationElicitationComplete, mcp.NotificationSubscriptionsAcknowledged,
+		mcp.NotificationTasksStatus, mcp.NotificationTasks, MethodCancelled,
+	} {
+		m[name] = name
+	}
+	return m
+}()
+
+// openings counts the bytes that open an object or an array, wherever
+// they are: a bound on the nesting depth.
+func openings(data []byte) int {
+	return bytes.Count(data, openBrace) + bytes.Count(data, openBracket)
+}
+
+var openBrace, openBracket = []byte("{"), []byte("[")
 
 func firstByte(data []byte) byte {
 	for _, c := range data {
