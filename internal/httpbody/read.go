@@ -42,9 +42,9 @@ func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Durati
 		timeout = 0
 	}
 	var fb *bodyTimer
-	var rc *http.ResponseController
+	var rc readDeadliner
 	if timeout > 0 {
-		rc = http.NewResponseController(w)
+		rc = deadlinerOf(w)
 		if rc.SetReadDeadline(time.Now().Add(timeout)) != nil {
 			rc = nil
 			fb = startBodyTimer(r.Body, timeout)
@@ -102,6 +102,19 @@ func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Durati
 // the concurrent streams), so slow clients cannot make a server allocate
 // more than they send beyond that.
 const exactBody = 4 << 10
+
+// readDeadliner sets the read deadline of a response's connection.
+type readDeadliner interface{ SetReadDeadline(time.Time) error }
+
+// deadlinerOf is w itself when it sets read deadlines (net/http's own
+// writer, without the allocation of a ResponseController), or else a
+// ResponseController, which finds the method through Unwrap.
+func deadlinerOf(w http.ResponseWriter) readDeadliner {
+	if d, ok := w.(readDeadliner); ok {
+		return d
+	}
+	return http.NewResponseController(w)
+}
 
 // bodyTimer closes a request body when the read bound is up, for
 // ResponseWriters that support no read deadline. The timer's goroutine
