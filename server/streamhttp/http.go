@@ -647,7 +647,7 @@ func (h *Handler) storedEvents(w http.ResponseWriter, r *http.Request, hs *httpS
 }
 
 func (h *Handler) writeReplay(w http.ResponseWriter, hs *httpSession, streamID string, events []event) {
-	out := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	out := &sseWriter{w: w}
 	st := &stream{h: h, hs: hs, id: streamID}
 	out.start(st, false, 0)
 	for _, ev := range events {

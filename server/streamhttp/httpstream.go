@@ -426,7 +426,7 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		st.mu.Unlock()
 	}()
 
-	out := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	out := &sseWriter{w: w}
 	if replayAfter >= 0 {
 		// Collect the events to replay before answering, so that a replay
 		// the store can no longer serve in full is refused (409) instead
@@ -622,8 +622,9 @@ func (o *sseWriter) json(msg []byte, status int) {
 		status = http.StatusOK
 	}
 	h := o.w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(msg)))
+	// Both values in one allocation, under their canonical keys.
+	vals := [...]string{"application/json", strconv.Itoa(len(msg))}
+	h["Content-Type"], h["Content-Length"] = vals[0:1:1], vals[1:2:2]
 	if s, ok := retryAfter(msg); ok {
 		h.Set("Retry-After", s)
 	}
@@ -658,7 +659,7 @@ func (o *sseWriter) comment() error {
 	if _, err := o.w.Write(o.buf); err != nil {
 		return err
 	}
-	return o.rc.Flush()
+	return o.flusher().Flush()
 }
 
 // retry tells the client how long to wait before resuming, then the
@@ -673,8 +674,16 @@ func (o *sseWriter) retry(d time.Duration) {
 
 func (o *sseWriter) flush() {
 	if o.started {
-		_ = o.rc.Flush()
+		_ = o.flusher().Flush()
 	}
+}
+
+// flusher is made at the first flush: a JSON answer needs none.
+func (o *sseWriter) flusher() *http.ResponseController {
+	if o.rc == nil {
+		o.rc = http.NewResponseController(o.w)
+	}
+	return o.rc
 }
 
 // streamWait is a reader's wait on a stream, as a flight of h.inflight:
