@@ -111,13 +111,15 @@ type Request struct {
 	// preset marks a run whose answers were set in process, so the
 	// wire's are not read again (Server.upfront).
 	preset bool
+	// progressSent (under progressMu, below) sits with the other flags:
+	// an inbound request (intercept.go) then fits 512 bytes.
+	progressSent bool
 
 	// ic is the request as the interceptors see it (intercept.go); nil
 	// for requests that do not come from the client (a task's run).
 	ic *inbound
 
 	progressMu   sync.Mutex
-	progressSent bool
 	lastProgress float64
 }
 

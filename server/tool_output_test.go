@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -53,5 +54,13 @@ func TestTypedOutputChecked(t *testing.T) {
 		if !ok || e.Code != mcp.CodeInternalError || !strings.Contains(e.Message, "does not match its output schema") {
 			t.Errorf("%s: %v, want -32603 for a result that does not match the output schema", name, err)
 		}
+	}
+}
+
+// TestInboundSize: a request as the interceptors see it is the largest
+// allocation of a call; it stays within the 512-byte size class.
+func TestInboundSize(t *testing.T) {
+	if n := unsafe.Sizeof(inbound{}); n > 512 {
+		t.Errorf("inbound is %d bytes, more than 512 (the next size class is 576)", n)
 	}
 }
