@@ -50,10 +50,11 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.
 		fail(http.StatusBadRequest, e)
 		return
 	}
-	st := newStream(h, nil, msg.ID)
+	is := h.newInlineServe(w, r, msg.ID)
+	st := is.st
 	// The client closing the stream is the cancellation of a 2026
 	// request (nothing more may be sent for it).
-	h.serveRequest(w, r, st, func(ctx context.Context) {
+	h.serveRequest(is, func(ctx context.Context) {
 		// A handler panic is answered by the server's intercept.Recover.
 		result, err := h.p.ServeModern(ctx, *call, streamOutbound{st}, r.Header)
 		if err != nil {
@@ -70,19 +71,17 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.
 }
 
 // serveRequest runs one session-less request's handler (run, which ends
-// by pushing the final message on st) and serves st as the POST's answer.
-// run's context ends once the answer is out or the client has gone
-// (context.Canceled), or at Shutdown (server.ErrServerClosing): the
+// by pushing the final message on is.st) and serves is.st as the POST's
+// answer. run's context ends once the answer is out or the client has
+// gone (context.Canceled), or at Shutdown (server.ErrServerClosing): the
 // request is in h.inflight meanwhile. With AlwaysSSE the handler runs on
 // its own goroutine. Otherwise a JSON answer needs no second goroutine:
 // the handler runs on the POST's, and the stream is served from another
 // goroutine only once it has to write before the handler returns (a
 // message before the result, a request to close, or SSEAfter of
 // silence, which h.inflight's watcher notices).
-func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, st *stream, run func(ctx context.Context)) {
-	ctx := newLazyCtx(r.Context())
-	is := &inlineServe{w: w, r: r, st: st, ctx: ctx}
-	is.flight.owner = is
+func (h *Handler) serveRequest(is *inlineServe, run func(ctx context.Context)) {
+	w, r, st, ctx := is.w, is.r, is.st, &is.ctx
 	if h.opts.AlwaysSSE {
 		is.flight.watched = true // never silent: served from the start
 		h.inflight.join(&is.flight)
@@ -117,12 +116,25 @@ type inlineServe struct {
 	w       http.ResponseWriter
 	r       *http.Request
 	st      *stream
-	ctx     *lazyCtx // the handler's
+	ctx     lazyCtx // the handler's
 	mu      sync.Mutex
 	started bool
 	served  chan struct{} // closed when the reader is done; set by startReader
 
 	flight flight // its place in h.inflight
+
+	stStore stream // st's storage: one allocation for the request
+}
+
+// newInlineServe returns the state of a session-less request answering
+// request id, its stream included.
+func (h *Handler) newInlineServe(w http.ResponseWriter, r *http.Request, id mcp.ID) *inlineServe {
+	is := &inlineServe{w: w, r: r}
+	is.st = &is.stStore
+	initStream(is.st, h, nil, id)
+	is.ctx.parent = r.Context()
+	is.flight.owner = is
+	return is
 }
 
 // claim reports whether the caller is the one to serve the stream.

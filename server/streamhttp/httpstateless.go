@@ -30,8 +30,9 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, call *se
 		writeError(w, http.StatusBadRequest, msg.ID, mcp.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+version)
 		return
 	}
-	st := newStream(h, nil, msg.ID)
-	h.serveRequest(w, r, st, func(ctx context.Context) {
+	is := h.newInlineServe(w, r, msg.ID)
+	st := is.st
+	h.serveRequest(is, func(ctx context.Context) {
 		result, err := h.p.ServeStateless(ctx, version, *call, streamOutbound{st})
 		var out []byte
 		if err != nil {

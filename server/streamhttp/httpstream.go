@@ -89,7 +89,15 @@ type event struct {
 }
 
 func newStream(h *Handler, hs *httpSession, reqID mcp.ID) *stream {
-	st := &stream{h: h, hs: hs, reqID: reqID, wake: make(chan struct{}, 1)}
+	st := new(stream)
+	initStream(st, h, hs, reqID)
+	return st
+}
+
+// initStream sets up a zero stream (newStream, or one inside another
+// allocation).
+func initStream(st *stream, h *Handler, hs *httpSession, reqID mcp.ID) {
+	st.h, st.hs, st.reqID, st.wake = h, hs, reqID, make(chan struct{}, 1)
 	if !reqID.IsValid() {
 		st.born = time.Now().UnixNano() // a standalone stream: which is newest counts
 	}
@@ -97,7 +105,6 @@ func newStream(h *Handler, hs *httpSession, reqID mcp.ID) *stream {
 		st.id = h.newStreamID(reqID.IsValid())
 		st.resumes = true
 	}
-	return st
 }
 
 func (st *stream) signal() {

@@ -79,8 +79,9 @@ func TestInflightJoinAfterClose(t *testing.T) {
 	var in inflight
 	in.init(time.Hour)
 	in.close()
-	ctx := newLazyCtx(context.Background())
-	is := &inlineServe{ctx: ctx}
+	is := &inlineServe{}
+	is.ctx.parent = context.Background()
+	ctx := &is.ctx
 	is.flight.owner = is
 	in.join(&is.flight)
 	if !errors.Is(context.Cause(ctx), server.ErrServerClosing) {
@@ -107,7 +108,8 @@ func TestInflightWatcherStops(t *testing.T) {
 		go func() {
 			defer func() { done <- struct{}{} }()
 			for range 200 {
-				is := &inlineServe{ctx: newLazyCtx(context.Background())}
+				is := &inlineServe{}
+				is.ctx.parent = context.Background()
 				is.flight.owner, is.flight.watched = is, true
 				in.join(&is.flight)
 				in.leave(&is.flight)
