@@ -100,7 +100,7 @@ func (c *carrierServer) ServeStateless(ctx context.Context, version string, call
 	if err := paramsObject(msg.Params); err != nil {
 		return nil, err
 	}
-	in := &inbound{wp: params(call), raw: msg.Params, serve: serveStatelessCall}
+	in := s.newInbound(params(call), msg.Params, serveStatelessCall)
 	in.Request = Request{srv: s, id: msg.ID, version: version, caps: &mcp.ClientCapabilities{}, out: out, eraID: idLegacy}
 	defer in.Request.end()
 	return s.handle(ctx, in, msg.Method)

@@ -30,7 +30,9 @@ type serveFunc func(ctx context.Context, s *Server, in *inbound, method string) 
 // the end of the chain needs to serve it.
 type inbound struct {
 	Request
-	call  intercept.Call
+	// call is the request as the interceptors see it; nil when the
+	// server has none (handle then serves the request directly).
+	call  *intercept.Call
 	wp    *wireParams    // params, decoded once
 	raw   jsontext.Value // params as received (Call.Raw until an interceptor changes it)
 	serve serveFunc
@@ -43,6 +45,20 @@ type inbound struct {
 	// state is the legacy session's lifecycle state when the request
 	// arrived.
 	state sessionState
+}
+
+// newInbound returns a request to fill in for handle; with interceptors
+// its Call comes in the same allocation.
+func (s *Server) newInbound(wp *wireParams, raw jsontext.Value, serve serveFunc) *inbound {
+	if !s.intercepts() {
+		return &inbound{wp: wp, raw: raw, serve: serve}
+	}
+	box := &struct {
+		in   inbound
+		call intercept.Call
+	}{in: inbound{wp: wp, raw: raw, serve: serve}}
+	box.in.call = &box.call
+	return &box.in
 }
 
 // buildChains composes the interceptor chains of the server.
@@ -61,14 +77,15 @@ func (s *Server) intercepts() bool { return s.userChain != nil }
 func (s *Server) handle(ctx context.Context, in *inbound, method string) (any, error) {
 	req := &in.Request
 	req.ic = in
-	if s.intercepts() {
-		in.next, req.out = req.out, (*interceptedOut)(in)
+	if !s.intercepts() {
+		return s.serveRecovered(ctx, in, method)
 	}
+	in.next, req.out = req.out, (*interceptedOut)(in)
 	round := 0
 	if in.wp.RequestState != "" || len(in.wp.InputResponses) > 0 {
 		round = 1
 	}
-	in.call = intercept.Call{
+	*in.call = intercept.Call{
 		Side:      intercept.Server,
 		Inbound:   true,
 		Method:    method,
@@ -85,7 +102,20 @@ func (s *Server) handle(ctx context.Context, in *inbound, method string) (any, e
 	if req.session != nil {
 		in.call.SessionID = req.session.id
 	}
-	return s.inboundChain(ctx, &in.call)
+	return s.inboundChain(ctx, in.call)
+}
+
+// serveRecovered serves a request of a server without interceptors: its
+// chain would be intercept.Recover alone, which this does in place,
+// without a Call (the same log line and the same -32603 answer).
+func (s *Server) serveRecovered(ctx context.Context, in *inbound, method string) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("intercept: handler panic", "method", method, "panic", p, "stack", string(debug.Stack()))
+			res, err = nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: handler for %s panicked", method)
+		}
+	}()
+	return in.serve(ctx, s, in, method)
 }
 
 // endOfChain serves the Call the interceptors pass on: the method they
@@ -143,7 +173,7 @@ func (o *interceptedOut) outCall(method string, related mcp.ID, params any, note
 		Notification: note,
 		Method:       method,
 		Related:      related,
-		Era:          in.call.Era,
+		Era:          in.call.Era, // set: outCall runs under interceptors only
 		Version:      in.Request.version,
 		SessionID:    in.call.SessionID,
 		Principal:    in.call.Principal,

@@ -128,7 +128,7 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 // header is the HTTP request's header (nil on stdio), for the
 // Mcp-Param-* checks of tools/call.
 func (s *Server) serveModern(ctx context.Context, env *envelope, msg *jsonrpc.Message, wp *wireParams, out outbound, header map[string][]string) (any, error) {
-	in := &inbound{wp: wp, raw: msg.Params, serve: serveModernCall}
+	in := s.newInbound(wp, msg.Params, serveModernCall)
 	in.Request = Request{srv: s, id: msg.ID, version: env.version, caps: env.caps, info: env.info, out: cancelGuard{ctx, out}, eraID: idModern, logLevel: env.logLevel, header: header}
 	req := &in.Request
 	defer req.end()

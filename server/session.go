@@ -288,7 +288,8 @@ func (ss *Session) handleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 	ss.mu.Lock()
 	state, version, caps, info := ss.state, ss.version, ss.caps, ss.info
 	ss.mu.Unlock()
-	in := &inbound{wp: wp, raw: msg.Params, serve: serveSessionCall, state: state}
+	in := ss.srv.newInbound(wp, msg.Params, serveSessionCall)
+	in.state = state
 	in.Request = Request{srv: ss.srv, session: ss, id: msg.ID, version: version, caps: &caps, info: &info, out: sessionOut{ss}, eraID: idLegacy}
 	defer in.Request.end()
 	return ss.srv.handle(ctx, in, msg.Method)
