@@ -39,13 +39,13 @@ func complete(ctx context.Context, s *Server, req *Request, wp *wireParams) (any
 		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s (no completion handler)", mcp.MethodCompletionComplete)
 	}
 	p := mcp.CompleteParams{Meta: wp.Meta}
-	if err := decodeMember("ref", wp.Ref, &p.Ref); err != nil {
+	if err := decodeMember("ref", wp.rareOf().Ref, &p.Ref); err != nil {
 		return nil, err
 	}
-	if err := decodeMember("argument", wp.Argument, &p.Argument); err != nil {
+	if err := decodeMember("argument", wp.rareOf().Argument, &p.Argument); err != nil {
 		return nil, err
 	}
-	if err := decodeMember("context", wp.Context, &p.Context); err != nil {
+	if err := decodeMember("context", wp.rareOf().Context, &p.Context); err != nil {
 		return nil, err
 	}
 	req.meta = p.Meta
@@ -91,7 +91,7 @@ func setLevel(_ context.Context, s *Server, req *Request, wp *wireParams) (any, 
 		return nil, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: %s (logging is not enabled)", mcp.MethodLoggingSetLevel)
 	}
 	var p mcp.SetLevelParams
-	if err := decodeMember("level", wp.Level, &p.Level); err != nil {
+	if err := decodeMember("level", wp.rareOf().Level, &p.Level); err != nil {
 		return nil, err
 	}
 	if !p.Level.Valid() {

@@ -32,7 +32,7 @@ type listener struct {
 // with the listen result.
 func (s *Server) listen(ctx context.Context, req *Request, wp *wireParams) (any, error) {
 	var p mcp.SubscriptionsListenParams
-	if err := decodeMember("notifications", wp.Notifications, &p.Notifications); err != nil {
+	if err := decodeMember("notifications", wp.rareOf().Notifications, &p.Notifications); err != nil {
 		return nil, err
 	}
 	caps := s.Capabilities()

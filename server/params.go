@@ -27,13 +27,10 @@ type wireParams struct {
 	Cursor         *string            `json:"cursor"`
 	InputResponses mcp.InputResponses `json:"inputResponses"`
 	RequestState   string             `json:"requestState"`
-	Task           jsontext.Value     `json:"task"`
 	TaskID         string             `json:"taskId"`
-	Ref            jsontext.Value     `json:"ref"`
-	Argument       jsontext.Value     `json:"argument"`
-	Context        jsontext.Value     `json:"context"`
-	Level          jsontext.Value     `json:"level"`
-	Notifications  jsontext.Value     `json:"notifications"`
+	// The members few methods have, made only when one is present (a
+	// tools/call or a session's request is then smaller to allocate).
+	*wireRare `json:"-"`
 
 	raw jsontext.Value // params as a whole (extension methods decode it)
 	// env holds the envelope's members of _meta, lifted out of Meta by
@@ -41,6 +38,35 @@ type wireParams struct {
 	// no map); nil when _meta has none. liftEnvelope decodes them.
 	env *envelope
 }
+
+// wireRare holds the raw members of params only some methods read.
+type wireRare struct {
+	Task          jsontext.Value `json:"task"`
+	Ref           jsontext.Value `json:"ref"`
+	Argument      jsontext.Value `json:"argument"`
+	Context       jsontext.Value `json:"context"`
+	Level         jsontext.Value `json:"level"`
+	Notifications jsontext.Value `json:"notifications"`
+}
+
+// rare returns wp's rare members, making them first.
+func (wp *wireParams) rare() *wireRare {
+	if wp.wireRare == nil {
+		wp.wireRare = new(wireRare)
+	}
+	return wp.wireRare
+}
+
+// rareOf returns wp's rare members to read: the shared zero set when
+// none was present (never written to).
+func (wp *wireParams) rareOf() *wireRare {
+	if wp.wireRare == nil {
+		return &noRare
+	}
+	return wp.wireRare
+}
+
+var noRare wireRare
 
 // decodeWire decodes params (absent: the empty object) once, by hand:
 // one pass of the token decoder, no reflection, the raw members sharing
@@ -114,17 +140,17 @@ func (wp *wireParams) parse(raw jsontext.Value, opts ...jsontext.Options) error 
 		case "arguments":
 			dst = &wp.Arguments
 		case "task":
-			dst = &wp.Task
+			dst = &wp.rare().Task
 		case "ref":
-			dst = &wp.Ref
+			dst = &wp.rare().Ref
 		case "argument":
-			dst = &wp.Argument
+			dst = &wp.rare().Argument
 		case "context":
-			dst = &wp.Context
+			dst = &wp.rare().Context
 		case "level":
-			dst = &wp.Level
+			dst = &wp.rare().Level
 		case "notifications":
-			dst = &wp.Notifications
+			dst = &wp.rare().Notifications
 		default:
 			err = d.SkipValue()
 		}

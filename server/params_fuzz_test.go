@@ -30,6 +30,10 @@ func FuzzWireParams(f *testing.F) {
 		serr := json.Unmarshal(data, slow)
 		if serr == nil {
 			liftEnv(slow)
+			var rare wireRare // made only when a rare member is present
+			if serr = json.Unmarshal(data, &rare); serr == nil && !reflect.DeepEqual(rare, wireRare{}) {
+				slow.wireRare = &rare
+			}
 		}
 		if (ferr == nil) != (serr == nil) {
 			t.Fatalf("%q: hand-written error %v, json.Unmarshal error %v", data, ferr, serr)

@@ -335,7 +335,7 @@ func callTool(ctx context.Context, s *Server, req *Request, wp *wireParams) (any
 		// map, and the schema's "no arguments" is what they mean.
 		p.Arguments = nil
 	}
-	if err := decodeMember("task", wp.Task, &p.Task); err != nil {
+	if err := decodeMember("task", wp.rareOf().Task, &p.Task); err != nil {
 		return nil, err
 	}
 	req.meta = p.Meta
