@@ -282,7 +282,7 @@ func (c *cluster) newStreamID(post bool) string {
 	if post {
 		kind = "p"
 	}
-	return c.id + "-" + kind + rand.Text()[:12]
+	return c.id + "-" + kind + c.h.streamSuffix()
 }
 
 // ownerOfID returns the instance named by a request id, or "".

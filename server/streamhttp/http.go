@@ -2,12 +2,14 @@ package streamhttp
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"log/slog"
 	"mime"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/httpbody"
@@ -207,6 +209,9 @@ type Handler struct {
 	// inflight holds the session-less requests running on their POST's
 	// goroutine (inflight.go); Shutdown cancels them.
 	inflight inflight
+	// streamPrefix and streamSeq name the streams (streamSuffix).
+	streamPrefix string
+	streamSeq    atomic.Uint64
 }
 
 // NewHandler returns a handler serving s; opts may be nil. Shut it
@@ -224,6 +229,7 @@ func NewHandler(s *server.Server, opts *Options) *Handler {
 		o.SSEAfter = DefaultSSEAfter
 	}
 	h.inflight.init(o.SSEAfter)
+	h.streamPrefix = rand.Text()[:8] + "."
 	if o.KeepAlive == 0 {
 		o.KeepAlive = DefaultKeepAlive
 	}

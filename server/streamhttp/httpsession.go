@@ -2,9 +2,9 @@ package streamhttp
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -53,7 +53,17 @@ func (h *Handler) newStreamID(post bool) string {
 	if h.cluster != nil {
 		return h.cluster.newStreamID(post)
 	}
-	return rand.Text()[:12]
+	return h.streamSuffix()
+}
+
+// streamSuffix names a stream uniquely among every stream this handler
+// makes (a counter) and those of any handler before or beside it (a
+// random prefix drawn once): an event id then names one stream of its
+// session even with a store that outlives the process. A stream id is no
+// secret: resuming needs the session's id, and a store keys the events
+// by session as well.
+func (h *Handler) streamSuffix() string {
+	return h.streamPrefix + strconv.FormatUint(h.streamSeq.Add(1), 36)
 }
 
 func (hs *httpSession) touch() { hs.lastSeen.Store(hs.h.now().UnixNano()) }
