@@ -63,7 +63,9 @@ func (h *Handler) newStreamID(post bool) string {
 // secret: resuming needs the session's id, and a store keys the events
 // by session as well.
 func (h *Handler) streamSuffix() string {
-	return h.streamPrefix + strconv.FormatUint(h.streamSeq.Add(1), 36)
+	var buf [32]byte
+	b := append(buf[:0], h.streamPrefix...)
+	return string(strconv.AppendUint(b, h.streamSeq.Add(1), 36))
 }
 
 func (hs *httpSession) touch() { hs.lastSeen.Store(hs.h.now().UnixNano()) }
