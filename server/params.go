@@ -82,6 +82,12 @@ func decodeWire(raw jsontext.Value) (*wireParams, error) {
 // that decode has checked them whole (well-formed, valid UTF-8, no
 // duplicate names at any depth), so this pass does not check again.
 func decodeWireOf(msg *jsonrpc.Message) (*wireParams, error) {
+	if raw := msg.Params; raw.Kind() == '{' {
+		wp := &wireParams{raw: raw}
+		if wp.fastParse(raw) {
+			return wp, nil
+		}
+	}
 	return decodeWireWith(msg.Params, decodedOpts)
 }
 

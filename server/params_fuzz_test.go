@@ -57,3 +57,38 @@ func liftEnv(wp *wireParams) {
 		wp.Meta = nil
 	}
 }
+
+// FuzzWireParamsDecoded holds the walk over params jsonrpc has checked
+// (fastParse) to the token decoder's parse: where it answers, it answers
+// the same.
+func FuzzWireParamsDecoded(f *testing.F) {
+	for _, s := range []string{
+		`{}`, ` { "name" : "echo" , "arguments" : { "text" : "a\"}b" } } `,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"b","version":"1"},"progressToken":7,"x":[1,{"y":"]"}]},"name":"echo","arguments":{"text":"hello"}}`,
+		`{"cursor":null}`, `{"cursor":"c"}`, `{"cursor":1}`, `{"name":null}`, `{"name":1}`, `{"n\u0061me":"x"}`, `{"name":"a\nb"}`,
+		`{"uri":"file:///x","requestState":"s","taskId":"t","inputResponses":{"k":{"action":"accept"}}}`,
+		`{"uri":"file:///x","requestState":"s","taskId":"t","name":"n","cursor":"c"}`, `{"uri":null,"requestState":null,"taskId":null}`,
+		`{"inputResponses":null,"_meta":null}`, `{"_meta":5}`, `{"_meta":{}}`, `{"_meta":{"\u0078":1}}`,
+		`{"task":{"ttl":1},"ref":{"type":"ref/prompt"},"argument":{"name":"a","value":"v"},"context":{},"level":"info","notifications":{"toolsListChanged":true}}`,
+		`{"x":[1,{"y":2}],"arguments":null,"z":-1.5e3,"t":true,"f":false}`, `{"arguments":[]}`, `{"name":"é\u00e9"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v := jsontext.Value(data)
+		if v.Kind() != '{' || !v.IsValid() {
+			return // not what jsonrpc's decode lets through
+		}
+		fast := &wireParams{raw: v}
+		if !fast.fastParse(data) {
+			return
+		}
+		slow, err := decodeWire(v)
+		if err != nil {
+			t.Fatalf("%q: the walk answered, the parse failed: %v", data, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q:\nwalk  %+v\nparse %+v", data, fast, slow)
+		}
+	})
+}

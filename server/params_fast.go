@@ -1,0 +1,249 @@
+package server
+
+import (
+	"bytes"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// fastParse is parse for params that jsonrpc's decode has checked whole
+// (well-formed, valid UTF-8, no duplicate names): with validity known,
+// finding the members is a walk over the bytes, with none of the token
+// decoder's bookkeeping. It reports false, leaving wp to be reset and
+// parsed by parse, when the params hold anything it does not read the
+// way parse does: a name or string value with escapes, a member of the
+// wrong type (parse writes the error), inputResponses (decoded into
+// their type). A fuzz test holds the two to the same result.
+func (wp *wireParams) fastParse(raw []byte) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	i++
+	for {
+		i = skipSpace(raw, i)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+		if i >= len(raw) {
+			return false
+		}
+		if raw[i] == '}' {
+			return true
+		}
+		key, next, ok := plainString(raw, i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(raw, next)
+		if i >= len(raw) || raw[i] != ':' {
+			return false
+		}
+		i = skipSpace(raw, i+1)
+		end := skipValue(raw, i)
+		if end < 0 {
+			return false
+		}
+		val := jsontext.Value(raw[i:end:end])
+		i = end
+		switch string(key) {
+		case "_meta":
+			if !wp.fastMeta(val) {
+				return false
+			}
+		case "name":
+			ok = stringMember(val, &wp.Name)
+		case "uri":
+			ok = stringMember(val, &wp.URI)
+		case "requestState":
+			ok = stringMember(val, &wp.RequestState)
+		case "taskId":
+			ok = stringMember(val, &wp.TaskID)
+		case "cursor":
+			if val[0] == 'n' {
+				wp.Cursor = nil
+				break
+			}
+			var c string
+			if ok = val[0] == '"' && stringMember(val, &c); ok {
+				wp.Cursor = &c
+			}
+		case "inputResponses":
+			return false
+		case "arguments":
+			wp.Arguments = val
+		case "task":
+			wp.rare().Task = val
+		case "ref":
+			wp.rare().Ref = val
+		case "argument":
+			wp.rare().Argument = val
+		case "context":
+			wp.rare().Context = val
+		case "level":
+			wp.rare().Level = val
+		case "notifications":
+			wp.rare().Notifications = val
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
+// fastMeta reads _meta as parseMeta does.
+func (wp *wireParams) fastMeta(val []byte) bool {
+	switch val[0] {
+	case 'n':
+		wp.Meta = nil
+		return true
+	case '{':
+	default:
+		return false // parse writes the error
+	}
+	var m mcp.Meta
+	for i := 1; ; {
+		i = skipSpace(val, i)
+		if i < len(val) && val[i] == ',' {
+			i = skipSpace(val, i+1)
+		}
+		if i >= len(val) {
+			return false
+		}
+		if val[i] == '}' {
+			break
+		}
+		key, next, ok := plainString(val, i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(val, next)
+		if i >= len(val) || val[i] != ':' {
+			return false
+		}
+		i = skipSpace(val, i+1)
+		end := skipValue(val, i)
+		if end < 0 {
+			return false
+		}
+		v := jsontext.Value(val[i:end:end])
+		i = end
+		name := knownMetaName(key)
+		if dst := envelopeMember(&wp.env, name); dst != nil {
+			*dst = v
+			continue
+		}
+		if m == nil {
+			m = make(mcp.Meta, 2)
+		}
+		m[name] = v
+	}
+	wp.Meta = m
+	return true
+}
+
+// knownMetaName is metaName for bytes: a known key as its constant.
+func knownMetaName(b []byte) string {
+	for _, k := range metaKeys {
+		if string(b) == k {
+			return k
+		}
+	}
+	return string(b)
+}
+
+// stringMember sets *dst from a string value without escapes, or to ""
+// for null (readString); false for anything else.
+func stringMember(val []byte, dst *string) bool {
+	if val[0] == 'n' {
+		*dst = ""
+		return true
+	}
+	s, end, ok := plainString(val, 0)
+	if !ok || end != len(val) {
+		return false
+	}
+	*dst = string(s)
+	return true
+}
+
+// plainString returns the contents of the string starting at b[i] and
+// the index after it; false when b[i] starts no string or the string
+// has an escape.
+func plainString(b []byte, i int) ([]byte, int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	rest := b[i+1:]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 || bytes.IndexByte(rest[:j], '\\') >= 0 {
+		return nil, 0, false
+	}
+	return rest[:j], i + 1 + j + 1, true
+}
+
+// skipValue returns the index just after the value starting at b[i] (of
+// valid JSON), or -1.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				if i < 0 {
+					return -1
+				}
+				i--
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return -1
+	}
+	for j := i; j < len(b); j++ { // a number or a literal
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return j
+		}
+	}
+	return len(b)
+}
+
+// skipString returns the index just after the string starting at b[i].
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
