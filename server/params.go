@@ -237,24 +237,12 @@ func decodeMember(name string, raw jsontext.Value, v any) error {
 	return nil
 }
 
-// metaKeys are the reserved _meta keys, kept as strings so that decoding
-// one allocates nothing for its name.
-var metaKeys = []string{
-	mcp.MetaKeyProgressToken, mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo,
-	mcp.MetaKeyLogLevel, mcp.MetaKeyServerInfo, mcp.MetaKeySubscriptionID, mcp.MetaKeyRelatedTask,
-	mcp.MetaKeyModelImmediateResponse, mcp.MetaKeyTraceParent, mcp.MetaKeyTraceState, mcp.MetaKeyBaggage,
-}
-
-// metaName reads a _meta member name.
+// metaName reads a _meta member name (a reserved one without allocating:
+// knownMetaName).
 func metaName(d *jsontok.Decoder) (string, error) {
 	b, err := d.Name()
 	if err != nil {
 		return "", err
 	}
-	for _, k := range metaKeys {
-		if string(b) == k { // no allocation: a comparison
-			return k, nil
-		}
-	}
-	return string(b), nil
+	return knownMetaName(b), nil
 }

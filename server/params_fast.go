@@ -144,12 +144,34 @@ func (wp *wireParams) fastMeta(val []byte) bool {
 	return true
 }
 
-// knownMetaName is metaName for bytes: a known key as its constant.
+// knownMetaName is a _meta name as a string: a reserved key (metaKeys)
+// as its constant, found by a switch rather than a comparison with each.
 func knownMetaName(b []byte) string {
-	for _, k := range metaKeys {
-		if string(b) == k {
-			return k
-		}
+	switch string(b) {
+	case mcp.MetaKeyProgressToken:
+		return mcp.MetaKeyProgressToken
+	case mcp.MetaKeyProtocolVersion:
+		return mcp.MetaKeyProtocolVersion
+	case mcp.MetaKeyClientCapabilities:
+		return mcp.MetaKeyClientCapabilities
+	case mcp.MetaKeyClientInfo:
+		return mcp.MetaKeyClientInfo
+	case mcp.MetaKeyLogLevel:
+		return mcp.MetaKeyLogLevel
+	case mcp.MetaKeyServerInfo:
+		return mcp.MetaKeyServerInfo
+	case mcp.MetaKeySubscriptionID:
+		return mcp.MetaKeySubscriptionID
+	case mcp.MetaKeyRelatedTask:
+		return mcp.MetaKeyRelatedTask
+	case mcp.MetaKeyModelImmediateResponse:
+		return mcp.MetaKeyModelImmediateResponse
+	case mcp.MetaKeyTraceParent:
+		return mcp.MetaKeyTraceParent
+	case mcp.MetaKeyTraceState:
+		return mcp.MetaKeyTraceState
+	case mcp.MetaKeyBaggage:
+		return mcp.MetaKeyBaggage
 	}
 	return string(b)
 }
@@ -225,15 +247,20 @@ func skipValue(b []byte, i int) int {
 
 // skipString returns the index just after the string starting at b[i].
 func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
+	for j := i + 1; ; j++ {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		n := 0 // the backslashes before it: an odd run escapes it
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
 			return j + 1
 		}
 	}
-	return -1
 }
 
 func skipSpace(b []byte, i int) int {
