@@ -17,7 +17,7 @@ const (
 
 // checkStandardHeaders validates Mcp-Method and Mcp-Name against the body.
 func checkStandardHeaders(h http.Header, method string, c *seam.Call) *jsonrpc.Error {
-	got, present := h[http.CanonicalHeaderKey(headerMethod)]
+	got, present := h[headerMethod]
 	if !present || len(got) == 0 {
 		return seam.HeaderMismatch("the Mcp-Method header is missing")
 	}
@@ -35,7 +35,7 @@ func checkStandardHeaders(h http.Header, method string, c *seam.Call) *jsonrpc.E
 	default:
 		return nil
 	}
-	names, present := h[http.CanonicalHeaderKey(headerName)]
+	names, present := h[headerName]
 	if !present || len(names) == 0 {
 		return seam.HeaderMismatch("the Mcp-Name header is missing")
 	}
@@ -47,4 +47,14 @@ func checkStandardHeaders(h http.Header, method string, c *seam.Call) *jsonrpc.E
 		return seam.HeaderMismatch("Mcp-Name header value '%s' does not match body value '%s'", v, want)
 	}
 	return nil
+}
+
+// headerValue is h.Get(key) for a key already in canonical form (every
+// header constant of this package; TestHeaderKeysCanonical), without
+// canonicalizing it again on every request.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }

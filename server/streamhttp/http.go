@@ -339,7 +339,7 @@ func mediaType(s string) string {
 // (wildcards count).
 func acceptsBoth(r *http.Request) bool {
 	var json, events bool
-	for _, v := range r.Header.Values("Accept") {
+	for _, v := range r.Header["Accept"] {
 		for part := range strings.SplitSeq(v, ",") {
 			switch mediaType(strings.TrimSpace(part)) {
 			case "*/*":
@@ -355,7 +355,7 @@ func acceptsBoth(r *http.Request) bool {
 }
 
 func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
-	if mediaType(r.Header.Get("Content-Type")) != "application/json" {
+	if mediaType(headerValue(r.Header, "Content-Type")) != "application/json" {
 		writeError(w, http.StatusUnsupportedMediaType, mcp.ID{}, mcp.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
 		return
 	}
@@ -380,7 +380,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	// 2026 MCP-Protocol-Version header, selects the modern era (2026-07-28
 	// transports, protocol version header); everything else is legacy
 	// traffic.
-	if h.opts.Stateless || r.Header.Get(headerSessionID) == "" {
+	if h.opts.Stateless || headerValue(r.Header, headerSessionID) == "" {
 		call := seam.Call{Msg: msg}
 		if msg.IsRequest() {
 			var e *jsonrpc.Error
@@ -396,7 +396,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 				call = c
 			}
 		}
-		if call.Claimed || mcp.IsModern(r.Header.Get(headerProtocolVersion)) {
+		if call.Claimed || mcp.IsModern(headerValue(r.Header, headerProtocolVersion)) {
 			h.postModern(w, r, &call)
 			return
 		}
@@ -455,7 +455,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 // (unknown or ended) or 400 (bad protocol version header) itself. On
 // success the session is marked busy; the caller decrements busy.
 func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*httpSession, bool) {
-	id := r.Header.Get(headerSessionID)
+	id := headerValue(r.Header, headerSessionID)
 	if id == "" {
 		writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeInvalidRequest, "Bad Request: the Mcp-Session-Id header is required")
 		return nil, false
@@ -486,7 +486,7 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*httpSession,
 		return nil, false
 	}
 	hs.touch()
-	if v := r.Header.Get(headerProtocolVersion); v != "" && !h.p.ServesLegacy(v) {
+	if v := headerValue(r.Header, headerProtocolVersion); v != "" && !h.p.ServesLegacy(v) {
 		hs.busy.Add(-1)
 		writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+v)
 		return nil, false
@@ -542,7 +542,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer hs.busy.Add(-1)
-	if last := r.Header.Get(headerLastEventID); last != "" {
+	if last := headerValue(r.Header, headerLastEventID); last != "" {
 		h.resume(w, r, hs, last)
 		return
 	}
@@ -665,7 +665,7 @@ func (h *Handler) writeReplay(w http.ResponseWriter, hs *httpSession, streamID s
 }
 
 func acceptsEvents(r *http.Request) bool {
-	for _, v := range r.Header.Values("Accept") {
+	for _, v := range r.Header["Accept"] {
 		for part := range strings.SplitSeq(v, ",") {
 			if mt := mediaType(strings.TrimSpace(part)); mt == "text/event-stream" || mt == "text/*" || mt == "*/*" {
 				return true
@@ -713,7 +713,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 // sessions, so only POST serves it (streamable-http 2026-07-28). A legacy
 // client without a session id still gets 400.
 func modernWithoutSession(w http.ResponseWriter, r *http.Request) bool {
-	if r.Header.Get(headerSessionID) != "" || !mcp.IsModern(r.Header.Get(headerProtocolVersion)) {
+	if headerValue(r.Header, headerSessionID) != "" || !mcp.IsModern(headerValue(r.Header, headerProtocolVersion)) {
 		return false
 	}
 	w.Header().Set("Allow", "POST")

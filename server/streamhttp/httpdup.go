@@ -32,7 +32,7 @@ func repeatedMCPHeader(h http.Header) string {
 // any value of a repeated MCP-Protocol-Version counts.
 func (h *Handler) refuseRepeated(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, name string) {
 	modern := false
-	if h.opts.Stateless || r.Header.Get(headerSessionID) == "" {
+	if h.opts.Stateless || headerValue(r.Header, headerSessionID) == "" {
 		for _, v := range r.Header.Values(headerProtocolVersion) {
 			modern = modern || mcp.IsModern(seam.TrimOWS(v))
 		}

@@ -53,7 +53,7 @@ func (h *Handler) checkHostOrigin(r *http.Request) (int, string) {
 	values := r.Header["Origin"]
 	switch len(values) {
 	case 0:
-		switch r.Header.Get("Sec-Fetch-Site") {
+		switch headerValue(r.Header, "Sec-Fetch-Site") {
 		case "", "same-origin", "none":
 			return 0, ""
 		}

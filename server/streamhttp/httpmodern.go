@@ -31,7 +31,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.
 		return
 	}
 	fail := func(status int, e *jsonrpc.Error) { writeRPCError(w, status, msg.ID, e) }
-	header := r.Header.Get(headerProtocolVersion)
+	header := headerValue(r.Header, headerProtocolVersion)
 	switch {
 	case !call.Claimed && call.Err == nil:
 		fail(http.StatusBadRequest, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: a 2026-07-28 request needs _meta with io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities"))

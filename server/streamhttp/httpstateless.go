@@ -22,7 +22,7 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, call *se
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	version := r.Header.Get(headerProtocolVersion)
+	version := headerValue(r.Header, headerProtocolVersion)
 	if version == "" {
 		version = mcp.Version20250326 // the spec's assumption when the header is absent
 	}
