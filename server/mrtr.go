@@ -161,6 +161,9 @@ func (in *Input) validate() error {
 
 // asInput reports whether err is a handler's *Input.
 func asInput(err error) (*Input, bool) {
+	if err == nil {
+		return nil, false // most calls: no allocation for errors.As's target
+	}
 	var in *Input
 	return in, errors.As(err, &in)
 }

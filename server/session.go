@@ -50,11 +50,13 @@ type Session struct {
 	stopListens context.CancelCauseFunc
 	closingNow  bool
 
-	mu         sync.Mutex
-	state      sessionState
-	version    string
-	caps       mcp.ClientCapabilities
-	info       mcp.Implementation
+	mu      sync.Mutex
+	state   sessionState
+	version string
+	// caps and info are what initialize declared (nil before): replaced,
+	// never changed in place, so a request shares them without a copy.
+	caps       *mcp.ClientCapabilities
+	info       *mcp.Implementation
 	level      mcp.LoggingLevel
 	subscribed map[string]struct{} // nil until the first resources/subscribe (addSubscription)
 	rev        uint64              // the SessionState revision this copy holds
@@ -103,6 +105,9 @@ func (ss *Session) ProtocolVersion() string {
 func (ss *Session) ClientInfo() mcp.Implementation {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	if ss.info == nil {
+		return mcp.Implementation{}
+	}
 	return ss.info.Clone()
 }
 
@@ -111,6 +116,9 @@ func (ss *Session) ClientInfo() mcp.Implementation {
 func (ss *Session) ClientCapabilities() mcp.ClientCapabilities {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	if ss.caps == nil {
+		return mcp.ClientCapabilities{}
+	}
 	return ss.caps.Clone()
 }
 
@@ -290,7 +298,7 @@ func (ss *Session) handleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 	ss.mu.Unlock()
 	in := ss.srv.newInbound(wp, msg.Params, serveSessionCall)
 	in.state = state
-	in.Request = Request{srv: ss.srv, session: ss, id: msg.ID, version: version, caps: &caps, info: &info, out: sessionOut{ss}, eraID: idLegacy}
+	in.Request = Request{srv: ss.srv, session: ss, id: msg.ID, version: version, caps: caps, info: info, out: sessionOut{ss}, eraID: idLegacy}
 	defer in.Request.end()
 	return ss.srv.handle(ctx, in, msg.Method)
 }
@@ -328,7 +336,7 @@ func (ss *Session) initialize(raw jsontext.Value) (any, error) {
 		ss.mu.Unlock()
 		return nil, jsonrpc.NewError(mcp.CodeInvalidRequest, "Invalid Request: the session is already initialized")
 	}
-	ss.state, ss.version, ss.caps, ss.info = stateInitialized, res.ProtocolVersion, p.Capabilities, p.ClientInfo
+	ss.state, ss.version, ss.caps, ss.info = stateInitialized, res.ProtocolVersion, &p.Capabilities, &p.ClientInfo
 	ss.mu.Unlock()
 	if err := ss.changed(); err != nil {
 		// Not saved: the session does not exist (HTTP drops it).

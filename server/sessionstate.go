@@ -22,8 +22,8 @@ func (ss *Session) stateLocked() *store.SessionState {
 	st := &store.SessionState{
 		Revision:           ss.rev,
 		ProtocolVersion:    ss.version,
-		ClientCapabilities: ss.caps,
-		ClientInfo:         ss.info,
+		ClientCapabilities: deref(ss.caps),
+		ClientInfo:         deref(ss.info),
 		Ready:              ss.state == stateReady,
 		LogLevel:           ss.level,
 		Principal:          ss.principal,
@@ -41,7 +41,8 @@ func (ss *Session) restore(st *store.SessionState) {
 		return
 	}
 	ss.rev = st.Revision
-	ss.version, ss.caps, ss.info, ss.level = st.ProtocolVersion, st.ClientCapabilities, st.ClientInfo, st.LogLevel
+	caps, info := st.ClientCapabilities, st.ClientInfo
+	ss.version, ss.caps, ss.info, ss.level = st.ProtocolVersion, &caps, &info, st.LogLevel
 	ss.principal = st.Principal
 	ss.state = stateInitialized
 	if st.Ready {
@@ -78,4 +79,13 @@ func (ss *Session) update(apply func() (undo func())) error {
 		return err
 	}
 	return nil
+}
+
+// deref is *p, or the zero value for nil.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
