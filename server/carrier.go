@@ -101,7 +101,7 @@ func (c *carrierServer) ServeStateless(ctx context.Context, version string, call
 		return nil, err
 	}
 	in := s.newInbound(params(call), msg.Params, serveStatelessCall)
-	in.Request = Request{srv: s, id: msg.ID, version: version, caps: &mcp.ClientCapabilities{}, out: out, eraID: idLegacy}
+	in.Request = Request{srv: s, id: msg.ID, version: version, out: out, eraID: idLegacy} // caps nil: none declared (clientCaps)
 	defer in.Request.end()
 	return s.handle(ctx, in, msg.Method)
 }

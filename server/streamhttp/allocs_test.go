@@ -29,7 +29,7 @@ import (
 // when the server gets cheaper; a change that raises one must say why.
 const (
 	modernCallCeiling    = 32 // W1: a 2026-07-28 tools/call, session-less
-	statelessCallCeiling = 31 // W2: a 2025-11-25 tools/call, session-less
+	statelessCallCeiling = 30 // W2: a 2025-11-25 tools/call, session-less
 	sessionCallCeiling   = 34 // W3: a 2025-11-25 tools/call on a session
 )
 
