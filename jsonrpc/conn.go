@@ -677,15 +677,22 @@ func toError(err error) *Error {
 func IsEOF(err error) bool { return errors.Is(err, io.EOF) }
 
 // valuesFrom is a context whose deadline, cancellation and error are its
-// embedded Context's, and whose values are looked up in vals first.
+// embedded Context's (the connection's base, which holds no values of its
+// own), and whose values are vals'. The embedded Context is asked first:
+// it answers only the context package's own lookup of the cancelCtx a
+// context derives from, which must find the base's. Were vals asked
+// first, a request context derived from this one would find vals'
+// cancelCtx (an HTTP request's), see that its Done differs, and watch
+// the parent from a goroutine of its own, one per request; and
+// context.Cause would report vals' cause.
 type valuesFrom struct {
 	context.Context
 	vals context.Context
 }
 
 func (v valuesFrom) Value(key any) any {
-	if x := v.vals.Value(key); x != nil {
+	if x := v.Context.Value(key); x != nil {
 		return x
 	}
-	return v.Context.Value(key)
+	return v.vals.Value(key)
 }
