@@ -97,7 +97,7 @@ func newStream(h *Handler, hs *httpSession, reqID mcp.ID) *stream {
 // initStream sets up a zero stream (newStream, or one inside another
 // allocation).
 func initStream(st *stream, h *Handler, hs *httpSession, reqID mcp.ID) {
-	st.h, st.hs, st.reqID, st.wake = h, hs, reqID, make(chan struct{}, 1)
+	st.h, st.hs, st.reqID = h, hs, reqID
 	if !reqID.IsValid() {
 		st.born = time.Now().UnixNano() // a standalone stream: which is newest counts
 	}
@@ -107,11 +107,29 @@ func initStream(st *stream, h *Handler, hs *httpSession, reqID mcp.ID) {
 	}
 }
 
+// signal wakes the stream's reader, if one waits. wake is made (under
+// mu) by a reader before it decides to wait: a stream whose answer is
+// there when it is served (a JSON response) never has one.
 func (st *stream) signal() {
+	st.mu.Lock()
+	wake := st.wake
+	st.mu.Unlock()
+	if wake == nil {
+		return
+	}
 	select {
-	case st.wake <- struct{}{}:
+	case wake <- struct{}{}:
 	default:
 	}
+}
+
+// wakeLocked returns the reader's wake channel, making it first. Called
+// with mu held, before the state that decides to wait is let go.
+func (st *stream) wakeLocked() chan struct{} {
+	if st.wake == nil {
+		st.wake = make(chan struct{}, 1)
+	}
+	return st.wake
 }
 
 // push queues one message; final marks the response that ends a POST
@@ -334,12 +352,13 @@ func (st *stream) awaitFinal(stop <-chan struct{}) {
 	for {
 		st.mu.Lock()
 		over := st.done || slices.ContainsFunc(st.pending, func(ev event) bool { return ev.final })
+		wake := st.wakeLocked()
 		st.mu.Unlock()
 		if over {
 			return
 		}
 		select {
-		case <-st.wake:
+		case <-wake:
 		case <-stop:
 			return
 		}
@@ -500,6 +519,7 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 	// session-less stream ends with its final message: at shutdown its
 	// handler is cancelled and answers (subscriptions/listen with its
 	// result).
+	var wake chan struct{}
 	for {
 		st.mu.Lock()
 		if !st.sse && len(st.pending) > 0 && st.pending[0].final && !forceSSE {
@@ -512,6 +532,7 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 			out.json(msg, status)
 			return
 		}
+		wake = st.wakeLocked() // what is pushed from now on wakes the wait below
 		if !st.sse && (len(st.pending) > 0 || forceSSE || st.closeConn) {
 			st.upgrade()
 		}
@@ -576,7 +597,7 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 			keepAlive = ticker.C
 		}
 		select {
-		case <-st.wake:
+		case <-wake:
 			if wait != nil && wait.fired.Load() {
 				forceSSE = true
 			}
