@@ -70,7 +70,9 @@ type Options struct {
 	// request whose response is its only message gets a JSON body.
 	AlwaysSSE bool
 	// SSEAfter: a request silent this long turns into an event stream.
-	// Default DefaultSSEAfter; negative never.
+	// Default DefaultSSEAfter; negative never. One watcher per handler
+	// notices, waking every SSEAfter/4 while requests are in flight, so
+	// the switch comes between SSEAfter and 1.25 × SSEAfter.
 	SSEAfter time.Duration
 	// KeepAlive is the interval of SSE comments on idle streams.
 	// Default DefaultKeepAlive; negative disables them.
