@@ -92,3 +92,23 @@ func FuzzWireParamsDecoded(f *testing.F) {
 		}
 	})
 }
+
+// TestFastParseTakes: the walk answers the shapes of everyday params
+// itself (FuzzWireParamsDecoded holds what it answers to the parse), and
+// leaves to the parse what it does not read.
+func TestFastParseTakes(t *testing.T) {
+	for _, s := range []string{
+		`{}`, `{"name":"echo","arguments":{"text":"hi"}}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1},"name":"echo","arguments":{"text":"a\"b"}}`,
+		`{"uri":"file:///x"}`, `{"cursor":"c"}`, `{"cursor":null}`, `{"taskId":"t","task":{"ttl":1}}`, ` { "name" : null } `,
+	} {
+		if wp := (&wireParams{raw: jsontext.Value(s)}); !wp.fastParse([]byte(s)) {
+			t.Errorf("%s: not taken by the walk", s)
+		}
+	}
+	for _, s := range []string{`{"n\u0061me":"x"}`, `{"name":"a\nb"}`, `{"name":1}`, `{"inputResponses":{}}`, `{"_meta":5}`} {
+		if wp := (&wireParams{raw: jsontext.Value(s)}); wp.fastParse([]byte(s)) {
+			t.Errorf("%s: taken by the walk, which must leave it to the parse", s)
+		}
+	}
+}

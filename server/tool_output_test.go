@@ -45,6 +45,8 @@ func TestTypedOutputChecked(t *testing.T) {
 			return plain{N: 1}, nil
 		}))
 	p := newLegacyPeer(t, s, `{}`, nil, false)
+	// plain's check is skipped (TestImplied holds that it cannot fail):
+	// its result is served.
 	if _, err := p.callTool("plain", ""); err != nil {
 		t.Errorf("plain: %v", err)
 	}
@@ -59,7 +61,7 @@ func TestTypedOutputChecked(t *testing.T) {
 
 // TestInboundSize: a request as the handlers see it is the largest
 // allocation of a call; without interceptors it has no Call (handle
-// serves it directly) and stays within the 288-byte size class.
+// serves it directly) and fits the 288-byte size class (it is 280).
 func TestInboundSize(t *testing.T) {
 	if n := unsafe.Sizeof(inbound{}); n > 288 {
 		t.Errorf("inbound is %d bytes, more than 288 (the next size class is 320)", n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"hash/maphash"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -72,7 +73,8 @@ type Options struct {
 	// SSEAfter: a request silent this long turns into an event stream.
 	// Default DefaultSSEAfter; negative never. One watcher per handler
 	// notices, waking every SSEAfter/4 while requests are in flight, so
-	// the switch comes between SSEAfter and 1.25 × SSEAfter.
+	// the switch comes between SSEAfter and 1.25 × SSEAfter (under 4 ms,
+	// SSEAfter plus a millisecond).
 	SSEAfter time.Duration
 	// KeepAlive is the interval of SSE comments on idle streams.
 	// Default DefaultKeepAlive; negative disables them.
@@ -211,9 +213,11 @@ type Handler struct {
 	// inflight holds the session-less requests running on their POST's
 	// goroutine (inflight.go); Shutdown cancels them.
 	inflight inflight
-	// streamPrefix and streamSeq name the streams (streamSuffix).
+	// streamPrefix, streamSeq and streamPerm name the streams
+	// (streamSuffix).
 	streamPrefix string
 	streamSeq    atomic.Uint64
+	streamPerm   permutation
 }
 
 // NewHandler returns a handler serving s; opts may be nil. Shut it
@@ -231,7 +235,7 @@ func NewHandler(s *server.Server, opts *Options) *Handler {
 		o.SSEAfter = DefaultSSEAfter
 	}
 	h.inflight.init(o.SSEAfter)
-	h.streamPrefix = rand.Text()[:8] + "."
+	h.streamPrefix, h.streamPerm = rand.Text()[:8]+".", permutation{seed: maphash.MakeSeed()}
 	if o.KeepAlive == 0 {
 		o.KeepAlive = DefaultKeepAlive
 	}

@@ -87,7 +87,7 @@ func isLoopbackListener(r *http.Request) bool {
 	if !ok {
 		return true // unknown (e.g. httptest.NewRecorder): be strict
 	}
-	if a, ok := addr.(*net.TCPAddr); ok { // the common case, without formatting the address
+	if a, ok := addr.(*net.TCPAddr); ok && a != nil && a.Zone == "" { // the common case, without formatting the address
 		return len(a.IP) == 0 || a.IP.IsLoopback()
 	}
 	host, _, err := net.SplitHostPort(addr.String())

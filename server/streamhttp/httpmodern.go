@@ -3,6 +3,7 @@ package streamhttp
 import (
 	"context"
 	"net/http"
+	"runtime/debug"
 	"sync"
 
 	"github.com/mcpkit/mcpkit/server/internal/seam"
@@ -50,7 +51,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.
 		fail(http.StatusBadRequest, e)
 		return
 	}
-	is := h.newInlineServe(w, r, msg.ID)
+	is := h.newInlineServe(w, r, msg.ID, true)
 	st := is.st
 	// The client closing the stream is the cancellation of a 2026
 	// request (nothing more may be sent for it).
@@ -82,31 +83,52 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.
 // silence, which h.inflight's watcher notices).
 func (h *Handler) serveRequest(is *inlineServe, run func(ctx context.Context)) {
 	w, r, st, ctx := is.w, is.r, is.st, &is.ctx
+	defer is.done()
 	if h.opts.AlwaysSSE {
 		is.flight.watched = true // never silent: served from the start
 		h.inflight.join(&is.flight)
+		defer h.inflight.leave(&is.flight)
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() { // owned by this POST: waited for below
 			defer wg.Done()
-			run(ctx)
+			h.runGuarded(is, run)
 		}()
 		st.serve(w, r, -1)
 		ctx.cancel(context.Canceled)
 		wg.Wait()
-		h.inflight.leave(&is.flight)
 		return
 	}
 	st.onActivity = is.startReader
 	h.inflight.join(&is.flight)
-	run(ctx)
+	defer h.inflight.leave(&is.flight)
+	h.runGuarded(is, run)
 	if is.claim() {
 		st.serve(w, r, -1)
 	} else {
 		<-is.served
 	}
-	h.inflight.leave(&is.flight)
 	ctx.release()
+}
+
+// runGuarded runs a request's run. A panic there (a handler's panics are
+// answered inside the server; this is what comes after, such as a result
+// that panics while it is encoded) is logged and answered -32603, so
+// that the stream still gets its final message and its reader ends, as
+// it would for an error.
+func (h *Handler) runGuarded(is *inlineServe, run func(ctx context.Context)) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.log.Error("streamhttp: panic while answering a request", "panic", p, "stack", string(debug.Stack()))
+			e := jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the answer could not be made")
+			status := 0
+			if is.modern {
+				status = h.p.ModernStatus(e)
+			}
+			is.st.pushFinal(wire.EncodeError(is.st.reqID, e), status)
+		}
+	}()
+	run(&is.ctx)
 }
 
 // inlineServe is the state of a request whose handler runs on the POST's
@@ -122,14 +144,15 @@ type inlineServe struct {
 	served  chan struct{} // closed when the reader is done; set by startReader
 
 	flight flight // its place in h.inflight
+	modern bool   // a 2026-07-28 request (the HTTP status of an error)
 
 	stStore stream // st's storage: one allocation for the request
 }
 
 // newInlineServe returns the state of a session-less request answering
 // request id, its stream included.
-func (h *Handler) newInlineServe(w http.ResponseWriter, r *http.Request, id mcp.ID) *inlineServe {
-	is := &inlineServe{w: w, r: r}
+func (h *Handler) newInlineServe(w http.ResponseWriter, r *http.Request, id mcp.ID, modern bool) *inlineServe {
+	is := &inlineServe{w: w, r: r, modern: modern}
 	is.st = &is.stStore
 	initStream(is.st, h, nil, id)
 	is.ctx.parent = r.Context()
@@ -157,10 +180,11 @@ func (is *inlineServe) startReader() {
 	}
 	is.started = true
 	is.served = make(chan struct{})
+	w, r := is.w, is.r
 	is.mu.Unlock()
 	go func() { // owned by the POST, which waits for served
 		defer close(is.served)
-		is.st.serve(is.w, is.r, -1)
+		is.st.serve(w, r, -1)
 		is.ctx.cancel(context.Canceled) // the client went away, or the answer is out
 	}()
 }
@@ -177,3 +201,14 @@ func (is *inlineServe) silent() {
 
 // cancelClosing ends the handler's context at Shutdown.
 func (is *inlineServe) cancelClosing() { is.ctx.cancel(server.ErrServerClosing) }
+
+// done ends the request's inline state, on every way out of serveRequest
+// (a panic included): the watcher, which may still hold it, finds it
+// claimed and starts no reader, and the response writer and request are
+// let go (a context kept after the request, by a task, pins this struct).
+func (is *inlineServe) done() {
+	is.mu.Lock()
+	is.started = true
+	is.w, is.r = nil, nil
+	is.mu.Unlock()
+}

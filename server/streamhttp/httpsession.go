@@ -3,6 +3,7 @@ package streamhttp
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"net/http"
 	"strconv"
 	"sync"
@@ -57,15 +58,29 @@ func (h *Handler) newStreamID(post bool) string {
 }
 
 // streamSuffix names a stream uniquely among every stream this handler
-// makes (a counter) and those of any handler before or beside it (a
-// random prefix drawn once): an event id then names one stream of its
-// session even with a store that outlives the process. A stream id is no
-// secret: resuming needs the session's id, and a store keys the events
-// by session as well.
+// makes (a counter, through a keyed permutation of 64-bit numbers, so
+// that ids do not tell a client how many streams others opened) and
+// those of any handler before or beside it (a random prefix drawn once):
+// an event id then names one stream of its session even with a store
+// that outlives the process. A stream id is no secret: resuming needs
+// the session's id, and a store keys the events by session as well.
 func (h *Handler) streamSuffix() string {
 	var buf [32]byte
 	b := append(buf[:0], h.streamPrefix...)
-	return string(strconv.AppendUint(b, h.streamSeq.Add(1), 36))
+	return string(strconv.AppendUint(b, h.streamPerm.permute(h.streamSeq.Add(1)), 36))
+}
+
+// permutation is a keyed bijection of uint64: a four-round Feistel
+// network over two 32-bit halves, each round a keyed hash (maphash) of
+// one half. Distinct inputs give distinct outputs, whatever the key.
+type permutation struct{ seed maphash.Seed }
+
+func (p permutation) permute(x uint64) uint64 {
+	l, r := uint32(x>>32), uint32(x)
+	for round := range 4 {
+		l, r = r, l^uint32(maphash.Comparable(p.seed, uint64(round)<<32|uint64(r)))
+	}
+	return uint64(l)<<32 | uint64(r)
 }
 
 func (hs *httpSession) touch() { hs.lastSeen.Store(hs.h.now().UnixNano()) }

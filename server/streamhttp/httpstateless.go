@@ -30,7 +30,7 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, call *se
 		writeError(w, http.StatusBadRequest, msg.ID, mcp.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+version)
 		return
 	}
-	is := h.newInlineServe(w, r, msg.ID)
+	is := h.newInlineServe(w, r, msg.ID, false)
 	st := is.st
 	h.serveRequest(is, func(ctx context.Context) {
 		result, err := h.p.ServeStateless(ctx, version, *call, streamOutbound{st})

@@ -509,7 +509,7 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 		if ticker != nil {
 			ticker.Stop()
 		}
-		if wait != nil {
+		if wait != nil && !wait.left {
 			st.h.inflight.leave(&wait.flight)
 		}
 	}()
@@ -591,6 +591,9 @@ func (st *stream) serve(w http.ResponseWriter, r *http.Request, replayAfter int6
 			wait = &streamWait{st: st}
 			wait.flight.owner = wait
 			st.h.inflight.join(&wait.flight)
+		} else if wait != nil && !wait.left && out.started {
+			st.h.inflight.leave(&wait.flight) // an event stream now: nothing to watch
+			wait.left = true
 		}
 		if ticker == nil && out.started && st.h.opts.KeepAlive > 0 {
 			ticker = time.NewTicker(st.h.opts.KeepAlive)
@@ -721,6 +724,7 @@ type streamWait struct {
 	st     *stream
 	fired  atomic.Bool
 	flight flight
+	left   bool // left inflight (the reader's own)
 }
 
 func (w *streamWait) silent() {

@@ -15,10 +15,12 @@ import (
 // of a few shards and two pointer writes, with nothing allocated.
 //
 // The watcher is one goroutine, owned by the Handler, that runs only
-// while some request is in flight: it wakes every SSEAfter/4 and marks a
-// request silent once five of its wake-ups have passed since the request
-// joined, so between SSEAfter and 1.25 × SSEAfter after it began. It
-// exits at a wake-up that finds no request, and at Shutdown.
+// while some request is in flight: it wakes every SSEAfter/4 (a
+// millisecond at least) and marks a request silent once enough of its
+// wake-ups have passed since the request joined (init), so between
+// SSEAfter and SSEAfter plus one period after it began. It exits at a
+// wake-up that finds no request, and at Shutdown; from then on nothing
+// turns silent (session-less requests are cancelled, sessions closed).
 type inflight struct {
 	shards [inflightShards]inflightShard
 	pick   atomic.Uint32 // round-robin choice of a shard
@@ -26,6 +28,7 @@ type inflight struct {
 	closed atomic.Bool   // Shutdown has begun: joiners are cancelled at once
 
 	every time.Duration // the watcher's period; 0: no watcher (SSEAfter < 0)
+	after uint64        // wake-ups after which a flight is silent
 
 	mu       sync.Mutex    // serializes starting the watcher and closing
 	watching atomic.Bool   // a watcher runs (or is about to)
@@ -61,16 +64,21 @@ type flightOwner interface {
 	cancelClosing() // the handler shuts down
 }
 
-// init sets the watcher's period from SSEAfter (negative: never).
+// init sets the watcher's period from SSEAfter (negative: never): a
+// quarter of it (a millisecond at least), and the wake-ups a flight
+// waits for: one more than fit in SSEAfter, so that it is silent between
+// SSEAfter and SSEAfter plus one period after it joined.
 func (in *inflight) init(sseAfter time.Duration) {
 	in.done = make(chan struct{})
 	if sseAfter > 0 {
 		in.every = max(sseAfter/4, time.Millisecond)
+		in.after = uint64((sseAfter+in.every-1)/in.every) + 1
 	}
 }
 
 // join adds is. The caller calls leave(is) once it is over.
 func (in *inflight) join(is *flight) {
+	neverSilent := is.watched // read before the watcher can see is
 	sh := &in.shards[in.pick.Add(1)%inflightShards]
 	is.shard = sh
 	is.joined = in.ticks.Load()
@@ -86,8 +94,8 @@ func (in *inflight) join(is *flight) {
 		is.owner.cancelClosing()
 		return
 	}
-	if in.every > 0 && !in.watching.Load() {
-		in.startWatcher()
+	if in.every > 0 && !neverSilent && !in.watching.Load() {
+		in.startWatcher() // a flight never silent (AlwaysSSE) needs no watcher
 	}
 }
 
@@ -135,7 +143,7 @@ func (in *inflight) watch() {
 			sh := &in.shards[i]
 			sh.mu.Lock()
 			for is := sh.head; is != nil; is = is.next {
-				if !is.watched && now-is.joined >= 5 {
+				if !is.watched && now-is.joined >= in.after {
 					is.watched = true
 					silent = append(silent, is)
 				}

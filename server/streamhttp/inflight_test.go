@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,24 +97,42 @@ func TestInflightJoinAfterClose(t *testing.T) {
 	}
 }
 
-// TestInflightWatcherStops: the watcher runs only while requests are in
-// flight, and many requests joining and leaving at once leave none
-// behind.
+// testOwner counts what the watcher and close tell a flight.
+type testOwner struct {
+	silents, closings atomic.Int32
+	silenced          chan struct{} // closed at the first silent, if set
+}
+
+func (o *testOwner) silent() {
+	if o.silents.Add(1) == 1 && o.silenced != nil {
+		close(o.silenced)
+	}
+}
+
+func (o *testOwner) cancelClosing() { o.closings.Add(1) }
+
+// TestInflightWatcherStops: a flight held past SSEAfter is told it is
+// silent, once; the watcher runs only while flights are in flight, and
+// many joining and leaving at once leave none behind.
 func TestInflightWatcherStops(t *testing.T) {
 	var in inflight
 	in.init(4 * time.Millisecond) // wakes every millisecond
 	defer in.close()
+
+	held := &testOwner{silenced: make(chan struct{})}
+	f := &flight{owner: held}
+	in.join(f)
+	<-held.silenced // the watcher's event
+	in.leave(f)
+
 	done := make(chan struct{})
 	for range 8 {
 		go func() {
 			defer func() { done <- struct{}{} }()
 			for range 200 {
-				is := &inlineServe{}
-				is.ctx.parent = context.Background()
-				is.flight.owner, is.flight.watched = is, true
-				in.join(&is.flight)
-				in.leave(&is.flight)
-				is.ctx.release()
+				f := &flight{owner: &testOwner{}}
+				in.join(f)
+				in.leave(f)
 			}
 		}()
 	}
@@ -123,6 +142,9 @@ func TestInflightWatcherStops(t *testing.T) {
 	if n := in.count(); n != 0 {
 		t.Fatalf("%d in flight", n)
 	}
+	if n := held.silents.Load(); n != 1 {
+		t.Errorf("told silent %d times, want once", n)
+	}
 	// The watcher notices at one of its next wake-ups (an event; the
 	// bound only keeps a broken watcher from hanging the test).
 	deadline := time.Now().Add(30 * time.Second)
@@ -131,5 +153,51 @@ func TestInflightWatcherStops(t *testing.T) {
 			t.Fatal("the watcher still runs with nothing in flight")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// panicky is a _meta value whose encoding panics.
+type panicky struct{}
+
+func (panicky) MarshalJSON() ([]byte, error) { panic("encoding panicked") }
+
+// TestAnswerPanicSessionless: a result whose encoding panics is answered
+// -32603, modern or legacy, and leaves nothing in flight for the
+// watcher to act on later (it would serve a finished response).
+func TestAnswerPanicSessionless(t *testing.T) {
+	modern := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"bad","arguments":{}}}`
+	legacy := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bad","arguments":{}}}`
+	for _, c := range []struct{ name, body, version string }{
+		{"modern", modern, mcp.Version20260728},
+		{"legacy stateless", legacy, mcp.Version20251125},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := server.New(&server.Options{Info: mcp.Implementation{Name: "panicky", Version: "1"}})
+			s.AddRawTool(&mcp.Tool{Name: "bad"}, func(context.Context, *server.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Meta: mcp.Meta{"k": panicky{}}}, nil
+			})
+			h := NewHandler(s, &Options{Stateless: true, SSEAfter: 20 * time.Millisecond})
+			defer h.Close()
+			ts := httptest.NewServer(h)
+			defer ts.Close()
+			r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(c.body))
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Accept", "application/json, text/event-stream")
+			r.Header.Set("MCP-Protocol-Version", c.version)
+			r.Header.Set("Mcp-Method", "tools/call")
+			r.Header.Set("Mcp-Name", "bad")
+			resp, err := ts.Client().Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(b), `"code":-32603`) || !strings.Contains(string(b), `"id":3`) {
+				t.Errorf("answer %d %s, want -32603 for id 3", resp.StatusCode, b)
+			}
+			if n := h.inflight.count(); n != 0 {
+				t.Errorf("%d requests left in flight", n)
+			}
+		})
 	}
 }

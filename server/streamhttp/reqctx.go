@@ -21,9 +21,10 @@ import (
 // not been cancelled on its own, so its cause, as context.Cause finds it
 // through Value, is r.Context()'s too. A cancel always backs it first.
 type lazyCtx struct {
-	parent context.Context
-	mu     sync.Mutex // serializes backing
-	inner  atomic.Pointer[backedCtx]
+	parent   context.Context
+	mu       sync.Mutex // serializes backing and releasing
+	inner    atomic.Pointer[backedCtx]
+	released atomic.Bool // the request is over (release); set under mu
 }
 
 type backedCtx struct {
@@ -41,12 +42,18 @@ func (c *lazyCtx) Err() error {
 	if b := c.inner.Load(); b != nil {
 		return b.ctx.Err()
 	}
+	if c.released.Load() {
+		return c.backed().ctx.Err()
+	}
 	return c.parent.Err()
 }
 
 func (c *lazyCtx) Value(key any) any {
 	if b := c.inner.Load(); b != nil {
 		return b.ctx.Value(key)
+	}
+	if c.released.Load() { // ended on its own: its cause is its own
+		return c.backed().ctx.Value(key)
 	}
 	return c.parent.Value(key)
 }
@@ -63,6 +70,9 @@ func (c *lazyCtx) backed() *backedCtx {
 	}
 	ctx, cancel := context.WithCancelCause(c.parent)
 	b := &backedCtx{ctx: ctx, cancel: cancel}
+	if c.released.Load() {
+		cancel(context.Canceled) // used after the request: already over
+	}
 	c.inner.Store(b)
 	return b
 }
@@ -70,11 +80,20 @@ func (c *lazyCtx) backed() *backedCtx {
 // cancel ends c with cause.
 func (c *lazyCtx) cancel(cause error) { c.backed().cancel(cause) }
 
-// release ends c once the request is over: a backed context is
-// cancelled (context.Canceled) and leaves r.Context(); an unbacked one
-// ends with r.Context() when the POST returns.
+// release ends c once the request is over (context.Canceled). A backed
+// context is cancelled now and leaves r.Context(); an unbacked one is
+// only marked, and is backed, already cancelled, by whatever uses it
+// after the request (a goroutine the handler left, a task), so that it
+// is over even where r.Context() never ends (a handler served outside
+// net/http's server).
 func (c *lazyCtx) release() {
-	if b := c.inner.Load(); b != nil {
+	c.mu.Lock()
+	b := c.inner.Load()
+	if b == nil {
+		c.released.Store(true)
+	}
+	c.mu.Unlock()
+	if b != nil {
 		b.cancel(context.Canceled)
 	}
 }

@@ -58,6 +58,29 @@ func TestLazyCtx(t *testing.T) {
 		}
 	})
 
+	t.Run("released unbacked", func(t *testing.T) {
+		parent := context.WithValue(context.Background(), ctxKey{}, "v") // never ends
+		c := newLazyCtx(parent)
+		c.release()
+		if c.inner.Load() != nil {
+			t.Error("release backed the context")
+		}
+		if !errors.Is(c.Err(), context.Canceled) || !errors.Is(context.Cause(c), context.Canceled) {
+			t.Errorf("after release: Err %v, Cause %v", c.Err(), context.Cause(c))
+		}
+		select {
+		case <-c.Done():
+		default:
+			t.Error("Done is open after release")
+		}
+		child, stop := context.WithCancel(c)
+		defer stop()
+		<-child.Done()
+		if c.Value(ctxKey{}) != "v" {
+			t.Error("values lost after release")
+		}
+	})
+
 	t.Run("release", func(t *testing.T) {
 		c := newLazyCtx(context.Background())
 		fired := make(chan struct{})

@@ -1,6 +1,7 @@
 package streamhttp
 
 import (
+	"hash/maphash"
 	"strings"
 	"testing"
 
@@ -23,5 +24,28 @@ func TestStreamIDs(t *testing.T) {
 			}
 			seen[id] = true
 		}
+	}
+}
+
+// TestPermutation: the stream ids' permutation is a bijection (distinct
+// counters, distinct ids) that does not keep the counter's order.
+func TestPermutation(t *testing.T) {
+	p := permutation{seed: maphash.MakeSeed()}
+	seen := map[uint64]bool{}
+	inOrder := 0
+	prev := p.permute(0)
+	for i := uint64(1); i <= 100000; i++ {
+		v := p.permute(i)
+		if seen[v] {
+			t.Fatalf("permute(%d) repeats an earlier value", i)
+		}
+		seen[v] = true
+		if v > prev {
+			inOrder++
+		}
+		prev = v
+	}
+	if inOrder > 60000 || inOrder < 40000 {
+		t.Errorf("%d of 100000 successive ids increase: the counter shows through", inOrder)
 	}
 }
