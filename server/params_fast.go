@@ -17,59 +17,28 @@ import (
 // wrong type (parse writes the error), inputResponses (decoded into
 // their type). A fuzz test holds the two to the same result.
 func (wp *wireParams) fastParse(raw []byte) bool {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
-		return false
-	}
-	i++
-	for {
-		i = skipSpace(raw, i)
-		if i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
-		}
-		if i >= len(raw) {
-			return false
-		}
-		if raw[i] == '}' {
-			return true
-		}
-		key, next, ok := plainString(raw, i)
-		if !ok {
-			return false
-		}
-		i = skipSpace(raw, next)
-		if i >= len(raw) || raw[i] != ':' {
-			return false
-		}
-		i = skipSpace(raw, i+1)
-		end := skipValue(raw, i)
-		if end < 0 {
-			return false
-		}
-		val := jsontext.Value(raw[i:end:end])
-		i = end
+	return walkObject(raw, func(key []byte, val jsontext.Value) bool {
 		switch string(key) {
 		case "_meta":
-			if !wp.fastMeta(val) {
-				return false
-			}
+			return wp.fastMeta(val)
 		case "name":
-			ok = stringMember(val, &wp.Name)
+			return stringMember(val, &wp.Name)
 		case "uri":
-			ok = stringMember(val, &wp.URI)
+			return stringMember(val, &wp.URI)
 		case "requestState":
-			ok = stringMember(val, &wp.RequestState)
+			return stringMember(val, &wp.RequestState)
 		case "taskId":
-			ok = stringMember(val, &wp.TaskID)
+			return stringMember(val, &wp.TaskID)
 		case "cursor":
 			if val[0] == 'n' {
 				wp.Cursor = nil
-				break
+				return true
 			}
 			var c string
-			if ok = val[0] == '"' && stringMember(val, &c); ok {
-				wp.Cursor = &c
+			if val[0] != '"' || !stringMember(val, &c) {
+				return false
 			}
+			wp.Cursor = &c
 		case "inputResponses":
 			return false
 		case "arguments":
@@ -87,10 +56,8 @@ func (wp *wireParams) fastParse(raw []byte) bool {
 		case "notifications":
 			wp.rare().Notifications = val
 		}
-		if !ok {
-			return false
-		}
-	}
+		return true
+	})
 }
 
 // fastMeta reads _meta as parseMeta does.
@@ -104,44 +71,57 @@ func (wp *wireParams) fastMeta(val []byte) bool {
 		return false // parse writes the error
 	}
 	var m mcp.Meta
-	for i := 1; ; {
-		i = skipSpace(val, i)
-		if i < len(val) && val[i] == ',' {
-			i = skipSpace(val, i+1)
-		}
-		if i >= len(val) {
-			return false
-		}
-		if val[i] == '}' {
-			break
-		}
-		key, next, ok := plainString(val, i)
-		if !ok {
-			return false
-		}
-		i = skipSpace(val, next)
-		if i >= len(val) || val[i] != ':' {
-			return false
-		}
-		i = skipSpace(val, i+1)
-		end := skipValue(val, i)
-		if end < 0 {
-			return false
-		}
-		v := jsontext.Value(val[i:end:end])
-		i = end
+	ok := walkObject(val, func(key []byte, v jsontext.Value) bool {
 		name := knownMetaName(key)
 		if dst := envelopeMember(&wp.env, name); dst != nil {
 			*dst = v
-			continue
+			return true
 		}
 		if m == nil {
 			m = make(mcp.Meta, 2)
 		}
 		m[name] = v
-	}
+		return true
+	})
 	wp.Meta = m
-	return true
+	return ok
+}
+
+// walkObject calls member for each member of the object b holds (valid
+// JSON), with its name and its raw value (a slice of b); false when b is
+// no object, a name has an escape, or member says so.
+func walkObject(b []byte, member func(key []byte, val jsontext.Value) bool) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i++
+	for {
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			return true
+		}
+		key, next, ok := plainString(b, i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(b, next)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+		end := skipValue(b, i)
+		if end < 0 || !member(key, jsontext.Value(b[i:end:end])) {
+			return false
+		}
+		i = end
+	}
 }
 
 // knownMetaName is a _meta name as a string: a reserved key (metaKeys)

@@ -45,19 +45,11 @@ func TestShutdownCancelsSessionless(t *testing.T) {
 			defer ts.Close()
 			answered := make(chan string, 1)
 			go func() {
-				r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(c.body))
-				r.Header.Set("Content-Type", "application/json")
-				r.Header.Set("Accept", "application/json, text/event-stream")
-				r.Header.Set("MCP-Protocol-Version", c.version)
-				r.Header.Set("Mcp-Method", "tools/call")
-				r.Header.Set("Mcp-Name", "block")
-				resp, err := ts.Client().Do(r)
+				_, b, err := postToolCall(ts, c.body, c.version, "block")
 				if err != nil {
 					answered <- err.Error()
 					return
 				}
-				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
 				answered <- string(b)
 			}()
 			<-started
@@ -180,24 +172,34 @@ func TestAnswerPanicSessionless(t *testing.T) {
 			defer h.Close()
 			ts := httptest.NewServer(h)
 			defer ts.Close()
-			r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(c.body))
-			r.Header.Set("Content-Type", "application/json")
-			r.Header.Set("Accept", "application/json, text/event-stream")
-			r.Header.Set("MCP-Protocol-Version", c.version)
-			r.Header.Set("Mcp-Method", "tools/call")
-			r.Header.Set("Mcp-Name", "bad")
-			resp, err := ts.Client().Do(r)
+			status, b, err := postToolCall(ts, c.body, c.version, "bad")
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
 			if !strings.Contains(string(b), `"code":-32603`) || !strings.Contains(string(b), `"id":3`) {
-				t.Errorf("answer %d %s, want -32603 for id 3", resp.StatusCode, b)
+				t.Errorf("answer %d %s, want -32603 for id 3", status, b)
 			}
 			if n := h.inflight.count(); n != 0 {
 				t.Errorf("%d requests left in flight", n)
 			}
 		})
 	}
+}
+
+// postToolCall POSTs a tools/call body of tool name with the headers of
+// its revision, and returns the answer's status and body.
+func postToolCall(ts *httptest.Server, body, version, name string) (int, []byte, error) {
+	r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("MCP-Protocol-Version", version)
+	r.Header.Set("Mcp-Method", "tools/call")
+	r.Header.Set("Mcp-Name", name)
+	resp, err := ts.Client().Do(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
 }
