@@ -15,7 +15,9 @@
 // a sender wants on a message (the client's SEP-2243 Mcp-Param-*) go in
 // CallOptions.Header. Nothing reaches the transport through a context.
 //
-// It imports transport (the byte seam), mcp (for the one ID type and
-// the error codes) and internal/jsontok (the pooled token decoder). It must not import server, client or any concrete
+// It imports transport (the byte seam), mcp (for the one ID type, the
+// error codes, the method names it interns, and mcp.CallToolResult, the
+// hottest payload, which it appends without the encoder when it can:
+// encode_tool.go) and internal/jsontok (the pooled token decoder). It must not import server, client or any concrete
 // transport.
 package jsonrpc
