@@ -57,6 +57,44 @@ func (wp *wireParams) rare() *wireRare {
 	return wp.wireRare
 }
 
+// stringField is where the string member key goes, and its name; nil
+// for any other member (parse and fastParse share it).
+func (wp *wireParams) stringField(key []byte) (string, *string) {
+	switch string(key) {
+	case "name":
+		return "name", &wp.Name
+	case "uri":
+		return "uri", &wp.URI
+	case "requestState":
+		return "requestState", &wp.RequestState
+	case "taskId":
+		return "taskId", &wp.TaskID
+	}
+	return "", nil
+}
+
+// rawField is where the member key kept raw goes, a rare one's storage
+// made then; nil for any other member (parse and fastParse share it).
+func (wp *wireParams) rawField(key []byte) *jsontext.Value {
+	switch string(key) {
+	case "arguments":
+		return &wp.Arguments
+	case "task":
+		return &wp.rare().Task
+	case "ref":
+		return &wp.rare().Ref
+	case "argument":
+		return &wp.rare().Argument
+	case "context":
+		return &wp.rare().Context
+	case "level":
+		return &wp.rare().Level
+	case "notifications":
+		return &wp.rare().Notifications
+	}
+	return nil
+}
+
 // rareOf returns wp's rare members to read: the shared zero set when
 // none was present (never written to).
 func (wp *wireParams) rareOf() *wireRare {
@@ -123,14 +161,6 @@ func (wp *wireParams) parse(raw jsontext.Value, opts ...jsontext.Options) error 
 		switch string(key) {
 		case "_meta":
 			wp.Meta, err = parseMeta(d, &wp.env)
-		case "name":
-			err = readString(d, "name", &wp.Name)
-		case "uri":
-			err = readString(d, "uri", &wp.URI)
-		case "requestState":
-			err = readString(d, "requestState", &wp.RequestState)
-		case "taskId":
-			err = readString(d, "taskId", &wp.TaskID)
 		case "cursor":
 			if d.PeekKind() == 'n' {
 				_, err = d.ReadToken()
@@ -143,22 +173,12 @@ func (wp *wireParams) parse(raw jsontext.Value, opts ...jsontext.Options) error 
 			}
 		case "inputResponses":
 			err = json.UnmarshalDecode(&d.Decoder, &wp.InputResponses)
-		case "arguments":
-			dst = &wp.Arguments
-		case "task":
-			dst = &wp.rare().Task
-		case "ref":
-			dst = &wp.rare().Ref
-		case "argument":
-			dst = &wp.rare().Argument
-		case "context":
-			dst = &wp.rare().Context
-		case "level":
-			dst = &wp.rare().Level
-		case "notifications":
-			dst = &wp.rare().Notifications
 		default:
-			err = d.SkipValue()
+			if name, str := wp.stringField(key); str != nil {
+				err = readString(d, name, str)
+			} else if dst = wp.rawField(key); dst == nil {
+				err = d.SkipValue()
+			}
 		}
 		if err != nil {
 			return err

@@ -21,14 +21,6 @@ func (wp *wireParams) fastParse(raw []byte) bool {
 		switch string(key) {
 		case "_meta":
 			return wp.fastMeta(val)
-		case "name":
-			return stringMember(val, &wp.Name)
-		case "uri":
-			return stringMember(val, &wp.URI)
-		case "requestState":
-			return stringMember(val, &wp.RequestState)
-		case "taskId":
-			return stringMember(val, &wp.TaskID)
 		case "cursor":
 			if val[0] == 'n' {
 				wp.Cursor = nil
@@ -41,20 +33,13 @@ func (wp *wireParams) fastParse(raw []byte) bool {
 			wp.Cursor = &c
 		case "inputResponses":
 			return false
-		case "arguments":
-			wp.Arguments = val
-		case "task":
-			wp.rare().Task = val
-		case "ref":
-			wp.rare().Ref = val
-		case "argument":
-			wp.rare().Argument = val
-		case "context":
-			wp.rare().Context = val
-		case "level":
-			wp.rare().Level = val
-		case "notifications":
-			wp.rare().Notifications = val
+		default:
+			if _, str := wp.stringField(key); str != nil {
+				return stringMember(val, str)
+			}
+			if dst := wp.rawField(key); dst != nil {
+				*dst = val
+			}
 		}
 		return true
 	})
