@@ -196,7 +196,7 @@ func jsontextString(v any) string {
 // validation failure is a *ValidationError; malformed JSON or an instance
 // over the limits is reported as a plain error.
 func (s *Schema) Validate(instance jsontext.Value) error {
-	if s.scan != nil && s.scan.valid(instance) {
+	if s.scan != nil && (s.scan.quick(instance) || s.scan.valid(instance)) {
 		return nil
 	}
 	v, err := decodeInstance(instance)

@@ -151,7 +151,8 @@ func TestScanSameResults(t *testing.T) {
 	}
 }
 
-// FuzzScan: for any instance, the scan's "valid" is the validator's.
+// FuzzScan: for any instance, the scans' "valid" is the validator's, and
+// the byte walk (quick) accepts nothing the token scan does not.
 func FuzzScan(f *testing.F) {
 	for _, in := range scanInstances {
 		f.Add(in)
@@ -166,13 +167,53 @@ func FuzzScan(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		for i, s := range schemas {
-			if s.scan.valid([]byte(in)) {
+			quick, scan := s.scan.quick([]byte(in)), s.scan.valid([]byte(in))
+			if quick && !scan {
+				t.Fatalf("schema %d: the byte walk accepts %q, the token scan does not", i, in)
+			}
+			if quick || scan {
 				if err := (&Schema{s: s.s}).Validate(jsontext.Value(in)); err != nil {
 					t.Fatalf("schema %d: the scan accepts %q, the validator says %v", i, in, err)
 				}
 			}
 		}
 	})
+}
+
+// TestQuickTakes: the byte walk decides the everyday instances itself
+// (else it would be a cost, not a shortcut) and leaves the rest to the
+// token scan.
+func TestQuickTakes(t *testing.T) {
+	for _, c := range []struct {
+		schema int
+		in     string
+		want   bool
+	}{
+		{0, `{"text":"hello, world"}`, true},
+		{0, " {\n\t\"text\" : \"é\" } ", true},
+		{1, `{"s":"a","f":-1.5e+3,"b":false,"i":0}`, true},
+		{4, `{"id":"ab-1","t":"abc","n":7,"r":0.25,"m":"safe","o":{"name":"n","age":30},"tags":["a","bc"],"big":12.5}`, true},
+		{4, `{"id":"a","o":null,"e":"y","any":{}}`, true},
+		{0, `{"text":"a\u0062"}`, false},      // an escape
+		{3, `{"text":"hi","x":1}`, false},     // a member the schema does not name
+		{4, `{"id":"a","free":[1]}`, false},   // an array without items
+		{0, `{"text":"hi"`, false},            // cut short
+		{0, `{"text":"hi",}`, false},          // a trailing comma
+		{0, "{\"text\":\"\xff\"}", false},     // invalid UTF-8
+		{0, "{\"text\":\"a\tb\"}", false},     // a control character
+		{1, `{"s":"a","f":01}`, false},        // a leading zero
+		{1, `{"s":"a","f":1.}`, false},        // no fraction digits
+		{1, `{"s":"a","f":1,"b":tru}`, false}, // a cut literal
+		{0, `{"text":"hi"} {}`, false},        // a second value
+	} {
+		s, err := Compile(jsontext.Value(scanSchemas[c.schema]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.scan.quick([]byte(c.in)); got != c.want {
+			t.Errorf("schema %d, %q: quick %v, want %v", c.schema, c.in, got, c.want)
+		}
+	}
 }
 
 func BenchmarkValidateScan(b *testing.B) {
