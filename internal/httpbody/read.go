@@ -1,10 +1,14 @@
 package httpbody
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"net/http"
 	"os"
+	"reflect"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,8 +33,9 @@ const (
 // The time bound is a read deadline (http.ResponseController), set for
 // the body and cleared once it is read whole, so that an answer may
 // stream for as long as it needs. (net/http's HTTP/1 server clears the
-// connection's deadline itself when the body ends, before its background
-// read; an HTTP/2 stream keeps a timer of its own.) A ResponseWriter
+// connection's deadline itself when its body ends, before its background
+// read, and then Read leaves it be: clearsItself. An HTTP/2 stream keeps
+// a timer of its own.) A ResponseWriter
 // without deadlines gets a timer that closes the body instead. When the
 // http.Server sets a ReadTimeout no deadline is set: the server's already
 // bounds the whole request from its first byte, and one set now, once
@@ -77,7 +82,7 @@ func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Durati
 		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	}
 	if err == nil {
-		if rc != nil {
+		if rc != nil && !clearsItself(r, len(body)) {
 			_ = rc.SetReadDeadline(time.Time{})
 		}
 		return body, 0, nil
@@ -95,6 +100,31 @@ func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Durati
 	}
 	return nil, http.StatusBadRequest, jsonrpc.NewError(mcp.CodeParseError, "Parse error: reading the body failed")
 }
+
+// clearsItself reports whether net/http has already cleared the read
+// deadline set for this body: an HTTP/1 request whose body is still
+// net/http's own, read to its end here (n > 0 bytes, so the end came
+// after the deadline was set). At that end the server starts its
+// background read of the connection, clearing the deadline first; a
+// second clear would only cost a system timer update. (A pipelined
+// request already waiting leaves the deadline in place, but then
+// nothing reads the connection until the next request, whose header
+// read sets a deadline of its own.) Any other body (a middleware's
+// copy, a wrapper, an HTTP/2 stream's, an empty one) is cleared here.
+func clearsItself(r *http.Request, n int) bool {
+	t := serverBodyType()
+	return n > 0 && r.ProtoMajor == 1 && t != nil && reflect.TypeOf(r.Body) == t
+}
+
+// serverBodyType is the type of net/http's own request body with a
+// declared length, as its server hands it to a handler.
+var serverBodyType = sync.OnceValue(func() reflect.Type {
+	req, err := http.ReadRequest(bufio.NewReader(strings.NewReader("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\nx")))
+	if err != nil {
+		return nil
+	}
+	return reflect.TypeOf(req.Body)
+})
 
 // exactBody is the largest declared length read into a buffer of its
 // exact size before the bytes arrive: what net/http already holds per

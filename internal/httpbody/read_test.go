@@ -85,3 +85,49 @@ func (s *shortAware) Read(p []byte) (int, error) {
 	}
 	return k, err
 }
+
+// TestClearsItself: Read leaves the deadline's clearing to net/http only
+// for net/http's own HTTP/1 body, read to its end by Read: declared or
+// chunked. An empty body, or one a middleware put in its place, is
+// cleared by Read itself. (That an answer then outlives the bound is
+// TestHTTPBodyReadTimeoutSparesLongAnswers, in server/streamhttp.)
+func TestClearsItself(t *testing.T) {
+	type seen struct {
+		clears bool
+		status int
+	}
+	got := make(chan seen, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Replace") != "" {
+			b, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		body, status, _ := Read(w, r, 1<<10, DefaultReadTimeout)
+		got <- seen{clearsItself(r, len(body)), status}
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		name    string
+		body    io.Reader
+		replace bool
+		want    bool
+	}{
+		{"declared length", strings.NewReader(`{"a":1}`), false, true},
+		{"chunked", io.MultiReader(strings.NewReader(`{"a":`), strings.NewReader(`1}`)), false, true},
+		{"empty", strings.NewReader(""), false, false},
+		{"a middleware's copy", strings.NewReader(`{"a":1}`), true, false},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, c.body)
+		if c.replace {
+			req.Header.Set("X-Replace", "1")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		resp.Body.Close()
+		if s := <-got; s.clears != c.want || s.status != 0 {
+			t.Errorf("%s: clearsItself %v (status %d), want %v", c.name, s.clears, s.status, c.want)
+		}
+	}
+}
