@@ -31,6 +31,7 @@ type row struct {
 	LoadUtil float64 `json:"load_cpu_util"`
 	RSS      int64   `json:"rss_kb"`
 	HWM      int64   `json:"hwm_kb"`
+	Rep      int     `json:"rep"`
 
 	// W9 (mode "sessions")
 	Sessions      int     `json:"sessions"`
@@ -60,6 +61,7 @@ type agg struct {
 	rps, p50, p99, p999, cpu, util, rss, lutil []float64
 	errors, late                               int64
 	rate                                       float64
+	cpuByRep                                   map[int]float64
 }
 
 func (a *agg) add(r row) {
@@ -74,6 +76,10 @@ func (a *agg) add(r row) {
 	a.errors += r.Errors
 	a.late += r.Late
 	a.rate = r.Rate
+	if a.cpuByRep == nil {
+		a.cpuByRep = map[int]float64{}
+	}
+	a.cpuByRep[r.Rep] = r.CPU
 }
 
 func ratio(a, b float64) string {
@@ -161,6 +167,7 @@ func main() {
 	fmt.Println("CPU-s/1k req is the server's own CPU time per 1,000 requests: the least noisy figure on a shared machine.")
 	fmt.Println("Its inverse ratio to a peer is the per-core throughput ratio. Server CPU use well under 100%, or")
 	fmt.Println("load-gen CPU use near 100%, means the server was not the bottleneck (contention or the generator).")
+	printCeiling(closed, workloads)
 	printIdle(idle)
 	if len(open) == 0 {
 		return
@@ -252,4 +259,62 @@ func printIdle(idle map[string][]row) {
 	fmt.Println("RSS B/session is (VmRSS after − VmRSS before) / sessions, both read right after the server's own GC and")
 	fmt.Println("debug.FreeOSMemory; \"before GC\" is VmRSS as the sessions were left, 1 s after the connections closed.")
 	fmt.Println("Ratios below 1× mean less memory than the peer.")
+}
+
+// ceilingOf is the raw workload a workload is held against: its own, or
+// for W3 (sessions, which the raw handler does not keep) the same call
+// session-less, W2.
+func ceilingOf(w string) string {
+	if w == "W3" {
+		return "W2"
+	}
+	return w
+}
+
+// printCeiling holds mcpkit's CPU per request against the raw ceiling's
+// per workload, two ways: the ratio of the medians, and the median of
+// the ratios within each repetition. The second pairs runs made close
+// together, so a slow stretch of a shared machine weighs on both sides
+// of a ratio instead of on one median.
+func printCeiling(closed map[[2]string]*agg, workloads []string) {
+	var lines []string
+	for _, w := range workloads {
+		a, raw := closed[[2]string{w, "mcpkit"}], closed[[2]string{ceilingOf(w), "raw"}]
+		if a == nil || raw == nil || median(a.cpu) == 0 {
+			continue
+		}
+		var byRep []float64
+		reps := ""
+		for rep := range 21 {
+			c, ok1 := a.cpuByRep[rep]
+			rc, ok2 := raw.cpuByRep[rep]
+			if !ok1 || !ok2 || c == 0 {
+				continue
+			}
+			byRep = append(byRep, rc/c)
+			if reps != "" {
+				reps += ", "
+			}
+			reps += fmt.Sprintf("%.0f%%", 100*rc/c)
+		}
+		against := ceilingOf(w)
+		if against != w {
+			against = "raw " + against
+		} else {
+			against = "raw"
+		}
+		lines = append(lines, fmt.Sprintf("| %s | %s | %.1f | %.1f | %.0f%% | %.0f%% (%s) |",
+			w, against, 1000*median(a.cpu), 1000*median(raw.cpu), 100*median(raw.cpu)/median(a.cpu), 100*median(byRep), reps))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Println()
+	fmt.Println("mcpkit against the raw ceiling by CPU (the ceiling's CPU per request ÷ mcpkit's; 100% is the ceiling)")
+	fmt.Println()
+	fmt.Println("| workload | against | mcpkit CPU µs/req | ceiling CPU µs/req | ratio of medians | median of the ratios by repetition (each) |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, l := range lines {
+		fmt.Println(l)
+	}
 }
