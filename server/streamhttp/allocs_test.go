@@ -28,9 +28,9 @@ import (
 // net/http client is involved, so the counts are exact: lower a ceiling
 // when the server gets cheaper; a change that raises one must say why.
 const (
-	modernCallCeiling    = 31 // W1: a 2026-07-28 tools/call, session-less
-	statelessCallCeiling = 29 // W2: a 2025-11-25 tools/call, session-less
-	sessionCallCeiling   = 34 // W3: a 2025-11-25 tools/call on a session
+	modernCallCeiling    = 29 // W1: a 2026-07-28 tools/call, session-less
+	statelessCallCeiling = 27 // W2: a 2025-11-25 tools/call, session-less
+	sessionCallCeiling   = 32 // W3: a 2025-11-25 tools/call on a session
 )
 
 const allocEnvelope = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1.0.0"}},`

@@ -2,6 +2,8 @@ package streamhttp
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -291,4 +293,37 @@ func TestHTTPHardening(t *testing.T) {
 		sid := e.Initialize("{}")
 		e.ReadJSON(e.Do(http.MethodPost, sid, ping, httpenv.WithHost("evil.example.com"), httpenv.WithHeader("Origin", "http://evil.example.com")))
 	})
+}
+
+// TestJSONAnswerLength: a JSON answer of any length goes out with its
+// Content-Length, never chunked: a short one's length written by
+// net/http once the handler is done, a long one's by the handler. The
+// lengths cross net/http's buffer (unchunkedMax) on a session and
+// without one.
+func TestJSONAnswerLength(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
+			e := newHTTPEnv(t, echoServer(), &Options{Stateless: stateless})
+			session := ""
+			if !stateless {
+				session = e.Initialize("{}")
+			}
+			for n := 10; n < 2*unchunkedMax; n += 97 {
+				id := e.ID()
+				call := httpenv.ToolCall(id, "echo", `{"text":"`+strings.Repeat("x", n)+`"}`, "")
+				resp := e.Post(session, call, httpenv.WithHeader("MCP-Protocol-Version", mcp.Version20251125))
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != http.StatusOK {
+					t.Fatalf("text of %d: status %d, %v", n, resp.StatusCode, err)
+				}
+				if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
+					t.Errorf("answer of %d bytes: Content-Length %d, Transfer-Encoding %v", len(body), resp.ContentLength, resp.TransferEncoding)
+				}
+				if got := resp.Header.Values("Content-Type"); len(got) != 1 || got[0] != "application/json" {
+					t.Errorf("Content-Type %q", got)
+				}
+			}
+		})
+	}
 }

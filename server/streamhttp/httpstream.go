@@ -653,15 +653,32 @@ func (o *sseWriter) json(msg []byte, status int) {
 		status = http.StatusOK
 	}
 	h := o.w.Header()
-	// Both values in one allocation, under their canonical keys.
-	vals := [...]string{"application/json", strconv.Itoa(len(msg))}
-	h["Content-Type"], h["Content-Length"] = vals[0:1:1], vals[1:2:2]
+	if len(msg) <= unchunkedMax {
+		// net/http holds an answer this short until the handler returns
+		// and then writes its length itself, without a header map entry.
+		h["Content-Type"] = jsonContentType
+	} else {
+		// A longer one would go out chunked: say its length. Both values
+		// in one allocation, under their canonical keys.
+		vals := [...]string{"application/json", strconv.Itoa(len(msg))}
+		h["Content-Type"], h["Content-Length"] = vals[0:1:1], vals[1:2:2]
+	}
 	if s, ok := retryAfter(msg); ok {
 		h.Set("Retry-After", s)
 	}
 	o.w.WriteHeader(status)
 	_, _ = o.w.Write(msg)
 }
+
+// unchunkedMax is the longest answer net/http's HTTP/1 server buffers
+// before it sends the headers (its bufferBeforeChunkingSize): one that
+// is written whole and then ended gets its Content-Length from net/http.
+// HTTP/2 buffers at least as much.
+const unchunkedMax = 2048
+
+// jsonContentType is the Content-Type value of JSON answers, shared: its
+// capacity of one makes an Add append to a copy.
+var jsonContentType = []string{"application/json"}
 
 // start writes the headers of an event stream and, for a resumable
 // stream, a priming event (an id and empty data) with the retry delay.
