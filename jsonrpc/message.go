@@ -87,11 +87,22 @@ var errNotObject = errors.New("not a JSON object")
 // names, invalid UTF-8), names matched exactly after unescaping, unknown
 // members ignored, nothing after the object. The raw members share one
 // copy of data, so that the message does not hold on to the caller's
-// buffer.
+// buffer (none when owned). The everyday message is read by parseFast's
+// walk over its bytes, every other by the token decoder (parseTokens),
+// with the same result.
 func (w *wireMessage) parse(data []byte, owned bool) error {
 	if !owned {
 		data = bytes.Clone(data) // the Message's raw members must not alias the caller's bytes
 	}
+	if w.parseFast(data) {
+		return nil
+	}
+	return w.parseTokens(data)
+}
+
+// parseTokens is parse by the token decoder: every message parseFast
+// does not take, and the error of one that is not valid.
+func (w *wireMessage) parseTokens(data []byte) error {
 	d := jsontok.New(data, decodeOpts)
 	defer d.Release()
 	tok, err := d.ReadToken()

@@ -1,0 +1,95 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// parseFastSeeds add to fuzzSeeds what the byte walk must decide or
+// leave: escapes, nesting, duplicates below the envelope, many members.
+var parseFastSeeds = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"line\none \"quoted\" \\ \/ \t\b\f\r"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":{"b":1,"b":2}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[{"x":1},{"x":1}]}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"\u00e9"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"\u0061":1,"a":2}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"é":1,"é":2}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":[-0.5e+10,0,1E-2,-1,true,false,null,"",[],{}]}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":[01]}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":[1.]}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":[.5]}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":[tru]}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":[1,]}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m"} {}`,
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\":\"\x01\"}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\xff\":1}}",
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":{` + manyMembers(20) + `}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","x":{},"y":[],"z":null}`,
+}
+
+func manyMembers(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"m` + string(rune('a'+i)) + `":1`)
+	}
+	return b.String()
+}
+
+// FuzzParseFast: a message the byte walk takes, the token decoder takes
+// too, with the same members, byte for byte.
+func FuzzParseFast(f *testing.F) {
+	for _, s := range append(fuzzSeeds, parseFastSeeds...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast wireMessage
+		if !fast.parseFast(data) {
+			if fast.JSONRPC != nil || fast.ID != nil || fast.Method != nil || fast.Params != nil || fast.Result != nil || fast.Error != nil {
+				t.Fatalf("parseFast(%q) left members behind when it did not take it", data)
+			}
+			return
+		}
+		var tok wireMessage
+		if err := tok.parseTokens(data); err != nil {
+			t.Fatalf("parseFast takes %q, the token decoder says %v", data, err)
+		}
+		for i, pair := range [][2][]byte{{fast.JSONRPC, tok.JSONRPC}, {fast.ID, tok.ID}, {fast.Method, tok.Method}, {fast.Params, tok.Params}, {fast.Result, tok.Result}, {fast.Error, tok.Error}} {
+			if (pair[0] == nil) != (pair[1] == nil) || !bytes.Equal(pair[0], pair[1]) {
+				t.Fatalf("%q: member %d is %q by the walk, %q by the decoder", data, i, pair[0], pair[1])
+			}
+		}
+	})
+}
+
+// TestParseFastTakes: the walk takes the everyday messages (else it is a
+// cost, not a shortcut) and leaves what it does not decide.
+func TestParseFastTakes(t *testing.T) {
+	for _, c := range []struct {
+		msg  string
+		want bool
+	}{
+		{fuzzSeeds[0], true},
+		{toolsCall, true},
+		{parseFastSeeds[0], true}, // escapes other than \u
+		{parseFastSeeds[6], true}, // every kind of scalar
+		{parseFastSeeds[18], true},
+		{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"t":"日本 é"}}`, true},
+		{parseFastSeeds[1], false},  // a duplicate: the decoder's error
+		{parseFastSeeds[3], false},  // \u
+		{parseFastSeeds[4], false},  // an escaped name
+		{parseFastSeeds[16], false}, // deeper than fastMaxDepth
+		{parseFastSeeds[17], false}, // more than fastMaxNames members
+		{parseFastSeeds[13], false}, // a second value
+	} {
+		var w wireMessage
+		if got := w.parseFast([]byte(c.msg)); got != c.want {
+			t.Errorf("parseFast(%s) = %v, want %v", c.msg, got, c.want)
+		}
+	}
+}
