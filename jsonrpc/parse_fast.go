@@ -14,8 +14,8 @@ import (
 // grammar, valid UTF-8, no duplicate member names in any object, nothing
 // after the object. It leaves to the decoder: a member name with an
 // escape or more than fastMaxNames members in one object (duplicates
-// are then a matter of unescaped names or of a larger set), a \u escape
-// in a string (surrogates), and nesting deeper than fastMaxDepth.
+// are then a matter of unescaped names or of a larger set), and nesting
+// deeper than fastMaxDepth.
 // FuzzParseFast holds it to the decoder's result.
 func (w *wireMessage) parseFast(data []byte) bool {
 	f := fastWalker{b: data}
@@ -144,8 +144,8 @@ func (f *fastWalker) name(before [][]byte) ([]byte, bool) {
 	return nil, false
 }
 
-// str reads a string: escapes other than \u, valid UTF-8, no control
-// characters.
+// str reads a string: valid escapes (a \u escape of a surrogate only
+// as the first of a pair), valid UTF-8, no control characters.
 func (f *fastWalker) str() bool {
 	start := f.i + 1
 	high := false
@@ -164,8 +164,26 @@ func (f *fastWalker) str() bool {
 			}
 			switch f.b[j] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				r, ok := hex4(f.b[j+1:])
+				switch {
+				case !ok || r >= 0xdc00 && r <= 0xdfff:
+					return false // not an escape, or a lone low surrogate
+				case r >= 0xd800 && r < 0xdc00:
+					// A high surrogate: a low one must follow.
+					rest := f.b[j+5:]
+					if len(rest) < 2 || rest[0] != '\\' || rest[1] != 'u' {
+						return false
+					}
+					if lo, ok := hex4(rest[2:]); !ok || lo < 0xdc00 || lo > 0xdfff {
+						return false
+					}
+					j += 10
+				default:
+					j += 4
+				}
 			default:
-				return false // \u (surrogates: the decoder's) or not an escape
+				return false
 			}
 		case c < 0x20:
 			return false
@@ -174,6 +192,28 @@ func (f *fastWalker) str() bool {
 		}
 	}
 	return false
+}
+
+// hex4 reads the four hex digits of a \u escape from the start of b.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // value reads one value at nesting depth (1 for the envelope's members).
