@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"hash/maphash"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -235,7 +234,7 @@ func NewHandler(s *server.Server, opts *Options) *Handler {
 		o.SSEAfter = DefaultSSEAfter
 	}
 	h.inflight.init(o.SSEAfter)
-	h.streamPrefix, h.streamPerm = rand.Text()[:8]+".", permutation{seed: maphash.MakeSeed()}
+	h.streamPrefix, h.streamPerm = rand.Text()[:8]+".", newPermutation()
 	if o.KeepAlive == 0 {
 		o.KeepAlive = DefaultKeepAlive
 	}

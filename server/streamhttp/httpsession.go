@@ -2,8 +2,9 @@ package streamhttp
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
-	"hash/maphash"
 	"net/http"
 	"strconv"
 	"sync"
@@ -71,14 +72,30 @@ func (h *Handler) streamSuffix() string {
 }
 
 // permutation is a keyed bijection of uint64: a four-round Feistel
-// network over two 32-bit halves, each round a keyed hash (maphash) of
-// one half. Distinct inputs give distinct outputs, whatever the key.
-type permutation struct{ seed maphash.Seed }
+// network over two 32-bit halves, each round the 64-bit finalizer of
+// SplitMix64 over one half and its round's random key. Distinct inputs
+// give distinct outputs, whatever the keys. It hides the counter's
+// order, nothing more: stream ids are no secret (streamSuffix).
+type permutation struct{ keys [4]uint64 }
+
+// newPermutation draws the keys from crypto/rand.
+func newPermutation() permutation {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	var p permutation
+	for i := range p.keys {
+		p.keys[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return p
+}
 
 func (p permutation) permute(x uint64) uint64 {
 	l, r := uint32(x>>32), uint32(x)
-	for round := range 4 {
-		l, r = r, l^uint32(maphash.Comparable(p.seed, uint64(round)<<32|uint64(r)))
+	for _, k := range p.keys {
+		z := uint64(r) ^ k
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		l, r = r, l^uint32(z^z>>31)
 	}
 	return uint64(l)<<32 | uint64(r)
 }

@@ -1,7 +1,6 @@
 package streamhttp
 
 import (
-	"hash/maphash"
 	"strings"
 	"testing"
 
@@ -30,7 +29,7 @@ func TestStreamIDs(t *testing.T) {
 // TestPermutation: the stream ids' permutation is a bijection (distinct
 // counters, distinct ids) that does not keep the counter's order.
 func TestPermutation(t *testing.T) {
-	p := permutation{seed: maphash.MakeSeed()}
+	p := newPermutation()
 	seen := map[uint64]bool{}
 	inOrder := 0
 	prev := p.permute(0)
