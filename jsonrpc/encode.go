@@ -70,7 +70,7 @@ func appendRaw(buf *bytes.Buffer, p jsontext.Value) error {
 		buf.WriteString("{}")
 		return nil
 	}
-	if !p.IsValid() {
+	if !isValid(p) {
 		return &jsontext.SyntacticError{}
 	}
 	buf.Write(p)

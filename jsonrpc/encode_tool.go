@@ -88,7 +88,7 @@ func appendString(b []byte, s string) ([]byte, bool) {
 // whitespace outside strings, and no escape the encoder would rewrite
 // (it keeps \" \\ \b \f \n \r \t and rewrites \/ and most \u escapes).
 func appendCompact(b []byte, raw jsontext.Value) ([]byte, bool) {
-	if !compactMinimal(raw) || !raw.IsValid() {
+	if !compactMinimal(raw) || !isValid(raw) {
 		return b, false
 	}
 	return append(b, raw...), true

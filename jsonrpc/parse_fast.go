@@ -3,6 +3,8 @@ package jsonrpc
 import (
 	"bytes"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // parseFast reads the members of a message envelope as parse does, for
@@ -79,6 +81,21 @@ func (w *wireMessage) parseFast(data []byte) bool {
 	}
 	*w = m
 	return true
+}
+
+// isValid reports whether raw is one valid JSON value, as
+// jsontext.Value.IsValid does (UTF-8, no duplicate names), by the walk
+// when it decides and by IsValid when it does not.
+func isValid(raw []byte) bool {
+	f := fastWalker{b: raw}
+	f.space()
+	if f.value(1) {
+		f.space()
+		if f.i == len(raw) {
+			return true
+		}
+	}
+	return jsontext.Value(raw).IsValid()
 }
 
 // fastMaxNames is the most members parseFast checks for duplicates in

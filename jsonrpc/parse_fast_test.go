@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // parseFastSeeds add to fuzzSeeds what the byte walk must decide or
@@ -46,12 +48,15 @@ func manyMembers(n int) string {
 }
 
 // FuzzParseFast: a message the byte walk takes, the token decoder takes
-// too, with the same members, byte for byte.
+// too, with the same members, byte for byte; and isValid is IsValid.
 func FuzzParseFast(f *testing.F) {
 	for _, s := range append(fuzzSeeds, parseFastSeeds...) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if isValid(data) != jsontext.Value(data).IsValid() {
+			t.Fatalf("isValid(%q) = %v, IsValid says otherwise", data, isValid(data))
+		}
 		var fast wireMessage
 		if !fast.parseFast(data) {
 			if fast.JSONRPC != nil || fast.ID != nil || fast.Method != nil || fast.Params != nil || fast.Result != nil || fast.Error != nil {
