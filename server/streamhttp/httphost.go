@@ -109,7 +109,7 @@ func hostOnly(hostport string) string {
 // address (IPv4, IPv6 or IPv4-mapped IPv6; not one with a zone).
 func isLoopbackName(host string) bool {
 	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
+	if host == "127.0.0.1" || strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip, err := netip.ParseAddr(host)
