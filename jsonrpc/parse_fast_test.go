@@ -99,6 +99,8 @@ func TestParseFastTakes(t *testing.T) {
 		{head + `{"\u0061":1}}`, false}, // an escaped name
 		{head + strings.Repeat("[", fastMaxDepth) + strings.Repeat("]", fastMaxDepth) + `}`, false},
 		{head + `{` + manyMembers(fastMaxNames+1) + `}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"m",` + manyMembers(fastMaxNames-3) + `}`, true}, // as many names as it compares
+		{`{"jsonrpc":"2.0","id":1,"method":"m",` + manyMembers(fastMaxNames-2) + `}`, false},
 		{head + `[01]}`, false},
 		{`{"jsonrpc":"2.0","id":1,"method":"m"} {}`, false},
 	} {

@@ -43,7 +43,8 @@ const (
 // bound its server sets. A body that outlasts the server's ReadTimeout
 // still gets 408 (the read fails with a deadline error).
 func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, int, *jsonrpc.Error) {
-	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 {
+	srv, served := r.Context().Value(http.ServerContextKey).(*http.Server)
+	if served && srv.ReadTimeout > 0 {
 		timeout = 0
 	}
 	var fb *bodyTimer
@@ -82,7 +83,7 @@ func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Durati
 		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	}
 	if err == nil {
-		if rc != nil && !clearsItself(r, len(body)) {
+		if rc != nil && !(served && clearsItself(r, len(body))) {
 			_ = rc.SetReadDeadline(time.Time{})
 		}
 		return body, 0, nil
@@ -102,15 +103,18 @@ func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Durati
 }
 
 // clearsItself reports whether net/http has already cleared the read
-// deadline set for this body: an HTTP/1 request whose body is still
-// net/http's own, read to its end here (n > 0 bytes, so the end came
-// after the deadline was set). At that end the server starts its
-// background read of the connection, clearing the deadline first; a
-// second clear would only cost a system timer update. (A pipelined
-// request already waiting leaves the deadline in place, but then
-// nothing reads the connection until the next request, whose header
-// read sets a deadline of its own.) Any other body (a middleware's
-// copy, a wrapper, an HTTP/2 stream's, an empty one) is cleared here.
+// deadline set for this body, for a request its server serves (the
+// caller checks http.ServerContextKey: a request from http.ReadRequest
+// has the same body without the server's end hook): an HTTP/1 request
+// whose body is still net/http's own, read to its end here (n > 0 bytes,
+// so the end came after the deadline was set; a body a middleware read
+// to its end and left in place ended before). At that end the server
+// starts its background read of the connection, clearing the deadline
+// first; a second clear would only cost a system timer update. (A
+// pipelined request already waiting leaves the deadline in place, but
+// then nothing reads the connection until the next request, whose header
+// read sets a deadline of its own.) Any other body (a middleware's copy,
+// a wrapper, an HTTP/2 stream's, an empty one) is cleared here.
 func clearsItself(r *http.Request, n int) bool {
 	t := serverBodyType()
 	return n > 0 && r.ProtoMajor == 1 && t != nil && reflect.TypeOf(r.Body) == t

@@ -1,12 +1,14 @@
 package httpbody
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRead: every way a body may be framed gets the same answers — the
@@ -86,48 +88,82 @@ func (s *shortAware) Read(p []byte) (int, error) {
 	return k, err
 }
 
+// deadlineLog is a ResponseWriter that logs the read deadlines set on it
+// and passes them on to the writer beneath when that takes them.
+type deadlineLog struct {
+	http.ResponseWriter
+	set []time.Time
+}
+
+func (d *deadlineLog) SetReadDeadline(t time.Time) error {
+	d.set = append(d.set, t)
+	if rc, ok := d.ResponseWriter.(interface{ SetReadDeadline(time.Time) error }); ok {
+		return rc.SetReadDeadline(t)
+	}
+	return nil
+}
+
+// cleared reports whether the last deadline set was none.
+func (d *deadlineLog) cleared() bool { return len(d.set) > 0 && d.set[len(d.set)-1].IsZero() }
+
 // TestClearsItself: Read leaves the deadline's clearing to net/http only
-// for net/http's own HTTP/1 body, read to its end by Read: declared or
-// chunked. An empty body, or one a middleware put in its place, is
-// cleared by Read itself. (That an answer then outlives the bound is
-// TestHTTPBodyReadTimeoutSparesLongAnswers, in server/streamhttp.)
+// for net/http's own HTTP/1 body, served by its server and read to its
+// end by Read: declared or chunked. An empty body, one a middleware put
+// in its place or read to its end before, and a request that did not
+// come from net/http's server are cleared by Read itself. (That an
+// answer then outlives the bound is TestHTTPBodyReadTimeoutSparesLongAnswers,
+// in server/streamhttp.)
 func TestClearsItself(t *testing.T) {
 	type seen struct {
-		clears bool
-		status int
+		cleared bool
+		status  int
 	}
 	got := make(chan seen, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Replace") != "" {
+		switch r.Header.Get("X-Middleware") {
+		case "copy":
 			b, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(b))
+		case "drain":
+			_, _ = io.Copy(io.Discard, r.Body)
 		}
-		body, status, _ := Read(w, r, 1<<10, DefaultReadTimeout)
-		got <- seen{clearsItself(r, len(body)), status}
+		d := &deadlineLog{ResponseWriter: w}
+		_, status, _ := Read(d, r, 1<<10, DefaultReadTimeout)
+		got <- seen{d.cleared(), status}
 	}))
 	defer srv.Close()
+	chunked := func() io.Reader { return io.MultiReader(strings.NewReader(`{"a":`), strings.NewReader(`1}`)) }
 	for _, c := range []struct {
-		name    string
-		body    io.Reader
-		replace bool
-		want    bool
+		name       string
+		body       io.Reader
+		middleware string
+		cleared    bool
 	}{
-		{"declared length", strings.NewReader(`{"a":1}`), false, true},
-		{"chunked", io.MultiReader(strings.NewReader(`{"a":`), strings.NewReader(`1}`)), false, true},
-		{"empty", strings.NewReader(""), false, false},
-		{"a middleware's copy", strings.NewReader(`{"a":1}`), true, false},
+		{"declared length", strings.NewReader(`{"a":1}`), "", false},
+		{"chunked", chunked(), "", false},
+		{"empty", strings.NewReader(""), "", true},
+		{"a middleware's copy", strings.NewReader(`{"a":1}`), "copy", true},
+		{"read to its end by a middleware", chunked(), "drain", true},
 	} {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL, c.body)
-		if c.replace {
-			req.Header.Set("X-Replace", "1")
-		}
+		req.Header.Set("X-Middleware", c.middleware)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		resp.Body.Close()
-		if s := <-got; s.clears != c.want || s.status != 0 {
-			t.Errorf("%s: clearsItself %v (status %d), want %v", c.name, s.clears, s.status, c.want)
+		if s := <-got; s.cleared != c.cleared || s.status != 0 {
+			t.Errorf("%s: Read cleared the deadline: %v (status %d), want %v", c.name, s.cleared, s.status, c.cleared)
 		}
+	}
+	// A request read by http.ReadRequest (a server of one's own) has
+	// net/http's body type without its server's end hook.
+	r, err := http.ReadRequest(bufio.NewReader(strings.NewReader("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n7\r\n{\"a\":1}\r\n0\r\n\r\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &deadlineLog{ResponseWriter: httptest.NewRecorder()}
+	if body, status, _ := Read(d, r, 1<<10, DefaultReadTimeout); status != 0 || string(body) != `{"a":1}` || !d.cleared() {
+		t.Errorf("ReadRequest's request: %q, status %d, deadlines %v: want it read and the deadline cleared", body, status, d.set)
 	}
 }

@@ -308,7 +308,14 @@ func TestJSONAnswerLength(t *testing.T) {
 			if !stateless {
 				session = e.Initialize("{}")
 			}
-			for n := 10; n < 2*unchunkedMax; n += 97 {
+			// Text of n bytes makes an answer of about n + 88: every length
+			// around unchunkedMax, and some well under and over it.
+			sizes := []int{10, 1000, 2 * unchunkedMax}
+			for n := unchunkedMax - 88 - 8; n <= unchunkedMax-88+8; n++ {
+				sizes = append(sizes, n)
+			}
+			lengths := map[int]bool{}
+			for _, n := range sizes {
 				id := e.ID()
 				call := httpenv.ToolCall(id, "echo", `{"text":"`+strings.Repeat("x", n)+`"}`, "")
 				resp := e.Post(session, call, httpenv.WithHeader("MCP-Protocol-Version", mcp.Version20251125))
@@ -317,12 +324,16 @@ func TestJSONAnswerLength(t *testing.T) {
 				if err != nil || resp.StatusCode != http.StatusOK {
 					t.Fatalf("text of %d: status %d, %v", n, resp.StatusCode, err)
 				}
+				lengths[len(body)] = true
 				if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
 					t.Errorf("answer of %d bytes: Content-Length %d, Transfer-Encoding %v", len(body), resp.ContentLength, resp.TransferEncoding)
 				}
 				if got := resp.Header.Values("Content-Type"); len(got) != 1 || got[0] != "application/json" {
 					t.Errorf("Content-Type %q", got)
 				}
+			}
+			if !lengths[unchunkedMax] || !lengths[unchunkedMax+1] {
+				t.Errorf("the answers' lengths %v miss %d or %d: the sizes no longer cross net/http's buffer", lengths, unchunkedMax, unchunkedMax+1)
 			}
 		})
 	}

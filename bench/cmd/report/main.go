@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"os"
 	"slices"
 )
@@ -61,7 +62,7 @@ type agg struct {
 	rps, p50, p99, p999, cpu, util, rss, lutil []float64
 	errors, late                               int64
 	rate                                       float64
-	cpuByRep                                   map[int]float64
+	cpuByRep                                   map[int][]float64
 }
 
 func (a *agg) add(r row) {
@@ -77,9 +78,9 @@ func (a *agg) add(r row) {
 	a.late += r.Late
 	a.rate = r.Rate
 	if a.cpuByRep == nil {
-		a.cpuByRep = map[int]float64{}
+		a.cpuByRep = map[int][]float64{}
 	}
-	a.cpuByRep[r.Rep] = r.CPU
+	a.cpuByRep[r.Rep] = append(a.cpuByRep[r.Rep], r.CPU)
 }
 
 func ratio(a, b float64) string {
@@ -275,7 +276,8 @@ func ceilingOf(w string) string {
 // per workload, two ways: the ratio of the medians, and the median of
 // the ratios within each repetition. The second pairs runs made close
 // together, so a slow stretch of a shared machine weighs on both sides
-// of a ratio instead of on one median.
+// of a ratio instead of on one median. Rows of one repetition (a run
+// appended to another's file) count by their median.
 func printCeiling(closed map[[2]string]*agg, workloads []string) {
 	var lines []string
 	for _, w := range workloads {
@@ -285,10 +287,9 @@ func printCeiling(closed map[[2]string]*agg, workloads []string) {
 		}
 		var byRep []float64
 		reps := ""
-		for rep := range 21 {
-			c, ok1 := a.cpuByRep[rep]
-			rc, ok2 := raw.cpuByRep[rep]
-			if !ok1 || !ok2 || c == 0 {
+		for _, rep := range slices.Sorted(maps.Keys(a.cpuByRep)) {
+			c, rc := median(a.cpuByRep[rep]), median(raw.cpuByRep[rep])
+			if c == 0 || rc == 0 {
 				continue
 			}
 			byRep = append(byRep, rc/c)
@@ -297,14 +298,18 @@ func printCeiling(closed map[[2]string]*agg, workloads []string) {
 			}
 			reps += fmt.Sprintf("%.0f%%", 100*rc/c)
 		}
+		paired := "–"
+		if len(byRep) > 0 {
+			paired = fmt.Sprintf("%.0f%% (%s)", 100*median(byRep), reps)
+		}
 		against := ceilingOf(w)
 		if against != w {
 			against = "raw " + against
 		} else {
 			against = "raw"
 		}
-		lines = append(lines, fmt.Sprintf("| %s | %s | %.1f | %.1f | %.0f%% | %.0f%% (%s) |",
-			w, against, 1000*median(a.cpu), 1000*median(raw.cpu), 100*median(raw.cpu)/median(a.cpu), 100*median(byRep), reps))
+		lines = append(lines, fmt.Sprintf("| %s | %s | %.1f | %.1f | %.0f%% | %s |",
+			w, against, 1000*median(a.cpu), 1000*median(raw.cpu), 100*median(raw.cpu)/median(a.cpu), paired))
 	}
 	if len(lines) == 0 {
 		return
