@@ -2,9 +2,10 @@ package jsonrpc
 
 import (
 	"bytes"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/internal/jsonwalk"
 )
 
 // parseFast reads the members of a message envelope as parse does, for
@@ -20,35 +21,27 @@ import (
 // deeper than fastMaxDepth.
 // FuzzParseFast holds it to the decoder's result.
 func (w *wireMessage) parseFast(data []byte) bool {
-	f := fastWalker{b: data}
-	f.space()
-	if f.peek() != '{' {
+	f := jsonwalk.Walker{B: data}
+	f.Space()
+	if f.Peek() != '{' {
 		return false
 	}
-	f.i++
-	f.space()
 	var m wireMessage
-	var names [fastMaxNames][]byte
-	n := 0
-	if f.peek() != '}' {
-		for {
-			name, ok := f.name(names[:n])
-			if !ok || n == fastMaxNames {
+	if !f.Open('}') {
+		var names [fastMaxNames][]byte
+		n := 0
+		for more := true; more; {
+			name, ok := fastName(&f, names[:n])
+			if !ok || n == fastMaxNames || !f.Colon() {
 				return false
 			}
 			names[n] = name
 			n++
-			f.space()
-			if f.peek() != ':' {
+			start := f.I
+			if !fastValue(&f, 1) {
 				return false
 			}
-			f.i++
-			f.space()
-			start := f.i
-			if !f.value(1) {
-				return false
-			}
-			raw := data[start:f.i:f.i]
+			raw := data[start:f.I:f.I]
 			switch string(name) {
 			case "jsonrpc":
 				m.JSONRPC = raw
@@ -63,20 +56,12 @@ func (w *wireMessage) parseFast(data []byte) bool {
 			case "error":
 				m.Error = raw
 			}
-			f.space()
-			if f.peek() != ',' {
-				break
+			if more, ok = f.Next('}'); !ok {
+				return false
 			}
-			f.i++
-			f.space()
-		}
-		if f.peek() != '}' {
-			return false
 		}
 	}
-	f.i++
-	f.space()
-	if f.i != len(data) {
+	if !f.End() {
 		return false
 	}
 	*w = m
@@ -87,13 +72,10 @@ func (w *wireMessage) parseFast(data []byte) bool {
 // jsontext.Value.IsValid does (UTF-8, no duplicate names), by the walk
 // when it decides and by IsValid when it does not.
 func isValid(raw []byte) bool {
-	f := fastWalker{b: raw}
-	f.space()
-	if f.value(1) {
-		f.space()
-		if f.i == len(raw) {
-			return true
-		}
+	f := jsonwalk.Walker{B: raw}
+	f.Space()
+	if fastValue(&f, 1) && f.End() {
+		return true
 	}
 	return jsontext.Value(raw).IsValid()
 }
@@ -106,266 +88,71 @@ const (
 	fastMaxDepth = 32
 )
 
-// fastWalker is a position in a message's bytes.
-type fastWalker struct {
-	b []byte
-	i int
-}
-
-func (f *fastWalker) peek() byte {
-	if f.i < len(f.b) {
-		return f.b[f.i]
-	}
-	return 0
-}
-
-func (f *fastWalker) space() {
-	for f.i < len(f.b) {
-		switch f.b[f.i] {
-		case ' ', '\t', '\n', '\r':
-			f.i++
-		default:
-			return
-		}
-	}
-}
-
-// name reads a member name without escapes (valid UTF-8, no control
-// characters) and checks it against the names before it in its object.
-func (f *fastWalker) name(before [][]byte) ([]byte, bool) {
-	if f.peek() != '"' {
+// fastName reads a member name without escapes and checks it against
+// the names before it in its object.
+func fastName(f *jsonwalk.Walker, before [][]byte) ([]byte, bool) {
+	name, ok := f.Plain()
+	if !ok {
 		return nil, false
 	}
-	start := f.i + 1
-	high := false
-	for j := start; j < len(f.b); j++ {
-		switch c := f.b[j]; {
-		case c == '"':
-			name := f.b[start:j]
-			if high && !utf8.Valid(name) {
-				return nil, false
-			}
-			for _, b := range before {
-				if bytes.Equal(b, name) {
-					return nil, false
-				}
-			}
-			f.i = j + 1
-			return name, true
-		case c == '\\' || c < 0x20:
+	for _, b := range before {
+		if bytes.Equal(b, name) {
 			return nil, false
-		case c >= 0x80:
-			high = true
 		}
 	}
-	return nil, false
+	return name, true
 }
 
-// str reads a string: valid escapes (a \u escape of a surrogate only
-// as the first of a pair), valid UTF-8, no control characters.
-func (f *fastWalker) str() bool {
-	start := f.i + 1
-	high := false
-	for j := start; j < len(f.b); j++ {
-		switch c := f.b[j]; {
-		case c == '"':
-			if high && !utf8.Valid(f.b[start:j]) {
-				return false
-			}
-			f.i = j + 1
-			return true
-		case c == '\\':
-			j++
-			if j == len(f.b) {
-				return false
-			}
-			switch f.b[j] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				r, ok := hex4(f.b[j+1:])
-				switch {
-				case !ok || r >= 0xdc00 && r <= 0xdfff:
-					return false // not an escape, or a lone low surrogate
-				case r >= 0xd800 && r < 0xdc00:
-					// A high surrogate: a low one must follow.
-					rest := f.b[j+5:]
-					if len(rest) < 2 || rest[0] != '\\' || rest[1] != 'u' {
-						return false
-					}
-					if lo, ok := hex4(rest[2:]); !ok || lo < 0xdc00 || lo > 0xdfff {
-						return false
-					}
-					j += 10
-				default:
-					j += 4
-				}
-			default:
-				return false
-			}
-		case c < 0x20:
-			return false
-		case c >= 0x80:
-			high = true
-		}
-	}
-	return false
-}
-
-// hex4 reads the four hex digits of a \u escape from the start of b.
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
-// value reads one value at nesting depth (1 for the envelope's members).
-func (f *fastWalker) value(depth int) bool {
-	switch c := f.peek(); c {
+// fastValue reads one value at nesting depth (1 for the envelope's
+// members).
+func fastValue(f *jsonwalk.Walker, depth int) bool {
+	switch f.Peek() {
 	case '{':
-		if depth >= fastMaxDepth {
-			return false
-		}
-		return f.object(depth + 1)
+		return depth < fastMaxDepth && fastObject(f, depth+1)
 	case '[':
-		if depth >= fastMaxDepth {
-			return false
-		}
-		return f.array(depth + 1)
+		return depth < fastMaxDepth && fastArray(f, depth+1)
 	case '"':
-		return f.str()
-	case 't':
-		return f.literal("true")
-	case 'f':
-		return f.literal("false")
-	case 'n':
-		return f.literal("null")
+		return f.String()
+	case 't', 'f', 'n':
+		return f.Literal()
 	default:
-		return f.number()
+		_, ok := f.Number()
+		return ok
 	}
 }
 
-func (f *fastWalker) object(depth int) bool {
-	f.i++ // '{'
-	f.space()
-	if f.peek() == '}' {
-		f.i++
+func fastObject(f *jsonwalk.Walker, depth int) bool {
+	if f.Open('}') {
 		return true
 	}
 	var names [fastMaxNames][]byte
 	n := 0
-	for {
-		name, ok := f.name(names[:n])
-		if !ok || n == fastMaxNames {
+	for more := true; more; {
+		name, ok := fastName(f, names[:n])
+		if !ok || n == fastMaxNames || !f.Colon() || !fastValue(f, depth) {
 			return false
 		}
 		names[n] = name
 		n++
-		f.space()
-		if f.peek() != ':' {
-			return false
-		}
-		f.i++
-		f.space()
-		if !f.value(depth) {
-			return false
-		}
-		f.space()
-		switch f.peek() {
-		case ',':
-			f.i++
-			f.space()
-		case '}':
-			f.i++
-			return true
-		default:
+		if more, ok = f.Next('}'); !ok {
 			return false
 		}
 	}
+	return true
 }
 
-func (f *fastWalker) array(depth int) bool {
-	f.i++ // '['
-	f.space()
-	if f.peek() == ']' {
-		f.i++
+func fastArray(f *jsonwalk.Walker, depth int) bool {
+	if f.Open(']') {
 		return true
 	}
-	for {
-		if !f.value(depth) {
+	for more := true; more; {
+		var ok bool
+		if !fastValue(f, depth) {
 			return false
 		}
-		f.space()
-		switch f.peek() {
-		case ',':
-			f.i++
-			f.space()
-		case ']':
-			f.i++
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-func (f *fastWalker) literal(word string) bool {
-	if len(f.b)-f.i < len(word) || string(f.b[f.i:f.i+len(word)]) != word {
-		return false
-	}
-	f.i += len(word)
-	return true
-}
-
-// number reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (f *fastWalker) number() bool {
-	if f.peek() == '-' {
-		f.i++
-	}
-	switch c := f.peek(); {
-	case c == '0':
-		f.i++
-	case c >= '1' && c <= '9':
-		f.digits()
-	default:
-		return false
-	}
-	if f.peek() == '.' {
-		f.i++
-		if !f.digits() {
-			return false
-		}
-	}
-	if c := f.peek(); c == 'e' || c == 'E' {
-		f.i++
-		if c := f.peek(); c == '+' || c == '-' {
-			f.i++
-		}
-		if !f.digits() {
+		if more, ok = f.Next(']'); !ok {
 			return false
 		}
 	}
 	return true
-}
-
-func (f *fastWalker) digits() bool {
-	start := f.i
-	for f.i < len(f.b) && f.b[f.i] >= '0' && f.b[f.i] <= '9' {
-		f.i++
-	}
-	return f.i > start
 }
