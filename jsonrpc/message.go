@@ -121,22 +121,31 @@ func (w *wireMessage) parseTokens(data []byte) error {
 		if err != nil {
 			return err
 		}
-		switch string(key) {
-		case "jsonrpc":
-			w.JSONRPC = raw
-		case "id":
-			w.ID = raw
-		case "method":
-			w.Method = raw
-		case "params":
-			w.Params = raw
-		case "result":
-			w.Result = raw
-		case "error":
-			w.Error = raw
+		if slot := w.member(key); slot != nil {
+			*slot = raw
 		}
 	}
 	return d.End()
+}
+
+// member is where the envelope keeps the member named name, nil for a
+// member it ignores.
+func (w *wireMessage) member(name []byte) *jsontext.Value {
+	switch string(name) {
+	case "jsonrpc":
+		return &w.JSONRPC
+	case "id":
+		return &w.ID
+	case "method":
+		return &w.Method
+	case "params":
+		return &w.Params
+	case "result":
+		return &w.Result
+	case "error":
+		return &w.Error
+	}
+	return nil
 }
 
 // decodeOpts: member names match case-sensitively and duplicates are

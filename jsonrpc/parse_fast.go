@@ -41,20 +41,8 @@ func (w *wireMessage) parseFast(data []byte) bool {
 			if !fastValue(&f, 1) {
 				return false
 			}
-			raw := data[start:f.I:f.I]
-			switch string(name) {
-			case "jsonrpc":
-				m.JSONRPC = raw
-			case "id":
-				m.ID = raw
-			case "method":
-				m.Method = raw
-			case "params":
-				m.Params = raw
-			case "result":
-				m.Result = raw
-			case "error":
-				m.Error = raw
+			if slot := m.member(name); slot != nil {
+				*slot = data[start:f.I:f.I]
 			}
 			if more, ok = f.Next('}'); !ok {
 				return false

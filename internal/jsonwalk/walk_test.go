@@ -23,23 +23,13 @@ func FuzzScalars(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		w := Walker{B: []byte(s)}
-		var ok bool
-		switch w.Peek() {
-		case '"':
-			ok = w.String()
-		case 't', 'f', 'n':
-			ok = w.Literal()
-		default:
-			_, ok = w.Number()
-		}
-		ok = ok && w.I == len(s)
+		ok := readsWhole(s)
 		bare := len(s) > 0 && strings.Trim(s, " \t\r\n") == s && s[0] != '{' && s[0] != '['
 		if valid := bare && jsontext.Value(s).IsValid(); ok != valid {
 			t.Fatalf("%q: the walk says %v, jsontext %v", s, ok, valid)
 		}
 		// Plain takes a string without escapes: the same string.
-		w = Walker{B: []byte(s)}
+		w := Walker{B: []byte(s)}
 		if contents, ok := w.Plain(); ok {
 			str := s[:w.I]
 			if !jsontext.Value(str).IsValid() || strings.Contains(str, `\`) || string(contents) != str[1:len(str)-1] {
@@ -49,19 +39,25 @@ func FuzzScalars(f *testing.F) {
 	})
 }
 
+// readsWhole reports whether s is one string, number or literal, read by
+// the walk to its end.
+func readsWhole(s string) bool {
+	w := Walker{B: []byte(s)}
+	var ok bool
+	switch w.Peek() {
+	case '"':
+		ok = w.String()
+	case 't', 'f', 'n':
+		ok = w.Literal()
+	default:
+		_, ok = w.Number()
+	}
+	return ok && w.I == len(s)
+}
+
 func TestScalars(t *testing.T) {
 	for _, s := range scalarSeeds {
-		w := Walker{B: []byte(s)}
-		var ok bool
-		switch w.Peek() {
-		case '"':
-			ok = w.String()
-		case 't', 'f', 'n':
-			ok = w.Literal()
-		default:
-			_, ok = w.Number()
-		}
-		if ok = ok && w.I == len(s); ok != jsontext.Value(s).IsValid() {
+		if ok := readsWhole(s); ok != jsontext.Value(s).IsValid() {
 			t.Errorf("%q: the walk says %v, jsontext %v", s, ok, !ok)
 		}
 	}
