@@ -172,7 +172,7 @@ func requestor(ctx context.Context, req *Request) string {
 		return p
 	}
 	if req.session != nil {
-		return req.session.principal
+		return req.session.principalOf() // under its lock: a cluster's restore may replace it
 	}
 	return ""
 }
