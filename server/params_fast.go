@@ -1,9 +1,9 @@
 package server
 
 import (
-	"bytes"
-
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/internal/jsonwalk"
 
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -76,37 +76,28 @@ func (wp *wireParams) fastMeta(val []byte) bool {
 // JSON), with its name and its raw value (a slice of b); false when b is
 // no object, a name has an escape, or member says so.
 func walkObject(b []byte, member func(key []byte, val jsontext.Value) bool) bool {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
+	w := jsonwalk.Walker{B: b}
+	w.Space()
+	if w.Peek() != '{' {
 		return false
 	}
-	i++
-	for {
-		i = skipSpace(b, i)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-		}
-		if i >= len(b) {
-			return false
-		}
-		if b[i] == '}' {
-			return true
-		}
-		key, next, ok := plainString(b, i)
-		if !ok {
-			return false
-		}
-		i = skipSpace(b, next)
-		if i >= len(b) || b[i] != ':' {
-			return false
-		}
-		i = skipSpace(b, i+1)
-		end := skipValue(b, i)
-		if end < 0 || !member(key, jsontext.Value(b[i:end:end])) {
-			return false
-		}
-		i = end
+	if w.Open('}') {
+		return true
 	}
+	for more := true; more; {
+		key, ok := w.Plain()
+		if !ok || !w.Colon() {
+			return false
+		}
+		start := w.I
+		if !w.Skip() || !member(key, jsontext.Value(b[start:w.I:w.I])) {
+			return false
+		}
+		if more, ok = w.Next('}'); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // knownMetaName is a _meta name as a string: a reserved key (metaKeys)
@@ -148,94 +139,11 @@ func stringMember(val []byte, dst *string) bool {
 		*dst = ""
 		return true
 	}
-	s, end, ok := plainString(val, 0)
-	if !ok || end != len(val) {
+	w := jsonwalk.Walker{B: val}
+	str, ok := w.Plain()
+	if !ok || w.I != len(val) {
 		return false
 	}
-	*dst = string(s)
+	*dst = string(str)
 	return true
-}
-
-// plainString returns the contents of the string starting at b[i] and
-// the index after it; false when b[i] starts no string or the string
-// has an escape.
-func plainString(b []byte, i int) ([]byte, int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return nil, 0, false
-	}
-	rest := b[i+1:]
-	j := bytes.IndexByte(rest, '"')
-	if j < 0 || bytes.IndexByte(rest[:j], '\\') >= 0 {
-		return nil, 0, false
-	}
-	return rest[:j], i + 1 + j + 1, true
-}
-
-// skipValue returns the index just after the value starting at b[i] (of
-// valid JSON), or -1.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				if i < 0 {
-					return -1
-				}
-				i--
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return -1
-	}
-	for j := i; j < len(b); j++ { // a number or a literal
-		switch b[j] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return j
-		}
-	}
-	return len(b)
-}
-
-// skipString returns the index just after the string starting at b[i].
-func skipString(b []byte, i int) int {
-	for j := i + 1; ; j++ {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		j += k
-		n := 0 // the backslashes before it: an odd run escapes it
-		for p := j - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return j + 1
-		}
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
 }

@@ -4,6 +4,8 @@
 // escapes of what it reads, so a walk that reaches its end has read valid
 // JSON. A walk that meets anything it does not read returns false and the
 // caller leaves the text to the decoder, which also writes the error.
+// The one exception is Skip, which passes over a value of text already
+// checked (server's params, after jsonrpc's walk or decoder).
 //
 // It imports no mcpkit package.
 package jsonwalk

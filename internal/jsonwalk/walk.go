@@ -1,6 +1,9 @@
 package jsonwalk
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // Walker is a position in a JSON text.
 type Walker struct {
@@ -236,4 +239,66 @@ func (w *Walker) digits() bool {
 		w.I++
 	}
 	return w.I > start
+}
+
+// Skip passes over one value of text already known to be valid (checked
+// by a walk or by the decoder before): it checks nothing, so it must not
+// be given text from anywhere else. False when the text ends first.
+func (w *Walker) Skip() bool {
+	b, i := w.B, w.I
+	if i >= len(b) {
+		return false
+	}
+	switch b[i] {
+	case '"':
+		return w.skipString()
+	case '{', '[':
+		depth := 0
+		for ; w.I < len(b); w.I++ {
+			switch b[w.I] {
+			case '"':
+				if !w.skipString() {
+					return false
+				}
+				w.I--
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					w.I++
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for ; w.I < len(b); w.I++ { // a number or a literal
+		switch b[w.I] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return true
+		}
+	}
+	return true
+}
+
+// skipString passes over a string of valid text: to the first quote not
+// escaped by an odd run of backslashes.
+func (w *Walker) skipString() bool {
+	b, start := w.B, w.I
+	for j := start + 1; ; j++ {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return false
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > start && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			w.I = j + 1
+			return true
+		}
+	}
 }

@@ -15,11 +15,24 @@ var scalarSeeds = []string{
 	`true`, `false`, `null`, `tru`, `nul`, `True`, `truex`,
 }
 
+// skipSeeds are containers for Skip, strings with brackets and escaped
+// quotes among them.
+var skipSeeds = []string{`{"a":[1,"x\\\"]",{"b":null}],"c":"\\"}`, `[]`, `{}`, `[{"a":"}"}]`, `"\\"`, `-1.5e3`, `true`}
+
+// TestSkip: Skip passes over exactly one value, followed by a comma.
+func TestSkip(t *testing.T) {
+	for _, s := range skipSeeds {
+		if w := (Walker{B: []byte(s + ",")}); !w.Skip() || w.I != len(s) {
+			t.Errorf("Skip over %q stops at %d", s, w.I)
+		}
+	}
+}
+
 // FuzzScalars: a string, number or literal read to the end of its text
 // is exactly what jsontext calls valid: the walk refuses nothing valid
-// and takes nothing invalid.
+// and takes nothing invalid. Skip passes over exactly one valid value.
 func FuzzScalars(f *testing.F) {
-	for _, s := range scalarSeeds {
+	for _, s := range append(scalarSeeds, skipSeeds...) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -27,6 +40,12 @@ func FuzzScalars(f *testing.F) {
 		bare := len(s) > 0 && strings.Trim(s, " \t\r\n") == s && s[0] != '{' && s[0] != '['
 		if valid := bare && jsontext.Value(s).IsValid(); ok != valid {
 			t.Fatalf("%q: the walk says %v, jsontext %v", s, ok, valid)
+		}
+		// Skip passes over exactly one value of valid text, whatever it is.
+		if len(s) > 0 && strings.Trim(s, " \t\r\n") == s && jsontext.Value(s).IsValid() {
+			if w := (Walker{B: []byte(s + ",")}); !w.Skip() || w.I != len(s) {
+				t.Fatalf("Skip over %q stops at %d", s, w.I)
+			}
 		}
 		// Plain takes a string without escapes: the same string.
 		w := Walker{B: []byte(s)}
