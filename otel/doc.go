@@ -27,6 +27,18 @@
 //     its own under the caller's span, and its server span is that
 //     retry's child whichever instance serves it.
 //
+// Every value a peer chooses (method, tool and prompt names, resource
+// URIs, session and request ids, protocol versions) is cut to
+// Options.MaxNameLength bytes (DefaultMaxNameLength, 256) before it
+// becomes part of a span name or an attribute, and a failed span's
+// status description to Options.MaxStatusLength (DefaultMaxStatusLength,
+// 1024): the cut falls on a UTF-8 character boundary and is marked by
+// TruncationMark ("…"); invalid UTF-8 becomes U+FFFD. The histograms
+// keep a tool or prompt name, and a method that is not one of MCP's,
+// only for a request that succeeded (a failed one is counted under no
+// name, and its method as "_OTHER"), so that a client sending names at
+// random cannot make new time series.
+//
 // The package is its own Go module, so that the core SDK does not depend
 // on OpenTelemetry.
 package mcpotel

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -44,7 +46,32 @@ type Options struct {
 	// Transport is the network.transport of every span and measurement
 	// ("pipe", "tcp"); "" leaves it out.
 	Transport string
+	// MaxNameLength bounds, in bytes, each value a peer chooses that
+	// becomes part of a span name or an attribute: the method, the tool
+	// or prompt name, the resource URI, the session id, the protocol
+	// version and the request id. A longer value is cut at the last UTF-8
+	// character boundary at or below the bound and ends with
+	// TruncationMark, so it is at most MaxNameLength+3 bytes and always
+	// valid UTF-8 (invalid bytes in any value become U+FFFD). Zero or
+	// less: DefaultMaxNameLength.
+	MaxNameLength int
+	// MaxStatusLength bounds, in bytes, a failed span's status
+	// description (the error's text, which may quote the peer's error
+	// message), cut the same way. Zero or less: DefaultMaxStatusLength.
+	MaxStatusLength int
 }
+
+// The default bounds of the values a span takes from a peer.
+const (
+	// DefaultMaxNameLength is Options.MaxNameLength when it is zero.
+	DefaultMaxNameLength = 256
+	// DefaultMaxStatusLength is Options.MaxStatusLength when it is zero.
+	DefaultMaxStatusLength = 1024
+)
+
+// TruncationMark ends a value cut to Options.MaxNameLength or
+// Options.MaxStatusLength: U+2026 HORIZONTAL ELLIPSIS (3 bytes).
+const TruncationMark = "\u2026"
 
 // Telemetry is the OpenTelemetry instrumentation of one server or
 // client. Safe for concurrent use.
@@ -52,6 +79,8 @@ type Telemetry struct {
 	tracer     trace.Tracer
 	prop       propagation.TextMapPropagator
 	transport  []attribute.KeyValue
+	maxName    int
+	maxStatus  int
 	serverOp   mcpconv.ServerOperationDuration
 	clientOp   mcpconv.ClientOperationDuration
 	serverSess mcpconv.ServerSessionDuration
@@ -74,7 +103,13 @@ func New(opts *Options) (*Telemetry, error) {
 	if o.Propagator == nil {
 		o.Propagator = propagation.TraceContext{}
 	}
-	t := &Telemetry{tracer: o.TracerProvider.Tracer(ScopeName), prop: o.Propagator}
+	if o.MaxNameLength <= 0 {
+		o.MaxNameLength = DefaultMaxNameLength
+	}
+	if o.MaxStatusLength <= 0 {
+		o.MaxStatusLength = DefaultMaxStatusLength
+	}
+	t := &Telemetry{tracer: o.TracerProvider.Tracer(ScopeName), prop: o.Propagator, maxName: o.MaxNameLength, maxStatus: o.MaxStatusLength}
 	if o.Transport != "" {
 		t.transport = []attribute.KeyValue{semconv.NetworkTransportKey.String(o.Transport)}
 	}
@@ -106,9 +141,10 @@ func (t *Telemetry) handle(ctx context.Context, c *intercept.Call, next intercep
 	if c.Inbound {
 		ctx = t.prop.Extract(ctx, metaCarrier{c})
 	}
-	target, attrs := describe(c)
+	method := truncate(c.Method, t.maxName)
+	target, attrs := t.describe(c, method)
 	attrs = append(attrs, t.transport...)
-	name := c.Method
+	name := method
 	if target != "" {
 		name += " " + target
 	}
@@ -133,7 +169,7 @@ func (t *Telemetry) handle(ctx context.Context, c *intercept.Call, next intercep
 			}
 		}
 		span.SetAttributes(semconv.ErrorTypeKey.String(errType))
-		span.SetStatus(codes.Error, err.Error())
+		span.SetStatus(codes.Error, truncate(err.Error(), t.maxStatus))
 		attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
 	} else if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
 		span.SetAttributes(semconv.ErrorTypeKey.String("tool_error"))
@@ -141,8 +177,8 @@ func (t *Telemetry) handle(ctx context.Context, c *intercept.Call, next intercep
 		attrs = append(attrs, semconv.ErrorTypeKey.String("tool_error"))
 	}
 	if !c.Notification {
-		method := mcpconv.MethodNameAttr(c.Method)
-		mattrs := metricAttrs(attrs)
+		mmethod, mattrs := metricAttrs(c.Method, attrs, err == nil)
+		method := mcpconv.MethodNameAttr(mmethod)
 		if c.Side == intercept.Server && c.Inbound {
 			t.serverOp.Record(ctx, elapsed, method, mattrs...)
 		} else if c.Side == intercept.Client && !c.Inbound {
@@ -164,7 +200,7 @@ func (t *Telemetry) watchSession(c *intercept.Call) {
 		return
 	}
 	ss, start := req.Session(), time.Now()
-	attrs := append([]attribute.KeyValue{semconv.McpProtocolVersion(ss.ProtocolVersion())}, t.transport...)
+	attrs := append([]attribute.KeyValue{semconv.McpProtocolVersion(truncate(ss.ProtocolVersion(), t.maxName))}, t.transport...)
 	go func() {
 		err := ss.Wait()
 		a := attrs
@@ -179,7 +215,7 @@ func (t *Telemetry) watchSession(c *intercept.Call) {
 // ends (from now). The goroutine ends with the connection.
 func (t *Telemetry) WatchClient(c *client.Client) {
 	start := time.Now()
-	attrs := append([]attribute.KeyValue{semconv.McpProtocolVersion(c.ProtocolVersion())}, t.transport...)
+	attrs := append([]attribute.KeyValue{semconv.McpProtocolVersion(truncate(c.ProtocolVersion(), t.maxName))}, t.transport...)
 	go func() {
 		<-c.Done()
 		t.clientSess.Record(context.Background(), time.Since(start).Seconds(), attrs...)
@@ -201,20 +237,21 @@ func kind(c *intercept.Call) trace.SpanKind {
 	return trace.SpanKindClient
 }
 
-// describe returns the span's target and attributes.
-func describe(c *intercept.Call) (string, []attribute.KeyValue) {
+// describe returns the span's target and attributes, every value a peer
+// chose truncated to t.maxName (method already is).
+func (t *Telemetry) describe(c *intercept.Call, method string) (string, []attribute.KeyValue) {
 	attrs := make([]attribute.KeyValue, 0, 8)
-	attrs = append(attrs, semconv.McpMethodNameKey.String(c.Method))
+	attrs = append(attrs, semconv.McpMethodNameKey.String(method))
 	if c.SessionID != "" {
-		attrs = append(attrs, semconv.McpSessionID(c.SessionID))
+		attrs = append(attrs, semconv.McpSessionID(truncate(c.SessionID, t.maxName)))
 	}
 	if c.Version != "" {
-		attrs = append(attrs, semconv.McpProtocolVersion(c.Version))
+		attrs = append(attrs, semconv.McpProtocolVersion(truncate(c.Version, t.maxName)))
 	}
 	if c.ID.IsValid() {
-		attrs = append(attrs, semconv.JSONRPCRequestID(c.ID.String()))
+		attrs = append(attrs, semconv.JSONRPCRequestID(truncate(c.ID.String(), t.maxName)))
 	}
-	name := c.Name
+	name := truncate(c.Name, t.maxName)
 	switch c.Method {
 	case mcp.MethodToolsCall:
 		if name != "" {
@@ -234,18 +271,60 @@ func describe(c *intercept.Call) (string, []attribute.KeyValue) {
 	return name, attrs
 }
 
-// metricAttrs keeps the attributes of low cardinality for the
-// histograms (no session or request id).
-func metricAttrs(attrs []attribute.KeyValue) []attribute.KeyValue {
+// metricAttrs returns the method and the attributes of low cardinality
+// for the histograms: no session or request id, no resource URI. A peer
+// can send any number of distinct names, so a failed request (an unknown
+// tool, prompt or method fails) keeps neither its tool or prompt name
+// nor its method unless the method is one of MCP's (else "_OTHER"); a
+// request that succeeded names what the server has.
+func metricAttrs(method string, attrs []attribute.KeyValue, ok bool) (string, []attribute.KeyValue) {
+	if !ok && !knownMethods[method] {
+		method = "_OTHER"
+	}
 	out := make([]attribute.KeyValue, 0, len(attrs))
 	for _, a := range attrs {
 		switch a.Key {
 		case semconv.McpSessionIDKey, semconv.JSONRPCRequestIDKey, semconv.McpMethodNameKey, semconv.McpResourceURIKey:
 			continue
+		case semconv.GenAIToolNameKey, semconv.GenAIPromptNameKey:
+			if !ok {
+				continue
+			}
 		}
 		out = append(out, a)
 	}
-	return out
+	return method, out
+}
+
+// knownMethods are the request methods of MCP, which a failed request
+// keeps in the histograms.
+var knownMethods = map[string]bool{
+	mcp.MethodInitialize: true, mcp.MethodPing: true, mcp.MethodServerDiscover: true,
+	mcp.MethodToolsList: true, mcp.MethodToolsCall: true,
+	mcp.MethodResourcesList: true, mcp.MethodResourcesTemplatesList: true, mcp.MethodResourcesRead: true,
+	mcp.MethodResourcesSubscribe: true, mcp.MethodResourcesUnsubscribe: true,
+	mcp.MethodPromptsList: true, mcp.MethodPromptsGet: true, mcp.MethodCompletionComplete: true,
+	mcp.MethodLoggingSetLevel: true, mcp.MethodSamplingCreateMessage: true, mcp.MethodElicitationCreate: true,
+	mcp.MethodRootsList: true, mcp.MethodSubscriptionsListen: true,
+	mcp.MethodTasksGet: true, mcp.MethodTasksResult: true, mcp.MethodTasksList: true,
+	mcp.MethodTasksCancel: true, mcp.MethodTasksUpdate: true,
+}
+
+// truncate returns s if it is valid UTF-8 of at most max bytes; else s
+// cut at the last character boundary at or below max, invalid bytes
+// replaced by U+FFFD, followed by TruncationMark when it was cut.
+func truncate(s string, max int) string {
+	if len(s) <= max {
+		if utf8.ValidString(s) {
+			return s
+		}
+		return strings.ToValidUTF8(s, "\uFFFD")
+	}
+	cut := max
+	for i := 0; i < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(s[cut]); i++ {
+		cut--
+	}
+	return strings.ToValidUTF8(s[:cut], "\uFFFD") + TruncationMark
 }
 
 // metaCarrier is a Call's _meta as a propagation.TextMapCarrier: Get
