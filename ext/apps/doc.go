@@ -12,6 +12,13 @@
 // to client.Options; Supported reports whether the server advertises it;
 // ToolUI and FetchUI find and fetch a tool's view.
 //
+// A view's CSP lists must hold origins (https://api.example.com,
+// wss://..., a subdomain wildcard https://*.example.com): AddResource
+// refuses CSP keywords such as 'unsafe-inline', a bare *, other schemes
+// (javascript:, data:, blob:) and anything that would add a source or a
+// directive (whitespace, ';', ','), with an error naming the view, the
+// field and the value; CSP.Validate is the check, for hosts too.
+//
 // Both protocol eras are served alike: the extension is declared in
 // capabilities.extensions (initialize, or the per-request envelope and
 // server/discover of 2026-07-28). See docs/design/extensions.md.

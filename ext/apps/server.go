@@ -37,7 +37,9 @@ func Enable(s *server.Server) error {
 // AddResource registers the view r as a resource of s, served as
 // MIMEType with its _meta.ui on both the list entry and the contents,
 // and advertises the extension. A URI without the ui:// scheme, an empty
-// name or empty HTML is an error starting with "apps:".
+// name, empty HTML or a CSP source that is not an origin (CSP.Validate:
+// 'unsafe-inline', javascript:, a bare *, a ';' ...) is an error
+// starting with "apps:" that names the view, and registers nothing.
 func AddResource(s *server.Server, r *Resource) error {
 	switch {
 	case r == nil:
@@ -48,6 +50,9 @@ func AddResource(s *server.Server, r *Resource) error {
 		return fmt.Errorf("apps: AddResource %q: the view needs a name", r.URI)
 	case r.HTML == "":
 		return fmt.Errorf("apps: AddResource %q: the view has no HTML", r.URI)
+	}
+	if err := r.Meta.CSP.Validate(); err != nil {
+		return fmt.Errorf("apps: AddResource %q: %w", r.URI, err)
 	}
 	meta := mcp.Meta{metaKey: r.Meta}
 	res := &mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: MIMEType, Meta: meta}
