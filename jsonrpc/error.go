@@ -67,3 +67,13 @@ func AsError(err error) (*Error, bool) {
 // ErrMethodNotFound is the canonical "method not found" error; handlers
 // return it (or an Errorf with mcp.CodeMethodNotFound) for unknown methods.
 var ErrMethodNotFound = NewError(mcp.CodeMethodNotFound, "Method not found")
+
+// ErrUnavailable is the answer of a server that cannot serve a request
+// for now because something it depends on is unreachable (the store of a
+// rate limiter, for one): -32603 "Service Unavailable: try again later".
+// It says nothing of the failure, whose details belong in the server's
+// log, not in an answer. A handler or an interceptor returns it (or an
+// error wrapping it); the Streamable HTTP server answers it with status
+// 503 in both eras, as it does when its session store is unreachable, so
+// that the client knows it may try again.
+var ErrUnavailable = NewError(mcp.CodeInternalError, "Service Unavailable: try again later")

@@ -8,13 +8,22 @@
 // The buckets live in a Limiter: Memory (one instance), or the Redis
 // limiter of the store/redis module, which holds across instances.
 //
+// A Limiter that fails (its store is unreachable) cannot say whether a
+// request is within its limits. By default the request is then refused
+// with jsonrpc.ErrUnavailable (-32603 "Service Unavailable", HTTP 503 on
+// Streamable HTTP), which carries none of the failure's details: those
+// (the store's address, the bucket's key) go to Options.Logger only.
+// Options.FailOpen lets such requests through instead.
+//
 // Package ratelimit imports intercept, jsonrpc and mcp.
 package ratelimit
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/mcpkit/mcpkit/intercept"
@@ -49,8 +58,9 @@ func (r Rate) wait(tokens float64) time.Duration {
 // Limiter keeps token buckets by key. Take takes one token from the
 // bucket of key (created full), refilled at r; when it is empty it takes
 // nothing and reports how long until a token is there. It must be safe
-// for concurrent use. An error (the store is down) fails the request
-// with -32603: limits are never silently lifted.
+// for concurrent use. An error (the store is down) refuses the request
+// with jsonrpc.ErrUnavailable unless Options.FailOpen is set: limits are
+// never silently lifted. Its text is logged, never sent to the client.
 type Limiter interface {
 	Take(ctx context.Context, key string, r Rate) (retryAfter time.Duration, err error)
 }
@@ -71,6 +81,16 @@ type Options struct {
 	// Prefix is prepended to every key, so that servers sharing a store
 	// keep separate buckets. Default DefaultPrefix.
 	Prefix string
+	// FailOpen lets a request through when the Limiter fails (its store
+	// is unreachable), as if its buckets had tokens. False, the default:
+	// such a request is refused with jsonrpc.ErrUnavailable (-32603
+	// "Service Unavailable", HTTP 503), the safe choice for a limit that
+	// protects the server or an upstream. Set it when availability
+	// matters more than the limit. Either way the failure is logged.
+	FailOpen bool
+	// Logger receives a Limiter's failures, with their details (the
+	// error, the bucket, the method), at level Error. Nil: slog.Default().
+	Logger *slog.Logger
 }
 
 // DefaultPrefix is the key prefix when Options.Prefix is empty.
@@ -81,13 +101,17 @@ const DefaultPrefix = "mcpkit:rl:"
 // against each bucket that applies, in the order principal, session,
 // tool; the first empty one answers the request with
 // mcp.CodeRateLimited. Tokens taken from the buckets before it are not
-// given back.
+// given back. A bucket whose Limiter fails refuses the request with
+// jsonrpc.ErrUnavailable, or is skipped with Options.FailOpen.
 func Interceptor(opts Options) intercept.Interceptor {
 	if opts.Limiter == nil {
 		opts.Limiter = NewMemory(nil)
 	}
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultPrefix
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
 	}
 	return func(next intercept.Handler) intercept.Handler {
 		return func(ctx context.Context, c *intercept.Call) (any, error) {
@@ -104,27 +128,33 @@ func Interceptor(opts Options) intercept.Interceptor {
 
 func (o *Options) check(ctx context.Context, c *intercept.Call) error {
 	if o.Principal.on() && c.Principal != "" {
-		if err := o.take(ctx, "principal", "p:"+c.Principal, o.Principal); err != nil {
+		if err := o.take(ctx, c, "principal", "p:"+c.Principal, o.Principal); err != nil {
 			return err
 		}
 	}
 	if o.Session.on() && c.SessionID != "" {
-		if err := o.take(ctx, "session", "s:"+c.SessionID, o.Session); err != nil {
+		if err := o.take(ctx, c, "session", "s:"+c.SessionID, o.Session); err != nil {
 			return err
 		}
 	}
 	if o.Tool.on() && c.Method == mcp.MethodToolsCall && c.Name != "" {
-		if err := o.take(ctx, "tool "+c.Name, "t:"+c.Name, o.Tool); err != nil {
+		if err := o.take(ctx, c, "tool "+c.Name, "t:"+c.Name, o.Tool); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (o *Options) take(ctx context.Context, what, key string, r Rate) error {
+func (o *Options) take(ctx context.Context, c *intercept.Call, what, key string, r Rate) error {
 	wait, err := o.Limiter.Take(ctx, o.Prefix+key, r)
 	if err != nil {
-		return jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: ratelimit: %v", err)
+		bucket, _, _ := strings.Cut(what, " ")
+		o.Logger.LogAttrs(ctx, slog.LevelError, "ratelimit: the limiter failed",
+			slog.String("bucket", bucket), slog.String("method", c.Method), slog.Bool("failOpen", o.FailOpen), slog.Any("err", err))
+		if o.FailOpen {
+			return nil
+		}
+		return jsonrpc.ErrUnavailable
 	}
 	if wait <= 0 {
 		return nil

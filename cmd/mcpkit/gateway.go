@@ -220,7 +220,7 @@ func (c *gatewayConfig) plan(source string, out io.Writer) (*gatewayPlan, error)
 	}
 	if r := c.RateLimits; r != nil {
 		so.Interceptors = append(so.Interceptors, ratelimit.Interceptor(ratelimit.Options{
-			Principal: r.Principal.rate(), Session: r.Session.rate(), Tool: r.Tool.rate(),
+			Principal: r.Principal.rate(), Session: r.Session.rate(), Tool: r.Tool.rate(), Logger: log,
 		}))
 	}
 	p.opts = gateway.Options{

@@ -13,6 +13,10 @@
 // and the deployment seams for several instances: a store.SessionStore,
 // a store.EventStore and a store.Broker (docs/design/multi-instance.md).
 //
+// An error answer that is (or wraps) jsonrpc.ErrUnavailable, such as a
+// rate limiter's whose store is down, or a failed SessionStore write,
+// gets status 503 in both eras (unavailable.go).
+//
 // The package reaches the protocol server only through
 // server/internal/seam: it classifies a request, hands it to the server
 // in its era, and puts each message the server writes on the stream its

@@ -60,7 +60,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.
 		result, err := h.p.ServeModern(ctx, *call, streamOutbound{st}, r.Header)
 		if err != nil {
 			e := seam.ToRPCError(err)
-			st.pushFinal(wire.EncodeError(msg.ID, e), h.p.ModernStatus(e))
+			st.pushFinal(wire.EncodeError(msg.ID, e), statusOf(err, h.p.ModernStatus(e)))
 			return
 		}
 		out, err := wire.EncodeResult(msg.ID, result)

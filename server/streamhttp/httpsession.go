@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
-	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -105,7 +104,7 @@ func (hs *httpSession) touch() { hs.lastSeen.Store(hs.h.now().UnixNano()) }
 // HandleRequest implements jsonrpc.Handler for the session's connection:
 // the session answers, and the HTTP side counts the handlers running (so
 // that a closing session knows when they are all done), gives a failed
-// SessionStore write its 503, and logs a result that comes too late for
+// SessionStore write (or another unavailable store) its 503, and logs a result that comes too late for
 // its session.
 func (hs *httpSession) HandleRequest(ctx context.Context, msg *jsonrpc.Message) (any, error) {
 	hs.mu.Lock()
@@ -117,7 +116,7 @@ func (hs *httpSession) HandleRequest(ctx context.Context, msg *jsonrpc.Message) 
 	hs.mu.Unlock()
 	defer hs.leave()
 	res, err := hs.ss.HandleRequest(ctx, msg)
-	if errors.Is(err, seam.ErrStoreUnavailable) {
+	if unavailable(err) {
 		hs.setStatus(msg.ID, http.StatusServiceUnavailable)
 	}
 	hs.mu.Lock()

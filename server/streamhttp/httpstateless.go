@@ -37,7 +37,10 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, call *se
 		var out []byte
 		if err != nil {
 			out = wire.EncodeError(msg.ID, seam.ToRPCError(err))
-		} else if out, err = wire.EncodeResult(msg.ID, result); err != nil {
+			st.pushFinal(out, statusOf(err, 0))
+			return
+		}
+		if out, err = wire.EncodeResult(msg.ID, result); err != nil {
 			out = wire.EncodeError(msg.ID, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the result could not be encoded"))
 		}
 		st.push(out, true)
