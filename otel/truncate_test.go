@@ -9,7 +9,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/intercept"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/transport"
@@ -124,4 +126,46 @@ func tail(s string) string {
 		return s[len(s)-8:]
 	}
 	return s
+}
+
+// TestClientSpanTruncated: on a client, what the server answers (a
+// megabyte error message) and the names it is called with are cut the
+// same way.
+func TestClientSpanTruncated(t *testing.T) {
+	cliTel := newTelemetry(t, TransportPipe)
+	s := server.New(nil)
+	huge := strings.Repeat("€", 1<<18)
+	s.AddRawTool(&mcp.Tool{Name: "fail"}, func(context.Context, *server.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, jsonrpc.NewError(mcp.CodeInternalError, huge)
+	})
+	a, b := memory.NewPair()
+	ss := s.Connect(b)
+	defer ss.Wait()
+	c, err := client.Connect(context.Background(), a, &client.Options{Interceptors: []intercept.Interceptor{cliTel.Interceptor()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "fail"}); err == nil {
+		t.Fatal("the call succeeded")
+	}
+	if _, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "fail" + huge}); err == nil {
+		t.Fatal("the call of an unknown tool succeeded")
+	}
+	var n int
+	for _, sp := range cliTel.spans.GetSpans() {
+		if sp.SpanKind != trace.SpanKindClient || !strings.HasPrefix(sp.Name, "tools/call") {
+			continue
+		}
+		n++
+		if d := sp.Status.Description; len(d) > 1024+len("…") || !utf8.ValidString(d) {
+			t.Errorf("client span %.20q: status description of %d bytes (valid UTF-8 %v)", sp.Name, len(d), utf8.ValidString(d))
+		}
+		if len(sp.Name) > len("tools/call ")+256+len("…") || !utf8.ValidString(sp.Name) {
+			t.Errorf("client span name of %d bytes", len(sp.Name))
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d client tools/call spans, want 2", n)
+	}
 }
