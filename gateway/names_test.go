@@ -2,11 +2,13 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/mcptest"
 	"github.com/mcpkit/mcpkit/server"
@@ -86,8 +88,9 @@ func TestNameKeptByDeadUpstream(t *testing.T) {
 			t.Fatalf("echo is registered for %s", o.cfg.Name)
 		}
 		res, err := p.Client.CallTool(p.Context(), &mcp.CallToolParams{Name: "echo", Arguments: []byte(`{"text":"secret"}`)})
-		if err == nil {
-			t.Fatalf("echo answered: %+v", res)
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code != mcp.CodeInvalidParams {
+			t.Fatalf("echo = %+v, %v; want the -32602 of an unknown tool", res, err)
 		}
 		if h := g.Health()[1]; !slices.Contains(h.Conflicts, "tool echo") {
 			t.Fatalf("b's health = %+v", h)
