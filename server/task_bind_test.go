@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -131,5 +132,29 @@ func TestTaskStatelessIDIsTheCapability(t *testing.T) {
 			t.Fatalf("task id %q: want task-i- and at least 128 random bits, never repeated", id)
 		}
 		seen[random] = true
+	}
+}
+
+// TestTaskBoundAcrossInstances: the binding is read from the shared
+// TaskStore, so it holds on an instance other than the task's owner: a
+// session of instance B (no principal) cannot get, cancel or wait for a
+// task another session started on instance A, while a client of the
+// task's principal on B can.
+func TestTaskBoundAcrossInstances(t *testing.T) {
+	p := newTaskPair(t, false, time.Minute)
+	x := newStdioTaskPeer(t, p.fa.srv, false) // on A, no principal
+	y := newStdioTaskPeer(t, p.fb.srv, false) // on B, no principal
+	id := startTask(t, x, "block", nil)
+	for _, m := range []string{mcp.MethodTasksGet, mcp.MethodTasksCancel, mcp.MethodTasksResult} {
+		_, e := y.call(t, m, map[string]any{"taskId": id})
+		refusedAsUnknown(t, m+" by a session of another instance", id, e)
+	}
+	if w, e := getTask(t, x, id); e != nil || w.Status != "working" {
+		t.Fatalf("tasks/get by its creator = %+v, %v", w, e)
+	}
+	// A task of a principal is that principal's on every instance.
+	mine := startTask(t, p.a, "quick", nil)
+	if raw, e := p.b.call(t, mcp.MethodTasksResult, map[string]any{"taskId": mine}); e != nil || !strings.Contains(string(raw), `"done"`) {
+		t.Fatalf("tasks/result on B by the principal = %s, %v", raw, e)
 	}
 }
