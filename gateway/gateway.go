@@ -93,9 +93,11 @@ type Upstream struct {
 	// Prefix is prepended to the upstream's tool and prompt names
 	// ("<Prefix>_<name>") and resource URIs and templates
 	// ("<Prefix>+<uri>"). A letter, then letters, digits, '-' and '.';
-	// unique among the upstreams. Empty: names and URIs pass unchanged
-	// (an item whose name another upstream already registered is left
-	// out and reported in Health.Conflicts).
+	// unique among the upstreams. Empty: names and URIs pass unchanged,
+	// and a name two upstreams list belongs to the one listed first in
+	// Options.Upstreams: the other's item is left out and reported in
+	// Health.Conflicts, even while the first is down or no longer lists
+	// the name (the name is then withdrawn, never handed over).
 	Prefix string
 
 	// Command launches a stdio server: the program and its arguments.
@@ -174,6 +176,8 @@ type Gateway struct {
 
 	// stateHook, when set (tests), sees every upstream state change.
 	stateHook func(upstream string, s State)
+	// syncHook, when set (tests), sees the end of every upstream's sync.
+	syncHook func(upstream string)
 
 	pending *pendingTable
 	peers   *peers
@@ -388,8 +392,9 @@ type Health struct {
 	Prompts   int `json:"prompts"`
 	Resources int `json:"resources"`
 	Templates int `json:"templates"`
-	// Conflicts names the upstream's items left out because another
-	// upstream registered the same name or URI first.
+	// Conflicts names the upstream's items left out because an upstream
+	// listed before it in Options.Upstreams has listed the same name or
+	// URI (whether or not it is connected and lists it now).
 	Conflicts []string `json:"conflicts,omitempty"`
 	// Skipped names the items the gateway's server refused (a schema that
 	// does not compile), with the reason.

@@ -64,31 +64,47 @@ func inner(prefix string, k kind, outerName string) (string, bool) {
 }
 
 // nameTable records which upstream registered each outer name, so that
-// two upstreams never register the same one: the upstream listed first in
-// Options.Upstreams keeps it, whichever connected first.
+// two upstreams never register the same one, and which upstream a name
+// belongs to.
+//
+// A name belongs to the upstream listed first in Options.Upstreams among
+// those that have listed it since the gateway started (its keeper), and
+// to no other, whichever connected first: a keeper that dies, or stops
+// listing the name, has the name withdrawn, never handed to the next
+// upstream that lists it (a client holding an older list would send that
+// upstream calls, with their arguments, meant for the keeper). It is
+// registered again when its keeper lists it again. The only change of
+// keeper is to an upstream listed earlier that lists the name for the
+// first time (it was down when the other registered it, or added the
+// item later): configuration order decides. The table remembers every
+// name the upstreams have listed, for the gateway's life: its size is
+// bounded by what the configured upstreams offer.
 type nameTable struct {
-	mu    sync.Mutex
-	owner [kinds]map[string]*upstream
+	mu     sync.Mutex
+	owner  [kinds]map[string]*upstream // registered now
+	keeper [kinds]map[string]*upstream // the name belongs to
 }
 
 func newNameTable() *nameTable {
 	t := &nameTable{}
 	for k := range t.owner {
 		t.owner[k] = make(map[string]*upstream)
+		t.keeper[k] = make(map[string]*upstream)
 	}
 	return t
 }
 
-// claim gives name to u unless an upstream listed before u holds it; ok
-// is false then. When an upstream listed after u held it, that upstream
-// is returned as from: it has lost the name.
+// claim gives name to u unless it belongs to an upstream listed before u;
+// ok is false then. When an upstream listed after u held it, that
+// upstream is returned as from: it has lost the name.
 func (t *nameTable) claim(k kind, name string, u *upstream) (ok bool, from *upstream) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	o := t.owner[k][name]
-	if o != nil && o != u && o.index < u.index {
+	if kp := t.keeper[k][name]; kp != nil && kp.index < u.index {
 		return false, nil
 	}
+	t.keeper[k][name] = u
+	o := t.owner[k][name]
 	t.owner[k][name] = u
 	if o == u {
 		o = nil
@@ -96,7 +112,8 @@ func (t *nameTable) claim(k kind, name string, u *upstream) (ok bool, from *upst
 	return true, o
 }
 
-// release frees the names u holds among names.
+// release frees the names u holds among names: they stay u's (nobody
+// else may claim them) until an upstream listed earlier claims them.
 func (t *nameTable) release(k kind, u *upstream, names ...string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -112,6 +112,9 @@ func (u *upstream) sync(ctx context.Context, c *client.Client) error {
 		u.apply(l.k, items)
 	}
 	u.g.extensions(c)
+	if h := u.g.syncHook; h != nil {
+		h(u.cfg.Name)
+	}
 	return nil
 }
 
@@ -195,7 +198,7 @@ func (u *upstream) applyLocked(k kind, items []item) (lost []*upstream) {
 		}
 	}
 	if len(conflicts) > 0 {
-		u.g.log.Warn("gateway: names taken by an upstream listed earlier", "upstream", u.cfg.Name, "items", conflicts)
+		u.g.log.Warn("gateway: names kept by an upstream listed earlier", "upstream", u.cfg.Name, "items", conflicts)
 	}
 	u.mu.Lock()
 	for _, name := range gone {
@@ -234,18 +237,9 @@ func (u *upstream) removeLocked(k kind, names []string) {
 	case kindTemplate:
 		u.g.srv.RemoveResourceTemplates(names...)
 	}
+	// The names stay u's: an upstream whose items were left out for them
+	// does not get them (nameTable).
 	u.g.names.release(k, u, names...)
-	// An upstream whose items were left out for these names gets them now.
-	for _, o := range u.g.ups {
-		if o != u {
-			o.mu.Lock()
-			has := len(o.conflicts) > 0
-			o.mu.Unlock()
-			if has {
-				signal(o.resync)
-			}
-		}
-	}
 }
 
 // withdraw unregisters everything the upstream registered: its items

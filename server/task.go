@@ -572,22 +572,6 @@ func legacyTask(rec *store.TaskRecord) mcp.Task {
 	}
 }
 
-// lookupTask returns the task a tasks/* request names, refusing — as if
-// unknown, -32602 — tasks of another principal or of another era.
-func (s *Server) lookupTask(ctx context.Context, req *Request, id string) (*store.TaskRecord, error) {
-	if id == "" {
-		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: taskId is required")
-	}
-	rec, err := s.taskStore().Get(ctx, id)
-	if err != nil || rec.Principal != requestor(ctx, req) || rec.Modern != req.era().modernTasks() {
-		if err != nil && !errors.Is(err, store.ErrTaskNotFound) {
-			s.log.Warn("server: reading a task", "task", id, "err", err)
-		}
-		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown task %q", id)
-	}
-	return s.reapLapsed(ctx, rec), nil
-}
-
 func (s *Server) taskRun(id string) *taskRun {
 	s.tasks.mu.Lock()
 	defer s.tasks.mu.Unlock()

@@ -128,7 +128,10 @@ func newTaskPair(t *testing.T, modern bool, lease time.Duration) *taskPair {
 		x.f.srv.tasks.clock = taskClock{now: clock.Now, afterFunc: clock.AfterFunc}
 		p.mesh.join(x.f.srv, x.id)
 	}
-	p.a, p.b = newStdioTaskPeer(t, p.fa.srv, modern), newStdioTaskPeer(t, p.fb.srv, modern)
+	// a and b are one client reaching two instances: one principal (a
+	// task answers only to its creator, and two stdio connections are two
+	// sessions).
+	p.a, p.b = newStdioTaskPeerFor(t, p.fa.srv, modern, "client"), newStdioTaskPeerFor(t, p.fb.srv, modern, "client")
 	t.Cleanup(func() {
 		close(p.fa.release)
 		close(p.fb.release)

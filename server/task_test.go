@@ -129,8 +129,14 @@ func (h elicitAnswerer) HandleRequest(_ context.Context, m *jsonrpc.Message) (an
 func (elicitAnswerer) HandleNotification(context.Context, *jsonrpc.Message) {}
 
 func newStdioTaskPeer(t *testing.T, s *Server, modern bool) *stdioTaskPeer {
+	return newStdioTaskPeerFor(t, s, modern, "")
+}
+
+// newStdioTaskPeerFor is newStdioTaskPeer on a connection whose requests
+// act for principal ("": none).
+func newStdioTaskPeerFor(t *testing.T, s *Server, modern bool, principal string) *stdioTaskPeer {
 	a, b := memory.NewPair()
-	ss := s.Connect(a)
+	ss := s.connect(a, principal)
 	p := &stdioTaskPeer{isNew: modern}
 	p.conn = jsonrpc.NewConn(b, &jsonrpc.ConnOptions{Handler: elicitAnswerer{p}})
 	p.conn.Start()

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -19,8 +21,10 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/store/redis/internal/redistest"
 	"github.com/mcpkit/mcpkit/transport/streamable"
@@ -124,11 +128,22 @@ type chaosStats struct {
 	tasks   map[string]*chaosTask
 	kills   int
 	restart int
+	// open are the workers' clients, closed once the tasks are verified:
+	// a legacy task answers only to its session, which Close ends.
+	open []*client.Client
 }
 
 type chaosTask struct {
 	id, nonce, era string
+	session        string // the legacy session that started it
 	result         string // the text TaskResult returned ("" if none)
+}
+
+// keep holds a client open until the test ends.
+func (s *chaosStats) keep(cl *client.Client) {
+	s.mu.Lock()
+	s.open = append(s.open, cl)
+	s.mu.Unlock()
 }
 
 func (s *chaosStats) add(kind string, err error, ctx context.Context) {
@@ -262,6 +277,9 @@ func TestChaos(t *testing.T) {
 	// is failed; the others ran to their end (at most a few seconds).
 	time.Sleep(chaosLease + time.Second)
 	verifyTasks(t, front.URL, stats)
+	for _, cl := range stats.open {
+		_ = cl.Close()
+	}
 
 	stats.mu.Lock()
 	defer stats.mu.Unlock()
@@ -301,9 +319,10 @@ func TestChaos(t *testing.T) {
 // chaosWorker runs calls until ctx ends, each with its own bound.
 func chaosWorker(ctx context.Context, url string, w int, stats *chaosStats) {
 	clients := map[string]*client.Client{}
+	conns := map[string]*streamable.Conn{}
 	defer func() {
 		for _, cl := range clients {
-			_ = cl.Close()
+			stats.keep(cl)
 		}
 	}()
 	get := func(version string) (*client.Client, error) {
@@ -312,7 +331,8 @@ func chaosWorker(ctx context.Context, url string, w int, stats *chaosStats) {
 		}
 		cctx, cancel := context.WithTimeout(context.Background(), callBound)
 		defer cancel()
-		cl, err := client.Connect(cctx, streamable.New(url, nil), &client.Options{
+		conn := streamable.New(url, nil)
+		cl, err := client.Connect(cctx, conn, &client.Options{
 			ProtocolVersion: version, Tasks: true,
 			ElicitHandler: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 				return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
@@ -321,7 +341,7 @@ func chaosWorker(ctx context.Context, url string, w int, stats *chaosStats) {
 		if err != nil {
 			return nil, err
 		}
-		clients[version] = cl
+		clients[version], conns[version] = cl, conn
 		return cl, nil
 	}
 	for n := 0; ctx.Err() == nil; n++ {
@@ -363,14 +383,16 @@ func chaosWorker(ctx context.Context, url string, w int, stats *chaosStats) {
 			}
 		default:
 			kind = era + " task"
-			err = chaosTaskCall(cctx, cl, era, fmt.Sprintf("t%d-%d", w, n), stats)
+			err = chaosTaskCall(cctx, cl, conns[version].SessionID(), era, fmt.Sprintf("t%d-%d", w, n), stats)
 		}
 		stats.add(kind, err, cctx)
 		if err != nil && cctx.Err() == nil {
 			// The client may be broken (its session lost with an
-			// instance): the next call connects again.
-			_ = cl.Close()
+			// instance): the next call connects again. The session stays
+			// (not closed) for the tasks it started.
+			stats.keep(cl)
 			delete(clients, version)
+			delete(conns, version)
 		}
 		cancel()
 	}
@@ -379,7 +401,7 @@ func chaosWorker(ctx context.Context, url string, w int, stats *chaosStats) {
 // chaosTaskCall starts a task and waits for its result, asking again
 // (as a client would) when the wait fails for another reason than the
 // task's own outcome.
-func chaosTaskCall(ctx context.Context, cl *client.Client, era, nonce string, stats *chaosStats) error {
+func chaosTaskCall(ctx context.Context, cl *client.Client, session, era, nonce string, stats *chaosStats) error {
 	task, err := cl.StartToolTask(ctx, &mcp.CallToolParams{Name: "work", Arguments: fmt.Appendf(nil, `{"nonce":%q,"ms":%d}`, nonce, 200+rand.N(1500))})
 	if err != nil {
 		return err
@@ -393,7 +415,7 @@ func chaosTaskCall(ctx context.Context, cl *client.Client, era, nonce string, st
 		stats.result(era+" task", text(&res), want)
 		return nil
 	}
-	ct := &chaosTask{id: task.ID, nonce: nonce, era: era}
+	ct := &chaosTask{id: task.ID, nonce: nonce, era: era, session: session}
 	stats.mu.Lock()
 	stats.tasks[task.ID] = ct
 	stats.mu.Unlock()
@@ -424,22 +446,39 @@ func isTaskOutcome(err error) bool {
 }
 
 // verifyTasks checks every task started: terminal now, and still holding
-// its result when the client got one.
+// its result when the client got one. A 2026 task (no session, no
+// principal) is asked by a new client; a legacy one on the session that
+// started it, the only one it answers to (the client of that session may
+// be broken: the requests are made here, with its session id).
 func verifyTasks(t *testing.T, url string, stats *chaosStats) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	clients := map[string]*client.Client{}
-	for _, era := range []string{"legacy", "modern"} {
-		v := mcp.LatestLegacy
-		if era == "modern" {
-			v = mcp.Version20260728
+	modern, err := client.Connect(ctx, streamable.New(url, nil), &client.Options{ProtocolVersion: mcp.Version20260728, Tasks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer modern.Close()
+	getTask := func(ct *chaosTask) (mcp.TaskStatus, error) {
+		if ct.era == "modern" {
+			got, err := modern.GetTask(ctx, ct.id)
+			if err != nil {
+				return "", err
+			}
+			return got.Status, nil
 		}
-		cl, err := client.Connect(ctx, streamable.New(url, nil), &client.Options{ProtocolVersion: v, Tasks: true})
-		if err != nil {
-			t.Fatal(err)
+		var got mcp.Task
+		err := sessionCall(ctx, url, ct.session, mcp.MethodTasksGet, ct.id, &got)
+		return got.Status, err
+	}
+	taskResult := func(ct *chaosTask) (*mcp.CallToolResult, error) {
+		if ct.era == "modern" {
+			return modern.TaskResult(ctx, ct.id)
 		}
-		defer cl.Close()
-		clients[era] = cl
+		var res mcp.CallToolResult
+		if err := sessionCall(ctx, url, ct.session, mcp.MethodTasksResult, ct.id, &res); err != nil {
+			return nil, err
+		}
+		return &res, nil
 	}
 	stats.mu.Lock()
 	tasks := make([]*chaosTask, 0, len(stats.tasks))
@@ -450,20 +489,20 @@ func verifyTasks(t *testing.T, url string, stats *chaosStats) {
 	byStatus := map[mcp.TaskStatus]int{}
 	lost, stuck, recovered := 0, 0, 0
 	for _, ct := range tasks {
-		got, err := clients[ct.era].GetTask(ctx, ct.id)
+		status, err := getTask(ct)
 		if err != nil {
 			t.Errorf("task %s (%s): %v", ct.id, ct.era, err)
 			continue
 		}
-		byStatus[got.Status]++
-		if !got.Status.Terminal() {
+		byStatus[status]++
+		if !status.Terminal() {
 			stuck++
-			t.Errorf("task %s (%s) is still %s after the chaos", ct.id, ct.era, got.Status)
+			t.Errorf("task %s (%s) is still %s after the chaos", ct.id, ct.era, status)
 			continue
 		}
 		var res string
-		if got.Status == mcp.TaskCompleted {
-			r, err := clients[ct.era].TaskResult(ctx, ct.id)
+		if status == mcp.TaskCompleted {
+			r, err := taskResult(ct)
 			if err != nil {
 				t.Errorf("task %s completed, its result: %v", ct.id, err)
 				continue
@@ -475,7 +514,7 @@ func verifyTasks(t *testing.T, url string, stats *chaosStats) {
 		}
 		if ct.result != "" && res != ct.result {
 			lost++
-			t.Errorf("task %s: the client got %q, the store now has %s %q", ct.id, ct.result, got.Status, res)
+			t.Errorf("task %s: the client got %q, the store now has %s %q", ct.id, ct.result, status, res)
 		}
 		if ct.result == "" && res != "" {
 			recovered++ // the client gave up waiting; the result was kept
@@ -490,6 +529,54 @@ func verifyTasks(t *testing.T, url string, stats *chaosStats) {
 	})
 	t.Logf("tasks: %d started; now %s; %d results kept that the client had stopped waiting for; %d lost; %d not terminal",
 		len(tasks), strings.Join(statuses, ", "), recovered, lost, stuck)
+}
+
+// sessionCall makes a 2025-11-25 task request (tasks/get, tasks/result)
+// on the legacy session sid and decodes its result into out.
+func sessionCall(ctx context.Context, url, sid, method, taskID string, out any) error {
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": map[string]any{"taskId": taskID}})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("MCP-Protocol-Version", mcp.LatestLegacy)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: HTTP %s", method, resp.Status)
+	}
+	var answer struct {
+		ID     jsontext.Value `json:"id"`
+		Result jsontext.Value `json:"result"`
+		Error  *jsonrpc.Error `json:"error"`
+	}
+	found := false
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for !found && sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data:")
+			found = ok && json.Unmarshal([]byte(strings.TrimSpace(data)), &answer) == nil && string(answer.ID) == "1"
+		}
+	} else {
+		found = json.UnmarshalRead(resp.Body, &answer) == nil
+	}
+	switch {
+	case !found:
+		return fmt.Errorf("%s: no answer", method)
+	case answer.Error != nil:
+		return answer.Error
+	}
+	return json.Unmarshal(answer.Result, out)
 }
 
 func text(res *mcp.CallToolResult) string {

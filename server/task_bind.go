@@ -1,0 +1,53 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/store"
+)
+
+// A task answers only to its creator (docs/design/tasks.md, "Owner"):
+// the principal it was created for when there was one, on any session
+// or connection of that principal; else the legacy session that created
+// it. A task created with neither (a 2026 stateless request, or a
+// session-less legacy one, without authentication) answers to whoever
+// names it: its id is then the only capability, 130 random bits
+// (newTaskID). This is the rule of tasks/list (TaskStore.List), applied
+// to every method that names a task: tasks/get, tasks/result,
+// tasks/cancel, tasks/update and the taskIds of subscriptions/listen.
+// The record carries both (TaskRecord.Principal and SessionID), so the
+// rule holds on every instance that shares the TaskStore.
+
+// taskBoundTo reports whether rec answers to a request acting for
+// principal on the legacy session sessionID ("" without one).
+func taskBoundTo(rec *store.TaskRecord, principal, sessionID string) bool {
+	if rec.Principal != principal {
+		return false
+	}
+	return principal != "" || rec.SessionID == sessionID
+}
+
+// lookupTask returns the task a tasks/* request names, refusing — as if
+// unknown, -32602, the same error and message — a task that does not
+// answer to the requestor (taskBoundTo) or belongs to the other era:
+// the answer does not tell an outsider that the id exists.
+func (s *Server) lookupTask(ctx context.Context, req *Request, id string) (*store.TaskRecord, error) {
+	if id == "" {
+		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: taskId is required")
+	}
+	sid := ""
+	if req.session != nil {
+		sid = req.session.ID()
+	}
+	rec, err := s.taskStore().Get(ctx, id)
+	if err != nil || !taskBoundTo(rec, requestor(ctx, req), sid) || rec.Modern != req.era().modernTasks() {
+		if err != nil && !errors.Is(err, store.ErrTaskNotFound) {
+			s.log.Warn("server: reading a task", "task", id, "err", err)
+		}
+		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown task %q", id)
+	}
+	return s.reapLapsed(ctx, rec), nil
+}
