@@ -204,7 +204,7 @@ func (h *Handler) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
 		defer t.Stop()
 		tick = t.C
 	}
-	var buf []byte // made by the first write; dropped after a large one
+	var buf []byte // made for a write, kept while more is waiting
 	for {
 		n, b := 0, 0
 		select {
@@ -230,15 +230,11 @@ func (h *Handler) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return
 		}
-		if cap(buf) > maxIdleSSEBuf {
-			buf = nil
+		if len(s.wake) == 0 {
+			buf = nil // nothing more to send: an idle stream holds no buffer
 		}
 	}
 }
-
-// maxIdleSSEBuf is the largest write buffer a 2024-11-05 stream keeps
-// between writes.
-const maxIdleSSEBuf = 4 << 10
 
 // postLegacySSE hands one message to the 2024-11-05 session the query
 // names: 202 once it is handed over, 404 for an unknown session (or one

@@ -507,3 +507,112 @@ func TestLegacySSERepeatedSessionID(t *testing.T) {
 		}
 	}
 }
+
+// idleWriter is the response of a 2024-11-05 stream whose client reads
+// everything; it keeps the session id of the endpoint event, nothing else.
+type idleWriter struct {
+	hdr   http.Header
+	wrote chan struct{} // a signal per write
+	id    string
+}
+
+func (w *idleWriter) Header() http.Header { return w.hdr }
+func (w *idleWriter) WriteHeader(int)     {}
+func (w *idleWriter) Flush()              {}
+func (w *idleWriter) Write(p []byte) (int, error) {
+	if w.id == "" { // the endpoint event, read by the test after the signal
+		_, rest, _ := bytes.Cut(p, []byte("sessionId="))
+		id, _, _ := bytes.Cut(rest, []byte("\n"))
+		w.id = string(id)
+	}
+	w.wrote <- struct{}{}
+	return len(p), nil
+}
+
+// idleSSEHeapBound is the documented bound on the heap an idle
+// 2024-11-05 session costs beyond what its open stream costs any HTTP
+// handler (the request, the response, the goroutine serving it)
+// (docs/design/hardening.md, "Old SSE transport").
+const idleSSEHeapBound = 6 << 10
+
+// TestLegacySSEIdleSessionMemory measures what an idle 2024-11-05
+// session (initialized, its stream open and read, nothing to send)
+// costs in heap, and in heap and stacks with the goroutine that serves
+// its stream (net/http's, per connection, in a real server), beside an
+// idle Streamable HTTP session and a bare open stream measured the same
+// way. Beyond the bare stream, the session's heap must stay within
+// idleSSEHeapBound; on 375352f a 256-slot channel made up front took
+// 6 KB of it.
+func TestLegacySSEIdleSessionMemory(t *testing.T) {
+	const n = 1000
+	srv := sseServer()
+	h := NewHandler(srv, &Options{LegacySSE: true})
+	t.Cleanup(func() { h.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	open := func() {
+		w := &idleWriter{hdr: http.Header{}, wrote: make(chan struct{}, 1)}
+		r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/mcp", nil)
+		r.Host = "127.0.0.1"
+		r.Header.Set("Accept", "text/event-stream")
+		wg.Go(func() { h.ServeHTTP(w, r) })
+		httpenv.RecvT(t, w.wrote, "the endpoint event")
+		c := &stuckSSE{h: h, id: w.id}
+		c.initialize(t)
+		httpenv.RecvT(t, w.wrote, "the initialize answer")
+	}
+	streamable := func() {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(initBody(1, "2025-11-25", `{}`)))
+		r.Host = "127.0.0.1"
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", httpenv.AcceptBoth)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			t.Fatalf("initialize: %d %s", w.Code, w.Body)
+		}
+	}
+	measure := func(mk func()) (heap, total float64) {
+		mk() // warm whatever is made lazily
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		for range n {
+			mk()
+		}
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		heap = float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc)) / n
+		total = heap + float64(int64(m1.StackInuse)-int64(m0.StackInuse))/n
+		return heap, total
+	}
+	// What any open event stream costs here, session or not: the
+	// request, the response's header and the goroutine serving it.
+	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hdr := w.Header()
+		hdr.Set("Content-Type", "text/event-stream")
+		hdr.Set("Cache-Control", "no-cache")
+		hdr.Set("X-Accel-Buffering", "no")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("event: endpoint\ndata: /mcp?sessionId=x\n\n"))
+		<-r.Context().Done()
+	})
+	stream := func() {
+		w := &idleWriter{hdr: http.Header{}, wrote: make(chan struct{}, 1)}
+		r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/mcp", nil)
+		r.Header.Set("Accept", "text/event-stream")
+		wg.Go(func() { bare.ServeHTTP(w, r) })
+		httpenv.RecvT(t, w.wrote, "the bare stream's event")
+	}
+	sh, st := measure(streamable)
+	bh, bt := measure(stream)
+	oh, ot := measure(open)
+	t.Logf("idle session: Streamable HTTP %.0f B of heap (%.0f B with stacks); 2024-11-05 %.0f B of heap (%.0f B with its stream's goroutine), of which an open stream without a session takes %.0f B (%.0f B)",
+		sh, st, oh, ot, bh, bt)
+	if oh-bh > idleSSEHeapBound {
+		t.Errorf("an idle 2024-11-05 session costs %.0f B of heap beyond its open stream, want at most %d", oh-bh, idleSSEHeapBound)
+	}
+}

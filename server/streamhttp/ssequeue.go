@@ -79,6 +79,9 @@ func (s *sseSession) cancelled(params jsontext.Value) {
 	}
 	s.qmu.Lock()
 	delete(s.reserved, id)
+	if len(s.reserved) == 0 {
+		s.reserved = nil
+	}
 	s.qmu.Unlock()
 }
 
@@ -97,6 +100,9 @@ func (s *sseSession) Write(_ context.Context, m transport.Message) error {
 	if m.Final && m.Related.IsValid() {
 		if _, placed = s.reserved[m.Related]; placed {
 			delete(s.reserved, m.Related)
+			if len(s.reserved) == 0 {
+				s.reserved = nil // an idle session holds no map
+			}
 		}
 	}
 	over := s.qLen > 0 && s.qBytes+len(m.Data) > s.h.opts.LegacySSEQueueBytes
