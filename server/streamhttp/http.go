@@ -176,6 +176,15 @@ type Options struct {
 	// (its client is that far behind); an answer alone in the queue is
 	// queued whatever its size. Default DefaultLegacySSEQueueBytes (4 MiB).
 	LegacySSEQueueBytes int
+	// MaxLegacySSESessions caps the 2024-11-05 sessions the handler holds
+	// at once, within MaxSessions (which counts them too): each holds an
+	// open connection, its goroutine and buffers, about 28 KB of RSS
+	// against about 4 KB for an idle Streamable HTTP session, so the
+	// default keeps them to the memory MaxSessions budgets for the
+	// others. Past it, the GET that would open one is answered 503 with
+	// Retry-After. Default DefaultMaxLegacySSESessions; negative: no cap
+	// but MaxSessions.
+	MaxLegacySSESessions int
 	// MaxSessionsPerPrincipal caps the sessions one authenticated
 	// principal (WithPrincipal, as set by auth middleware) holds at
 	// once, with the same answer. Requests without a principal are
@@ -275,6 +284,9 @@ func NewHandler(s *server.Server, opts *Options) *Handler {
 	}
 	if o.LegacySSEQueueBytes <= 0 {
 		o.LegacySSEQueueBytes = DefaultLegacySSEQueueBytes
+	}
+	if o.MaxLegacySSESessions == 0 {
+		o.MaxLegacySSESessions = DefaultMaxLegacySSESessions
 	}
 	h.store = o.EventStore
 	if h.store == nil && !o.Stateless {

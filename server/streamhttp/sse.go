@@ -33,7 +33,11 @@ import (
 //
 // The checks are the handler's own: Host and Origin (ServeHTTP), the body
 // cap and read time (readBody), the message limits, the session caps
-// (overCap counts these sessions too) and Shutdown.
+// (overCap counts these sessions too) and Shutdown. Three are this
+// transport's: the GET that opens a session meets the Origin rule of a
+// POST (sessionGETAllowed), a POST naming sessionId more than once is a
+// 400, and the messages waiting for the stream are bounded and never
+// waited on (ssequeue.go).
 
 // sseQuery is the query parameter naming the session in the endpoint
 // the server announces.
@@ -41,6 +45,12 @@ const sseQuery = "sessionId"
 
 // DefaultLegacySSEQueue is the default of Options.LegacySSEQueue.
 const DefaultLegacySSEQueue = 256
+
+// DefaultMaxLegacySSESessions is the default of
+// Options.MaxLegacySSESessions: 2,500 open streams of about 28 KB each
+// take about the 74 MB that DefaultMaxSessions idle Streamable HTTP
+// sessions do (docs/design/hardening.md, "Old HTTP+SSE transport").
+const DefaultMaxLegacySSESessions = 2500
 
 // sseSession is one session of the 2024-11-05 transport. It is the
 // transport its connection writes to (every message goes to the one
@@ -55,8 +65,11 @@ type sseSession struct {
 	closeOnce sync.Once
 	dropped   atomic.Int64 // messages dropped for a full queue
 	// abort ends a write of the stream in progress (a write deadline in
-	// the past): set before the session is published, called by Close.
-	abort func()
+	// the past): set before the session is published, called by Close,
+	// cleared (under abortMu) before the stream's handler returns, after
+	// which its ResponseController must not be used.
+	abortMu sync.Mutex
+	abort   func()
 
 	qmu      sync.Mutex
 	q        [][]byte            // messages waiting for the stream; nil while none
@@ -83,9 +96,11 @@ func (s *sseSession) Read(context.Context) ([]byte, error) { return nil, transpo
 func (s *sseSession) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.done)
+		s.abortMu.Lock()
 		if s.abort != nil {
 			s.abort()
 		}
+		s.abortMu.Unlock()
 	})
 	return nil
 }
@@ -176,6 +191,11 @@ func (h *Handler) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
 		s.ss.Remove()
 		refuseOverCap(w, &jsonrpc.Message{}, why)
 		return
+	case h.opts.MaxLegacySSESessions >= 0 && len(h.sse) >= h.opts.MaxLegacySSESessions:
+		h.mu.Unlock()
+		s.ss.Remove()
+		refuseOverCap(w, &jsonrpc.Message{}, "Service Unavailable: the server holds as many 2024-11-05 (HTTP+SSE) sessions as it allows; try again later")
+		return
 	}
 	if h.sse == nil {
 		h.sse = make(map[string]*sseSession)
@@ -184,6 +204,11 @@ func (h *Handler) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
 	h.sse[id] = s
 	h.admitted(id, principal)
 	h.mu.Unlock()
+	defer func() { // runs last: no abort once the handler has returned
+		s.abortMu.Lock()
+		s.abort = nil
+		s.abortMu.Unlock()
+	}()
 	defer h.endLegacySSE(s)
 
 	hdr := w.Header()

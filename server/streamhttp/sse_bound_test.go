@@ -616,3 +616,31 @@ func TestLegacySSEIdleSessionMemory(t *testing.T) {
 		t.Errorf("an idle 2024-11-05 session costs %.0f B of heap beyond its open stream, want at most %d", oh-bh, idleSSEHeapBound)
 	}
 }
+
+// TestLegacySSESessionCap: MaxLegacySSESessions bounds the 2024-11-05
+// sessions alone (503 with Retry-After, no session made), a place frees
+// when a stream ends, and Streamable HTTP sessions are still admitted
+// meanwhile; the defaults of the old transport's limits apply to a zero
+// Options.
+func TestLegacySSESessionCap(t *testing.T) {
+	e := newHTTPEnv(t, sseServer(), &Options{LegacySSE: true, MaxLegacySSESessions: 2})
+	a, _ := openSSE(t, e, nil)
+	openSSE(t, e, nil)
+	_, resp := openSSE(t, e, nil)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a third stream over MaxLegacySSESessions: %d, want 503 with Retry-After", resp.StatusCode)
+	}
+	if n := e.h.SessionCount(); n != 2 {
+		t.Errorf("SessionCount %d, want 2", n)
+	}
+	e.Initialize(`{}`) // a Streamable HTTP session: not concerned
+	a.close()
+	waitFor(t, "the first stream's session to end", func() bool { return e.h.SessionCount() == 2 })
+	openSSE(t, e, nil)
+
+	h := NewHandler(sseServer(), nil)
+	defer h.Close()
+	if h.opts.MaxLegacySSESessions != DefaultMaxLegacySSESessions || h.opts.LegacySSEQueueBytes != DefaultLegacySSEQueueBytes || h.opts.LegacySSEQueue != DefaultLegacySSEQueue {
+		t.Errorf("defaults: MaxLegacySSESessions %d, LegacySSEQueueBytes %d, LegacySSEQueue %d", h.opts.MaxLegacySSESessions, h.opts.LegacySSEQueueBytes, h.opts.LegacySSEQueue)
+	}
+}
