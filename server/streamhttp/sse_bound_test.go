@@ -644,3 +644,34 @@ func TestLegacySSESessionCap(t *testing.T) {
 		t.Errorf("defaults: MaxLegacySSESessions %d, LegacySSEQueueBytes %d, LegacySSEQueue %d", h.opts.MaxLegacySSESessions, h.opts.LegacySSEQueueBytes, h.opts.LegacySSEQueue)
 	}
 }
+
+// TestLegacySSECancelFreesPlace: a request the client cancels
+// (notifications/cancelled) gives its place in the queue back, since its
+// answer will not come; another request is then admitted.
+func TestLegacySSECancelFreesPlace(t *testing.T) {
+	srv := sseServer()
+	started := make(chan struct{}, 1)
+	server.AddTool(srv, &mcp.Tool{Name: "wait"}, func(ctx context.Context, _ *server.CallToolRequest, _ struct{}) (string, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	h := NewHandler(srv, &Options{LegacySSE: true, LegacySSEQueue: 3})
+	t.Cleanup(func() { h.Close() })
+	c := openStuckSSE(t, h)
+	c.initialize(t) // one place
+	if w := c.post(`{"jsonrpc":"2.0","id":"w","method":"tools/call","params":{"name":"wait"}}`); w.Code != http.StatusAccepted {
+		t.Fatalf("POST tools/call: %d %s", w.Code, w.Body)
+	}
+	httpenv.RecvT(t, started, "the tool to start")
+	if w := c.post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`); w.Code != http.StatusAccepted {
+		t.Fatalf("ping: %d %s", w.Code, w.Body)
+	}
+	checkFull(t, c.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`), "2")
+	if w := c.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w"}}`); w.Code != http.StatusAccepted {
+		t.Fatalf("POST cancelled: %d %s", w.Code, w.Body)
+	}
+	if w := c.post(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); w.Code != http.StatusAccepted {
+		t.Fatalf("ping after the cancellation: %d %s, want 202", w.Code, w.Body)
+	}
+}
