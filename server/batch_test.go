@@ -15,8 +15,9 @@ func TestBatchAnnouncesOnce(t *testing.T) {
 	s := server.New(nil)
 	changes := make(chan string, 100)
 	p := mcptest.NewPair(t, s, &mcptest.Options{Era: client.EraLegacy, Client: &client.Options{
-		OnToolsListChanged:   func(context.Context) { changes <- "tools" },
-		OnPromptsListChanged: func(context.Context) { changes <- "prompts" },
+		OnToolsListChanged:     func(context.Context) { changes <- "tools" },
+		OnPromptsListChanged:   func(context.Context) { changes <- "prompts" },
+		OnResourcesListChanged: func(context.Context) { changes <- "resources" },
 	}})
 	// A request answered: the session has read notifications/initialized,
 	// so it hears list changes.
@@ -40,7 +41,13 @@ func TestBatchAnnouncesOnce(t *testing.T) {
 		}
 	})
 	// A marker change after the batch: everything before it has arrived.
-	s.RemovePrompts("p")
+	// It is of another kind: a change of a kind still waiting for the
+	// session is not announced twice (changes.go).
+	if err := s.AddResource(&mcp.Resource{URI: "mem://marker", Name: "marker"}, func(context.Context, *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	var got []string
 	for len(got) < 3 {
 		select {
@@ -50,7 +57,7 @@ func TestBatchAnnouncesOnce(t *testing.T) {
 			t.Fatalf("notifications = %v", got)
 		}
 	}
-	if fmt.Sprint(got) != "[prompts tools prompts]" {
+	if fmt.Sprint(got) != "[prompts tools resources]" {
 		t.Fatalf("notifications = %v", got)
 	}
 	n := 0

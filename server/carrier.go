@@ -156,6 +156,7 @@ func (c *carrierServer) NewSession(cfg seam.SessionConfig) seam.Session {
 		ss.id = cfg.ID
 	}
 	ss.principal, ss.onChange = cfg.Principal, cfg.OnChange
+	ss.inlineChanges = cfg.WriteNeverWaits
 	s.addSession(ss)
 	return (*carrierSession)(ss)
 }

@@ -375,17 +375,15 @@ func (s *Server) announce(method, uri string) {
 }
 
 // deliverChange sends a list change or resource update to every open
-// listen stream and every initialized session that can hear it.
+// listen stream and every initialized session that can hear it. It does
+// not wait for a session's client (changes.go): one that does not read
+// cannot delay the caller or the other sessions.
 func (s *Server) deliverChange(method, uri string) {
 	var items []Item // the items a list change names (nil: unnamed)
 	if method != mcp.NotificationResourcesUpdated {
 		items = s.changedItems(method, uri)
 	}
 	s.notifyListeners(method, uri, items)
-	var params any
-	if method == mcp.NotificationResourcesUpdated {
-		params = &mcp.ResourceUpdatedNotificationParams{URI: uri}
-	}
 	for _, ss := range s.Sessions() {
 		if !ss.ready() || (method == mcp.NotificationResourcesUpdated && !ss.isSubscribed(uri)) {
 			continue
@@ -393,13 +391,7 @@ func (s *Server) deliverChange(method, uri string) {
 		if !s.hears(ss.viewContext(), Caller{Principal: ss.principalOf(), Session: ss}, method, uri, items) {
 			continue
 		}
-		// Every instance of a deployment delivers the change to its own
-		// copy of the session: none forwards it (transport.Message.Local).
-		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
-		if err := ss.notifyLocal(ctx, method, params); err != nil {
-			s.log.Debug("server: notification not delivered", "method", method, "err", err)
-		}
-		cancel()
+		ss.deliverChange(method, uri)
 	}
 }
 

@@ -39,6 +39,9 @@ type Session struct {
 	// closeStream ends the connection carrying a request's stream, on
 	// transports that can resume it (Request.CloseStream).
 	closeStream func(mcp.ID)
+	// inlineChanges: the session's transport never waits for the client,
+	// so change notifications are written by the caller (changes.go).
+	inlineChanges bool
 	// onChange, when set, is called after the session's state changes
 	// (initialize, initialized, log level, subscriptions): the HTTP
 	// handler saves it to its SessionStore. An error fails the request
@@ -60,6 +63,7 @@ type Session struct {
 	level      mcp.LoggingLevel
 	subscribed map[string]struct{} // nil until the first resources/subscribe (addSubscription)
 	rev        uint64              // the SessionState revision this copy holds
+	changes    changeQueue         // change notifications not sent yet (changes.go)
 
 	// view is the context of the session's latest request, kept for the
 	// visibility filter of its change notifications (Options.Visibility).

@@ -5,7 +5,10 @@
 // belong to, with resumption (Last-Event-ID) over a store.EventStore; and
 // stateless 2026-07-28 requests with their SEP-2243 header checks. With
 // Options.LegacySSE the same endpoint also serves the deprecated HTTP+SSE
-// transport of 2024-11-05 (sse.go, docs/design/legacy-sse.md).
+// transport of 2024-11-05 (sse.go, docs/design/legacy-sse.md), whose
+// sessions are capped apart (MaxLegacySSESessions) and whose stream
+// queues are bounded and never waited on (ssequeue.go): a client that
+// does not read its stream has its POSTs refused (429), not held.
 //
 // NewHandler returns an http.Handler. Its Options hold every limit of the
 // HTTP entry (body size and read time, session caps and idle TTL, Host

@@ -162,9 +162,29 @@ type Options struct {
 	// and ignores it.
 	LegacySSE bool
 	// LegacySSEQueue bounds the messages waiting for a 2024-11-05
-	// session's stream; past it, whoever sends more waits for the client
-	// to read. Default DefaultLegacySSEQueue.
+	// session's stream, counting a place for the answer of every request
+	// being handled. Nothing waits for the client to read: past the
+	// bound, a POSTed request (a ping too) is refused with 429,
+	// Retry-After and a rate-limit error (mcp.CodeRateLimited), and a
+	// notification or server request for the session is dropped
+	// (docs/design/legacy-sse.md). Default DefaultLegacySSEQueue.
 	LegacySSEQueue int
+	// LegacySSEQueueBytes bounds the bytes of the messages waiting for a
+	// 2024-11-05 session's stream. Once the queue holds that much, POSTed
+	// requests are refused as past LegacySSEQueue; an answer that would
+	// take the queue past it while other messages wait ends the session
+	// (its client is that far behind); an answer alone in the queue is
+	// queued whatever its size. Default DefaultLegacySSEQueueBytes (4 MiB).
+	LegacySSEQueueBytes int
+	// MaxLegacySSESessions caps the 2024-11-05 sessions the handler holds
+	// at once, within MaxSessions (which counts them too): each holds an
+	// open connection, its goroutine and buffers, about 28 KB of RSS
+	// against about 4 KB for an idle Streamable HTTP session, so the
+	// default keeps them to the memory MaxSessions budgets for the
+	// others. Past it, the GET that would open one is answered 503 with
+	// Retry-After. Default DefaultMaxLegacySSESessions; negative: no cap
+	// but MaxSessions.
+	MaxLegacySSESessions int
 	// MaxSessionsPerPrincipal caps the sessions one authenticated
 	// principal (WithPrincipal, as set by auth middleware) holds at
 	// once, with the same answer. Requests without a principal are
@@ -261,6 +281,12 @@ func NewHandler(s *server.Server, opts *Options) *Handler {
 	}
 	if o.LegacySSEQueue <= 0 {
 		o.LegacySSEQueue = DefaultLegacySSEQueue
+	}
+	if o.LegacySSEQueueBytes <= 0 {
+		o.LegacySSEQueueBytes = DefaultLegacySSEQueueBytes
+	}
+	if o.MaxLegacySSESessions == 0 {
+		o.MaxLegacySSESessions = DefaultMaxLegacySSESessions
 	}
 	h.store = o.EventStore
 	if h.store == nil && !o.Stateless {

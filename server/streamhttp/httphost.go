@@ -115,3 +115,19 @@ func isLoopbackName(host string) bool {
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
 }
+
+// sessionGETAllowed applies to a GET that opens a 2024-11-05 session
+// (Options.LegacySSE) the rule a POST meets, checkHostOrigin having
+// passed it already. Browsers send Origin on every POST, so a POST from
+// a page passes only with an Origin that a checked Host or AllowedOrigins
+// vouches for; they send none on a same-origin GET, which is what a page
+// that rebinds its name to the server makes. Such a GET must not create
+// a session where the POST could not: without Origin, the Host must have
+// been checked (AllowedHosts, or a loopback name on a loopback listener).
+// An Origin present was judged by checkHostOrigin.
+func sessionGETAllowed(h *Handler, r *http.Request) bool {
+	if len(r.Header["Origin"]) > 0 {
+		return true
+	}
+	return len(h.opts.AllowedHosts) > 0 || isLoopbackListener(r)
+}

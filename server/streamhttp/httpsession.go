@@ -377,6 +377,7 @@ func (hs *httpSession) idle(cutoff int64) bool {
 func (h *Handler) newSession(id, principal string) *httpSession {
 	hs := &httpSession{h: h}
 	hs.ss = h.p.NewSession(seam.SessionConfig{Conn: hs, Handler: hs, IDPrefix: h.idPrefix(), CloseStream: hs.closeStream,
-		ID: id, Principal: principal, OnChange: h.saver(hs), Go: h.workers.Go})
+		ID: id, Principal: principal, OnChange: h.saver(hs), Go: h.workers.Go,
+		WriteNeverWaits: true}) // Write pushes to a stream, which drops past maxPendingEvents
 	return hs
 }

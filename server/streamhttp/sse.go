@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/server/internal/seam"
@@ -32,7 +33,11 @@ import (
 //
 // The checks are the handler's own: Host and Origin (ServeHTTP), the body
 // cap and read time (readBody), the message limits, the session caps
-// (overCap counts these sessions too) and Shutdown.
+// (overCap counts these sessions too) and Shutdown. Three are this
+// transport's: the GET that opens a session meets the Origin rule of a
+// POST (sessionGETAllowed), a POST naming sessionId more than once is a
+// 400, and the messages waiting for the stream are bounded and never
+// waited on (ssequeue.go).
 
 // sseQuery is the query parameter naming the session in the endpoint
 // the server announces.
@@ -41,15 +46,36 @@ const sseQuery = "sessionId"
 // DefaultLegacySSEQueue is the default of Options.LegacySSEQueue.
 const DefaultLegacySSEQueue = 256
 
+// DefaultMaxLegacySSESessions is the default of
+// Options.MaxLegacySSESessions: 2,500 open streams of about 28 KB each
+// take about the 74 MB that DefaultMaxSessions idle Streamable HTTP
+// sessions do (docs/design/hardening.md, "Old HTTP+SSE transport").
+const DefaultMaxLegacySSESessions = 2500
+
 // sseSession is one session of the 2024-11-05 transport. It is the
 // transport its connection writes to (every message goes to the one
-// stream) and the connection's handler.
+// stream, through the queue of ssequeue.go) and the connection's
+// handler. An idle session holds no queue and no buffer: both are made
+// when a message comes.
 type sseSession struct {
 	h         *Handler
 	ss        seam.Session
-	out       chan []byte   // messages waiting for the stream
+	wake      chan struct{} // one signal: the queue has messages
 	done      chan struct{} // closed when the session ends
 	closeOnce sync.Once
+	dropped   atomic.Int64 // messages dropped for a full queue
+	// abort ends a write of the stream in progress (a write deadline in
+	// the past): set before the session is published, called by Close,
+	// cleared (under abortMu) before the stream's handler returns, after
+	// which its ResponseController must not be used.
+	abortMu sync.Mutex
+	abort   func()
+
+	qmu      sync.Mutex
+	q        [][]byte            // messages waiting for the stream; nil while none
+	qLen     int                 // messages queued or being written
+	qBytes   int                 // their bytes
+	reserved map[mcp.ID]struct{} // requests admitted whose answer is not queued yet
 
 	mu      sync.Mutex
 	running int           // handlers running now
@@ -65,29 +91,17 @@ var (
 // Read implements transport.Conn: the connection has no read loop.
 func (s *sseSession) Read(context.Context) ([]byte, error) { return nil, transport.ErrClosed }
 
-// Write implements transport.Conn by queueing the message for the stream;
-// a full queue makes the writer wait (for the client to read, ctx or the
-// end of the session). It keeps m.Data without a copy: its only writer is
-// the session's jsonrpc.Conn, whose messages are freshly encoded.
-func (s *sseSession) Write(ctx context.Context, m transport.Message) error {
-	select {
-	case <-s.done:
-		return transport.ErrClosed
-	default:
-	}
-	select {
-	case s.out <- m.Data:
-		return nil
-	case <-s.done:
-		return transport.ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// Close implements transport.Conn: the stream ends.
+// Close implements transport.Conn: the stream ends, even one stuck in a
+// write to a client that does not read (abort).
 func (s *sseSession) Close() error {
-	s.closeOnce.Do(func() { close(s.done) })
+	s.closeOnce.Do(func() {
+		close(s.done)
+		s.abortMu.Lock()
+		if s.abort != nil {
+			s.abort()
+		}
+		s.abortMu.Unlock()
+	})
 	return nil
 }
 
@@ -148,13 +162,21 @@ func (h *Handler) legacySSEPost(r *http.Request) bool {
 // serveLegacySSE opens a 2024-11-05 session and serves its stream until
 // the client leaves, the session ends or the handler shuts down.
 func (h *Handler) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
+	if !h.opts.DisableHostCheck && !sessionGETAllowed(h, r) {
+		writeError(w, http.StatusForbidden, mcp.ID{}, mcp.CodeInvalidRequest,
+			"Forbidden: opening a 2024-11-05 session on this listener needs a checked Host (AllowedHosts) or an Origin in AllowedOrigins")
+		return
+	}
 	if r.Header.Get("Accept") != "" && !acceptsEvents(r) {
 		writeError(w, http.StatusNotAcceptable, mcp.ID{}, mcp.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
 		return
 	}
 	principal := h.p.PrincipalFrom(r.Context())
-	s := &sseSession{h: h, out: make(chan []byte, h.opts.LegacySSEQueue), done: make(chan struct{})}
-	s.ss = h.p.NewSession(seam.SessionConfig{Conn: s, Handler: s, IDPrefix: h.idPrefix(), Principal: principal, Go: h.workers.Go})
+	rc := http.NewResponseController(w)
+	s := &sseSession{h: h, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		abort: func() { _ = rc.SetWriteDeadline(time.Now()) }}
+	s.ss = h.p.NewSession(seam.SessionConfig{Conn: s, Handler: s, IDPrefix: h.idPrefix(), Principal: principal, Go: h.workers.Go,
+		WriteNeverWaits: true}) // Write queues or drops (ssequeue.go)
 	id := s.ss.ID()
 	h.mu.Lock()
 	switch {
@@ -169,6 +191,11 @@ func (h *Handler) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
 		s.ss.Remove()
 		refuseOverCap(w, &jsonrpc.Message{}, why)
 		return
+	case h.opts.MaxLegacySSESessions >= 0 && len(h.sse) >= h.opts.MaxLegacySSESessions:
+		h.mu.Unlock()
+		s.ss.Remove()
+		refuseOverCap(w, &jsonrpc.Message{}, "Service Unavailable: the server holds as many 2024-11-05 (HTTP+SSE) sessions as it allows; try again later")
+		return
 	}
 	if h.sse == nil {
 		h.sse = make(map[string]*sseSession)
@@ -177,9 +204,13 @@ func (h *Handler) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
 	h.sse[id] = s
 	h.admitted(id, principal)
 	h.mu.Unlock()
+	defer func() { // runs last: no abort once the handler has returned
+		s.abortMu.Lock()
+		s.abort = nil
+		s.abortMu.Unlock()
+	}()
 	defer h.endLegacySSE(s)
 
-	rc := http.NewResponseController(w)
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
@@ -198,19 +229,14 @@ func (h *Handler) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
 		defer t.Stop()
 		tick = t.C
 	}
-	buf := make([]byte, 0, 1024)
+	var buf []byte // made for a write, kept while more is waiting
 	for {
+		n, b := 0, 0
 		select {
-		case msg := <-s.out:
-			buf = sse.AppendTypedEvent(buf[:0], "message", msg)
-			// Whatever else is queued goes in the same write.
-			for more := true; more; {
-				select {
-				case msg := <-s.out:
-					buf = sse.AppendTypedEvent(buf, "message", msg)
-				default:
-					more = false
-				}
+		case <-s.wake:
+			buf, n, b = s.take(buf[:0])
+			if n == 0 {
+				continue
 			}
 		case <-tick:
 			buf = sse.AppendComment(buf[:0], "keep-alive")
@@ -221,21 +247,33 @@ func (h *Handler) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
-		if _, err := w.Write(buf); err != nil {
+		_, err := w.Write(buf)
+		if err == nil {
+			err = rc.Flush()
+		}
+		s.sent(n, b)
+		if err != nil {
 			return
 		}
-		if rc.Flush() != nil {
-			return
+		if len(s.wake) == 0 {
+			buf = nil // nothing more to send: an idle stream holds no buffer
 		}
 	}
 }
 
 // postLegacySSE hands one message to the 2024-11-05 session the query
 // names: 202 once it is handed over, 404 for an unknown session (or one
-// opened by another principal), and the handler's usual answers to a
-// bad body.
+// opened by another principal), 400 for a sessionId given more than
+// once, 429 for a request whose answer the session's queue has no place
+// for (ssequeue.go), and the handler's usual answers to a bad body.
 func (h *Handler) postLegacySSE(w http.ResponseWriter, r *http.Request) {
-	id := r.URL.Query().Get(sseQuery)
+	ids := r.URL.Query()[sseQuery]
+	if len(ids) != 1 {
+		// Which session a proxy or a log reads would be anyone's guess.
+		writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeInvalidRequest, "Bad Request: the sessionId query parameter is given more than once")
+		return
+	}
+	id := ids[0]
 	h.mu.Lock()
 	s := h.sse[id]
 	h.mu.Unlock()
@@ -266,6 +304,15 @@ func (h *Handler) postLegacySSE(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusNotFound, msg.ID, mcp.CodeInvalidRequest, "Not Found: unknown or ended session")
 			return
 		default:
+		}
+		switch {
+		case msg.IsRequest():
+			if !s.admit(msg.ID) {
+				refuseFull(w, msg.ID)
+				return
+			}
+		case msg.IsNotification() && msg.Method == jsonrpc.MethodCancelled:
+			s.cancelled(msg.Params)
 		}
 		s.ss.ProcessContext(r.Context(), msg)
 	}

@@ -156,6 +156,13 @@ type SessionConfig struct {
 	// Go starts the goroutines of the session's handlers
 	// (jsonrpc.ConnOptions.Go); nil: the go statement.
 	Go func(fn func())
+	// WriteNeverWaits declares that Conn.Write never waits for the peer
+	// (it queues the message or drops it at once): the server then writes
+	// change notifications to the session from the goroutine that made
+	// the change, in order, one per change. Otherwise a goroutine of the
+	// session sends them, so that a peer that does not read cannot hold
+	// up the change or the other sessions.
+	WriteNeverWaits bool
 }
 
 // Session is one legacy session as its carrier sees it.
