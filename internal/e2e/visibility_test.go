@@ -89,15 +89,50 @@ func dialAs(t testing.TB, carrier string, srv *server.Server, principal string) 
 	}
 }
 
-// listChanged counts the tools/list_changed notifications a client reads.
-type listChanged struct{ n atomic.Int32 }
+// listChanged counts the tools/list_changed notifications a client reads
+// and passes every list change (tools and prompts) to ch, so that a test
+// waits for each one instead of relying on the order of writes: a stdio
+// session hears its changes from a goroutine of its own (server's
+// changes.go), after the caller of AddTool has returned.
+type listChanged struct {
+	n  atomic.Int32
+	ch chan string
+}
+
+func newListChanged() *listChanged { return &listChanged{ch: make(chan string, 64)} }
 
 func (l *listChanged) observe(in bool, msg []byte) {
 	var env struct {
 		Method string `json:"method"`
 	}
-	if in && json.Unmarshal(msg, &env) == nil && env.Method == mcp.NotificationToolsListChanged {
+	if !in || json.Unmarshal(msg, &env) != nil {
+		return
+	}
+	switch env.Method {
+	case mcp.NotificationToolsListChanged:
 		l.n.Add(1)
+	case mcp.NotificationPromptsListChanged:
+	default:
+		return
+	}
+	select {
+	case l.ch <- env.Method:
+	default: // the test reads every one it causes; more is its failure
+	}
+}
+
+// wait reads list changes until one of method arrives.
+func (l *listChanged) wait(ctx context.Context, t testing.TB, who, method string) {
+	t.Helper()
+	for {
+		select {
+		case m := <-l.ch:
+			if m == method {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatalf("%s never heard %s", who, method)
+		}
 	}
 }
 
@@ -117,8 +152,8 @@ func TestVisibility(t *testing.T) {
 					t.Cleanup(func() { c.Close() })
 					return c
 				}
-				var bobSeen, adminSeen listChanged
-				bob, admin := connect("bob", &bobSeen), connect("admin", &adminSeen)
+				bobSeen, adminSeen := newListChanged(), newListChanged()
+				bob, admin := connect("bob", bobSeen), connect("admin", adminSeen)
 				ctx := testCtx(t)
 				modern := era == mcp.Version20260728
 
@@ -179,29 +214,47 @@ func TestVisibility(t *testing.T) {
 					t.Fatalf("admin's read: %v", err)
 				}
 
-				// Change notifications: on memory every message of a
-				// session travels in order, so once a list answers, the
-				// notifications sent before it have been read.
+				// Change notifications, each waited for. A change bob may not
+				// hear is followed by a barrier he may (a new public prompt):
+				// a session hears its changes in order, so once bob has the
+				// barrier, a leaked tools change would have reached him first.
 				if carrier != "memory" {
 					return
 				}
 				if modern {
 					for _, c := range []*client.Client{bob, admin} {
-						sub, err := c.Listen(ctx, mcp.SubscriptionFilter{ToolsListChanged: true})
+						sub, err := c.Listen(ctx, mcp.SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true})
 						if err != nil {
 							t.Fatal(err)
 						}
 						t.Cleanup(func() { sub.Close() })
 					}
 				}
+				toolsChanged, promptsChanged := mcp.NotificationToolsListChanged, mcp.NotificationPromptsListChanged
+				barrier := func(name string) {
+					t.Helper()
+					if err := srv.AddPrompt(&mcp.Prompt{Name: name}, func(context.Context, *server.GetPromptRequest) (*mcp.GetPromptResult, error) {
+						return &mcp.GetPromptResult{}, nil
+					}); err != nil {
+						t.Fatal(err)
+					}
+					bobSeen.wait(ctx, t, "bob", promptsChanged)
+					adminSeen.wait(ctx, t, "admin", promptsChanged)
+				}
 				tool := func(context.Context, *server.CallToolRequest, struct{}) (string, error) { return "", nil }
 				if err := server.AddTool(srv, &mcp.Tool{Name: "secret-2"}, tool); err != nil {
 					t.Fatal(err)
 				}
+				adminSeen.wait(ctx, t, "admin", toolsChanged)
+				barrier("p-barrier-1")
 				if err := server.AddTool(srv, &mcp.Tool{Name: "public-2"}, tool); err != nil {
 					t.Fatal(err)
 				}
+				bobSeen.wait(ctx, t, "bob", toolsChanged)
+				adminSeen.wait(ctx, t, "admin", toolsChanged)
 				srv.RemoveTools("secret-2")
+				adminSeen.wait(ctx, t, "admin", toolsChanged)
+				barrier("p-barrier-2")
 				names(bob)
 				names(admin)
 				if b, a := bobSeen.n.Load(), adminSeen.n.Load(); b != 1 || a != 3 {
