@@ -165,6 +165,22 @@ type Options struct {
 	// for a task's state when the server suggests no interval
 	// (pollIntervalMs). Zero or less: DefaultTaskPollInterval (1 s).
 	TaskPollInterval time.Duration
+	// TaskRetryBackoff is how long TaskResult (and RunToolTask, CallTool
+	// with a task) waits before it sends tasks/result (2025-11-25) or
+	// tasks/get (2026-07-28) again after a transient failure: a broken
+	// connection, an HTTP 5xx, 408, 425 or 429 (a proxy, or an instance
+	// restarting behind it), a stream the transport lost, or the server's
+	// "try again later" (jsonrpc.ErrUnavailable). Each further retry
+	// waits twice as long, up to TaskRetryMaxBackoff; the retries go on
+	// until the caller's context ends, and the error is then returned as
+	// an error, never as the task's failure. Zero or less:
+	// DefaultTaskRetryBackoff (250 ms).
+	TaskRetryBackoff time.Duration
+	// TaskRetryMaxBackoff is the longest wait between two such retries.
+	// Zero or less: DefaultTaskRetryMaxBackoff (5 s).
+	TaskRetryMaxBackoff time.Duration
+	// wait is the clock of those retries (tests; nil: a timer).
+	wait func(ctx context.Context, d time.Duration) error
 
 	// MaxInputRounds bounds how many times the driver repeats one call;
 	// past it the call fails with an *InputRequiredError wrapping

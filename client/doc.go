@@ -57,7 +57,11 @@
 // at the server's interval on a modern one, answering an input_required
 // task's input requests with the same handlers through tasks/update), and
 // RunToolTask does both. With Options.Tasks, a modern server may turn
-// any CallTool into a task, which CallTool then waits for.
+// any CallTool into a task, which CallTool then waits for. A tasks/result
+// or tasks/get that fails on the way (a cut connection, an HTTP 5xx, the
+// server's "try again later") is sent again with a bounded backoff
+// (Options.TaskRetryBackoff) until the caller's context ends: only the
+// server's answer fails a task.
 //
 // Extensions (SEP-2133). Options.Extensions declares the extensions the
 // client supports in capabilities.extensions (initialize, or every modern

@@ -237,7 +237,9 @@ func complete(method string, raw jsontext.Value, result any, opts json.Options) 
 
 // peekResultType returns the resultType member of a raw result, or "" if
 // it has none, without decoding the rest: a pooled decoder reads the
-// top-level members and skips their values.
+// top-level members and skips their values. A member name is matched as
+// the JSON decoder matches it, escapes decoded (FuzzPeekResultType holds
+// the two to the same answer).
 func peekResultType(raw jsontext.Value) (mcp.ResultType, error) {
 	p := peekers.Get().(*peeker)
 	defer peekers.Put(p)
@@ -257,7 +259,7 @@ func peekResultType(raw jsontext.Value) (mcp.ResultType, error) {
 		if err != nil {
 			return "", err
 		}
-		if string(name) != `"resultType"` {
+		if string(name) != `"resultType"` && !escapedName(name, "resultType") {
 			if err := p.dec.SkipValue(); err != nil {
 				return "", err
 			}
@@ -297,6 +299,19 @@ func peekResultType(raw jsontext.Value) (mcp.ResultType, error) {
 type exchangeValues struct{ params, raw jsontext.Value }
 
 var exchangeVals = sync.Pool{New: func() any { return new(exchangeValues) }}
+
+// escapedName reports whether the quoted member name raw, which has
+// escapes, means name once they are decoded: {"result\u0054ype":...} is
+// the member resultType to the decoder of the whole result, so it is to
+// the peek as well. A name without a backslash is compared as is by the
+// caller (no allocation on that path).
+func escapedName(raw jsontext.Value, name string) bool {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return false
+	}
+	s, err := jsontext.AppendUnquote(nil, raw)
+	return err == nil && string(s) == name
+}
 
 // peeker is a pooled decoder for peekResultType.
 type peeker struct {

@@ -270,9 +270,10 @@ func (c *Client) await(ctx context.Context, t *Task) (*mcp.CallToolResult, error
 	}
 	defer c.watchTask(t.ID, fn)()
 	res, err := c.TaskResult(ctx, t.ID)
-	if fn != nil && c.era != EraModern && ctx.Err() == nil {
+	if fn != nil && c.era != EraModern && ctx.Err() == nil && (err == nil || taskOutcome(err)) {
 		// A 2025-11-25 tasks/result answers once the task is over: its
-		// result says completed, its JSON-RPC error failed.
+		// result says completed, its JSON-RPC error failed. Any other
+		// error (the connection is gone) tells nothing of the task.
 		end := &Task{ID: t.ID, Status: mcp.TaskCompleted}
 		if err != nil {
 			end.Status = mcp.TaskFailed
@@ -421,15 +422,31 @@ func (c *Client) Tasks(ctx context.Context) iter.Seq2[Task, error] {
 // *InputRequiredError whose TaskID names the task: answer with
 // UpdateTask, then call TaskResult again.
 //
+// In both eras a transient failure of tasks/result or tasks/get (a
+// broken connection, an HTTP 5xx, 408, 425 or 429: an instance restarting
+// behind a load balancer; a stream the transport lost; the server's "try
+// again later") is not the task's outcome: the request is sent again
+// after Options.TaskRetryBackoff, doubling up to
+// Options.TaskRetryMaxBackoff, until ctx ends; the error is then returned
+// (wrapping ctx's error and the last failure). Only the server's answer
+// fails a task: a JSON-RPC error response to tasks/result, or a task
+// whose status is failed.
+//
 // The task goes on when ctx ends; cancel it with CancelTask.
 func (c *Client) TaskResult(ctx context.Context, id string) (*mcp.CallToolResult, error) {
+	retry := c.newTaskRetry(id)
 	if c.era != EraModern {
-		p := &mcp.TaskIDParams{TaskID: id}
-		var res mcp.CallToolResult
-		if err := c.call(ctx, mcp.MethodTasksResult, p, &p.Meta, &res); err != nil {
-			return nil, err
+		for {
+			p := &mcp.TaskIDParams{TaskID: id}
+			var res mcp.CallToolResult
+			err := c.call(ctx, mcp.MethodTasksResult, p, &p.Meta, &res)
+			if err == nil {
+				return &res, nil
+			}
+			if again, err := retry.again(ctx, mcp.MethodTasksResult, err); !again {
+				return nil, err
+			}
 		}
-		return &res, nil
 	}
 	answered := make(map[string]bool)
 	fn := taskStatusFunc(ctx)
@@ -437,8 +454,12 @@ func (c *Client) TaskResult(ctx context.Context, id string) (*mcp.CallToolResult
 	for {
 		t, err := c.GetTask(ctx, id)
 		if err != nil {
-			return nil, err
+			if again, err := retry.again(ctx, mcp.MethodTasksGet, err); !again {
+				return nil, err
+			}
+			continue
 		}
+		retry.reset()
 		if fn != nil && (t.Status != last || t.StatusMessage != lastMsg) {
 			fn(t)
 		}

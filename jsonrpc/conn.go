@@ -259,7 +259,11 @@ type CallOptions struct {
 // the raw JSON). A JSON-RPC error from the peer is returned as *Error.
 // When ctx ends first, Call sends notifications/cancelled for the request
 // (except for initialize, which may not be cancelled) and returns ctx's
-// error; a late response is dropped. Call is CallWith with zero options.
+// error; a late response is dropped. That holds too when ctx ends while
+// the request is being written (an HTTP POST whose answer's headers have
+// not come): the peer may have it, and a write cut short is not a
+// cancellation in 2025-11-25. A ctx that has ended before Call writes
+// nothing. Call is CallWith with zero options.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
 	return c.CallWith(ctx, method, params, result, CallOptions{})
 }
@@ -305,7 +309,19 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 	if route.Version != "" {
 		route.ID, route.Method = id, method // what the carrier would otherwise decode msg for
 	}
+	if err := ctx.Err(); err != nil {
+		return err // nothing was written: there is nothing to cancel
+	}
 	if err := c.write(ctx, transport.Message{Data: msg, Related: related, Header: opts.Header, Local: opts.Local, Modern: route}); err != nil {
+		// The write began, so the request may have reached the peer: an
+		// HTTP POST aborted before the answer's headers has usually been
+		// read by the server already. In 2025-11-25 a dropped request is
+		// not a cancellation, so when the call's context ended it says so
+		// (a modern request's carrier closes its stream instead and does
+		// not send the notification; see sendCancel).
+		if ctx.Err() != nil && method != methodInitialize && !errors.Is(err, ErrClosed) {
+			c.sendCancel(related, id, context.Cause(ctx))
+		}
 		return err
 	}
 	select {

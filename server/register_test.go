@@ -152,6 +152,11 @@ func TestAddToolErrors(t *testing.T) {
 				A string `json:"a" jsonschema:"title=x,title=y"`
 			}, string])
 		}, `server: AddTool "dup": input type struct {`, []string{`field A: jsonschema tag "title=x,title=y": duplicate "title"`}},
+		{"misspelled key after a description", func(s *Server) error {
+			return AddTool(s, &mcp.Tool{Name: "desc"}, noop[struct {
+				N int `json:"n" jsonschema:"description=how many,minimun=1"`
+			}, string])
+		}, `server: AddTool "desc": input type struct {`, []string{`field N: jsonschema tag "description=how many,minimun=1": minimun: unknown key`}},
 		{"unsupported input type", func(s *Server) error {
 			return AddTool(s, &mcp.Tool{Name: "ch"}, noop[struct {
 				C chan int `json:"c"`

@@ -106,6 +106,16 @@ type Modern struct {
 	Method string
 }
 
+// LostAnswerData is the "data" member of the JSON-RPC error response
+// (-32603) a carrier queues itself for a request whose answer can no
+// longer arrive on the connection although the peer may have sent it or
+// may still: the request's stream broke for good (transport/streamable:
+// no event id to resume from, resumes exhausted or refused). The error is
+// the connection's, not the peer's answer; a caller for which sending the
+// request again is safe (the client waiting for a task's result) may do
+// so.
+const LostAnswerData = `{"mcpkit":"lostAnswer"}`
+
 var (
 	// ErrClosed is returned by Read and Write after Close.
 	ErrClosed = errors.New("transport: connection closed")

@@ -86,11 +86,18 @@
 // minItems, maxItems, default, and the flags required and optional (which
 // override the json-derived rule). Grammar rules:
 //
-//   - description=… takes the rest of the tag verbatim, commas, quotes and
-//     all, so it must be the last item.
-//   - Any other value ends at the next comma, unless it is enclosed in single
-//     quotes; inside quotes a comma is literal and a doubled
-//     single quote stands for one quote.
+//   - A value ends at the next comma, unless it is enclosed in single
+//     quotes; inside quotes a comma is literal and a doubled single quote
+//     stands for one quote.
+//   - An unquoted description may hold commas: it ends at the first comma
+//     that starts another item, that is a comma followed (spaces allowed)
+//     by a word and "=", or by required or optional alone up to the next
+//     comma. So "description=Age in years, rounded down" is one
+//     description, "description=x,minimum=1" is the description x and a
+//     minimum of 1, and "description=x,minimun=1" is an error (unknown
+//     key), never the description "x,minimun=1". A description whose text
+//     has a comma followed by word= is written quoted:
+//     description='set a, b=c'.
 //   - enum values and default follow the field's type: for a string field
 //     they are taken verbatim (a default that is a quoted JSON string is
 //     unquoted); for number, integer and boolean fields they must parse as

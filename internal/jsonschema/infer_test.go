@@ -164,6 +164,8 @@ func TestForTags(t *testing.T) {
 		Req    string   `json:"req,omitzero" jsonschema:"required"`
 		Opt    string   `json:"opt" jsonschema:"optional"`
 		PtrReq *int     `json:"ptrReq" jsonschema:"required,description=a pointer, but required"`
+		First  int      `json:"first,omitzero" jsonschema:"description=x,minimum=1"`
+		Dice   int      `json:"dice,omitzero" jsonschema:"description=How many dice, 1 to 10,minimum=1,maximum=10"`
 	}
 	got, err := For[T]()
 	if err != nil {
@@ -183,7 +185,9 @@ func TestForTags(t *testing.T) {
 		`"quoted":{"type":"string","title":"it's, ok","default":"42"},` +
 		`"num":{"type":"string","default":"42"},` +
 		`"req":{"type":"string"},"opt":{"type":"string"},` +
-		`"ptrReq":{"type":"integer","description":"a pointer, but required"}},` +
+		`"ptrReq":{"type":"integer","description":"a pointer, but required"},` +
+		`"first":{"type":"integer","description":"x","minimum":1},` +
+		`"dice":{"type":"integer","description":"How many dice, 1 to 10","minimum":1,"maximum":10}},` +
 		`"required":["age","score","name","code","req","ptrReq"],"additionalProperties":false}`
 	if string(got) != want {
 		t.Errorf("For:\n got %s\nwant %s", got, want)
@@ -200,7 +204,16 @@ func TestParseTag(t *testing.T) {
 	}{
 		{"required", []tagItem{{key: "required"}}},
 		{"minimum=1, maximum=2", []tagItem{{"minimum", "1", true}, {"maximum", "2", true}}},
-		{"description=a, b, c=d", []tagItem{{"description", "a, b, c=d", true}}},
+		{"description=a, b, c", []tagItem{{"description", "a, b, c", true}}},
+		{"description=a, b, c=d", []tagItem{{"description", "a, b", true}, {"c", "d", true}}},
+		{"description=x,minimum=1", []tagItem{{"description", "x", true}, {"minimum", "1", true}}},
+		{"description=x, y , maximum = 2,required", []tagItem{{"description", "x, y ", true}, {"maximum", " 2", true}, {key: "required"}}},
+		{"description=first, required", []tagItem{{"description", "first", true}, {key: "required"}}},
+		{"description=first, required or not", []tagItem{{"description", "first, required or not", true}}},
+		{"description='x,minimum=1',title=t", []tagItem{{"description", "x,minimum=1", true}, {"title", "t", true}}},
+		{"description=e.g. a=b", []tagItem{{"description", "e.g. a=b", true}}},
+		{"description=x, use a=b", []tagItem{{"description", "x, use a=b", true}}},
+		{"description=", []tagItem{{"description", "", true}}},
 		{"title=x,description=it's 'quoted', ok", []tagItem{{"title", "x", true}, {"description", "it's 'quoted', ok", true}}},
 		{"pattern='a{1,2}',enum='x,y|z'", []tagItem{{"pattern", "a{1,2}", true}, {"enum", "x,y|z", true}}},
 		{"title='don''t'", []tagItem{{"title", "don't", true}}},
@@ -404,6 +417,20 @@ func TestForErrors(t *testing.T) {
 		{For[struct {
 			A int `json:"a" jsonschema:"required,nullable"`
 		}], "nullable: unknown flag"},
+		// A misspelled key after a description is an error, never part of
+		// the description.
+		{For[struct {
+			A int `json:"a" jsonschema:"description=x,minimun=1"`
+		}], `field A: jsonschema tag "description=x,minimun=1": minimun: unknown key`},
+		{For[struct {
+			A int `json:"a" jsonschema:"description=x, c=d"`
+		}], `c: unknown key`},
+		{For[struct {
+			A int `json:"a" jsonschema:"description=x,description=y"`
+		}], `duplicate "description"`},
+		{For[struct {
+			A int `json:"a" jsonschema:"description='x"`
+		}], "unterminated"},
 		{For[struct {
 			A int `json:"a" jsonschema:"Minimum=1"`
 		}], `field A: jsonschema tag "Minimum=1": Minimum: unknown key`},

@@ -24,11 +24,18 @@ func isKeyValueTag(tag string) bool {
 	if f := strings.TrimSpace(first); f == "required" || f == "optional" {
 		return true
 	}
+	i := wordLen(s)
+	return i > 0 && strings.HasPrefix(strings.TrimLeft(s[i:], " "), "=")
+}
+
+// wordLen is the length of the word at the start of s: an ASCII letter,
+// then letters, digits or underscores (0 when s does not start with one).
+func wordLen(s string) int {
 	i := 0
 	for i < len(s) && (isLetter(s[i]) || i > 0 && (s[i] == '_' || '0' <= s[i] && s[i] <= '9')) {
 		i++
 	}
-	return i > 0 && strings.HasPrefix(strings.TrimLeft(s[i:], " "), "=")
+	return i
 }
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
@@ -41,9 +48,11 @@ type tagItem struct {
 }
 
 // parseTag splits a `jsonschema` tag into items. See the package
-// documentation for the grammar: description=… runs to the end of the tag;
-// other values end at the next comma unless single-quoted (a doubled quote
-// stands for one quote).
+// documentation for the grammar: a value ends at the next comma unless
+// single-quoted (a doubled quote stands for one quote), except an
+// unquoted description, which may hold commas: it ends at the first comma
+// that starts another item (see itemAt), so that nothing after it is
+// swallowed into the text.
 func parseTag(tag string) ([]tagItem, error) {
 	var items []tagItem
 	for s := tag; s != ""; {
@@ -61,8 +70,6 @@ func parseTag(tag string) ([]tagItem, error) {
 			s = s[1:]
 			it.hasValue = true
 			switch {
-			case it.key == "description":
-				it.value, s = s, ""
 			case strings.HasPrefix(s, "'"):
 				v, rest, err := unquoteTagValue(s)
 				if err != nil {
@@ -72,6 +79,9 @@ func parseTag(tag string) ([]tagItem, error) {
 					return nil, fmt.Errorf("%s: unexpected %q after quoted value", it.key, rest)
 				}
 				it.value, s = v, rest
+			case it.key == "description":
+				end := descriptionEnd(s)
+				it.value, s = s[:end], s[end:]
 			default:
 				end := strings.IndexByte(s, ',')
 				if end < 0 {
@@ -89,6 +99,38 @@ func parseTag(tag string) ([]tagItem, error) {
 		}
 	}
 	return items, nil
+}
+
+// descriptionEnd returns where an unquoted description value at the start
+// of s ends: at the first comma that starts another item (itemAt), or at
+// the end of the tag. "Age in years, rounded down" is one description;
+// "x,minimum=1" is the description x and a minimum.
+func descriptionEnd(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ',' && itemAt(s[i+1:]) {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// itemAt reports whether s, what follows a comma in a tag, reads as an
+// item of the key=value form: after spaces, a word (an ASCII letter, then
+// letters, digits or underscores) and "=" (spaces allowed before it), or
+// the flag required or optional alone up to the next comma. Whether the
+// word is a known key does not matter: an unknown one is then an error
+// (a misspelled key after a description must not become part of it).
+func itemAt(s string) bool {
+	s = strings.TrimLeft(s, " ")
+	i := wordLen(s)
+	if i == 0 {
+		return false
+	}
+	rest := strings.TrimLeft(s[i:], " ")
+	if strings.HasPrefix(rest, "=") {
+		return true
+	}
+	return (s[:i] == "required" || s[:i] == "optional") && (rest == "" || rest[0] == ',')
 }
 
 // unquoteTagValue reads a single-quoted value at the start of s, in which

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // TestResumeAfterCleanEnd is the conformance scenario sse-retry: the
@@ -129,6 +130,10 @@ func TestResumeFailures(t *testing.T) {
 		if m.ID != mcp.IntID(1) || m.Error == nil || m.Error.Code != mcp.CodeInternalError || !strings.Contains(m.Error.Message, "no event id") {
 			t.Errorf("Read %v %v", m, m.Error)
 		}
+		// The error is the connection's, and says so.
+		if m.Error != nil && string(m.Error.Data) != transport.LostAnswerData {
+			t.Errorf("error data %s, want transport.LostAnswerData", m.Error.Data)
+		}
 		if n := f.count(http.MethodGet); n != 0 {
 			t.Errorf("%d GETs without an event id to resume from", n)
 		}
@@ -170,6 +175,9 @@ func TestResumeFailures(t *testing.T) {
 		m := readMsg(t, c)
 		if m.ID != mcp.IntID(1) || m.Error == nil || !strings.Contains(m.Error.Message, "attempts") {
 			t.Errorf("Read %v %v", m, m.Error)
+		}
+		if m.Error != nil && string(m.Error.Data) != transport.LostAnswerData {
+			t.Errorf("error data %s, want transport.LostAnswerData", m.Error.Data)
 		}
 		if n := f.count(http.MethodGet); n != MaxStreamResumes {
 			t.Errorf("%d GETs, want MaxStreamResumes (%d)", n, MaxStreamResumes)

@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/internal/sse"
 	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // cursor is what survives the reconnections of one stream: the last event
@@ -128,7 +130,7 @@ func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id
 			if res.err != nil {
 				why = "broke (" + res.err.Error() + ")"
 			}
-			c.failRequest(id, fmt.Errorf("the event stream %s before the response (2026-07-28 streams are not resumed; send the request again)", why))
+			c.loseAnswer(id, fmt.Errorf("the event stream %s before the response (2026-07-28 streams are not resumed; send the request again)", why))
 			return
 		}
 		if res.messages > 0 {
@@ -139,13 +141,13 @@ func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id
 			why = "broke (" + res.err.Error() + ")"
 		}
 		if cur.lastID == "" {
-			c.failRequest(id, fmt.Errorf("the event stream %s before the response, with no event id to resume from", why))
+			c.loseAnswer(id, fmt.Errorf("the event stream %s before the response, with no event id to resume from", why))
 			return
 		}
 		c.log.Debug("streamable: resuming a POST stream", "id", id.String(), "lastEventID", cur.lastID, "why", why)
 		for {
 			if misses >= MaxStreamResumes {
-				c.failRequest(id, fmt.Errorf("the event stream %s before the response and %d attempts to resume it brought nothing", why, misses))
+				c.loseAnswer(id, fmt.Errorf("the event stream %s before the response and %d attempts to resume it brought nothing", why, misses))
 				return
 			}
 			misses++
@@ -161,7 +163,7 @@ func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id
 				return
 			}
 			if permanent(err) {
-				c.failRequest(id, fmt.Errorf("resuming the event stream: %w", err))
+				c.loseAnswer(id, fmt.Errorf("resuming the event stream: %w", err))
 				return
 			}
 			c.log.Debug("streamable: resuming a POST stream failed", "id", id.String(), "err", err)
@@ -190,6 +192,16 @@ func (c *Conn) failRequest(id mcp.ID, cause error) {
 	c.log.Warn("streamable: no response for a request", "id", id.String(), "err", cause)
 	msg := wire.EncodeError(id, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: streamable transport: %v", cause))
 	_ = c.enqueue(c.ctx, msg)
+}
+
+// loseAnswer is failRequest for a request whose answer the connection
+// lost (its stream broke for good): the error carries
+// transport.LostAnswerData, so that the caller can tell it from the
+// server's own answer.
+func (c *Conn) loseAnswer(id mcp.ID, cause error) {
+	c.log.Warn("streamable: no response for a request", "id", id.String(), "err", cause)
+	e := jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: streamable transport: %v", cause).WithData(jsontext.Value(transport.LostAnswerData))
+	_ = c.enqueue(c.ctx, wire.EncodeError(id, e))
 }
 
 // getConn is one GET event stream.

@@ -120,6 +120,11 @@ func (e *StatusError) Error() string {
 	return s
 }
 
+// HTTPStatus returns StatusCode: a package that does not import this one
+// (the client, deciding whether a failed request may be sent again) finds
+// the status through an interface with this method.
+func (e *StatusError) HTTPStatus() int { return e.StatusCode }
+
 // Unwrap returns the JSON-RPC error of the body, so that jsonrpc.AsError
 // finds it.
 func (e *StatusError) Unwrap() error {
@@ -338,7 +343,10 @@ func (c *Conn) usable() error {
 //     fails for good (no event id to resume from, resumes exhausted, an
 //     event over MaxEventBytes, a resume refused with a 4xx), the Conn
 //     queues a JSON-RPC error response (-32603) for the request, naming
-//     the cause, so that the call waiting for it fails.
+//     the cause, so that the call waiting for it fails. Its data is
+//     transport.LostAnswerData when the stream was lost (every cause
+//     but an event over MaxEventBytes): the error is the connection's,
+//     not the server's answer.
 //   - an HTTP error status: when the body is a JSON-RPC error response to
 //     this request (it carries its id), it is queued for the waiting call
 //     and Write succeeds; otherwise Write returns a *StatusError naming
