@@ -83,7 +83,14 @@ func (u *upstream) toolHandler(name string, tasks bool) server.ToolHandler {
 			q := p
 			q.InputResponses, q.RequestState = rs, state
 			if tasks && c.Era() == client.EraModern {
-				return u.taskCall(ctx, c, &q)
+				// On the control connection, where awaitTask finds the
+				// task again (a command's call connections are other
+				// processes); its log messages reach no client.
+				ctl, err := u.control()
+				if err != nil {
+					return nil, err
+				}
+				return u.taskCall(ctx, ctl, &q)
 			}
 			res, err := c.CallTool(ctx, &q)
 			if res != nil {
@@ -212,28 +219,33 @@ func forward[R any](ctx context.Context, u *upstream, req *server.Request, st ro
 	// A 2026 upstream asks only for what the calling client can answer,
 	// and refuses (SEP-2575) what needs more, as it would refuse the client.
 	ctx = client.WithCapabilities(ctx, bridged(req.ClientCapabilities()))
-	c, release, err := u.acquire(ctx)
+	// The call's sink is set before it holds a connection: whatever the
+	// upstream sends on the connection from then on is the call's.
+	r := newRelay(ctx, req)
+	in := &inflight{}
+	in.sink.Store(r)
+	l, err := u.acquire(ctx, u.g.clientKey(ctx, req), in)
 	if err != nil {
+		r.stop()
 		return zero, upstreamError(err)
 	}
+	c := l.cc.c
 	if c.Era() == client.EraLegacy {
 		if st.Upstream != "" {
-			release()
+			l.release(false)
+			r.stop()
 			return zero, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: the upstream reconnected in another era; start the call again")
 		}
-		return startLegacy(ctx, u, req, c, call)
+		return startLegacy(ctx, u, req, l, in, r, call)
 	}
-	defer release()
 	var rs mcp.InputResponses
 	if st.Upstream != "" {
 		rs = st.answers(req)
 	}
-	r := newRelay(ctx, req)
-	in := &inflight{}
-	in.sink.Store(r)
-	u.addCall(in)
 	res, err := call(r.context(ctx), c, rs, st.State)
-	u.removeCall(in)
+	// A call the gateway stopped waiting for may still run upstream: its
+	// connection is retired, so nothing it sends later reaches a client.
+	l.release(retiring(ctx, err))
 	r.stop()
 	var ire *client.InputRequiredError
 	if errors.As(err, &ire) && ire.TaskID == "" && ire.Result != nil {
