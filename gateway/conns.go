@@ -30,7 +30,9 @@ import (
 
 // callConn is one call connection of an upstream.
 type callConn struct {
-	c *client.Client
+	c       *client.Client
+	control bool // the control connection itself (MaxConnections 1)
+	leased  bool // the control connection is leased (under upstream.mu)
 	// holder is the call that leased the connection (nil: idle, or
 	// retired). Read by the connection's handlers, on its reader.
 	holder atomic.Pointer[inflight]
@@ -109,11 +111,27 @@ func (g *Gateway) clientKey(ctx context.Context, req *server.Request) string {
 
 // perClientCap is how many calls one client may have at once on u
 // (waiting for a connection, running or waiting for input): the
-// configured cap, and never more than half the upstream's connections or
-// slots (at least one), so that one client cannot hold them all.
-func (u *upstream) perClientCap() int {
-	n := min(u.cfg.MaxInFlight, u.cfg.MaxConnections)
+// configured cap, and never more than half the upstream's slots or (a
+// legacy upstream's) connections, at least one, so that one client cannot
+// hold them all.
+func (u *upstream) perClientCap(legacy bool) int {
+	n := u.cfg.MaxInFlight
+	if legacy {
+		n = min(n, u.cfg.MaxConnections)
+	}
 	return max(1, min(u.g.opts.MaxInFlightPerClient, n/2))
+}
+
+// reserve counts one more call of the client key on u, unless it has
+// limit already.
+func (u *upstream) reserve(key string, limit int) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if n := u.perClient[key]; n >= limit {
+		return errClientBusy(u, n)
+	}
+	u.perClient[key]++
+	return nil
 }
 
 func errClientBusy(u *upstream, n int) error {
@@ -129,14 +147,9 @@ func errQueueTimeout(u *upstream, d time.Duration) error {
 // waited for at most QueueTimeout. A client over its per-client cap is
 // refused at once.
 func (u *upstream) acquire(ctx context.Context, key string, in *inflight) (*lease, error) {
-	limit := u.perClientCap()
-	u.mu.Lock()
-	if n := u.perClient[key]; n >= limit {
-		u.mu.Unlock()
-		return nil, errClientBusy(u, n)
+	if err := u.reserve(key, u.perClientCap(true)); err != nil {
+		return nil, err
 	}
-	u.perClient[key]++
-	u.mu.Unlock()
 	l := &lease{u: u, key: key, slot: true}
 	deadline := u.g.queueAfter(u.cfg.QueueTimeout)
 	if err := u.takeSlot(ctx, deadline); err != nil {
@@ -188,17 +201,28 @@ func (u *upstream) takeConn(ctx context.Context, deadline <-chan time.Time) (*ca
 			u.mu.Unlock()
 			return nil, fmt.Errorf("%w: %q", ErrUnavailable, u.cfg.Name)
 		}
-		for len(u.idle) > 0 {
-			cc := u.idle[len(u.idle)-1]
-			u.idle = u.idle[:len(u.idle)-1]
-			if !ended(cc.c) {
+		if cc := u.ctlCC; cc != nil {
+			// MaxConnections 1: the control connection is the call
+			// connection, one call at a time.
+			if !cc.leased {
+				cc.leased = true
 				u.leased++
 				u.mu.Unlock()
 				return cc, nil
 			}
-			u.dropConnLocked(cc)
+		} else {
+			for len(u.idle) > 0 {
+				cc := u.idle[len(u.idle)-1]
+				u.idle = u.idle[:len(u.idle)-1]
+				if !ended(cc.c) {
+					u.leased++
+					u.mu.Unlock()
+					return cc, nil
+				}
+				u.dropConnLocked(cc)
+			}
 		}
-		if u.open < u.cfg.MaxConnections {
+		if u.ctlCC == nil && u.open < u.cfg.MaxConnections {
 			u.open++
 			u.leased++
 			gen, version := u.gen, u.c.ProtocolVersion()
@@ -307,6 +331,26 @@ func (u *upstream) finish(cc *callConn, retire bool) {
 	cc.holder.Store(nil)
 	u.mu.Lock()
 	u.leased--
+	if cc.control {
+		cc.leased = false
+		u.wakeLocked()
+		closing := u.poolClosed
+		if retire && !closing {
+			u.closers.Add(1)
+		}
+		u.mu.Unlock()
+		if retire && !closing {
+			// Nothing the upstream still sends for the abandoned call may
+			// reach the next: the connection is closed, and run connects
+			// again.
+			u.g.log.Warn("gateway: closing the upstream's only connection after an abandoned call", "upstream", u.cfg.Name)
+			go func() {
+				defer u.closers.Done()
+				cc.c.Close()
+			}()
+		}
+		return
+	}
 	if !retire && !ended(cc.c) && cc.gen == u.gen && !u.poolClosed && u.conns[cc] {
 		u.idle = append(u.idle, cc)
 		u.wakeLocked()

@@ -83,14 +83,7 @@ func (u *upstream) toolHandler(name string, tasks bool) server.ToolHandler {
 			q := p
 			q.InputResponses, q.RequestState = rs, state
 			if tasks && c.Era() == client.EraModern {
-				// On the control connection, where awaitTask finds the
-				// task again (a command's call connections are other
-				// processes); its log messages reach no client.
-				ctl, err := u.control()
-				if err != nil {
-					return nil, err
-				}
-				return u.taskCall(ctx, ctl, &q)
+				return u.taskCall(ctx, c, &q)
 			}
 			res, err := c.CallTool(ctx, &q)
 			if res != nil {
@@ -219,6 +212,13 @@ func forward[R any](ctx context.Context, u *upstream, req *server.Request, st ro
 	// A 2026 upstream asks only for what the calling client can answer,
 	// and refuses (SEP-2575) what needs more, as it would refuse the client.
 	ctx = client.WithCapabilities(ctx, bridged(req.ClientCapabilities()))
+	ctl, err := u.control()
+	if err != nil {
+		return zero, upstreamError(err)
+	}
+	if ctl.Era() == client.EraModern {
+		return forwardModern(ctx, u, req, st, ctl, call)
+	}
 	// The call's sink is set before it holds a connection: whatever the
 	// upstream sends on the connection from then on is the call's.
 	r := newRelay(ctx, req)
@@ -229,23 +229,39 @@ func forward[R any](ctx context.Context, u *upstream, req *server.Request, st ro
 		r.stop()
 		return zero, upstreamError(err)
 	}
-	c := l.cc.c
-	if c.Era() == client.EraLegacy {
-		if st.Upstream != "" {
-			l.release(false)
-			r.stop()
-			return zero, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: the upstream reconnected in another era; start the call again")
-		}
-		return startLegacy(ctx, u, req, l, in, r, call)
+	if st.Upstream != "" {
+		l.release(false)
+		r.stop()
+		return zero, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: the upstream reconnected in another era; start the call again")
 	}
+	return startLegacy(ctx, u, req, l, in, r, call)
+}
+
+// forwardModern makes a call of a 2026 upstream on its control
+// connection: its input requests come back as results, with certainty;
+// its log messages reach the call only when it is the one call there
+// (modernSole).
+func forwardModern[R any](ctx context.Context, u *upstream, req *server.Request, st roundState, c *client.Client, call callFunc[R]) (R, error) {
+	var zero R
+	key := u.g.clientKey(ctx, req)
+	if err := u.reserve(key, u.perClientCap(false)); err != nil {
+		return zero, err
+	}
+	defer u.unreserve(key)
+	if err := u.takeSlot(ctx, u.g.queueAfter(u.cfg.QueueTimeout)); err != nil {
+		return zero, upstreamError(err)
+	}
+	defer func() { <-u.sem }()
 	var rs mcp.InputResponses
 	if st.Upstream != "" {
 		rs = st.answers(req)
 	}
+	r := newRelay(ctx, req)
+	in := &inflight{}
+	in.sink.Store(r)
+	u.addModern(in)
 	res, err := call(r.context(ctx), c, rs, st.State)
-	// A call the gateway stopped waiting for may still run upstream: its
-	// connection is retired, so nothing it sends later reaches a client.
-	l.release(retiring(ctx, err))
+	u.removeModern(in, retiring(ctx, err))
 	r.stop()
 	var ire *client.InputRequiredError
 	if errors.As(err, &ire) && ire.TaskID == "" && ire.Result != nil {

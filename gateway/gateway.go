@@ -48,10 +48,11 @@ const (
 	// upstream at once (waiting for a connection, running, or waiting for
 	// the client's answer); it is also never more than half the
 	// upstream's MaxInFlight or MaxConnections (at least one).
-	DefaultMaxInFlightPerClient = 16
+	DefaultMaxInFlightPerClient = 8
 	// DefaultMaxCommandConnections is the default MaxConnections of a
-	// Command upstream: each connection is a process of its own.
-	DefaultMaxCommandConnections = 4
+	// Command upstream: each connection is a process of its own, started
+	// when a call needs it.
+	DefaultMaxCommandConnections = 16
 	// DefaultQueueTimeout bounds the wait of a call for a free slot or
 	// connection of its upstream.
 	DefaultQueueTimeout = 30 * time.Second

@@ -122,7 +122,11 @@ func (h connHandlers) logTap(next intercept.Handler) intercept.Handler {
 		if !c.Inbound || !c.Notification || c.Method != mcp.NotificationMessage {
 			return next(ctx, c)
 		}
-		if in := h.holder(); in != nil {
+		in := h.holder()
+		if in == nil && (h.cc == nil || h.cc.control) {
+			in = h.u.modernSole()
+		}
+		if in != nil {
 			if r := in.sink.Load(); r != nil {
 				var p mcp.LoggingMessageParams
 				if json.Unmarshal(c.Raw, &p) == nil {
@@ -368,17 +372,10 @@ func (g *Gateway) complete(ctx context.Context, req *server.CompleteRequest) (*m
 	if caps := ctl.ServerCapabilities(); caps.Completions == nil {
 		return &mcp.CompleteResult{}, nil
 	}
-	r := newRelay(ctx, req.Request)
-	defer r.stop()
-	in := &inflight{}
-	in.sink.Store(r)
-	l, err := u.acquire(ctx, g.clientKey(ctx, req.Request), in)
-	if err != nil {
-		return nil, upstreamError(err)
-	}
 	p.Meta = passMeta(req.Request)
-	res, err := l.cc.c.Complete(ctx, &p)
-	l.release(retiring(ctx, err))
+	res, err := forward(ctx, u, req.Request, roundState{}, func(ctx context.Context, c *client.Client, _ mcp.InputResponses, _ string) (*mcp.CompleteResult, error) {
+		return c.Complete(ctx, &p)
+	})
 	if err != nil {
 		return nil, upstreamError(err)
 	}

@@ -52,7 +52,11 @@ type upstream struct {
 
 	// The call connections (conns.go). gen counts the control
 	// connections: one opened under another is not reused.
-	conns      map[*callConn]bool // open (leased or idle)
+	conns map[*callConn]bool // open (leased or idle)
+	ctlCC *callConn          // MaxConnections 1: the control connection, leased to calls
+	// A modern upstream's calls, on the control connection (modern.go).
+	modern     map[*inflight]struct{}
+	abandoned  int // modern calls given up on that may still run upstream
 	idle       []*callConn
 	open       int // connections open or being opened
 	leased     int
@@ -85,6 +89,7 @@ func newUpstream(g *Gateway, cfg Upstream, index int) *upstream {
 		conns:      make(map[*callConn]bool),
 		wake:       make(chan struct{}),
 		perClient:  make(map[string]int),
+		modern:     make(map[*inflight]struct{}),
 	}
 	for k := range u.reg {
 		u.reg[k] = make(map[string]registered)
@@ -115,14 +120,14 @@ func (u *upstream) run(ctx context.Context) {
 	pause := u.g.opts.RestartMin
 	for {
 		u.setState(StateConnecting, nil)
-		c, err := u.connect(ctx)
+		c, cc, err := u.connect(ctx)
 		if err == nil {
-			u.setClient(c)
+			u.setClient(c, cc)
 			sctx, cancel := context.WithTimeout(ctx, u.cfg.ConnectTimeout)
 			err = u.sync(sctx, c)
 			cancel()
 			if err != nil {
-				u.setClient(nil)
+				u.setClient(nil, nil)
 				c.Close()
 				u.withdraw()
 			}
@@ -138,7 +143,7 @@ func (u *upstream) run(ctx context.Context) {
 			if ctx.Err() == nil {
 				u.setState(StateDown, err)
 			}
-			u.setClient(nil)
+			u.setClient(nil, nil)
 			u.closeConns(false)
 			c.Close()
 			u.withdraw()
@@ -158,11 +163,24 @@ func (u *upstream) run(ctx context.Context) {
 	}
 }
 
-// connect opens the control connection and its client.
-func (u *upstream) connect(ctx context.Context) (*client.Client, error) {
+// connect opens the control connection and its client. With
+// MaxConnections 1 it is also the call connection (setClient).
+func (u *upstream) connect(ctx context.Context) (*client.Client, *callConn, error) {
 	cctx, cancel := context.WithTimeout(ctx, u.cfg.ConnectTimeout)
 	defer cancel()
-	return u.connectWith(ctx, cctx, u.cfg.ProtocolVersion, nil)
+	var cc *callConn
+	if u.cfg.MaxConnections == 1 {
+		cc = &callConn{control: true}
+	}
+	c, err := u.connectWith(ctx, cctx, u.cfg.ProtocolVersion, cc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cc != nil && c.Era() == client.EraLegacy {
+		cc.c = c
+		return c, cc, nil
+	}
+	return c, nil, nil
 }
 
 // connectWith opens a connection and its client, speaking version (""
@@ -269,7 +287,7 @@ func (u *upstream) clientOptions(version string, cc *callConn) *client.Options {
 		Listen:               true,
 		OnLog:                u.onLog,
 	}
-	if cc == nil {
+	if cc == nil || cc.control {
 		o.OnToolsListChanged = func(context.Context) { signal(u.resync) }
 		o.OnPromptsListChanged = func(context.Context) { signal(u.resync) }
 		o.OnResourcesListChanged = func(context.Context) { signal(u.resync) }
@@ -341,10 +359,11 @@ func (u *upstream) check(ctx context.Context, c *client.Client) error {
 	return c.Ping(cctx)
 }
 
-// setClient makes c the client calls use (nil: none).
-func (u *upstream) setClient(c *client.Client) {
+// setClient makes c the control connection's client (nil: none).
+func (u *upstream) setClient(c *client.Client, cc *callConn) {
 	u.mu.Lock()
 	u.c = c
+	u.ctlCC = cc
 	u.subscribedUp = make(map[string]bool)
 	u.mu.Unlock()
 }

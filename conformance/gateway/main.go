@@ -14,6 +14,13 @@
 // the upstream (initialize, one session): a 2026-07-28 client's calls then
 // cross the era bridge (the upstream's requests become input-required
 // results, the upstream call held pending).
+//
+// The suite is one anonymous client that leaves input rounds unanswered
+// on purpose, scenario after scenario: the per-client limits are raised
+// far above their defaults (which would refuse it after a few), and a
+// legacy command gets one connection (MaxConnections 1: the control
+// connection serves the calls too), since the suite's scenarios share the
+// conformance server's state (a tool call changes the tool list).
 package main
 
 import (
@@ -57,6 +64,7 @@ func main() {
 		up.URL = *upstreamURL
 	case flag.NArg() > 0:
 		up.Command = flag.Args()
+		up.MaxConnections = 1
 	default:
 		log.Fatal("gateway: no upstream: give a command after the flags or -upstream-url")
 	}
@@ -64,7 +72,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	g, err := gateway.New(&gateway.Options{
-		Upstreams: []gateway.Upstream{up},
+		Upstreams:            []gateway.Upstream{up},
+		MaxPendingPerClient:  gateway.DefaultMaxPending,
+		MaxInFlightPerClient: gateway.DefaultMaxInFlight,
 		Server: &server.Options{
 			Info:   mcp.Implementation{Name: "mcpkit-conformance-gateway", Version: "0.1.0"},
 			Logger: logger,
