@@ -17,10 +17,9 @@
 //
 // The suite is one anonymous client that leaves input rounds unanswered
 // on purpose, scenario after scenario: the per-client limits are raised
-// far above their defaults (which would refuse it after a few), and a
-// legacy command gets one connection (MaxConnections 1: the control
-// connection serves the calls too), since the suite's scenarios share the
-// conformance server's state (a tool call changes the tool list).
+// far above their defaults (which would refuse it after a few), and so is
+// a command's MaxConnections (each unanswered round of a legacy upstream
+// holds a connection, a process, until the input timeout).
 package main
 
 import (
@@ -64,7 +63,7 @@ func main() {
 		up.URL = *upstreamURL
 	case flag.NArg() > 0:
 		up.Command = flag.Args()
-		up.MaxConnections = 1
+		up.MaxConnections = gateway.DefaultMaxInFlight
 	default:
 		log.Fatal("gateway: no upstream: give a command after the flags or -upstream-url")
 	}
