@@ -219,7 +219,14 @@ func (u *upstream) takeConn(ctx context.Context, deadline <-chan time.Time) (*ca
 					u.mu.Unlock()
 					return cc, nil
 				}
+				// It died idle (the upstream closed it): closed and
+				// forgotten, a new one opened in its place.
 				u.dropConnLocked(cc)
+				u.closers.Add(1)
+				go func() {
+					defer u.closers.Done()
+					cc.c.Close()
+				}()
 			}
 		}
 		if u.ctlCC == nil && u.open < u.cfg.MaxConnections {
