@@ -552,6 +552,22 @@ type healthStatus struct {
 	Upstreams []gateway.Health `json:"upstreams"`
 }
 
+// healthOf is the status of the health endpoint and its HTTP status:
+// "unavailable" (503) when an upstream is not ready, "exhausted" (503)
+// when one has no free call slot or connection, else "ready" (200).
+func healthOf(ups []gateway.Health) (string, int) {
+	status, code := "ready", http.StatusOK
+	for _, u := range ups {
+		if u.State != gateway.StateReady {
+			return "unavailable", http.StatusServiceUnavailable
+		}
+		if u.Exhausted {
+			status, code = "exhausted", http.StatusServiceUnavailable
+		}
+	}
+	return status, code
+}
+
 // healthHandler answers GET and HEAD with the gateway's Health: 200 when
 // every upstream is ready and none is exhausted, 503 otherwise.
 func healthHandler(g *gateway.Gateway) http.Handler {
@@ -561,18 +577,9 @@ func healthHandler(g *gateway.Gateway) http.Handler {
 			http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		st := healthStatus{Status: "ready", Upstreams: g.Health()}
-		code := http.StatusOK
-		for _, u := range st.Upstreams {
-			if u.Exhausted && st.Status == "ready" {
-				st.Status, code = "exhausted", http.StatusServiceUnavailable
-			}
-		}
-		for _, u := range st.Upstreams {
-			if u.State != gateway.StateReady {
-				st.Status, code = "unavailable", http.StatusServiceUnavailable
-			}
-		}
+		st := healthStatus{Upstreams: g.Health()}
+		var code int
+		st.Status, code = healthOf(st.Upstreams)
 		if r.Method == http.MethodHead {
 			w.WriteHeader(code)
 			return
