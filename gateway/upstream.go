@@ -128,6 +128,7 @@ func (u *upstream) run(ctx context.Context) {
 			cancel()
 			if err != nil {
 				u.setClient(nil, nil)
+				u.closeConns(false)
 				c.Close()
 				u.withdraw()
 			}
