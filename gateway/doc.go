@@ -21,8 +21,17 @@
 //     handles a call, become input requests of that call: input-required
 //     results for a 2026 client, real requests for a legacy one. The
 //     upstream call is held open meanwhile (a pending call, named in the
-//     sealed requestState), bounded by Options.InputTimeout and
-//     Options.MaxPending.
+//     sealed requestState), bounded by Options.InputTimeout,
+//     Options.MaxPending and Options.MaxPendingPerClient.
+//
+// Attribution is certain or refused, never guessed: each call to a legacy
+// upstream holds an upstream connection of its own (Upstream.MaxConnections)
+// for its whole run, and what the upstream sends on it belongs to that
+// call; a call the gateway stops waiting for has its connection closed. A
+// 2026 upstream's calls share its one connection; its log messages reach
+// a call only when it is certainly theirs. Per-client caps
+// (Options.MaxInFlightPerClient, MaxPendingPerClient, ClientKey) keep one
+// client from holding an upstream's slots and connections.
 //
 // Progress, log messages, cancellation, list changes and resource
 // updates pass through. An upstream that fails to start or dies is
@@ -30,8 +39,8 @@
 // list_changed notifications), and it is reconnected with a backoff; its
 // items come back when it does.
 //
-// See docs/design/gateway.md. Package gateway uses the public API of
-// server and client only; it must not import server/streamhttp (the
-// caller chooses the carrier), store/redis or any internal package but
-// internal/jsontok.
+// See docs/design/gateway.md (Attribution, Fairness). Package gateway
+// uses the public API of server and client only; it must not import
+// server/streamhttp (the caller chooses the carrier; its tests do),
+// store/redis or any internal package but internal/jsontok.
 package gateway

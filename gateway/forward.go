@@ -212,18 +212,46 @@ func forward[R any](ctx context.Context, u *upstream, req *server.Request, st ro
 	// A 2026 upstream asks only for what the calling client can answer,
 	// and refuses (SEP-2575) what needs more, as it would refuse the client.
 	ctx = client.WithCapabilities(ctx, bridged(req.ClientCapabilities()))
-	c, release, err := u.acquire(ctx)
+	ctl, err := u.control()
 	if err != nil {
 		return zero, upstreamError(err)
 	}
-	if c.Era() == client.EraLegacy {
-		if st.Upstream != "" {
-			release()
-			return zero, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: the upstream reconnected in another era; start the call again")
-		}
-		return startLegacy(ctx, u, req, c, call)
+	if ctl.Era() == client.EraModern {
+		return forwardModern(ctx, u, req, st, ctl, call)
 	}
-	defer release()
+	// The call's sink is set before it holds a connection: whatever the
+	// upstream sends on the connection from then on is the call's.
+	r := newRelay(ctx, req)
+	in := &inflight{}
+	in.sink.Store(r)
+	l, err := u.acquire(ctx, u.g.clientKey(ctx, req), in)
+	if err != nil {
+		r.stop()
+		return zero, upstreamError(err)
+	}
+	if st.Upstream != "" {
+		l.release(false)
+		r.stop()
+		return zero, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: the upstream reconnected in another era; start the call again")
+	}
+	return startLegacy(ctx, u, req, l, in, r, call)
+}
+
+// forwardModern makes a call of a 2026 upstream on its control
+// connection: its input requests come back as results, with certainty;
+// its log messages reach the call only when it is the one call there
+// (modernSole).
+func forwardModern[R any](ctx context.Context, u *upstream, req *server.Request, st roundState, c *client.Client, call callFunc[R]) (R, error) {
+	var zero R
+	key := u.g.clientKey(ctx, req)
+	if err := u.reserve(key, u.perClientCap(false)); err != nil {
+		return zero, err
+	}
+	defer u.unreserve(key)
+	if err := u.takeSlot(ctx, u.g.queueAfter(u.cfg.QueueTimeout)); err != nil {
+		return zero, upstreamError(err)
+	}
+	defer func() { <-u.sem }()
 	var rs mcp.InputResponses
 	if st.Upstream != "" {
 		rs = st.answers(req)
@@ -231,9 +259,9 @@ func forward[R any](ctx context.Context, u *upstream, req *server.Request, st ro
 	r := newRelay(ctx, req)
 	in := &inflight{}
 	in.sink.Store(r)
-	u.addCall(in)
+	u.addModern(in)
 	res, err := call(r.context(ctx), c, rs, st.State)
-	u.removeCall(in)
+	u.removeModern(in, retiring(ctx, err))
 	r.stop()
 	var ire *client.InputRequiredError
 	if errors.As(err, &ire) && ire.TaskID == "" && ire.Result != nil {

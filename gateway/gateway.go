@@ -40,6 +40,22 @@ const (
 	// DefaultMaxInFlight bounds the calls to one upstream at once; more
 	// wait for a slot as long as their context lets them.
 	DefaultMaxInFlight = 64
+	// DefaultMaxPendingPerClient bounds the upstream calls of one client
+	// (Options.ClientKey) held open for its answers at once, over all
+	// upstreams.
+	DefaultMaxPendingPerClient = 16
+	// DefaultMaxInFlightPerClient bounds the calls of one client to one
+	// upstream at once (waiting for a connection, running, or waiting for
+	// the client's answer); it is also never more than half the
+	// upstream's MaxInFlight or MaxConnections (at least one).
+	DefaultMaxInFlightPerClient = 8
+	// DefaultMaxCommandConnections is the default MaxConnections of a
+	// Command upstream: each connection is a process of its own, started
+	// when a call needs it.
+	DefaultMaxCommandConnections = 16
+	// DefaultQueueTimeout bounds the wait of a call for a free slot or
+	// connection of its upstream.
+	DefaultQueueTimeout = 30 * time.Second
 	// DefaultHealthInterval is how often a connected upstream is checked
 	// (ping on a legacy connection, server/discover on a modern one).
 	DefaultHealthInterval = 30 * time.Second
@@ -66,6 +82,24 @@ type Options struct {
 	// MaxPending bounds the pending upstream calls at once; a call that
 	// would exceed it fails with -32603. Default DefaultMaxPending.
 	MaxPending int
+	// MaxPendingPerClient bounds the pending upstream calls of one client
+	// (see ClientKey) at once, over all upstreams; a call that would
+	// exceed it fails with -32603 and the client's other calls, and other
+	// clients, are served as before. Default DefaultMaxPendingPerClient.
+	MaxPendingPerClient int
+	// MaxInFlightPerClient bounds the calls of one client to one upstream
+	// at once: waiting for a slot or connection, running, or pending.
+	// A call past it fails at once with -32603. It is also never more
+	// than half of the upstream's MaxInFlight and MaxConnections (at
+	// least one), so that one client never holds all of them. Default
+	// DefaultMaxInFlightPerClient.
+	MaxInFlightPerClient int
+	// ClientKey names the client a request comes from, for the
+	// per-client limits. Default DefaultClientKey: the principal, else
+	// the legacy session, else the key WithClientKey set (such as
+	// ClientAddressKeys' remote address), else "" (anonymous stateless
+	// clients share one count).
+	ClientKey func(ctx context.Context, req *server.Request) string
 	// RestartMin and RestartMax bound the pause between connection
 	// attempts to an upstream. Defaults DefaultRestartMin and
 	// DefaultRestartMax.
@@ -138,9 +172,26 @@ type Upstream struct {
 	// CallTimeout bounds each request to the upstream. Default
 	// DefaultCallTimeout.
 	CallTimeout time.Duration
-	// MaxInFlight bounds the calls to the upstream at once. Default
+	// MaxInFlight bounds the calls to the upstream running at once (a
+	// pending call waiting for its client's answer holds none). Default
 	// DefaultMaxInFlight.
 	MaxInFlight int
+	// MaxConnections bounds the upstream's call connections: each call
+	// holds one alone for its whole upstream run, pending rounds
+	// included, so that what the upstream sends on it belongs to that
+	// call with certainty (docs/design/gateway.md, Attribution). They are
+	// opened when calls need them and kept idle for the next; one of a
+	// call the gateway stopped waiting for is closed. A Command upstream's
+	// connection is a process: set 1 for a server whose state its calls
+	// must share (calls then run one at a time). Besides them the
+	// upstream has its control connection (lists, subscriptions, health).
+	// Default: MaxInFlight for URL and Connect upstreams,
+	// DefaultMaxCommandConnections for Command ones.
+	MaxConnections int
+	// QueueTimeout bounds the wait of a call for a free MaxInFlight slot
+	// or connection; past it the call fails with -32603 saying the
+	// upstream is busy. Default DefaultQueueTimeout.
+	QueueTimeout time.Duration
 	// ConnectTimeout bounds each connection attempt (the handshake and
 	// the first listing). Default DefaultConnectTimeout.
 	ConnectTimeout time.Duration
@@ -170,6 +221,8 @@ type Gateway struct {
 	// after is the clock of restart pauses and health checks (tests
 	// replace it).
 	after func(d time.Duration) <-chan time.Time
+	// queueAfter is the clock of QueueTimeout (tests replace it).
+	queueAfter func(d time.Duration) <-chan time.Time
 	// afterFunc runs f after d unless the returned stop is called first
 	// (the input timeout of parked calls; tests replace it).
 	afterFunc func(d time.Duration, f func()) (stop func() bool)
@@ -205,6 +258,12 @@ func New(opts *Options) (*Gateway, error) {
 	if o.MaxPending <= 0 {
 		o.MaxPending = DefaultMaxPending
 	}
+	if o.MaxPendingPerClient <= 0 {
+		o.MaxPendingPerClient = DefaultMaxPendingPerClient
+	}
+	if o.MaxInFlightPerClient <= 0 {
+		o.MaxInFlightPerClient = DefaultMaxInFlightPerClient
+	}
 	if o.RestartMin <= 0 {
 		o.RestartMin = DefaultRestartMin
 	}
@@ -230,16 +289,17 @@ func New(opts *Options) (*Gateway, error) {
 		so.Info = mcp.Implementation{Name: "mcpkit-gateway", Version: "0.1.0"}
 	}
 	g := &Gateway{
-		opts:  o,
-		info:  so.Info,
-		log:   log,
-		after: time.After,
+		opts:       o,
+		info:       so.Info,
+		log:        log,
+		after:      time.After,
+		queueAfter: time.After,
 		afterFunc: func(d time.Duration, f func()) func() bool {
 			return time.AfterFunc(d, f).Stop
 		},
 		names: newNameTable(),
 	}
-	g.pending = newPendingTable(o.MaxPending, o.InputTimeout, g)
+	g.pending = newPendingTable(o.MaxPending, o.MaxPendingPerClient, o.InputTimeout, g)
 	g.peers = newPeers(g, o.Broker)
 	// Innermost: a request the user's interceptors (auth, rate limits)
 	// refuse subscribes to nothing.
@@ -283,6 +343,15 @@ func New(opts *Options) (*Gateway, error) {
 		}
 		if u.MaxInFlight <= 0 {
 			u.MaxInFlight = DefaultMaxInFlight
+		}
+		if u.MaxConnections <= 0 {
+			u.MaxConnections = u.MaxInFlight
+			if len(u.Command) > 0 {
+				u.MaxConnections = DefaultMaxCommandConnections
+			}
+		}
+		if u.QueueTimeout <= 0 {
+			u.QueueTimeout = DefaultQueueTimeout
 		}
 		if u.ConnectTimeout <= 0 {
 			u.ConnectTimeout = DefaultConnectTimeout
@@ -401,4 +470,15 @@ type Health struct {
 	Skipped []string `json:"skipped,omitempty"`
 	// Pending counts the calls waiting for the client's input.
 	Pending int `json:"pending"`
+	// InFlight counts the calls running (each holds one of MaxInFlight
+	// slots); Connections the call connections open, Leased those held
+	// by a call (running or pending), of at most MaxConnections.
+	InFlight       int `json:"inFlight"`
+	MaxInFlight    int `json:"maxInFlight"`
+	Connections    int `json:"connections"`
+	Leased         int `json:"leased"`
+	MaxConnections int `json:"maxConnections"`
+	// Exhausted says every slot or every connection is taken: a new call
+	// waits (at most QueueTimeout) for one to come free.
+	Exhausted bool `json:"exhausted,omitempty"`
 }

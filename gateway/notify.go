@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -97,17 +96,37 @@ func (r *relay) context(ctx context.Context) context.Context {
 	return client.WithProgress(ctx, r.progress)
 }
 
-// logTap is the first interceptor of the gateway's client of u: it passes
-// the upstream's log messages to the call they belong to, when one call
-// alone is in flight. It runs on the connection's reader, in order, so a
+// connHandlers are the handlers of one upstream connection: cc is the
+// call connection (nil: the control connection, which no call holds).
+type connHandlers struct {
+	u  *upstream
+	cc *callConn
+}
+
+// holder is the call holding the connection now (nil: none).
+func (h connHandlers) holder() *inflight {
+	if h.cc == nil {
+		return nil
+	}
+	return h.cc.holder.Load()
+}
+
+// logTap is the first interceptor of the gateway's client on a
+// connection: it passes the upstream's log messages to the call holding
+// the connection. It runs on the connection's reader, in order, so a
 // message sent before a call's response reaches the call before it ends
-// (the client's OnLog runs later, on a goroutine of its own).
-func (u *upstream) logTap(next intercept.Handler) intercept.Handler {
+// (the client's OnLog, which gets the messages of no call, runs later on
+// a goroutine of its own).
+func (h connHandlers) logTap(next intercept.Handler) intercept.Handler {
 	return func(ctx context.Context, c *intercept.Call) (any, error) {
 		if !c.Inbound || !c.Notification || c.Method != mcp.NotificationMessage {
 			return next(ctx, c)
 		}
-		if in := u.sole(); in != nil {
+		in := h.holder()
+		if in == nil && (h.cc == nil || h.cc.control) {
+			in = h.u.modernSole()
+		}
+		if in != nil {
 			if r := in.sink.Load(); r != nil {
 				var p mcp.LoggingMessageParams
 				if json.Unmarshal(c.Raw, &p) == nil {
@@ -125,20 +144,20 @@ func (u *upstream) onLog(_ context.Context, p *mcp.LoggingMessageParams) {
 	u.g.log.Debug("gateway: upstream log message", "upstream", u.cfg.Name, "level", string(p.Level), "logger", p.Logger, "data", p.Data)
 }
 
-// The upstream's requests (legacy): passed to the call that caused them.
+// The upstream's requests (legacy): passed to the call holding the
+// connection they came on, refused (-32602, as SEP-2260 advises for a
+// request associated with no client request) on any other.
 
-var errUnattributed = errors.New("gateway: this request belongs to no single client call (several calls are in flight to the upstream, or none)")
-
-func (u *upstream) claim() (*pending, error) {
-	c := u.sole()
-	if c == nil || c.p == nil {
-		return nil, errUnattributed
+func (h connHandlers) claim() (*pending, error) {
+	in := h.holder()
+	if in == nil || in.pend() == nil {
+		return nil, errUnheld
 	}
-	return c.p, nil
+	return in.pend(), nil
 }
 
-func (u *upstream) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	pc, err := u.claim()
+func (h connHandlers) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	pc, err := h.claim()
 	if err != nil {
 		return nil, err
 	}
@@ -153,8 +172,8 @@ func (u *upstream) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.Elicit
 	return &res, nil
 }
 
-func (u *upstream) createMessage(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	pc, err := u.claim()
+func (h connHandlers) createMessage(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	pc, err := h.claim()
 	if err != nil {
 		return nil, err
 	}
@@ -170,12 +189,12 @@ func (u *upstream) createMessage(ctx context.Context, p *mcp.CreateMessageParams
 }
 
 // listRoots answers a legacy upstream's roots/list: with the roots of the
-// client whose call it belongs to, when there is one and it declared
-// roots (asked as an input request of that call), else with the roots
-// configured for the upstream (a legacy server may ask outside any call,
-// such as right after initialize).
-func (u *upstream) listRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
-	if pc, err := u.claim(); err == nil {
+// client whose call holds the connection, when it declared roots (asked
+// as an input request of that call), else with the roots configured for
+// the upstream (a legacy server may ask outside any call, such as right
+// after initialize).
+func (h connHandlers) listRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
+	if pc, err := h.claim(); err == nil {
 		if r := pc.call.sink.Load(); r != nil && r.req.ClientCapabilities().Roots != nil {
 			raw, err := pc.ask(ctx, mcp.MethodRootsList, nil)
 			if err != nil {
@@ -188,7 +207,7 @@ func (u *upstream) listRoots(ctx context.Context) (*mcp.ListRootsResult, error) 
 			return &res, nil
 		}
 	}
-	return &mcp.ListRootsResult{Roots: slices.Clone(u.cfg.Roots)}, nil
+	return &mcp.ListRootsResult{Roots: slices.Clone(h.u.cfg.Roots)}, nil
 }
 
 // Resource subscriptions. A client's interest in a resource (legacy
@@ -346,16 +365,17 @@ func (g *Gateway) complete(ctx context.Context, req *server.CompleteRequest) (*m
 	if !ok {
 		return &mcp.CompleteResult{}, nil
 	}
-	c, release, err := u.acquire(ctx)
+	ctl, err := u.control()
 	if err != nil {
 		return nil, upstreamError(err)
 	}
-	defer release()
-	if caps := c.ServerCapabilities(); caps.Completions == nil {
+	if caps := ctl.ServerCapabilities(); caps.Completions == nil {
 		return &mcp.CompleteResult{}, nil
 	}
 	p.Meta = passMeta(req.Request)
-	res, err := c.Complete(ctx, &p)
+	res, err := forward(ctx, u, req.Request, roundState{}, func(ctx context.Context, c *client.Client, _ mcp.InputResponses, _ string) (*mcp.CompleteResult, error) {
+		return c.Complete(ctx, &p)
+	})
 	if err != nil {
 		return nil, upstreamError(err)
 	}

@@ -210,7 +210,7 @@ func (ps *peers) serve(ctx context.Context, m *peerMsg) {
 		out.Error = errNotPending
 		return
 	}
-	if err := p.takeSlot(rctx); err != nil {
+	if err := p.lease.takeSlot(rctx); err != nil {
 		p.end(err)
 		out.Error = asRPCError(err)
 		return

@@ -36,7 +36,8 @@ type pending struct {
 	u      *upstream
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	slot   bool // holds one of the upstream's MaxInFlight slots (under mu)
+	lease  *lease // the call's connection and slot, for its whole run
+	key    string // the client key of the call (MaxPendingPerClient)
 	asks   chan *ask
 	done   chan struct{}
 	res    any
@@ -58,13 +59,16 @@ type ask struct {
 	answer chan jsontext.Value
 }
 
-// inflight is a call in flight to an upstream: where its log messages and
-// progress go (the client request now attached), and its pending call
-// when the upstream is legacy.
+// inflight is a call in flight to an upstream, the holder of its call
+// connection: where its log messages and progress go (the client request
+// now attached), and its pending call when the upstream is legacy.
 type inflight struct {
 	sink atomic.Pointer[relay]
-	p    *pending
+	pc   atomic.Pointer[pending]
 }
+
+// pend is the call's pending call (nil: none).
+func (in *inflight) pend() *pending { return in.pc.Load() }
 
 // pendingTable holds the pending calls of every upstream.
 type pendingTable struct {
@@ -74,11 +78,15 @@ type pendingTable struct {
 	mu     sync.Mutex
 	m      map[string]*pending
 	parked int
-	closed bool
+	// perClient counts the parked calls of each client key, bounded by
+	// maxPerClient.
+	perClient    map[string]int
+	maxPerClient int
+	closed       bool
 }
 
-func newPendingTable(max int, ttl time.Duration, g *Gateway) *pendingTable {
-	return &pendingTable{g: g, max: max, ttl: ttl, m: make(map[string]*pending)}
+func newPendingTable(max, maxPerClient int, ttl time.Duration, g *Gateway) *pendingTable {
+	return &pendingTable{g: g, max: max, maxPerClient: maxPerClient, ttl: ttl, m: make(map[string]*pending), perClient: make(map[string]int)}
 }
 
 func randomID() string {
@@ -87,28 +95,30 @@ func randomID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// startLegacy starts a pending call and waits for its first outcome.
-func startLegacy[R any](ctx context.Context, u *upstream, req *server.Request, c *client.Client, call callFunc[R]) (R, error) {
+// startLegacy starts a pending call on the connection l holds for in
+// (whose relay, r, is the client request's) and waits for its first
+// outcome.
+func startLegacy[R any](ctx context.Context, u *upstream, req *server.Request, l *lease, in *inflight, r *relay, call callFunc[R]) (R, error) {
 	var zero R
 	t := u.g.pending
 	pctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	// The call holds the upstream slot acquire took while it runs, not
-	// while it waits for the client (dropSlot, takeSlot).
-	p := &pending{id: u.g.peers.newID(), u: u, ctx: pctx, cancel: cancel, slot: true, asks: make(chan *ask), done: make(chan struct{})}
-	p.call = &inflight{p: p}
+	// The call holds the slot and the connection acquire took; it gives
+	// the slot back while it waits for the client (dropSlot, takeSlot),
+	// never the connection.
+	p := &pending{id: u.g.peers.newID(), u: u, ctx: pctx, cancel: cancel, lease: l, key: l.key, asks: make(chan *ask), done: make(chan struct{}), call: in}
+	in.pc.Store(p)
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
 		cancel(errClosed)
-		p.dropSlot()
+		l.release(false)
+		r.stop()
 		return zero, upstreamError(errClosed)
 	}
 	t.m[p.id] = p
 	u.g.wg.Add(1) // under t.mu, before Close's closeAll: Close waits for it
 	t.mu.Unlock()
-	u.addCall(p.call)
-	r := newRelay(ctx, req)
-	p.call.sink.Store(r)
+	c := l.cc.c
 	go func() {
 		// Owned by the gateway (Close waits for it): it ends with the
 		// upstream call, which the client's cancellation, the input
@@ -124,8 +134,12 @@ func startLegacy[R any](ctx context.Context, u *upstream, req *server.Request, c
 		}
 		res, err := call(cctx, c, nil, "")
 		p.res, p.err = res, err
-		u.removeCall(p.call)
-		p.dropSlot()
+		// Abandoned (the gateway stopped tracking the call: the client
+		// went away, a timeout, Close): the client sent the upstream
+		// notifications/cancelled as the call's context ended; the
+		// connection is retired, so nothing the upstream still sends for
+		// the call reaches anyone.
+		l.release(retiring(pctx, err))
 		close(p.done)
 		cancel(nil)
 	}()
@@ -147,9 +161,9 @@ func resumeLegacy[R any](ctx context.Context, u *upstream, req *server.Request, 
 		}
 		return zero, errNotPending
 	}
-	if err := p.takeSlot(ctx); err != nil {
+	if err := p.lease.takeSlot(ctx); err != nil {
 		p.end(err)
-		return zero, err
+		return zero, upstreamError(err)
 	}
 	if err := p.answer(st.Key, raw); err != nil {
 		return zero, err
@@ -187,7 +201,7 @@ func (p *pending) wait(ctx context.Context) outcome {
 			return outcome{err: jsonrpc.NewError(mcp.CodeInternalError, "Internal error: "+err.Error())}
 		}
 		// Waiting for a person is not running: the slot goes to other calls.
-		p.dropSlot()
+		p.lease.dropSlot()
 		return outcome{ask: a}
 	case <-ctx.Done():
 		p.end(context.Cause(ctx))
@@ -268,41 +282,11 @@ func (p *pending) answer(key string, raw jsontext.Value) error {
 	return nil
 }
 
-// dropSlot gives the call's upstream slot back, if it holds one.
-func (p *pending) dropSlot() {
-	p.mu.Lock()
-	held := p.slot
-	p.slot = false
-	p.mu.Unlock()
-	if held {
-		<-p.u.sem
-	}
-}
-
-// takeSlot takes an upstream slot again for the call's next round.
-func (p *pending) takeSlot(ctx context.Context) error {
-	select {
-	case p.u.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	p.mu.Lock()
-	if p.slot { // cannot happen: a parked call holds none
-		p.mu.Unlock()
-		<-p.u.sem
-		return nil
-	}
-	p.slot = true
-	p.mu.Unlock()
-	return nil
-}
-
 // end cancels the pending call and forgets it: from now on it claims
 // none of the upstream's requests (the upstream call itself ends as soon
 // as the upstream hears of the cancellation).
 func (p *pending) end(cause error) {
 	p.cancel(cause)
-	p.u.removeCall(p.call)
 	p.u.g.pending.remove(p)
 }
 
@@ -354,10 +338,14 @@ func (t *pendingTable) park(p *pending) error {
 	if t.parked >= t.max {
 		return errors.New("gateway: too many upstream calls are waiting for input")
 	}
+	if n := t.perClient[p.key]; n >= t.maxPerClient {
+		return fmt.Errorf("gateway: too many upstream calls of this client are waiting for its input (%d, the per-client limit); answer or cancel them first", n)
+	}
 	if _, ok := t.m[p.id]; !ok {
 		return errors.New("gateway: the upstream call ended")
 	}
 	t.parked++
+	t.perClient[p.key]++
 	p.parked = true
 	p.stop = t.g.afterFunc(t.ttl, func() {
 		if q := t.take(p.id, ""); q == p {
@@ -378,12 +366,20 @@ func (t *pendingTable) take(id, up string) *pending {
 	if p == nil || !p.parked || (up != "" && p.u.cfg.Name != up) {
 		return nil
 	}
+	t.unparkLocked(p)
+	return p
+}
+
+// unparkLocked counts p out of the parked calls (under t.mu).
+func (t *pendingTable) unparkLocked(p *pending) {
 	p.parked = false
 	t.parked--
+	if t.perClient[p.key]--; t.perClient[p.key] <= 0 {
+		delete(t.perClient, p.key)
+	}
 	if p.stop != nil {
 		p.stop()
 	}
-	return p
 }
 
 // remove forgets p.
@@ -395,11 +391,7 @@ func (t *pendingTable) remove(p *pending) {
 	}
 	delete(t.m, p.id)
 	if p.parked {
-		p.parked = false
-		t.parked--
-		if p.stop != nil {
-			p.stop()
-		}
+		t.unparkLocked(p)
 	}
 }
 
@@ -428,46 +420,4 @@ func (t *pendingTable) closeAll() {
 	for _, p := range ps {
 		p.end(errClosed)
 	}
-}
-
-// addCall and removeCall keep the calls in flight, for attribution.
-func (u *upstream) addCall(c *inflight) {
-	u.mu.Lock()
-	u.calls[c] = struct{}{}
-	u.mu.Unlock()
-}
-
-func (u *upstream) removeCall(c *inflight) {
-	u.mu.Lock()
-	delete(u.calls, c)
-	u.mu.Unlock()
-}
-
-// sole is the call in flight to u that an upstream request or log message
-// without a call of its own belongs to: the only one that is not waiting
-// for the client's answer to an earlier question (such a call is blocked
-// upstream until it gets it). Nil when there are none or several: a
-// legacy upstream's request over stdio, or outside a POST stream, carries
-// nothing else that says which call it belongs to.
-func (u *upstream) sole() *inflight {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	var found *inflight
-	for c := range u.calls {
-		if c.p != nil && c.p.asking() {
-			continue
-		}
-		if found != nil {
-			return nil
-		}
-		found = c
-	}
-	return found
-}
-
-// asking reports whether the call waits for the client's answer.
-func (p *pending) asking() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.waiting != nil
 }

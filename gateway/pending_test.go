@@ -209,15 +209,17 @@ func TestParkedCallDoesNotBlockAttribution(t *testing.T) {
 	}
 }
 
-// A call waiting for its client's answer holds no MaxInFlight slot: an
-// abandoned one does not keep other calls from the upstream.
+// A call waiting for its client's answer holds no MaxInFlight slot (it
+// keeps its connection): an abandoned one does not keep other calls from
+// the upstream.
 func TestParkedCallFreesItsSlot(t *testing.T) {
 	s, _, _ := gatedServer(t)
 	mu := newMemUpstream(t, s)
-	g := newGateway(t, &Options{Upstreams: []Upstream{{Name: "u", Connect: mu.connect, ProtocolVersion: mcp.LatestLegacy, HealthInterval: -1, MaxInFlight: 1}}})
+	g := newGateway(t, &Options{Upstreams: []Upstream{{Name: "u", Connect: mu.connect, ProtocolVersion: mcp.LatestLegacy, HealthInterval: -1, MaxInFlight: 1, MaxConnections: 2}}})
 	p := manualPair(t, g)
 	ire := firstRound(t, p) // parked
-	if out := mcptest.CallTool[echoOut](t, p, "echo", echoIn{Text: "free"}); out.Text != "g:free" {
+	other := mcptest.NewPair(t, g.Server(), &mcptest.Options{Era: client.EraLegacy})
+	if out := mcptest.CallTool[echoOut](t, other, "echo", echoIn{Text: "free"}); out.Text != "g:free" {
 		t.Fatalf("echo = %q", out.Text)
 	}
 	res, err := retry(p, ire, "Di") // takes the slot again

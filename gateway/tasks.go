@@ -50,7 +50,7 @@ func (u *upstream) taskCall(ctx context.Context, c *client.Client, q *mcp.CallTo
 // when it relayed the upstream task's input requests.
 func (u *upstream) awaitTask(id string) server.ToolHandler {
 	return func(ctx context.Context, req *server.CallToolRequest) (*mcp.CallToolResult, error) {
-		c, release, err := u.acquire(ctx)
+		c, release, err := u.acquireControl(ctx)
 		if err != nil {
 			return nil, upstreamError(err)
 		}

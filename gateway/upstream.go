@@ -45,11 +45,26 @@ type upstream struct {
 	reg        [kinds]map[string]registered // outer name → what was registered
 	conflicts  []string
 	skipped    []string
-	calls      map[*inflight]struct{} // calls in flight, for attribution
-	subscribed map[string]bool        // upstream URIs a client subscribed to
-	hc         *http.Client           // the upstream's own, when none is configured
+	subscribed map[string]bool // upstream URIs a client subscribed to
+	hc         *http.Client    // the upstream's own, when none is configured
 	// subscribedUp are the URIs subscribed to on this connection (legacy).
 	subscribedUp map[string]bool
+
+	// The call connections (conns.go). gen counts the control
+	// connections: one opened under another is not reused.
+	conns map[*callConn]bool // open (leased or idle)
+	ctlCC *callConn          // MaxConnections 1: the control connection, leased to calls
+	// A modern upstream's calls, on the control connection (modern.go).
+	modern     map[*inflight]struct{}
+	abandoned  int // modern calls given up on that may still run upstream
+	idle       []*callConn
+	open       int // connections open or being opened
+	leased     int
+	gen        uint64
+	wake       chan struct{}  // closed when a connection comes free
+	perClient  map[string]int // calls of each client key (waiting, running, parked)
+	poolClosed bool           // the gateway closed: no more connections
+	closers    sync.WaitGroup // retired connections being closed
 }
 
 // registered is one registered item: the upstream's name for it and the
@@ -70,8 +85,11 @@ func newUpstream(g *Gateway, cfg Upstream, index int) *upstream {
 		listenKick: make(chan struct{}, 1),
 		state:      StateConnecting,
 		since:      time.Now(),
-		calls:      make(map[*inflight]struct{}),
 		subscribed: make(map[string]bool),
+		conns:      make(map[*callConn]bool),
+		wake:       make(chan struct{}),
+		perClient:  make(map[string]int),
+		modern:     make(map[*inflight]struct{}),
 	}
 	for k := range u.reg {
 		u.reg[k] = make(map[string]registered)
@@ -89,6 +107,7 @@ func signal(ch chan struct{}) {
 // run connects, serves and reconnects until ctx ends.
 func (u *upstream) run(ctx context.Context) {
 	defer u.setState(StateClosed, nil)
+	defer u.closeConns(true)
 	defer func() {
 		u.mu.Lock()
 		hc := u.hc
@@ -101,14 +120,15 @@ func (u *upstream) run(ctx context.Context) {
 	pause := u.g.opts.RestartMin
 	for {
 		u.setState(StateConnecting, nil)
-		c, err := u.connect(ctx)
+		c, cc, err := u.connect(ctx)
 		if err == nil {
-			u.setClient(c)
+			u.setClient(c, cc)
 			sctx, cancel := context.WithTimeout(ctx, u.cfg.ConnectTimeout)
 			err = u.sync(sctx, c)
 			cancel()
 			if err != nil {
-				u.setClient(nil)
+				u.setClient(nil, nil)
+				u.closeConns(false)
 				c.Close()
 				u.withdraw()
 			}
@@ -124,7 +144,8 @@ func (u *upstream) run(ctx context.Context) {
 			if ctx.Err() == nil {
 				u.setState(StateDown, err)
 			}
-			u.setClient(nil)
+			u.setClient(nil, nil)
+			u.closeConns(false)
 			c.Close()
 			u.withdraw()
 		}
@@ -143,23 +164,42 @@ func (u *upstream) run(ctx context.Context) {
 	}
 }
 
-// connect opens the connection and the client.
-func (u *upstream) connect(ctx context.Context) (*client.Client, error) {
+// connect opens the control connection and its client. With
+// MaxConnections 1 it is also the call connection (setClient).
+func (u *upstream) connect(ctx context.Context) (*client.Client, *callConn, error) {
 	cctx, cancel := context.WithTimeout(ctx, u.cfg.ConnectTimeout)
 	defer cancel()
-	version := u.cfg.ProtocolVersion
+	var cc *callConn
+	if u.cfg.MaxConnections == 1 {
+		cc = &callConn{control: true}
+	}
+	c, err := u.connectWith(ctx, cctx, u.cfg.ProtocolVersion, cc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cc != nil && c.Era() == client.EraLegacy {
+		cc.c = c
+		return c, cc, nil
+	}
+	return c, nil, nil
+}
+
+// connectWith opens a connection and its client, speaking version (""
+// detects the era), bounded by cctx; a command lives as long as ctx. cc
+// is the call connection it becomes (nil: the control connection).
+func (u *upstream) connectWith(ctx, cctx context.Context, version string, cc *callConn) (*client.Client, error) {
 	conn, err := u.dial(ctx, cctx)
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.Connect(cctx, conn, u.clientOptions(version))
+	c, err := client.Connect(cctx, conn, u.clientOptions(version, cc))
 	if err != nil && version == "" && len(u.cfg.Command) > 0 && errors.Is(err, client.ErrProbeClosed) {
 		// A legacy stdio server that exits on the modern probe: launch it
 		// again and speak legacy.
 		if conn, err = u.dial(ctx, cctx); err != nil {
 			return nil, err
 		}
-		c, err = client.Connect(cctx, conn, u.clientOptions(mcp.LatestLegacy))
+		c, err = client.Connect(cctx, conn, u.clientOptions(mcp.LatestLegacy, cc))
 	}
 	if err != nil {
 		conn.Close()
@@ -225,31 +265,34 @@ func (u *upstream) httpClient() *http.Client {
 	return u.hc
 }
 
-// clientOptions are the options of the gateway's client of u: every input
-// handler (they route the upstream's requests to the call that caused
-// them), the manual multi round-trip path (the client of the gateway
-// answers), and the notification handlers that pass changes through.
-func (u *upstream) clientOptions(version string) *client.Options {
+// clientOptions are the options of the gateway's client of u on one
+// connection: cc is the call connection (nil: the control connection).
+// The input handlers and the log tap give what the upstream sends to the
+// call holding cc, and to no call on the control connection; the manual
+// multi round-trip path lets the client of the gateway answer; the
+// control connection's notification handlers pass changes through.
+func (u *upstream) clientOptions(version string, cc *callConn) *client.Options {
+	h := connHandlers{u: u, cc: cc}
 	o := &client.Options{
 		Info:                 u.g.info,
 		ProtocolVersion:      version,
 		CallTimeout:          u.cfg.CallTimeout,
 		Logger:               u.g.log,
-		Interceptors:         append([]intercept.Interceptor{u.logTap}, u.g.opts.Interceptors...),
+		Interceptors:         append([]intercept.Interceptor{h.logTap}, u.g.opts.Interceptors...),
 		ManualInput:          true,
-		ElicitHandler:        u.elicit,
+		ElicitHandler:        h.elicit,
 		ElicitationURL:       true,
-		CreateMessageHandler: u.createMessage,
-		ListRootsHandler:     u.listRoots,
+		CreateMessageHandler: h.createMessage,
+		ListRootsHandler:     h.listRoots,
 		SamplingTools:        true,
 		Listen:               true,
 		OnLog:                u.onLog,
-		OnToolsListChanged:   func(context.Context) { signal(u.resync) },
-		OnPromptsListChanged: func(context.Context) { signal(u.resync) },
-		OnResourcesListChanged: func(context.Context) {
-			signal(u.resync)
-		},
-		OnResourceUpdated: u.onResourceUpdated,
+	}
+	if cc == nil || cc.control {
+		o.OnToolsListChanged = func(context.Context) { signal(u.resync) }
+		o.OnPromptsListChanged = func(context.Context) { signal(u.resync) }
+		o.OnResourcesListChanged = func(context.Context) { signal(u.resync) }
+		o.OnResourceUpdated = u.onResourceUpdated
 	}
 	return o
 }
@@ -317,10 +360,11 @@ func (u *upstream) check(ctx context.Context, c *client.Client) error {
 	return c.Ping(cctx)
 }
 
-// setClient makes c the client calls use (nil: none).
-func (u *upstream) setClient(c *client.Client) {
+// setClient makes c the control connection's client (nil: none).
+func (u *upstream) setClient(c *client.Client, cc *callConn) {
 	u.mu.Lock()
 	u.c = c
+	u.ctlCC = cc
 	u.subscribedUp = make(map[string]bool)
 	u.mu.Unlock()
 }
@@ -364,23 +408,37 @@ func (u *upstream) health() Health {
 		h.Server = u.c.ServerInfo().Name
 	}
 	h.Pending = u.g.pending.count(u)
+	h.InFlight = len(u.sem)
+	h.MaxInFlight = u.cfg.MaxInFlight
+	h.Connections = u.open
+	h.Leased = u.leased
+	h.MaxConnections = u.cfg.MaxConnections
+	h.Exhausted = h.InFlight >= h.MaxInFlight || h.Leased >= h.MaxConnections
 	return h
 }
 
-// acquire takes a call slot and the current client; release gives the
-// slot back.
-func (u *upstream) acquire(ctx context.Context) (*client.Client, func(), error) {
-	select {
-	case u.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, nil, ctx.Err()
-	}
+// control is the control connection's client.
+func (u *upstream) control() (*client.Client, error) {
 	u.mu.Lock()
 	c := u.c
 	u.mu.Unlock()
 	if c == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnavailable, u.cfg.Name)
+	}
+	return c, nil
+}
+
+// acquireControl takes a MaxInFlight slot (waiting at most QueueTimeout)
+// and the control connection's client, for a request of a 2026
+// upstream's task (tasks.go); release gives the slot back.
+func (u *upstream) acquireControl(ctx context.Context) (*client.Client, func(), error) {
+	if err := u.takeSlot(ctx, u.g.queueAfter(u.cfg.QueueTimeout)); err != nil {
+		return nil, nil, err
+	}
+	c, err := u.control()
+	if err != nil {
 		<-u.sem
-		return nil, nil, fmt.Errorf("%w: %q", ErrUnavailable, u.cfg.Name)
+		return nil, nil, err
 	}
 	var once sync.Once
 	return c, func() { once.Do(func() { <-u.sem }) }, nil

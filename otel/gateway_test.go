@@ -2,6 +2,7 @@ package mcpotel
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel/trace"
@@ -25,14 +26,17 @@ func TestGatewayTrace(t *testing.T) {
 			t.Run(upVersion+"/"+downVersion, func(t *testing.T) {
 				caller, front, back, upstream := newTelemetry(t, ""), newTelemetry(t, ""), newTelemetry(t, ""), newTelemetry(t, "")
 				up := greetServer(upstream, nil)
-				done := make(chan struct{})
+				// The gateway connects more than once (a legacy upstream's
+				// calls each have a connection of their own).
+				var served sync.WaitGroup
 				g, err := gateway.New(&gateway.Options{
 					Server:       &server.Options{Interceptors: []intercept.Interceptor{front.Interceptor()}},
 					Interceptors: []intercept.Interceptor{back.Interceptor()},
 					Upstreams: []gateway.Upstream{{Name: "u", ProtocolVersion: upVersion, HealthInterval: -1, Connect: func(context.Context) (transport.Conn, error) {
 						a, b := memory.NewPair()
+						served.Add(1)
 						go func() {
-							defer close(done)
+							defer served.Done()
 							up.Serve(context.Background(), b)
 						}()
 						return a, nil
@@ -44,7 +48,7 @@ func TestGatewayTrace(t *testing.T) {
 				if err := g.Start(t.Context()); err != nil {
 					t.Fatal(err)
 				}
-				defer func() { g.Close(); <-done }()
+				defer func() { g.Close(); served.Wait() }()
 				a, b := memory.NewPair()
 				sess := g.Server().Connect(b)
 				defer sess.Close()

@@ -56,6 +56,11 @@ type Caller struct {
 // and must not call the server.
 type VisibilityFunc func(ctx context.Context, caller Caller, item Item) bool
 
+// CallerOf returns who makes req, as a VisibilityFunc is told: the
+// principal of ctx (or of req's legacy session) and the legacy session.
+// ctx is the request's context.
+func CallerOf(ctx context.Context, req *Request) Caller { return callerOf(ctx, req) }
+
 // callerOf returns the Caller of a request.
 func callerOf(ctx context.Context, req *Request) Caller {
 	c := Caller{Principal: principalFrom(ctx)}

@@ -227,9 +227,13 @@ func (c *gatewayConfig) plan(source string, out io.Writer) (*gatewayPlan, error)
 		Server:       so,
 		InputTimeout: time.Duration(c.Gateway.InputTimeout),
 		MaxPending:   c.Gateway.MaxPending,
-		RestartMin:   time.Duration(c.Gateway.RestartMin),
-		RestartMax:   time.Duration(c.Gateway.RestartMax),
-		Logger:       log,
+		// Per-client limits: the principal, else the legacy session,
+		// else (ClientAddressKeys, in mux) the remote address.
+		MaxPendingPerClient:  c.Gateway.MaxPendingPerClient,
+		MaxInFlightPerClient: c.Gateway.MaxInFlightPerClient,
+		RestartMin:           time.Duration(c.Gateway.RestartMin),
+		RestartMax:           time.Duration(c.Gateway.RestartMax),
+		Logger:               log,
 	}
 	for i := range c.Upstreams {
 		u, err := c.Upstreams[i].upstream(fmt.Sprintf("upstreams[%d]", i), out)
@@ -278,6 +282,8 @@ func (u *upstreamConfig) upstream(at string, out io.Writer) (gateway.Upstream, e
 		ProtocolVersion: u.ProtocolVersion,
 		CallTimeout:     time.Duration(u.CallTimeout),
 		MaxInFlight:     u.MaxInFlight,
+		MaxConnections:  u.MaxConnections,
+		QueueTimeout:    time.Duration(u.QueueTimeout),
 		ConnectTimeout:  time.Duration(u.ConnectTimeout),
 		HealthInterval:  time.Duration(u.HealthInterval),
 	}
@@ -448,6 +454,9 @@ func (p *gatewayPlan) mux(g *gateway.Gateway, h http.Handler, addr net.Addr, ori
 	if p.healthPath != "" {
 		mux.Handle(p.healthPath, healthHandler(g))
 	}
+	// Anonymous stateless clients are counted apart by address for the
+	// gateway's per-client limits.
+	h = gateway.ClientAddressKeys(h)
 	if p.auth == nil {
 		mux.Handle(p.path, h)
 		return mux, nil
@@ -535,13 +544,32 @@ func (a *authFileConfig) verifier(resource string) (auth.Verifier, error) {
 
 // healthStatus is the body of the health endpoint.
 type healthStatus struct {
-	// Status is "ready" when every upstream is, else "unavailable".
+	// Status is "ready" when every upstream is and can take a call,
+	// "exhausted" when every upstream is ready but one has no free slot
+	// or connection (Health.Exhausted: new calls to it wait), else
+	// "unavailable".
 	Status    string           `json:"status"`
 	Upstreams []gateway.Health `json:"upstreams"`
 }
 
+// healthOf is the status of the health endpoint and its HTTP status:
+// "unavailable" (503) when an upstream is not ready, "exhausted" (503)
+// when one has no free call slot or connection, else "ready" (200).
+func healthOf(ups []gateway.Health) (string, int) {
+	status, code := "ready", http.StatusOK
+	for _, u := range ups {
+		if u.State != gateway.StateReady {
+			return "unavailable", http.StatusServiceUnavailable
+		}
+		if u.Exhausted {
+			status, code = "exhausted", http.StatusServiceUnavailable
+		}
+	}
+	return status, code
+}
+
 // healthHandler answers GET and HEAD with the gateway's Health: 200 when
-// every upstream is ready, 503 otherwise.
+// every upstream is ready and none is exhausted, 503 otherwise.
 func healthHandler(g *gateway.Gateway) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -549,13 +577,9 @@ func healthHandler(g *gateway.Gateway) http.Handler {
 			http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		st := healthStatus{Status: "ready", Upstreams: g.Health()}
-		code := http.StatusOK
-		for _, u := range st.Upstreams {
-			if u.State != gateway.StateReady {
-				st.Status, code = "unavailable", http.StatusServiceUnavailable
-			}
-		}
+		st := healthStatus{Upstreams: g.Health()}
+		var code int
+		st.Status, code = healthOf(st.Upstreams)
 		if r.Method == http.MethodHead {
 			w.WriteHeader(code)
 			return

@@ -67,10 +67,12 @@ type serverConfig struct {
 
 // limitsConfig are the gateway's own limits (gateway.Options).
 type limitsConfig struct {
-	InputTimeout duration `json:"inputTimeout"`
-	MaxPending   int      `json:"maxPending"`
-	RestartMin   duration `json:"restartMin"`
-	RestartMax   duration `json:"restartMax"`
+	InputTimeout         duration `json:"inputTimeout"`
+	MaxPending           int      `json:"maxPending"`
+	MaxPendingPerClient  int      `json:"maxPendingPerClient"`
+	MaxInFlightPerClient int      `json:"maxInFlightPerClient"`
+	RestartMin           duration `json:"restartMin"`
+	RestartMax           duration `json:"restartMax"`
 }
 
 // httpConfig is the HTTP listener and the streamhttp.Options that matter.
@@ -104,6 +106,8 @@ type upstreamConfig struct {
 	Roots           []string          `json:"roots"`
 	CallTimeout     duration          `json:"callTimeout"`
 	MaxInFlight     int               `json:"maxInFlight"`
+	MaxConnections  int               `json:"maxConnections"`
+	QueueTimeout    duration          `json:"queueTimeout"`
 	ConnectTimeout  duration          `json:"connectTimeout"`
 	HealthInterval  duration          `json:"healthInterval"`
 }
@@ -324,8 +328,11 @@ func (c *gatewayConfig) check() error {
 			return err
 		}
 	}
-	if c.Gateway.MaxPending < 0 {
-		return fieldErr("gateway.maxPending", "must not be negative")
+	for f, n := range map[string]int{"gateway.maxPending": c.Gateway.MaxPending,
+		"gateway.maxPendingPerClient": c.Gateway.MaxPendingPerClient, "gateway.maxInFlightPerClient": c.Gateway.MaxInFlightPerClient} {
+		if n < 0 {
+			return fieldErr(f, "must not be negative")
+		}
 	}
 	for f, d := range map[string]duration{"gateway.inputTimeout": c.Gateway.InputTimeout,
 		"gateway.restartMin": c.Gateway.RestartMin, "gateway.restartMax": c.Gateway.RestartMax} {
@@ -373,8 +380,10 @@ func (u *upstreamConfig) check(at string) error {
 		return fieldErr(at+".protocolVersion", "%q is not one of %s", u.ProtocolVersion, strings.Join(mcp.Versions(), ", "))
 	case u.MaxInFlight < 0:
 		return fieldErr(at+".maxInFlight", "must not be negative")
+	case u.MaxConnections < 0:
+		return fieldErr(at+".maxConnections", "must not be negative")
 	}
-	for f, d := range map[string]duration{"callTimeout": u.CallTimeout, "connectTimeout": u.ConnectTimeout} {
+	for f, d := range map[string]duration{"callTimeout": u.CallTimeout, "connectTimeout": u.ConnectTimeout, "queueTimeout": u.QueueTimeout} {
 		if d < 0 {
 			return fieldErr(at+"."+f, "must not be negative")
 		}

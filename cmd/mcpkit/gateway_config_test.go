@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/gateway"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/ratelimit"
 )
@@ -28,7 +29,8 @@ const goodGatewayConfig = `{
     "shutdownTimeout": "5s"
   },
   "stdio": false,
-  "gateway": {"inputTimeout": "2m", "maxPending": 50, "restartMin": "1s", "restartMax": "1m"},
+  "gateway": {"inputTimeout": "2m", "maxPending": 50, "maxPendingPerClient": 4, "maxInFlightPerClient": 2,
+              "restartMin": "1s", "restartMax": "1m"},
   "auth": {
     "resource": "https://mcp.acme.test/mcp",
     "authorizationServers": ["https://login.acme.test"],
@@ -46,7 +48,8 @@ const goodGatewayConfig = `{
     {"name": "fs", "prefix": "fs", "command": ["npx", "@modelcontextprotocol/server-filesystem", "/data"],
      "env": {"NODE_ENV": "production", "TOKEN": "${GW_TEST_TOKEN}"}, "dir": "/srv",
      "protocolVersion": "2025-06-18", "roots": ["file:///data"],
-     "callTimeout": "1m", "maxInFlight": 8, "connectTimeout": "20s", "healthInterval": "10s"},
+     "callTimeout": "1m", "maxInFlight": 8, "maxConnections": 3, "queueTimeout": "5s",
+     "connectTimeout": "20s", "healthInterval": "10s"},
     {"name": "search", "prefix": "search", "url": "https://search.acme.test/mcp",
      "headers": {"Authorization": "Bearer $GW_TEST_TOKEN", "X-Price": "$$5"}, "healthInterval": "-1s"}
   ]
@@ -77,7 +80,8 @@ func TestGatewayConfigGood(t *testing.T) {
 		t.Errorf("auth options: %+v", p.authOpts)
 	}
 	o := p.opts
-	if o.InputTimeout != 2*time.Minute || o.MaxPending != 50 || o.RestartMin != time.Second || o.RestartMax != time.Minute {
+	if o.InputTimeout != 2*time.Minute || o.MaxPending != 50 || o.MaxPendingPerClient != 4 || o.MaxInFlightPerClient != 2 ||
+		o.RestartMin != time.Second || o.RestartMax != time.Minute {
 		t.Errorf("gateway limits: %+v", o)
 	}
 	so := o.Server
@@ -98,6 +102,7 @@ func TestGatewayConfigGood(t *testing.T) {
 		!reflect.DeepEqual(fs.Env, []string{"NODE_ENV=production", "TOKEN=s3cret"}) || fs.Dir != "/srv" ||
 		fs.ProtocolVersion != "2025-06-18" || !reflect.DeepEqual(fs.Roots, []mcp.Root{{URI: "file:///data"}}) ||
 		fs.CallTimeout != time.Minute || fs.MaxInFlight != 8 || fs.ConnectTimeout != 20*time.Second ||
+		fs.MaxConnections != 3 || fs.QueueTimeout != 5*time.Second ||
 		fs.HealthInterval != 10*time.Second || fs.Stderr == nil {
 		t.Errorf("command upstream: %+v", fs)
 	}
@@ -152,6 +157,9 @@ func TestGatewayConfigErrors(t *testing.T) {
 		{"bad version", `{"upstreams": [{"name": "a", ` + cmd + `, "protocolVersion": "2025-01-01"}]}`, `gw.json: upstreams[0].protocolVersion: "2025-01-01" is not one of`},
 		{"bad root", `{"upstreams": [{"name": "a", ` + cmd + `, "roots": ["/data"]}]}`, `gw.json: upstreams[0].roots[0]: "/data" is not a URI`},
 		{"negative timeout", `{"upstreams": [{"name": "a", ` + cmd + `, "connectTimeout": "-1s"}]}`, "gw.json: upstreams[0].connectTimeout: must not be negative"},
+		{"negative queue timeout", `{"upstreams": [{"name": "a", ` + cmd + `, "queueTimeout": "-1s"}]}`, "gw.json: upstreams[0].queueTimeout: must not be negative"},
+		{"negative connections", `{"upstreams": [{"name": "a", ` + cmd + `, "maxConnections": -1}]}`, "gw.json: upstreams[0].maxConnections: must not be negative"},
+		{"negative per-client cap", `{"gateway": {"maxInFlightPerClient": -1}, "upstreams": [{"name": "a", ` + cmd + `}]}`, "gw.json: gateway.maxInFlightPerClient: must not be negative"},
 		{"health on the MCP path", `{"http": {"addr": ":0", "healthPath": "/mcp"}, "upstreams": [{"name": "a", ` + cmd + `}]}`, `gw.json: http.healthPath: "/mcp" is also the MCP endpoint's path`},
 		{"relative path", `{"http": {"path": "mcp"}, "upstreams": [{"name": "a", ` + cmd + `}]}`, `gw.json: http.path: "mcp" does not begin with /`},
 		{"no verifier", `{"auth": {"authorizationServers": ["https://as"]}, "upstreams": [{"name": "a", ` + cmd + `}]}`, "gw.json: auth: set exactly one of jwt and introspection"},
@@ -342,5 +350,24 @@ func TestGatewayStateKeys(t *testing.T) {
 	_, err = c.plan("gw.json", io.Discard)
 	if err == nil || !strings.HasPrefix(err.Error(), "gw.json: server.requestStateKeysEnv: key 2 of $GW_TEST_KEYS") || strings.Contains(err.Error(), "secret") {
 		t.Errorf("malformed: %v", err)
+	}
+}
+
+func TestHealthStatus(t *testing.T) {
+	ready := gateway.Health{Name: "a", State: gateway.StateReady}
+	full := gateway.Health{Name: "b", State: gateway.StateReady, Exhausted: true}
+	down := gateway.Health{Name: "c", State: gateway.StateDown}
+	for _, c := range []struct {
+		ups    []gateway.Health
+		status string
+		code   int
+	}{
+		{[]gateway.Health{ready}, "ready", 200},
+		{[]gateway.Health{ready, full}, "exhausted", 503},
+		{[]gateway.Health{full, down}, "unavailable", 503},
+	} {
+		if s, code := healthOf(c.ups); s != c.status || code != c.code {
+			t.Errorf("%+v: %s %d, want %s %d", c.ups, s, code, c.status, c.code)
+		}
 	}
 }

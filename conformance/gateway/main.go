@@ -14,6 +14,12 @@
 // the upstream (initialize, one session): a 2026-07-28 client's calls then
 // cross the era bridge (the upstream's requests become input-required
 // results, the upstream call held pending).
+//
+// The suite is one anonymous client that leaves input rounds unanswered
+// on purpose, scenario after scenario: the per-client limits are raised
+// far above their defaults (which would refuse it after a few), and so is
+// a command's MaxConnections (each unanswered round of a legacy upstream
+// holds a connection, a process, until the input timeout).
 package main
 
 import (
@@ -57,6 +63,7 @@ func main() {
 		up.URL = *upstreamURL
 	case flag.NArg() > 0:
 		up.Command = flag.Args()
+		up.MaxConnections = gateway.DefaultMaxInFlight
 	default:
 		log.Fatal("gateway: no upstream: give a command after the flags or -upstream-url")
 	}
@@ -64,7 +71,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	g, err := gateway.New(&gateway.Options{
-		Upstreams: []gateway.Upstream{up},
+		Upstreams:            []gateway.Upstream{up},
+		MaxPendingPerClient:  gateway.DefaultMaxPending,
+		MaxInFlightPerClient: gateway.DefaultMaxInFlight,
 		Server: &server.Options{
 			Info:   mcp.Implementation{Name: "mcpkit-conformance-gateway", Version: "0.1.0"},
 			Logger: logger,

@@ -1,0 +1,439 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
+)
+
+// Attribution (see docs/design/gateway.md). Every call the gateway
+// forwards runs on a call connection of its own: leased by that call
+// alone from before its request is written until its upstream run ends,
+// the rounds it waits for the client included. What the upstream sends
+// on a leased connection (log messages, progress, elicitation, sampling
+// and roots requests) belongs to the lease's holder; on a connection
+// nobody holds (the control connection, an idle or retired one) input
+// requests are refused and log messages go to the gateway's log only.
+// A call the gateway stops tracking while the upstream may still run it
+// (cancelled, timed out, abandoned, closed) retires its connection:
+// closed, never leased again, so nothing it sends later reaches a client.
+
+// callConn is one call connection of an upstream.
+type callConn struct {
+	c       *client.Client
+	control bool // the control connection itself (MaxConnections 1)
+	leased  bool // the control connection is leased (under upstream.mu)
+	// holder is the call that leased the connection (nil: idle, or
+	// retired). Read by the connection's handlers, on its reader.
+	holder atomic.Pointer[inflight]
+	gen    uint64 // the control connection's generation it was opened in
+}
+
+// lease is a call's hold of a connection and of one of the upstream's
+// MaxInFlight slots, for the client key.
+type lease struct {
+	u    *upstream
+	cc   *callConn
+	key  string
+	once sync.Once
+	mu   sync.Mutex
+	slot bool // holds one of the upstream's MaxInFlight slots
+}
+
+var errUnheld = jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: this request belongs to no client request of the gateway (the call it was made for has ended, or it was made outside any call)")
+
+// clientKeyKey is the context key of WithClientKey.
+type clientKeyKey struct{}
+
+// WithClientKey returns a context naming the client a request comes from,
+// for the gateway's per-client limits when the request has neither a
+// principal nor a legacy session (see Options.ClientKey).
+// ClientAddressKeys sets it from the HTTP connection's remote address.
+func WithClientKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, clientKeyKey{}, key)
+}
+
+// ClientAddressKeys wraps the gateway server's HTTP handler so that a
+// request's client key (WithClientKey) is its connection's remote IP
+// address: stateless 2026-07-28 clients without authentication are then
+// counted apart by address (clients behind one proxy or NAT share a key).
+func ClientAddressKeys(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		if host != "" {
+			r = r.WithContext(WithClientKey(r.Context(), host))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// DefaultClientKey is the client a request counts against: its principal
+// (server.WithPrincipal), else its legacy session, else the key set by
+// WithClientKey (such as ClientAddressKeys'), else "" (every anonymous
+// stateless client shares one count).
+func DefaultClientKey(ctx context.Context, req *server.Request) string {
+	c := server.CallerOf(ctx, req)
+	switch {
+	case c.Principal != "":
+		return "principal:" + c.Principal
+	case c.Session != nil:
+		return "session:" + c.Session.ID()
+	}
+	if k, _ := ctx.Value(clientKeyKey{}).(string); k != "" {
+		return "key:" + k
+	}
+	return ""
+}
+
+// clientKey is the key of the client making req.
+func (g *Gateway) clientKey(ctx context.Context, req *server.Request) string {
+	if req == nil {
+		return ""
+	}
+	if f := g.opts.ClientKey; f != nil {
+		return f(ctx, req)
+	}
+	return DefaultClientKey(ctx, req)
+}
+
+// perClientCap is how many calls one client may have at once on u
+// (waiting for a connection, running or waiting for input): the
+// configured cap, and never more than half the upstream's slots or (a
+// legacy upstream's) connections, at least one, so that one client cannot
+// hold them all.
+func (u *upstream) perClientCap(legacy bool) int {
+	n := u.cfg.MaxInFlight
+	if legacy {
+		n = min(n, u.cfg.MaxConnections)
+	}
+	return max(1, min(u.g.opts.MaxInFlightPerClient, n/2))
+}
+
+// reserve counts one more call of the client key on u, unless it has
+// limit already.
+func (u *upstream) reserve(key string, limit int) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if n := u.perClient[key]; n >= limit {
+		return errClientBusy(u, n)
+	}
+	u.perClient[key]++
+	return nil
+}
+
+func errClientBusy(u *upstream, n int) error {
+	return jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: this client already has %d calls in progress on upstream %q (the gateway's per-client limit); try again when one ends", n, u.cfg.Name)
+}
+
+func errQueueTimeout(u *upstream, d time.Duration) error {
+	return jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: upstream %q is busy: no call slot or connection came free within %s; try again later", u.cfg.Name, d)
+}
+
+// acquire leases a call connection of u for in, the call of the client
+// key: a MaxInFlight slot, then an idle connection or a new one, each
+// waited for at most QueueTimeout. A client over its per-client cap is
+// refused at once.
+func (u *upstream) acquire(ctx context.Context, key string, in *inflight) (*lease, error) {
+	if err := u.reserve(key, u.perClientCap(true)); err != nil {
+		return nil, err
+	}
+	l := &lease{u: u, key: key, slot: true}
+	deadline := u.g.queueAfter(u.cfg.QueueTimeout)
+	if err := u.takeSlot(ctx, deadline); err != nil {
+		u.unreserve(key)
+		return nil, err
+	}
+	cc, err := u.takeConn(ctx, deadline)
+	if err != nil {
+		<-u.sem
+		u.unreserve(key)
+		return nil, err
+	}
+	cc.holder.Store(in)
+	l.cc = cc
+	return l, nil
+}
+
+// takeSlot takes one of u's MaxInFlight slots.
+func (u *upstream) takeSlot(ctx context.Context, deadline <-chan time.Time) error {
+	select {
+	case u.sem <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case u.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-deadline:
+		return errQueueTimeout(u, u.cfg.QueueTimeout)
+	}
+}
+
+func (u *upstream) unreserve(key string) {
+	u.mu.Lock()
+	if u.perClient[key]--; u.perClient[key] <= 0 {
+		delete(u.perClient, key)
+	}
+	u.mu.Unlock()
+}
+
+// takeConn takes an idle connection, or opens one while fewer than
+// MaxConnections are open, or waits for one to come free.
+func (u *upstream) takeConn(ctx context.Context, deadline <-chan time.Time) (*callConn, error) {
+	for {
+		u.mu.Lock()
+		if u.c == nil || u.poolClosed {
+			u.mu.Unlock()
+			return nil, fmt.Errorf("%w: %q", ErrUnavailable, u.cfg.Name)
+		}
+		if cc := u.ctlCC; cc != nil {
+			// MaxConnections 1: the control connection is the call
+			// connection, one call at a time.
+			if !cc.leased {
+				cc.leased = true
+				u.leased++
+				u.mu.Unlock()
+				return cc, nil
+			}
+		} else {
+			for len(u.idle) > 0 {
+				cc := u.idle[len(u.idle)-1]
+				u.idle = u.idle[:len(u.idle)-1]
+				if !ended(cc.c) {
+					u.leased++
+					u.mu.Unlock()
+					return cc, nil
+				}
+				// It died idle (the upstream closed it): closed and
+				// forgotten, a new one opened in its place.
+				u.dropConnLocked(cc)
+				u.closers.Add(1)
+				go func() {
+					defer u.closers.Done()
+					cc.c.Close()
+				}()
+			}
+		}
+		if u.ctlCC == nil && u.open < u.cfg.MaxConnections {
+			u.open++
+			u.leased++
+			gen, version := u.gen, u.c.ProtocolVersion()
+			u.mu.Unlock()
+			cc := &callConn{gen: gen}
+			c, err := u.dialCall(ctx, version, cc)
+			if err != nil {
+				u.mu.Lock()
+				u.open--
+				u.leased--
+				u.wakeLocked()
+				u.mu.Unlock()
+				return nil, upstreamError(err)
+			}
+			cc.c = c
+			u.mu.Lock()
+			u.conns[cc] = true
+			stale := u.gen != gen || u.poolClosed
+			u.mu.Unlock()
+			if stale { // the control connection ended meanwhile
+				u.finish(cc, true)
+				return nil, fmt.Errorf("%w: %q", ErrUnavailable, u.cfg.Name)
+			}
+			return cc, nil
+		}
+		wake := u.wake
+		u.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-deadline:
+			return nil, errQueueTimeout(u, u.cfg.QueueTimeout)
+		}
+	}
+}
+
+// ended reports whether c's connection has ended.
+func ended(c *client.Client) bool {
+	select {
+	case <-c.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// wakeLocked wakes the calls waiting for a connection (under u.mu).
+func (u *upstream) wakeLocked() {
+	close(u.wake)
+	u.wake = make(chan struct{})
+}
+
+// dropConnLocked forgets a connection that is being closed (under u.mu).
+func (u *upstream) dropConnLocked(cc *callConn) {
+	if u.conns[cc] {
+		delete(u.conns, cc)
+		u.open--
+	}
+}
+
+// release ends the lease: the connection goes back to the pool, or is
+// retired (retire, or it ended, or it belongs to an earlier control
+// connection), and the slot and the client's count are given back.
+func (l *lease) release(retire bool) {
+	l.once.Do(func() {
+		u := l.u
+		u.finish(l.cc, retire)
+		l.dropSlot()
+		u.unreserve(l.key)
+	})
+}
+
+// dropSlot gives the lease's MaxInFlight slot back, if it holds one: a
+// call waiting for its client's answer is not running (it keeps its
+// connection, which the upstream's question came on).
+func (l *lease) dropSlot() {
+	l.mu.Lock()
+	held := l.slot
+	l.slot = false
+	l.mu.Unlock()
+	if held {
+		<-l.u.sem
+	}
+}
+
+// takeSlot takes a slot again for the call's next round, waiting at most
+// QueueTimeout.
+func (l *lease) takeSlot(ctx context.Context) error {
+	if err := l.u.takeSlot(ctx, l.u.g.queueAfter(l.u.cfg.QueueTimeout)); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	if l.slot { // cannot happen: a parked call holds none
+		l.mu.Unlock()
+		<-l.u.sem
+		return nil
+	}
+	l.slot = true
+	l.mu.Unlock()
+	return nil
+}
+
+// finish takes a leased connection back: idle again, or closed.
+func (u *upstream) finish(cc *callConn, retire bool) {
+	cc.holder.Store(nil)
+	u.mu.Lock()
+	u.leased--
+	if cc.control {
+		cc.leased = false
+		u.wakeLocked()
+		closing := u.poolClosed
+		if retire && !closing {
+			u.closers.Add(1)
+		}
+		u.mu.Unlock()
+		if retire && !closing {
+			// Nothing the upstream still sends for the abandoned call may
+			// reach the next: the connection is closed, and run connects
+			// again.
+			u.g.log.Warn("gateway: closing the upstream's only connection after an abandoned call", "upstream", u.cfg.Name)
+			go func() {
+				defer u.closers.Done()
+				cc.c.Close()
+			}()
+		}
+		return
+	}
+	if !retire && !ended(cc.c) && cc.gen == u.gen && !u.poolClosed && u.conns[cc] {
+		u.idle = append(u.idle, cc)
+		u.wakeLocked()
+		u.mu.Unlock()
+		return
+	}
+	u.dropConnLocked(cc)
+	u.wakeLocked()
+	closing := u.poolClosed
+	if !closing {
+		u.closers.Add(1)
+	}
+	u.mu.Unlock()
+	if closing {
+		cc.c.Close()
+		return
+	}
+	// Closing a command waits for it to exit (transport/command's bounded
+	// shutdown): not on the caller's path. run waits for it.
+	go func() {
+		defer u.closers.Done()
+		cc.c.Close()
+	}()
+}
+
+// closeConns closes every call connection (the control connection ended,
+// or the gateway closes): idle ones and leased ones, whose calls fail.
+// final marks the pool closed for good.
+func (u *upstream) closeConns(final bool) {
+	u.mu.Lock()
+	u.gen++
+	if final {
+		u.poolClosed = true
+	}
+	all := make([]*callConn, 0, len(u.conns))
+	for cc := range u.conns {
+		all = append(all, cc)
+	}
+	u.idle = nil
+	u.wakeLocked()
+	u.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, cc := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cc.c.Close()
+		}()
+	}
+	wg.Wait()
+	u.mu.Lock()
+	for _, cc := range all {
+		if u.conns[cc] && cc.holder.Load() == nil {
+			u.dropConnLocked(cc)
+		}
+	}
+	u.mu.Unlock()
+	if final {
+		u.closers.Wait()
+	}
+}
+
+// dialCall opens call connection cc in the era (the revision) of the
+// control connection, for at most ConnectTimeout and as long as the call
+// waiting for it (ctx) does.
+func (u *upstream) dialCall(ctx context.Context, version string, cc *callConn) (*client.Client, error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), u.cfg.ConnectTimeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	return u.connectWith(u.g.ctx, cctx, version, cc)
+}
+
+// retiring reports whether a call that ended with err on ctx leaves its
+// connection unfit for another call: the gateway stopped waiting for it
+// (ctx ended, the call timed out) while the upstream may still run it.
+func retiring(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

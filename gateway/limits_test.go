@@ -1,0 +1,113 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/mcptest"
+	"github.com/mcpkit/mcpkit/server"
+)
+
+func TestClientKeys(t *testing.T) {
+	ctx := context.Background()
+	if k := DefaultClientKey(ctx, nil); k != "" {
+		t.Fatalf("anonymous: %q", k)
+	}
+	if k := DefaultClientKey(WithClientKey(ctx, "198.51.100.7"), nil); k != "key:198.51.100.7" {
+		t.Fatalf("keyed: %q", k)
+	}
+	if k := DefaultClientKey(server.WithPrincipal(WithClientKey(ctx, "198.51.100.7"), "ann"), nil); k != "principal:ann" {
+		t.Fatalf("principal: %q", k)
+	}
+	var got string
+	h := ClientAddressKeys(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = DefaultClientKey(r.Context(), nil)
+	}))
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.RemoteAddr = "192.0.2.1:4242"
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	if got != "key:192.0.2.1" {
+		t.Fatalf("by address: %q", got)
+	}
+}
+
+func TestLimitDefaults(t *testing.T) {
+	g, err := New(&Options{Upstreams: []Upstream{
+		{Name: "cmd", Prefix: "c", Command: []string{"true"}},
+		{Name: "url", Prefix: "u", URL: "http://127.0.0.1:1/mcp"},
+		{Name: "small", Prefix: "s", URL: "http://127.0.0.1:1/mcp", MaxInFlight: 4},
+		{Name: "one", Prefix: "o", Command: []string{"true"}, MaxConnections: 1},
+	}})
+	must(t, err)
+	if g.opts.MaxPendingPerClient != DefaultMaxPendingPerClient || g.opts.MaxInFlightPerClient != DefaultMaxInFlightPerClient {
+		t.Fatalf("options: %+v", g.opts)
+	}
+	for i, want := range []struct{ conns, legacyCap, modernCap int }{
+		{DefaultMaxCommandConnections, 8, 8},
+		{DefaultMaxInFlight, 8, 8},
+		{4, 2, 2},
+		{1, 1, 8},
+	} {
+		u := g.ups[i]
+		if u.cfg.MaxConnections != want.conns || u.cfg.QueueTimeout != DefaultQueueTimeout {
+			t.Fatalf("%s: %+v", u.cfg.Name, u.cfg)
+		}
+		if a, b := u.perClientCap(true), u.perClientCap(false); a != want.legacyCap || b != want.modernCap {
+			t.Fatalf("%s: per-client caps %d, %d", u.cfg.Name, a, b)
+		}
+	}
+}
+
+// A 2026 upstream's log message reaches a call only when it certainly is
+// that call's: not while a call the gateway gave up on may still run on
+// the connection (here an in-memory one: for the upstream's CallTimeout,
+// the test's clock).
+func TestModernLogsOnlyWhenCertain(t *testing.T) {
+	s, _, started := gatedServer(t)
+	must(t, server.AddTool(s, &mcp.Tool{Name: "say"}, func(ctx context.Context, req *server.CallToolRequest, in echoIn) (echoOut, error) {
+		req.Log(ctx, mcp.LevelInfo, "say", in.Text)
+		return echoOut(in), nil
+	}))
+	mu := newMemUpstream(t, s)
+	g, err := New(&Options{Upstreams: []Upstream{{Name: "u", Connect: mu.connect, ProtocolVersion: mcp.Version20260728, HealthInterval: -1}}})
+	must(t, err)
+	ft := &fakeTimers{}
+	g.afterFunc = ft.afterFunc
+	must(t, g.Start(t.Context()))
+	t.Cleanup(func() { g.Close() })
+	logs := make(chan string, 8)
+	p := mcptest.NewPair(t, g.Server(), &mcptest.Options{Client: &client.Options{
+		OnLog: func(_ context.Context, m *mcp.LoggingMessageParams) { logs <- m.Data.(string) },
+	}})
+	must(t, p.Client.SetLoggingLevel(p.Context(), mcp.LevelDebug))
+
+	ctx, cancel := context.WithCancel(p.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Client.CallTool(ctx, &mcp.CallToolParams{Name: "block"})
+		done <- err
+	}()
+	<-started
+	cancel() // given up on: the upstream may still run it
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("block: %v", err)
+	}
+	mcptest.CallTool[echoOut](t, p, "say", echoIn{Text: "uncertain"})
+	ft.fire() // the abandoned call's CallTimeout
+	mcptest.CallTool[echoOut](t, p, "say", echoIn{Text: "certain"})
+	// Messages reach the client in order: the first it hears is the
+	// second call's.
+	select {
+	case got := <-logs:
+		if got != "certain" {
+			t.Fatalf("the client heard %q", got)
+		}
+	case <-p.Context().Done():
+		t.Fatal("no log message")
+	}
+}
