@@ -87,6 +87,11 @@ func filesystemUpstream(t *testing.T, name, prefix string) (gateway.Upstream, st
 		Command: peerCmd(t, "server-filesystem", "index.js").Args,
 		Roots:   []mcp.Root{{URI: "file://" + dir, Name: "work"}},
 		Stderr:  w,
+		// The server applies its roots asynchronously after initialize:
+		// a process the gateway started for a call could answer it
+		// before (docs/guide/gateway.md, Many clients, one upstream).
+		// One connection: w sees the one process apply them.
+		MaxConnections: 1,
 	}, dir, w
 }
 
