@@ -717,9 +717,12 @@ func (s *Server) taskResult(ctx context.Context, req *Request, rec *store.TaskRe
 			return nil, err
 		}
 	}
-	var err error
-	if rec, err = s.taskStore().Get(ctx, rec.ID); err != nil {
-		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown task %q", rec.ID)
+	id := rec.ID
+	rec, err := s.taskStore().Get(ctx, id)
+	if errors.Is(err, store.ErrTaskNotFound) {
+		return nil, unknownTask(id)
+	} else if err != nil {
+		return nil, s.taskStoreFailed(id, err)
 	}
 	related := mcp.RelatedTaskMetadata{TaskID: rec.ID}
 	switch rec.Status {
