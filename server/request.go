@@ -102,8 +102,9 @@ type Request struct {
 	logLevel mcp.LoggingLevel
 	header   map[string][]string // the HTTP request's headers (modern HTTP requests), for Mcp-Param-*
 
-	// Multi round-trip state (mrtr.go): the answers of every earlier round,
-	// the handler's own state, and what the sealed state is bound to.
+	// Multi round-trip state (mrtr.go): this round's answers, the
+	// handler's own state, and what the sealed state is bound to (with
+	// the answers kept from rounds before: mrtrCall.kept).
 	inputs mcp.InputResponses
 	state  string
 	call   *mrtrCall

@@ -226,8 +226,12 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 
 	treq := &Request{
 		srv: s, session: req.session, version: req.version, caps: req.caps, info: req.info,
-		meta: req.meta, eraID: req.eraID, call: req.call, inputs: req.inputs, state: req.state,
+		meta: req.meta, eraID: req.eraID, inputs: req.inputs, state: req.state,
 		out: discardOut{},
+	}
+	if req.call != nil { // the task's own: its rounds change the kept answers
+		call := *req.call
+		treq.call = &call
 	}
 	if req.session != nil {
 		treq.out = sessionOut{req.session}
@@ -345,10 +349,8 @@ func (s *Server) askTaskInput(ctx context.Context, run *taskRun, rec *store.Task
 	}
 	s.setStatus(context.Background(), run, rec, mcp.TaskInputRequired, in.requests)
 	// Earlier rounds' answers stay, as in the shim (keptAnswers).
-	answers := keptAnswers(treq.inputs, in)
-	if answers == nil {
-		answers = make(mcp.InputResponses, len(in.keys))
-	}
+	kept := keptAnswers(treq, in)
+	answers := make(mcp.InputResponses, len(in.keys))
 	for i := 0; i < len(in.keys); {
 		k := in.keys[i]
 		ir := in.requests[k]
@@ -385,7 +387,11 @@ func (s *Server) askTaskInput(ctx context.Context, run *taskRun, rec *store.Task
 		answers[k] = raw
 		i++
 	}
+	if len(answers) == 0 {
+		answers = nil
+	}
 	treq.inputs, treq.state = answers, in.state
+	treq.setKept(kept)
 	s.setStatus(context.Background(), run, rec, mcp.TaskWorking, nil)
 	return true
 }
@@ -410,16 +416,11 @@ func (s *Server) awaitTaskInput(ctx context.Context, run *taskRun, rec *store.Ta
 		}
 	}
 	run.mu.Lock()
-	// Earlier rounds' answers stay, as in the shim (keptAnswers); this
-	// round's are added over them.
-	answers := keptAnswers(treq.inputs, in)
-	for k, v := range run.answers {
-		if answers == nil {
-			answers = make(mcp.InputResponses, len(run.answers))
-		}
-		answers[k] = v
-	}
-	treq.inputs, treq.state = answers, in.state
+	// Earlier rounds' answers stay, as in the shim (keptAnswers), apart
+	// from this round's.
+	kept := keptAnswers(treq, in)
+	treq.inputs, treq.state = run.answers, in.state
+	treq.setKept(kept)
 	run.answers, run.asked, run.forms, run.resume = nil, nil, nil, nil
 	run.mu.Unlock()
 	// Usually a no-op: updateTask stored working already. Not when that
