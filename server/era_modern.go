@@ -63,6 +63,9 @@ func (modernEra) openInput(ctx context.Context, s *Server, req *Request, respons
 	}
 	req.state, req.inputs = st.State, inputs
 	call.kept = kept
+	if st.Progress != nil {
+		req.resumeProgress(*st.Progress)
+	}
 	return nil
 }
 

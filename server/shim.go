@@ -78,6 +78,7 @@ func (s *Server) upfront(ctx context.Context, req *Request, m method, params *wi
 		return s.inputRequired(ctx, req, in)
 	}
 	req.inputs, req.state, req.preset = inputs, in.state, true
+	req.newRun()
 	res, err := m.handle(ctx, s, req, params)
 	next, again := asInput(err)
 	if !again {
@@ -103,6 +104,9 @@ func (s *Server) inputRequired(ctx context.Context, req *Request, in *Input) (an
 		st.Asked, st.Forms = in.asked(), in.forms
 	}
 	st.Kept = keptAnswers(req, in)
+	if last, ok := req.sentProgress(); ok {
+		st.Progress = &last
+	}
 	token, err := s.sealer.seal(st)
 	if err != nil {
 		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: sealing the request state: %v", err)
@@ -150,6 +154,7 @@ func (s *Server) shim(ctx context.Context, req *Request, m method, params *wireP
 		if in.hasState {
 			req.state = in.state
 		}
+		req.newRun()
 		res, err := m.handle(ctx, s, req, params)
 		next, again := asInput(err)
 		if !again {

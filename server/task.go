@@ -233,6 +233,9 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 		call := *req.call
 		treq.call = &call
 	}
+	if last, ok := req.sentProgress(); ok { // a request continued as a task (ContinueAsTask): steps sent stay sent
+		treq.resumeProgress(last)
+	}
 	if req.session != nil {
 		treq.out = sessionOut{req.session}
 	}
@@ -265,6 +268,7 @@ func (discardOut) Notify(context.Context, mcp.ID, string, any) error    { return
 // after each retry.
 func (s *Server) runTask(ctx context.Context, run *taskRun, rec *store.TaskRecord, treq *Request, p *mcp.CallToolParams, fn ToolHandler) {
 	for {
+		treq.newRun()
 		res, err := callHandler(ctx, fn, &CallToolRequest{Request: treq, Params: p})
 		if s.endedBy(ctx, run, rec) || errors.Is(context.Cause(ctx), errTaskGone) {
 			return
