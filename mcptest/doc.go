@@ -34,6 +34,12 @@
 // (elicitation, sampling, roots) at connection time, as a real client
 // would.
 //
+// Progress. CallTool, CallToolResult and ToolError send a progress
+// token with each call, as a client that shows progress does, and fail
+// the test when the call's progress steps do not increase (a step sent
+// twice, as a handler that runs again after a round of input could);
+// Pair.Progress returns the notifications the last call received.
+//
 // Wire checks. With $MCPKIT_SCHEMA_DIR naming a directory that holds
 // <revision>/schema.json (the schemas of the MCP specification
 // repository, schema/<revision>/schema.json), every message either side

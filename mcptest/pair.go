@@ -3,6 +3,7 @@ package mcptest
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,6 +67,9 @@ type Pair struct {
 
 	t       testing.TB
 	timeout time.Duration
+
+	mu       sync.Mutex
+	progress []mcp.ProgressParams // of the last call a helper made
 }
 
 // NewPair serves srv in memory and connects a client to it in the era of
@@ -173,15 +177,83 @@ func (p *Pair) context() (context.Context, context.CancelFunc) {
 	return ctx, cancel
 }
 
+// progressRecorder keeps the progress notifications of one call.
+type progressRecorder struct {
+	mu   sync.Mutex
+	seen []mcp.ProgressParams
+}
+
+func (r *progressRecorder) add(n *mcp.ProgressParams) {
+	r.mu.Lock()
+	r.seen = append(r.seen, *n)
+	r.mu.Unlock()
+}
+
+// callContext returns the context of a helper's call of the tool name:
+// it carries a progress token, as a client that shows progress sends,
+// and done records the notifications the server sent for it (Progress)
+// and fails the test unless each step was greater than the one before
+// (the rule of notifications/progress).
+func (p *Pair) callContext(t testing.TB, name string) (ctx context.Context, done func()) {
+	ctx, cancel := p.context()
+	rec := &progressRecorder{}
+	ctx = client.WithProgress(ctx, rec.add)
+	return ctx, func() {
+		t.Helper()
+		cancel()
+		rec.mu.Lock()
+		seen := rec.seen
+		rec.mu.Unlock()
+		checkProgress(t, name, seen)
+		p.mu.Lock()
+		p.progress = seen
+		p.mu.Unlock()
+	}
+}
+
+// checkProgress fails the test unless each step of seen is greater than
+// the one before.
+func checkProgress(t testing.TB, name string, seen []mcp.ProgressParams) {
+	t.Helper()
+	for i := 1; i < len(seen); i++ {
+		if seen[i].Progress <= seen[i-1].Progress {
+			t.Errorf("mcptest: the progress of %q went from %v to %v (steps %v): progress must increase with each notification, and a step must reach the client once", name, seen[i-1].Progress, seen[i].Progress, progressValues(seen))
+			return
+		}
+	}
+}
+
+func progressValues(ps []mcp.ProgressParams) []float64 {
+	v := make([]float64, len(ps))
+	for i := range ps {
+		v[i] = ps[i].Progress
+	}
+	return v
+}
+
+// Progress returns the progress notifications the server sent for the
+// last call of CallTool, ToolError or CallToolResult, in the order the
+// client received them (nil when it sent none). Those helpers send a
+// progress token with each call and fail the test when a call's steps
+// do not increase — a step sent twice, say when a handler that asked
+// for input runs again. For calls made at once from several
+// goroutines, "last" is the last to finish.
+func (p *Pair) Progress() []mcp.ProgressParams {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.progress
+}
+
 // CallTool calls the tool name with args (any value that encodes as a
 // JSON object: a struct or a map) and returns its structured result
 // decoded into Out, checked against the tool's output schema
 // (client.CallTool). An error, or a result with isError set, fails the
-// test; use ToolError to test a tool's failures.
+// test; use ToolError to test a tool's failures. The call carries a
+// progress token: see Progress.
 func CallTool[Out any](t testing.TB, p *Pair, name string, args any) Out {
 	t.Helper()
-	ctx, cancel := p.context()
-	defer cancel()
+	ctx, done := p.callContext(t, name)
+	defer done()
 	out, _, err := client.CallTool[Out](ctx, p.Client, name, args)
 	if err != nil {
 		t.Fatalf("mcptest: calling %q: %v", name, err)
@@ -191,11 +263,12 @@ func CallTool[Out any](t testing.TB, p *Pair, name string, args any) Out {
 
 // ToolError calls the tool name with args, expecting it to fail with a
 // tool error (a result with isError set), and returns that error's text.
-// A successful call or a protocol error fails the test.
+// A successful call or a protocol error fails the test. The call carries
+// a progress token: see Progress.
 func ToolError(t testing.TB, p *Pair, name string, args any) string {
 	t.Helper()
-	ctx, cancel := p.context()
-	defer cancel()
+	ctx, done := p.callContext(t, name)
+	defer done()
 	_, _, err := client.CallTool[jsontext.Value](ctx, p.Client, name, args)
 	var te *client.ToolError
 	switch {
@@ -211,7 +284,8 @@ func ToolError(t testing.TB, p *Pair, name string, args any) string {
 
 // CallToolResult calls the tool name with args (nil, or any value that
 // encodes as a JSON object) and returns its raw result, isError or not.
-// A protocol error fails the test.
+// A protocol error fails the test. The call carries a progress token:
+// see Progress.
 func CallToolResult(t testing.TB, p *Pair, name string, args any) *mcp.CallToolResult {
 	t.Helper()
 	params := &mcp.CallToolParams{Name: name}
@@ -222,8 +296,8 @@ func CallToolResult(t testing.TB, p *Pair, name string, args any) *mcp.CallToolR
 		}
 		params.Arguments = raw
 	}
-	ctx, cancel := p.context()
-	defer cancel()
+	ctx, done := p.callContext(t, name)
+	defer done()
 	res, err := p.Client.CallTool(ctx, params)
 	if err != nil {
 		t.Fatalf("mcptest: calling %q: %v", name, err)

@@ -301,3 +301,55 @@ func TestExtensionMethod(t *testing.T) {
 		}
 	})
 }
+
+// addSteps adds "steps": three progress steps, a question, then a fourth
+// step, written once in the multi round-trip style (the run after the
+// answer reports the first three again).
+func addSteps(t *testing.T, s *server.Server) {
+	t.Helper()
+	err := server.AddTool(s, &mcp.Tool{Name: "steps"}, func(ctx context.Context, req *server.CallToolRequest, in struct{}) (greetOut, error) {
+		for i := 1; i <= 3; i++ {
+			if err := req.Progress(ctx, float64(i), 4, fmt.Sprintf("step %d", i)); err != nil {
+				return greetOut{}, err
+			}
+		}
+		v, err := server.Ask[signup](req.Request, "signup", "Your email?")
+		if err != nil {
+			return greetOut{}, err
+		}
+		if err := req.Progress(ctx, 4, 4, "step 4"); err != nil {
+			return greetOut{}, err
+		}
+		return greetOut{Greeting: "Welcome, " + v.Email}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestProgressThenAsk: a handler that reports progress and then asks a
+// question works in both eras, and the client sees each step once, in
+// order (Pair.Progress), although the handler runs twice.
+func TestProgressThenAsk(t *testing.T) {
+	eachEra(t, func(t *testing.T, era client.Era) {
+		s := newServer(t)
+		addSteps(t, s)
+		script := new(mcptest.Script).Elicit(mcptest.Accept(map[string]any{"email": "ada@example.com"}))
+		p := mcptest.NewPair(t, s, &mcptest.Options{Era: era, Script: script})
+		if got := mcptest.CallTool[greetOut](t, p, "steps", nil); got.Greeting != "Welcome, ada@example.com" {
+			t.Errorf("greeting = %q", got.Greeting)
+		}
+		var got []string
+		for _, n := range p.Progress() {
+			got = append(got, fmt.Sprintf("%v %s", n.Progress, n.Message))
+		}
+		if want := "[1 step 1 2 step 2 3 step 3 4 step 4]"; fmt.Sprint(got) != want {
+			t.Errorf("progress seen by the client = %v, want %s", got, want)
+		}
+		// A call without progress leaves none.
+		mcptest.CallTool[greetOut](t, p, "greet", greetIn{Name: "Ada"})
+		if n := p.Progress(); n != nil {
+			t.Errorf("progress of greet = %v", n)
+		}
+	})
+}

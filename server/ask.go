@@ -73,14 +73,15 @@ func (e *ElicitationError) Unwrap() error {
 //
 // Several Ask calls in a row ask one form per round: every earlier
 // answer is kept for the later runs (sealed in the requestState on the
-// 2026 wire), so each Ask returns its answer once given.
+// 2026 wire), so each Ask returns its answer once given, although
+// Request.InputResponses holds only the last round's.
 func Ask[T any](r *Request, key, message string) (T, error) {
 	var v T
 	form, err := formForType(reflect.TypeFor[T]())
 	if err != nil {
 		return v, &Input{err: fmt.Errorf("input request %q: %w", key, err)}
 	}
-	raw, ok := r.inputs[key]
+	raw, ok := r.lookupAnswer(key)
 	if !ok {
 		return v, NeedInput().Elicit(key, &mcp.ElicitParams{Message: message, RequestedSchema: form})
 	}

@@ -51,16 +51,21 @@ func (modernEra) openInput(ctx context.Context, s *Server, req *Request, respons
 	if err != nil {
 		return err
 	}
+	var kept mcp.InputResponses
 	for k, v := range st.Kept {
 		if _, asked := st.Asked[k]; asked {
 			continue // asked again: only this round's answer counts
 		}
-		if inputs == nil {
-			inputs = make(mcp.InputResponses, len(st.Kept))
+		if kept == nil {
+			kept = make(mcp.InputResponses, len(st.Kept))
 		}
-		inputs[k] = v
+		kept[k] = v
 	}
 	req.state, req.inputs = st.State, inputs
+	call.kept = kept
+	if st.Progress != nil {
+		req.resumeProgress(*st.Progress)
+	}
 	return nil
 }
 

@@ -213,37 +213,74 @@ func (in *Input) Needed() mcp.ClientCapabilities {
 	return need
 }
 
-// keptAnswers returns the answers a request has so far that the next
-// round does not ask again (nil when there are none): they travel to the
-// next run, sealed in the requestState on the 2026 wire, in memory in
-// the legacy shim, so a handler that asks one question after another
-// sees every earlier answer.
-func keptAnswers(inputs mcp.InputResponses, next *Input) mcp.InputResponses {
+// keptAnswers returns the answers a request has so far — this round's
+// and those kept from earlier rounds — that the next round does not ask
+// again (nil when there are none): they travel to the next run, sealed
+// in the requestState on the 2026 wire, in memory in the legacy shim and
+// in a task's run, so that [Ask] and the typed accessors of a handler
+// that asks one question after another find every earlier answer. They
+// are not this round's answers: InputResponses does not show them.
+func keptAnswers(r *Request, next *Input) mcp.InputResponses {
+	var earlier mcp.InputResponses
+	if r.call != nil {
+		earlier = r.call.kept
+	}
 	var kept mcp.InputResponses
-	for k, v := range inputs {
-		if _, again := next.requests[k]; again {
-			continue
+	for _, from := range [2]mcp.InputResponses{earlier, r.inputs} { // this round's last: it wins
+		for k, v := range from {
+			if _, again := next.requests[k]; again {
+				continue
+			}
+			if kept == nil {
+				kept = make(mcp.InputResponses, len(earlier)+len(r.inputs))
+			}
+			kept[k] = v
 		}
-		if kept == nil {
-			kept = make(mcp.InputResponses, len(inputs)+len(next.requests))
-		}
-		kept[k] = v
 	}
 	return kept
 }
 
+// setKept records on r the answers kept from earlier rounds (r.call
+// holds them; a request without one has no rounds).
+func (r *Request) setKept(kept mcp.InputResponses) {
+	if r.call != nil {
+		r.call.kept = kept
+	} else if kept != nil {
+		r.call = &mrtrCall{kept: kept}
+	}
+}
+
+// lookupAnswer returns the answer under key: this round's, else one kept
+// from an earlier round.
+func (r *Request) lookupAnswer(key string) (jsontext.Value, bool) {
+	if raw, ok := r.inputs[key]; ok {
+		return raw, true
+	}
+	if r.call != nil {
+		raw, ok := r.call.kept[key]
+		return raw, ok
+	}
+	return nil, false
+}
+
 // Answers so far, on the Request.
 
-// InputResponses returns the answers to the input requests of every
-// earlier round, by key, as raw JSON (nil on a first run). A key asked
-// again holds its latest answer.
+// InputResponses returns this round's answers, by key, as raw JSON: the
+// answers to the input requests of the previous round only (nil on a
+// first run), as SEP-2322 sends them. A handler that keeps earlier
+// answers itself carries them in its State. The answers of rounds before
+// that are not here, but [Ask], ElicitResult, CreateMessageResult and
+// ListRootsResult still find them (the server keeps every answer a later
+// round did not ask again), so that a handler that asks one question
+// after another gets each answer once given.
 func (r *Request) InputResponses() mcp.InputResponses { return r.inputs }
 
 // RequestState returns the state the handler set with Input.State in the
 // previous round, verified and unsealed ("" when there is none).
 func (r *Request) RequestState() string { return r.state }
 
-// ElicitResult returns the answer to the elicitation asked under key:
+// ElicitResult returns the answer to the elicitation asked under key, in
+// this round or an earlier one (the latest when asked more than once):
 // ok is false when there is none (ask for it).
 func (r *Request) ElicitResult(key string) (*mcp.ElicitResult, bool, error) {
 	var v mcp.ElicitResult
@@ -263,7 +300,7 @@ func (r *Request) ListRootsResult(key string) (*mcp.ListRootsResult, bool, error
 }
 
 func answer[T any](r *Request, key string, v *T) (*T, bool, error) {
-	raw, ok := r.inputs[key]
+	raw, ok := r.lookupAnswer(key)
 	if !ok {
 		return nil, false, nil
 	}

@@ -200,8 +200,8 @@ func TestShimMultiRound(t *testing.T) {
 		keys = append(keys, keysOf(r.inputs))
 		states = append(states, r.state)
 	}
-	if fmt.Sprint(keys) != fmt.Sprint([][]string{nil, {"first"}, {"first", "second"}}) {
-		t.Errorf("per-run answer keys %v, want [[] [first] [first second]] (earlier answers kept)", keys)
+	if fmt.Sprint(keys) != fmt.Sprint([][]string{nil, {"first"}, {"second"}}) {
+		t.Errorf("per-run answer keys %v, want [[] [first] [second]] (InputResponses: this round's only)", keys)
 	}
 	if fmt.Sprint(states) != fmt.Sprint([]string{"", "s1", ""}) {
 		t.Errorf("per-run states %q, want [\"\" \"s1\" \"\"]", states)

@@ -102,8 +102,9 @@ type Request struct {
 	logLevel mcp.LoggingLevel
 	header   map[string][]string // the HTTP request's headers (modern HTTP requests), for Mcp-Param-*
 
-	// Multi round-trip state (mrtr.go): the answers of every earlier round,
-	// the handler's own state, and what the sealed state is bound to.
+	// Multi round-trip state (mrtr.go): this round's answers, the
+	// handler's own state, and what the sealed state is bound to (with
+	// the answers kept from rounds before: mrtrCall.kept).
 	inputs mcp.InputResponses
 	state  string
 	call   *mrtrCall
@@ -111,16 +112,23 @@ type Request struct {
 	// preset marks a run whose answers were set in process, so the
 	// wire's are not read again (Server.upfront).
 	preset bool
-	// progressSent (under progressMu, below) sits with the other flags:
-	// an inbound request (intercept.go) then fits 512 bytes.
+	// progressSent and runReported (under progressMu, below) sit with
+	// the other flags: an inbound request (intercept.go) then fits 512
+	// bytes.
 	progressSent bool
+	runReported  bool
 
 	// ic is the request as the interceptors see it (intercept.go); nil
 	// for requests that do not come from the client (a task's run).
 	ic *inbound
 
+	// Progress (Request.Progress): lastProgress is the highest value
+	// sent to the client for this request, by any run of its handler
+	// (progressSent); runProgress the last value this run reported
+	// (runReported), reset when the handler runs again (newRun).
 	progressMu   sync.Mutex
 	lastProgress float64
+	runProgress  float64
 }
 
 // Session returns the legacy session the request arrived on.
@@ -179,9 +187,43 @@ func (r *Request) LogLevel() mcp.LoggingLevel {
 
 func (r *Request) end() { r.ended.Store(true) }
 
+// newRun starts another run of the handler on r, after a round of input:
+// its progress steps start again from nothing, and those at or below
+// what the earlier runs sent are dropped (Progress).
+func (r *Request) newRun() {
+	r.progressMu.Lock()
+	r.runReported, r.runProgress = false, 0
+	r.progressMu.Unlock()
+}
+
+// sentProgress returns the highest progress sent for r (ok false when
+// none was).
+func (r *Request) sentProgress() (float64, bool) {
+	r.progressMu.Lock()
+	defer r.progressMu.Unlock()
+	return r.lastProgress, r.progressSent
+}
+
+// resumeProgress records that an earlier request of the same exchange (a
+// 2026 retry's predecessors) sent progress up to last.
+func (r *Request) resumeProgress(last float64) {
+	r.progressMu.Lock()
+	r.progressSent, r.lastProgress = true, last
+	r.progressMu.Unlock()
+}
+
 // Progress reports progress on this request, when the client asked for
 // it with a progress token (otherwise it does nothing). progress must
-// increase from one call to the next; total is optional (0: unknown).
+// increase from one call to the next within a run of the handler; total
+// is optional (0: unknown).
+//
+// A handler that asks for input runs again once answered (the legacy
+// shim, a 2026-07-28 retry, a task's next round), and repeats the steps
+// it reported before asking. The client sees each step once: a step at
+// or below the highest one already sent for this request, by an earlier
+// run, is dropped without error, and the run's later steps go on from
+// there. On the 2026 wire the highest step sent travels sealed in the
+// requestState, so a retry on another instance drops them too.
 func (r *Request) Progress(ctx context.Context, progress, total float64, message string) error {
 	token, ok := r.meta.ProgressToken()
 	if !ok {
@@ -191,9 +233,14 @@ func (r *Request) Progress(ctx context.Context, progress, total float64, message
 		return ErrRequestEnded
 	}
 	r.progressMu.Lock()
+	if r.runReported && progress <= r.runProgress {
+		r.progressMu.Unlock()
+		return fmt.Errorf("server: progress must increase (%v after %v)", progress, r.runProgress)
+	}
+	r.runReported, r.runProgress = true, progress
 	if r.progressSent && progress <= r.lastProgress {
 		r.progressMu.Unlock()
-		return fmt.Errorf("server: progress must increase (%v after %v)", progress, r.lastProgress)
+		return nil // sent by an earlier run of the handler
 	}
 	r.progressSent, r.lastProgress = true, progress
 	r.progressMu.Unlock()

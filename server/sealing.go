@@ -150,6 +150,10 @@ type sealedState struct {
 	// again, checked when they arrived, so that a handler asking one
 	// question after another sees every answer so far.
 	Kept mcp.InputResponses `json:"a,omitempty"`
+	// Progress is the highest progress step sent for the exchange so far
+	// (nil: none), so that the retry's run does not send a step again
+	// (Request.Progress).
+	Progress *float64 `json:"g,omitempty"`
 }
 
 // errBadState is the one error every opening failure maps to, so that a

@@ -35,6 +35,10 @@ type mrtrCall struct {
 	// requestState, shape-checked, until the handler has asked for them
 	// (Server.upfront).
 	upfront mcp.InputResponses
+	// kept holds the answers of rounds before the last that it did not
+	// ask again (keptAnswers): Ask and the typed accessors read them,
+	// InputResponses does not.
+	kept mcp.InputResponses
 }
 
 // prepareInput runs before an MRTR method's handler: it binds the
@@ -44,6 +48,9 @@ type mrtrCall struct {
 // shim supplies answers). A run whose answers were set in process
 // (preset) does not read the wire's again.
 func (s *Server) prepareInput(ctx context.Context, req *Request, call mrtrCall, responses mcp.InputResponses, state string) error {
+	if req.call != nil {
+		call.kept = req.call.kept // a run again in process: the earlier rounds stay
+	}
 	req.call = &call
 	if req.preset {
 		return nil
@@ -71,6 +78,7 @@ func (s *Server) upfront(ctx context.Context, req *Request, m method, params *wi
 		return s.inputRequired(ctx, req, in)
 	}
 	req.inputs, req.state, req.preset = inputs, in.state, true
+	req.newRun()
 	res, err := m.handle(ctx, s, req, params)
 	next, again := asInput(err)
 	if !again {
@@ -95,7 +103,10 @@ func (s *Server) inputRequired(ctx context.Context, req *Request, in *Input) (an
 	if len(in.requests) > 0 {
 		st.Asked, st.Forms = in.asked(), in.forms
 	}
-	st.Kept = keptAnswers(req.inputs, in)
+	st.Kept = keptAnswers(req, in)
+	if last, ok := req.sentProgress(); ok {
+		st.Progress = &last
+	}
 	token, err := s.sealer.seal(st)
 	if err != nil {
 		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: sealing the request state: %v", err)
@@ -126,8 +137,9 @@ func (s *Server) shim(ctx context.Context, req *Request, m method, params *wireP
 		if req.ic != nil {
 			req.ic.round = round
 		}
-		answers := keptAnswers(req.inputs, in)
-		if answers == nil {
+		kept := keptAnswers(req, in)
+		var answers mcp.InputResponses
+		if len(in.keys) > 0 {
 			answers = make(mcp.InputResponses, len(in.keys))
 		}
 		for _, key := range in.keys {
@@ -137,13 +149,12 @@ func (s *Server) shim(ctx context.Context, req *Request, m method, params *wireP
 			}
 			answers[key] = raw
 		}
-		req.inputs, req.state = nil, ""
-		if len(answers) > 0 {
-			req.inputs = answers
-		}
+		req.inputs, req.state = answers, ""
+		req.setKept(kept)
 		if in.hasState {
 			req.state = in.state
 		}
+		req.newRun()
 		res, err := m.handle(ctx, s, req, params)
 		next, again := asInput(err)
 		if !again {

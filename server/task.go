@@ -226,8 +226,15 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 
 	treq := &Request{
 		srv: s, session: req.session, version: req.version, caps: req.caps, info: req.info,
-		meta: req.meta, eraID: req.eraID, call: req.call, inputs: req.inputs, state: req.state,
+		meta: req.meta, eraID: req.eraID, inputs: req.inputs, state: req.state,
 		out: discardOut{},
+	}
+	if req.call != nil { // the task's own: its rounds change the kept answers
+		call := *req.call
+		treq.call = &call
+	}
+	if last, ok := req.sentProgress(); ok { // a request continued as a task (ContinueAsTask): steps sent stay sent
+		treq.resumeProgress(last)
 	}
 	if req.session != nil {
 		treq.out = sessionOut{req.session}
@@ -261,6 +268,7 @@ func (discardOut) Notify(context.Context, mcp.ID, string, any) error    { return
 // after each retry.
 func (s *Server) runTask(ctx context.Context, run *taskRun, rec *store.TaskRecord, treq *Request, p *mcp.CallToolParams, fn ToolHandler) {
 	for {
+		treq.newRun()
 		res, err := callHandler(ctx, fn, &CallToolRequest{Request: treq, Params: p})
 		if s.endedBy(ctx, run, rec) || errors.Is(context.Cause(ctx), errTaskGone) {
 			return
@@ -345,10 +353,8 @@ func (s *Server) askTaskInput(ctx context.Context, run *taskRun, rec *store.Task
 	}
 	s.setStatus(context.Background(), run, rec, mcp.TaskInputRequired, in.requests)
 	// Earlier rounds' answers stay, as in the shim (keptAnswers).
-	answers := keptAnswers(treq.inputs, in)
-	if answers == nil {
-		answers = make(mcp.InputResponses, len(in.keys))
-	}
+	kept := keptAnswers(treq, in)
+	answers := make(mcp.InputResponses, len(in.keys))
 	for i := 0; i < len(in.keys); {
 		k := in.keys[i]
 		ir := in.requests[k]
@@ -385,7 +391,11 @@ func (s *Server) askTaskInput(ctx context.Context, run *taskRun, rec *store.Task
 		answers[k] = raw
 		i++
 	}
+	if len(answers) == 0 {
+		answers = nil
+	}
 	treq.inputs, treq.state = answers, in.state
+	treq.setKept(kept)
 	s.setStatus(context.Background(), run, rec, mcp.TaskWorking, nil)
 	return true
 }
@@ -410,16 +420,11 @@ func (s *Server) awaitTaskInput(ctx context.Context, run *taskRun, rec *store.Ta
 		}
 	}
 	run.mu.Lock()
-	// Earlier rounds' answers stay, as in the shim (keptAnswers); this
-	// round's are added over them.
-	answers := keptAnswers(treq.inputs, in)
-	for k, v := range run.answers {
-		if answers == nil {
-			answers = make(mcp.InputResponses, len(run.answers))
-		}
-		answers[k] = v
-	}
-	treq.inputs, treq.state = answers, in.state
+	// Earlier rounds' answers stay, as in the shim (keptAnswers), apart
+	// from this round's.
+	kept := keptAnswers(treq, in)
+	treq.inputs, treq.state = run.answers, in.state
+	treq.setKept(kept)
 	run.answers, run.asked, run.forms, run.resume = nil, nil, nil, nil
 	run.mu.Unlock()
 	// Usually a no-op: updateTask stored working already. Not when that
@@ -717,9 +722,12 @@ func (s *Server) taskResult(ctx context.Context, req *Request, rec *store.TaskRe
 			return nil, err
 		}
 	}
-	var err error
-	if rec, err = s.taskStore().Get(ctx, rec.ID); err != nil {
-		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown task %q", rec.ID)
+	id := rec.ID
+	rec, err := s.taskStore().Get(ctx, id)
+	if errors.Is(err, store.ErrTaskNotFound) {
+		return nil, unknownTask(id)
+	} else if err != nil {
+		return nil, s.taskStoreFailed(id, err)
 	}
 	related := mcp.RelatedTaskMetadata{TaskID: rec.ID}
 	switch rec.Status {

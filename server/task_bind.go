@@ -33,7 +33,10 @@ func taskBoundTo(rec *store.TaskRecord, principal, sessionID string) bool {
 // lookupTask returns the task a tasks/* request names, refusing — as if
 // unknown, -32602, the same error and message — a task that does not
 // answer to the requestor (taskBoundTo) or belongs to the other era:
-// the answer does not tell an outsider that the id exists.
+// the answer does not tell an outsider that the id exists. Only
+// store.ErrTaskNotFound means unknown: any other failure of the store
+// answers jsonrpc.ErrUnavailable (taskStoreFailed), so that the client
+// tries again instead of giving the task up.
 func (s *Server) lookupTask(ctx context.Context, req *Request, id string) (*store.TaskRecord, error) {
 	if id == "" {
 		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: taskId is required")
@@ -43,11 +46,26 @@ func (s *Server) lookupTask(ctx context.Context, req *Request, id string) (*stor
 		sid = req.session.ID()
 	}
 	rec, err := s.taskStore().Get(ctx, id)
+	if err != nil && !errors.Is(err, store.ErrTaskNotFound) {
+		return nil, s.taskStoreFailed(id, err)
+	}
 	if err != nil || !taskBoundTo(rec, requestor(ctx, req), sid) || rec.Modern != req.era().modernTasks() {
-		if err != nil && !errors.Is(err, store.ErrTaskNotFound) {
-			s.log.Warn("server: reading a task", "task", id, "err", err)
-		}
-		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown task %q", id)
+		return nil, unknownTask(id)
 	}
 	return s.reapLapsed(ctx, rec), nil
+}
+
+// unknownTask is the answer for a task that does not exist, or that the
+// requestor may not see.
+func unknownTask(id string) error {
+	return jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown task %q", id)
+}
+
+// taskStoreFailed is the answer when the TaskStore fails to read a task
+// (a Redis restart, a timeout): not "unknown task", which a client takes
+// as final, but jsonrpc.ErrUnavailable, which it retries (HTTP 503 on
+// Streamable HTTP). The details go to the log, not to the client.
+func (s *Server) taskStoreFailed(id string, err error) error {
+	s.log.Warn("server: reading a task", "task", id, "err", err)
+	return jsonrpc.ErrUnavailable
 }

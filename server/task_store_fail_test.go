@@ -1,0 +1,118 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/store"
+)
+
+// blinkingTaskStore is a MemoryTaskStore whose Get fails while down is
+// set, as a shared store does while it restarts.
+type blinkingTaskStore struct {
+	*store.MemoryTaskStore
+	down atomic.Bool
+}
+
+var errStoreDown = errors.New("dial tcp 127.0.0.1:6379: connection refused")
+
+func (b *blinkingTaskStore) Get(ctx context.Context, id string) (*store.TaskRecord, error) {
+	if b.down.Load() {
+		return nil, errStoreDown
+	}
+	return b.MemoryTaskStore.Get(ctx, id)
+}
+
+// TestTaskStoreFailureIsUnavailable: while the TaskStore cannot be read,
+// tasks/get and tasks/result answer jsonrpc.ErrUnavailable (which the
+// client retries), not the -32602 of an unknown task (which it takes as
+// final); once the store is back, the same task answers as before. An
+// id the store does not hold is still "unknown task".
+func TestTaskStoreFailureIsUnavailable(t *testing.T) {
+	for _, modern := range []bool{false, true} {
+		name := "2025-11-25"
+		methods := []string{mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel}
+		if modern {
+			name = "2026-07-28"
+			methods = []string{mcp.MethodTasksGet, mcp.MethodTasksCancel}
+		}
+		t.Run(name, func(t *testing.T) {
+			ts := &blinkingTaskStore{MemoryTaskStore: store.NewMemoryTaskStore(nil)}
+			fx := newTaskFixture(&Options{TaskStore: ts})
+			p := newStdioTaskPeer(t, fx.srv, modern)
+			id := startTask(t, p, "quick", nil)
+			if !modern {
+				if raw, e := p.call(t, mcp.MethodTasksResult, map[string]any{"taskId": id}); e != nil || !strings.Contains(string(raw), `"done"`) {
+					t.Fatalf("tasks/result = %s, %v", raw, e)
+				}
+			}
+			ts.down.Store(true)
+			for _, m := range methods {
+				raw, e := p.call(t, m, map[string]any{"taskId": id})
+				if e == nil || e.Code != jsonrpc.ErrUnavailable.Code || e.Message != jsonrpc.ErrUnavailable.Message {
+					t.Errorf("%s while the store is down = %s, %v; want %v", m, raw, e, jsonrpc.ErrUnavailable)
+				}
+				if e != nil && strings.Contains(e.Message, "6379") {
+					t.Errorf("%s told the client the store's error: %v", m, e)
+				}
+			}
+			ts.down.Store(false)
+			if w, e := getTask(t, p, id); e != nil || w.Status != "completed" {
+				t.Fatalf("tasks/get once the store is back = %+v, %v", w, e)
+			}
+			never := "task-nowhere-AAAAAAAAAAAAAAAAAAAAAAAAAA"
+			_, e := p.call(t, mcp.MethodTasksGet, map[string]any{"taskId": never})
+			refusedAsUnknown(t, "tasks/get of an id the store does not hold", never, e)
+		})
+	}
+}
+
+// TestTaskResultStoreFailureAfterWait: a 2025-11-25 tasks/result that
+// waited for its task, then fails to read the finished record, answers
+// jsonrpc.ErrUnavailable (it used to answer "unknown task", naming the
+// record it had just lost).
+func TestTaskResultStoreFailureAfterWait(t *testing.T) {
+	ts := &failAfterWaitStore{MemoryTaskStore: store.NewMemoryTaskStore(nil), firstGet: make(chan struct{})}
+	fx := newTaskFixture(&Options{TaskStore: ts})
+	p := newStdioTaskPeer(t, fx.srv, false)
+	id := startTask(t, p, "block", nil)
+	ts.failNext.Store(2) // lookupTask's Get succeeds, the one after the wait fails
+	ts.armed.Store(true)
+	done := make(chan *jsonrpc.Error, 1)
+	go func() {
+		_, e := p.call(t, mcp.MethodTasksResult, map[string]any{"taskId": id})
+		done <- e
+	}()
+	<-ts.firstGet // tasks/result is past its lookup, waiting for the task
+	close(fx.release)
+	e := <-done
+	if e == nil || e.Code != jsonrpc.ErrUnavailable.Code || e.Message != jsonrpc.ErrUnavailable.Message {
+		t.Fatalf("tasks/result whose final read fails = %v, want %v", e, jsonrpc.ErrUnavailable)
+	}
+}
+
+// failAfterWaitStore fails the second Get after armed: the first lets
+// tasks/result find its task and is reported on firstGet.
+type failAfterWaitStore struct {
+	*store.MemoryTaskStore
+	armed    atomic.Bool
+	failNext atomic.Int32
+	firstGet chan struct{}
+}
+
+func (f *failAfterWaitStore) Get(ctx context.Context, id string) (*store.TaskRecord, error) {
+	if f.armed.Load() {
+		switch f.failNext.Add(-1) {
+		case 1:
+			defer close(f.firstGet)
+		case 0:
+			return nil, errStoreDown
+		}
+	}
+	return f.MemoryTaskStore.Get(ctx, id)
+}
