@@ -80,13 +80,14 @@ func must(t *testing.T, err error) {
 }
 
 // memUpstream serves s on in-memory connections, one per connect; kill
-// ends the current one (the upstream "dies").
+// ends every one still open (the upstream "dies": its control connection
+// and its call connections alike).
 type memUpstream struct {
-	t   *testing.T
-	s   *server.Server
-	mu  sync.Mutex
-	cur transport.Conn
-	n   int
+	t     *testing.T
+	s     *server.Server
+	mu    sync.Mutex
+	conns []transport.Conn
+	n     int
 	// connected receives the number of each connection made.
 	connected chan int
 	wg        sync.WaitGroup
@@ -101,7 +102,7 @@ func newMemUpstream(t *testing.T, s *server.Server) *memUpstream {
 func (m *memUpstream) connect(ctx context.Context) (transport.Conn, error) {
 	a, b := memory.NewPair()
 	m.mu.Lock()
-	m.cur = b
+	m.conns = append(m.conns, b)
 	m.n++
 	n := m.n
 	m.mu.Unlock()
@@ -119,9 +120,12 @@ func (m *memUpstream) connect(ctx context.Context) (transport.Conn, error) {
 
 func (m *memUpstream) kill() {
 	m.mu.Lock()
-	c := m.cur
+	cs := m.conns
+	m.conns = nil
 	m.mu.Unlock()
-	c.Close()
+	for _, c := range cs {
+		c.Close()
+	}
 }
 
 func version(era client.Era) string {
