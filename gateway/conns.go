@@ -33,6 +33,7 @@ type callConn struct {
 	c       *client.Client
 	control bool // the control connection itself (MaxConnections 1)
 	leased  bool // the control connection is leased (under upstream.mu)
+	retired bool // the control connection was retired: never leased again (under upstream.mu)
 	// holder is the call that leased the connection (nil: idle, or
 	// retired). Read by the connection's handlers, on its reader.
 	holder atomic.Pointer[inflight]
@@ -48,6 +49,9 @@ type lease struct {
 	once sync.Once
 	mu   sync.Mutex
 	slot bool // holds one of the upstream's MaxInFlight slots
+	// released: the lease ended (release); a slot taken for a late round
+	// of its call is given back at once (takeSlot).
+	released bool
 }
 
 var errUnheld = jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: this request belongs to no client request of the gateway (the call it was made for has ended, or it was made outside any call)")
@@ -143,22 +147,25 @@ func errQueueTimeout(u *upstream, d time.Duration) error {
 }
 
 // acquire leases a call connection of u for in, the call of the client
-// key: a MaxInFlight slot, then an idle connection or a new one, each
+// key: an idle connection or a new one, then a MaxInFlight slot, each
 // waited for at most QueueTimeout. A client over its per-client cap is
-// refused at once.
+// refused at once. The connection comes first: a slot is then only ever
+// held by a call that runs, so a parked call's next round (which holds
+// its connection and needs a slot) never waits behind calls that hold
+// slots while they wait for a connection.
 func (u *upstream) acquire(ctx context.Context, key string, in *inflight) (*lease, error) {
 	if err := u.reserve(key, u.perClientCap(true)); err != nil {
 		return nil, err
 	}
 	l := &lease{u: u, key: key, slot: true}
 	deadline := u.g.queueAfter(u.cfg.QueueTimeout)
-	if err := u.takeSlot(ctx, deadline); err != nil {
+	cc, err := u.takeConn(ctx, deadline)
+	if err != nil {
 		u.unreserve(key)
 		return nil, err
 	}
-	cc, err := u.takeConn(ctx, deadline)
-	if err != nil {
-		<-u.sem
+	if err := u.takeSlot(ctx, deadline); err != nil {
+		u.finish(cc, false)
 		u.unreserve(key)
 		return nil, err
 	}
@@ -203,8 +210,9 @@ func (u *upstream) takeConn(ctx context.Context, deadline <-chan time.Time) (*ca
 		}
 		if cc := u.ctlCC; cc != nil {
 			// MaxConnections 1: the control connection is the call
-			// connection, one call at a time.
-			if !cc.leased {
+			// connection, one call at a time. A retired one waits for
+			// run to connect again (setClient wakes the waiters).
+			if !cc.leased && !cc.retired && !ended(cc.c) {
 				cc.leased = true
 				u.leased++
 				u.mu.Unlock()
@@ -298,6 +306,9 @@ func (l *lease) release(retire bool) {
 	l.once.Do(func() {
 		u := l.u
 		u.finish(l.cc, retire)
+		l.mu.Lock()
+		l.released = true
+		l.mu.Unlock()
 		l.dropSlot()
 		u.unreserve(l.key)
 	})
@@ -323,7 +334,11 @@ func (l *lease) takeSlot(ctx context.Context) error {
 		return err
 	}
 	l.mu.Lock()
-	if l.slot { // cannot happen: a parked call holds none
+	if l.slot || l.released {
+		// Held already (cannot happen: a parked call holds none), or the
+		// call ended meanwhile (the upstream ended it while it was
+		// parked): the slot is not kept, and the round finds the call's
+		// outcome.
 		l.mu.Unlock()
 		<-l.u.sem
 		return nil
@@ -340,6 +355,12 @@ func (u *upstream) finish(cc *callConn, retire bool) {
 	u.leased--
 	if cc.control {
 		cc.leased = false
+		if retire {
+			// Never leased again, even before the close takes effect:
+			// what the upstream still sends for the abandoned call must
+			// not reach the next call.
+			cc.retired = true
+		}
 		u.wakeLocked()
 		closing := u.poolClosed
 		if retire && !closing {

@@ -231,6 +231,9 @@ type Gateway struct {
 	stateHook func(upstream string, s State)
 	// syncHook, when set (tests), sees the end of every upstream's sync.
 	syncHook func(upstream string)
+	// callEndHook, when set (tests), sees the end of every legacy
+	// upstream call, once its lease is released and it is forgotten.
+	callEndHook func()
 
 	pending *pendingTable
 	peers   *peers

@@ -141,7 +141,15 @@ func startLegacy[R any](ctx context.Context, u *upstream, req *server.Request, l
 		// the call reaches anyone.
 		l.release(retiring(pctx, err))
 		close(p.done)
+		// Ended while parked (the upstream ended it, its own timeout
+		// for its question say): it waits for no answer and counts
+		// against no limit; the client's next round is told it is no
+		// longer pending.
+		t.remove(p)
 		cancel(nil)
+		if h := u.g.callEndHook; h != nil {
+			h()
+		}
 	}()
 	return waitLegacy[R](ctx, u, req, p, r)
 }
@@ -165,11 +173,15 @@ func resumeLegacy[R any](ctx context.Context, u *upstream, req *server.Request, 
 		p.end(err)
 		return zero, upstreamError(err)
 	}
-	if err := p.answer(st.Key, raw); err != nil {
-		return zero, err
-	}
+	// The round's relay first: what the upstream sends as soon as it has
+	// the answer is this round's.
 	r := newRelay(ctx, req)
 	p.call.sink.Store(r)
+	if err := p.answer(st.Key, raw); err != nil {
+		p.call.sink.CompareAndSwap(r, nil)
+		r.stop()
+		return zero, err
+	}
 	return waitLegacy[R](ctx, u, req, p, r)
 }
 

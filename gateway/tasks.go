@@ -50,11 +50,22 @@ func (u *upstream) taskCall(ctx context.Context, c *client.Client, q *mcp.CallTo
 // when it relayed the upstream task's input requests.
 func (u *upstream) awaitTask(id string) server.ToolHandler {
 	return func(ctx context.Context, req *server.CallToolRequest) (*mcp.CallToolResult, error) {
+		// A task's wait counts as one of its client's calls on u, and as a
+		// call in flight on the control connection (the upstream's log
+		// messages meanwhile go to no other call: modern.go).
+		key := u.g.clientKey(ctx, req.Request)
+		if err := u.reserve(key, u.perClientCap(false)); err != nil {
+			return nil, err
+		}
+		defer u.unreserve(key)
 		c, release, err := u.acquireControl(ctx)
 		if err != nil {
 			return nil, upstreamError(err)
 		}
 		defer release()
+		in := &inflight{}
+		u.addModern(in)
+		defer func() { u.removeModern(in, ctx.Err() != nil) }()
 		ctx = client.WithCapabilities(ctx, bridged(req.ClientCapabilities()))
 		if st, err := u.roundOf(req.Request); err == nil && st.Task == id {
 			if err := c.UpdateTask(ctx, id, st.answers(req.Request)); err != nil {

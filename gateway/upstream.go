@@ -366,6 +366,7 @@ func (u *upstream) setClient(c *client.Client, cc *callConn) {
 	u.c = c
 	u.ctlCC = cc
 	u.subscribedUp = make(map[string]bool)
+	u.wakeLocked() // calls waiting for a connection see the new one (or none)
 	u.mu.Unlock()
 }
 
