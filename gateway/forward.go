@@ -261,7 +261,7 @@ func forwardModern[R any](ctx context.Context, u *upstream, req *server.Request,
 	in.sink.Store(r)
 	u.addModern(in)
 	res, err := call(r.context(ctx), c, rs, st.State)
-	u.removeModern(in, retiring(ctx, err))
+	u.removeModern(in, retiring(ctx, err), c)
 	r.stop()
 	var ire *client.InputRequiredError
 	if errors.As(err, &ire) && ire.TaskID == "" && ire.Result != nil {

@@ -234,6 +234,9 @@ type Gateway struct {
 	// callEndHook, when set (tests), sees the end of every legacy
 	// upstream call, once its lease is released and it is forgotten.
 	callEndHook func()
+	// settleHook, when set (tests), sees the end of every abandoned 2026
+	// call's count (modern.go, settle).
+	settleHook func()
 
 	pending *pendingTable
 	peers   *peers

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/mcptest"
 	"github.com/mcpkit/mcpkit/server"
@@ -64,11 +66,29 @@ func TestLimitDefaults(t *testing.T) {
 }
 
 // A 2026 upstream's log message reaches a call only when it certainly is
-// that call's: not while a call the gateway gave up on may still run on
-// the connection (here an in-memory one: for the upstream's CallTimeout,
-// the test's clock).
+// that call's: not while a call the gateway gave up on (on an in-memory
+// connection, as on stdio) may still have messages on their way, that is
+// until the upstream has answered the server/discover the gateway sends
+// after the cancellation (modern.go, settle). The test holds that answer.
 func TestModernLogsOnlyWhenCertain(t *testing.T) {
-	s, _, started := gatedServer(t)
+	var armed atomic.Bool
+	probed, release := make(chan struct{}, 4), make(chan struct{})
+	hold := func(next intercept.Handler) intercept.Handler {
+		return func(ctx context.Context, c *intercept.Call) (any, error) {
+			if c.Inbound && c.Method == mcp.MethodServerDiscover && armed.Load() {
+				probed <- struct{}{}
+				<-release
+			}
+			return next(ctx, c)
+		}
+	}
+	s := server.New(&server.Options{Info: mcp.Implementation{Name: "up", Version: "1"}, Logging: true, Interceptors: []intercept.Interceptor{hold}})
+	started := make(chan struct{}, 1)
+	must(t, server.AddTool(s, &mcp.Tool{Name: "block"}, func(ctx context.Context, req *server.CallToolRequest, in struct{}) (echoOut, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return echoOut{}, ctx.Err()
+	}))
 	must(t, server.AddTool(s, &mcp.Tool{Name: "say"}, func(ctx context.Context, req *server.CallToolRequest, in echoIn) (echoOut, error) {
 		req.Log(ctx, mcp.LevelInfo, "say", in.Text)
 		return echoOut(in), nil
@@ -76,16 +96,24 @@ func TestModernLogsOnlyWhenCertain(t *testing.T) {
 	mu := newMemUpstream(t, s)
 	g, err := New(&Options{Upstreams: []Upstream{{Name: "u", Connect: mu.connect, ProtocolVersion: mcp.Version20260728, HealthInterval: -1}}})
 	must(t, err)
-	ft := &fakeTimers{}
-	g.afterFunc = ft.afterFunc
+	settled := make(chan struct{}, 4)
+	g.settleHook = func() { settled <- struct{}{} }
 	must(t, g.Start(t.Context()))
 	t.Cleanup(func() { g.Close() })
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
 	logs := make(chan string, 8)
 	p := mcptest.NewPair(t, g.Server(), &mcptest.Options{Client: &client.Options{
 		OnLog: func(_ context.Context, m *mcp.LoggingMessageParams) { logs <- m.Data.(string) },
 	}})
 	must(t, p.Client.SetLoggingLevel(p.Context(), mcp.LevelDebug))
 
+	armed.Store(true)
 	ctx, cancel := context.WithCancel(p.Context())
 	done := make(chan error, 1)
 	go func() {
@@ -93,12 +121,14 @@ func TestModernLogsOnlyWhenCertain(t *testing.T) {
 		done <- err
 	}()
 	<-started
-	cancel() // given up on: the upstream may still run it
+	cancel() // given up on: messages of it may still be on their way
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("block: %v", err)
 	}
+	<-probed // the gateway's server/discover after the cancellation, held
 	mcptest.CallTool[echoOut](t, p, "say", echoIn{Text: "uncertain"})
-	ft.fire() // the abandoned call's CallTimeout
+	close(release)
+	<-settled
 	mcptest.CallTool[echoOut](t, p, "say", echoIn{Text: "certain"})
 	// Messages reach the client in order: the first it hears is the
 	// second call's.

@@ -1,25 +1,38 @@
 package gateway
 
+import (
+	"context"
+
+	"github.com/mcpkit/mcpkit/client"
+)
+
 // A 2026-07-28 upstream's calls run on its control connection: their
 // input requests come back as results (certain), and a log message
 // carries nothing that names its request. It is given to a call only
 // when that call is certainly its source: the only call in flight on the
-// connection, with no call the gateway gave up on that may still run
-// there. Over Streamable HTTP a call given up on is over (its response
-// stream is closed, so the upstream can send it nothing more); over stdio
-// or a Connect transport it counts for the upstream's CallTimeout, a
-// bound on how long the gateway would have waited for it. Other log
+// connection, with no call the gateway gave up on that may still have
+// messages on their way. Over Streamable HTTP a call given up on is over
+// (its response stream is closed, so the upstream can send it nothing
+// more). Over stdio or a Connect transport the client sent the upstream
+// notifications/cancelled, after which a 2026-07-28 server must send
+// nothing more for the call: what it sent before may still be on its way
+// in. The gateway then asks the upstream server/discover on the same
+// connection (settle): the answer comes after anything the upstream wrote
+// before it read the cancellation, so once it is in, the abandoned call
+// counts no more (it also counts no more when the connection ends, or
+// after the upstream's CallTimeout when it never answers). Other log
 // messages go to the gateway's log only.
 
 // addModern and removeModern keep the modern calls in flight; abandoned
-// says the gateway gave up on the call (its context ended).
+// says the gateway gave up on the call (its context ended), c is the
+// connection it ran on.
 func (u *upstream) addModern(in *inflight) {
 	u.mu.Lock()
 	u.modern[in] = struct{}{}
 	u.mu.Unlock()
 }
 
-func (u *upstream) removeModern(in *inflight, abandoned bool) {
+func (u *upstream) removeModern(in *inflight, abandoned bool, c *client.Client) {
 	u.mu.Lock()
 	delete(u.modern, in)
 	counted := abandoned && u.cfg.URL == ""
@@ -28,12 +41,40 @@ func (u *upstream) removeModern(in *inflight, abandoned bool) {
 	}
 	u.mu.Unlock()
 	if counted {
-		u.g.afterFunc(u.cfg.CallTimeout, func() {
-			u.mu.Lock()
-			u.abandoned--
-			u.mu.Unlock()
-		})
+		u.settle(c)
 	}
+}
+
+// settle ends the count of one abandoned call once the upstream has
+// answered a server/discover sent after its cancellation (see above).
+func (u *upstream) settle(c *client.Client) {
+	g := u.g
+	done := func() {
+		u.mu.Lock()
+		u.abandoned--
+		u.mu.Unlock()
+		if h := g.settleHook; h != nil {
+			h()
+		}
+	}
+	g.mu.Lock()
+	if g.closing || g.ctx == nil {
+		g.mu.Unlock()
+		done()
+		return
+	}
+	g.wg.Add(1) // under g.mu, before Close's Wait: Close waits for it
+	ctx := g.ctx
+	g.mu.Unlock()
+	go func() {
+		defer g.wg.Done()
+		defer done()
+		sctx, cancel := context.WithTimeout(ctx, u.cfg.CallTimeout)
+		defer cancel()
+		// Any answer will do, an error too: it was asked after the
+		// cancellation was written.
+		_, _ = c.Discover(sctx)
+	}()
 }
 
 // modernSole is the modern call the control connection's log messages

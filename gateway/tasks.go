@@ -65,7 +65,7 @@ func (u *upstream) awaitTask(id string) server.ToolHandler {
 		defer release()
 		in := &inflight{}
 		u.addModern(in)
-		defer func() { u.removeModern(in, ctx.Err() != nil) }()
+		defer func() { u.removeModern(in, ctx.Err() != nil, c) }()
 		ctx = client.WithCapabilities(ctx, bridged(req.ClientCapabilities()))
 		if st, err := u.roundOf(req.Request); err == nil && st.Task == id {
 			if err := c.UpdateTask(ctx, id, st.answers(req.Request)); err != nil {
