@@ -68,8 +68,8 @@ func (st roundState) answers(req *server.Request) mcp.InputResponses {
 
 // toolHandler forwards tools/call of the upstream's tool name; tasks says
 // the tool supports tasks and the upstream speaks 2026-07-28 (see
-// tasks.go).
-func (u *upstream) toolHandler(name string, tasks bool) server.ToolHandler {
+// tasks.go), required that it runs only as a task.
+func (u *upstream) toolHandler(name string, tasks, required bool) server.ToolHandler {
 	return func(ctx context.Context, req *server.CallToolRequest) (*mcp.CallToolResult, error) {
 		st, err := u.roundOf(req.Request)
 		if err != nil {
@@ -82,7 +82,7 @@ func (u *upstream) toolHandler(name string, tasks bool) server.ToolHandler {
 		res, err := forward(ctx, u, req.Request, st, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.CallToolResult, error) {
 			q := p
 			q.InputResponses, q.RequestState = rs, state
-			if tasks && c.Era() == client.EraModern {
+			if tasks && c.Era() == client.EraModern && (required || wantsTask(req)) {
 				return u.taskCall(ctx, c, &q)
 			}
 			res, err := c.CallTool(ctx, &q)

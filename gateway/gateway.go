@@ -113,7 +113,8 @@ type Options struct {
 	// answered the previous round (or it fails with -32602).
 	Broker store.Broker
 	// Logger receives the gateway's diagnostics: upstream state changes,
-	// name collisions, log messages of upstreams that no call claims.
+	// name collisions, log messages of upstreams that no call claims (at
+	// the slog level matching their MCP level: a warning at Warn).
 	// Nil discards them.
 	Logger *slog.Logger
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -139,5 +140,70 @@ func TestModernLogsOnlyWhenCertain(t *testing.T) {
 		}
 	case <-p.Context().Done():
 		t.Fatal("no log message")
+	}
+}
+
+// recordHandler is a slog handler that passes each record to a channel.
+type recordHandler struct{ ch chan slog.Record }
+
+func (h recordHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h recordHandler) Handle(_ context.Context, r slog.Record) error {
+	select {
+	case h.ch <- r:
+	default:
+	}
+	return nil
+}
+func (h recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h recordHandler) WithGroup(string) slog.Handler      { return h }
+
+// A log message of an upstream that no call claims goes to the gateway's
+// log at the level the upstream gave it (an info line at Info, which
+// mcpkit gateway shows by default), with the upstream's name (issue 33,
+// item 5).
+func TestUnclaimedLogAtItsLevel(t *testing.T) {
+	s, _, started := gatedServer(t)
+	must(t, server.AddTool(s, &mcp.Tool{Name: "say"}, func(ctx context.Context, req *server.CallToolRequest, in echoIn) (echoOut, error) {
+		req.Log(ctx, mcp.LevelWarning, "say", in.Text)
+		return echoOut(in), nil
+	}))
+	mu := newMemUpstream(t, s)
+	records := make(chan slog.Record, 64)
+	g, err := New(&Options{
+		Upstreams: []Upstream{{Name: "u", Connect: mu.connect, ProtocolVersion: mcp.Version20260728, HealthInterval: -1}},
+		Logger:    slog.New(recordHandler{records}),
+	})
+	must(t, err)
+	g.afterFunc = (&fakeTimers{}).afterFunc // the abandoned call stays uncertain
+	must(t, g.Start(t.Context()))
+	t.Cleanup(func() { g.Close() })
+	p := mcptest.NewPair(t, g.Server(), nil)
+	must(t, p.Client.SetLoggingLevel(p.Context(), mcp.LevelDebug))
+
+	ctx, cancel := context.WithCancel(p.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Client.CallTool(ctx, &mcp.CallToolParams{Name: "block"})
+		done <- err
+	}()
+	<-started
+	cancel() // given up on: the next call's log line is nobody's
+	<-done
+	mcptest.CallTool[echoOut](t, p, "say", echoIn{Text: "unclaimed"})
+	for {
+		select {
+		case r := <-records:
+			if r.Message != "gateway: upstream log message" {
+				continue
+			}
+			attrs := map[string]string{}
+			r.Attrs(func(a slog.Attr) bool { attrs[a.Key] = a.Value.String(); return true })
+			if r.Level != slog.LevelWarn || attrs["upstream"] != "u" || attrs["data"] != "unclaimed" {
+				t.Fatalf("logged at %v: %v", r.Level, attrs)
+			}
+			return
+		case <-p.Context().Done():
+			t.Fatal("the upstream's log line was not logged")
+		}
 	}
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"log/slog"
 	"maps"
 	"slices"
 	"sync"
@@ -139,9 +140,27 @@ func (h connHandlers) logTap(next intercept.Handler) intercept.Handler {
 	}
 }
 
-// onLog receives the upstream's log messages no call claimed.
-func (u *upstream) onLog(_ context.Context, p *mcp.LoggingMessageParams) {
-	u.g.log.Debug("gateway: upstream log message", "upstream", u.cfg.Name, "level", string(p.Level), "logger", p.Logger, "data", p.Data)
+// onLog receives the upstream's log messages no call claimed: they go to
+// the gateway's log at the slog level of their own (slogLevel), named by
+// the upstream, so that an operator sees an upstream's warnings and errors
+// without turning on the gateway's debug output.
+func (u *upstream) onLog(ctx context.Context, p *mcp.LoggingMessageParams) {
+	u.g.log.Log(ctx, slogLevel(p.Level), "gateway: upstream log message", "upstream", u.cfg.Name, "level", string(p.Level), "logger", p.Logger, "data", p.Data)
+}
+
+// slogLevel is the slog level of an MCP log level: debug is Debug; info
+// and notice are Info; warning is Warn; error and above are Error; an
+// unknown level is Info.
+func slogLevel(l mcp.LoggingLevel) slog.Level {
+	switch l {
+	case mcp.LevelDebug:
+		return slog.LevelDebug
+	case mcp.LevelWarning:
+		return slog.LevelWarn
+	case mcp.LevelError, mcp.LevelCritical, mcp.LevelAlert, mcp.LevelEmergency:
+		return slog.LevelError
+	}
+	return slog.LevelInfo // info, notice, and a level the spec does not name
 }
 
 // The upstream's requests (legacy): passed to the call holding the

@@ -79,11 +79,12 @@ func waitGate(path string, done <-chan struct{}) bool {
 	}
 }
 
-// procServer has three tools. hold logs "start WHO", waits for its gate
+// procServer has four tools. hold logs "start WHO", waits for its gate
 // ignoring cancellation (as a server that ignores notifications/cancelled
 // does), then logs "secret WHO" and asks "question WHO" on the legacy
 // request, and reports the outcome. ask logs and asks at once. slow logs
-// "start WHO" and waits for its gate or its cancellation.
+// "start WHO" and waits for its gate or its cancellation. report (task
+// optional) reports progress 1 to 3 and logs "working WHO".
 func procServer(done <-chan struct{}) *server.Server {
 	s := server.New(&server.Options{Info: mcp.Implementation{Name: "proc", Version: "1"}, Logging: true})
 	form, _ := server.FormFor[nameForm]()
@@ -111,6 +112,15 @@ func procServer(done <-chan struct{}) *server.Server {
 			return echoOut{}, err
 		}
 		return echoOut{Text: "answer " + in.Who + " " + f.Name}, nil
+	})
+	server.AddTool(s, &mcp.Tool{Name: "report", Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}}, func(ctx context.Context, req *server.CallToolRequest, in holdIn) (echoOut, error) {
+		for i := 1; i <= 3; i++ {
+			if err := req.Progress(ctx, float64(i), 3, "step "+in.Who); err != nil {
+				return echoOut{}, err
+			}
+		}
+		req.Log(ctx, mcp.LevelInfo, "proc", "working "+in.Who)
+		return echoOut{Text: "reported " + in.Who}, nil
 	})
 	server.AddTool(s, &mcp.Tool{Name: "slow"}, func(ctx context.Context, req *server.CallToolRequest, in holdIn) (echoOut, error) {
 		req.Log(ctx, mcp.LevelInfo, "proc", "start "+in.Who)

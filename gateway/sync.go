@@ -67,7 +67,7 @@ func (u *upstream) sync(ctx context.Context, c *client.Client) error {
 				if tasks {
 					opts = append(opts, server.TaskOnDemand())
 				}
-				h := u.toolHandler(tools[i].Name, tasks)
+				h := u.toolHandler(tools[i].Name, tasks, t.Execution != nil && t.Execution.TaskSupport == mcp.TaskSupportRequired)
 				items[i] = item{inner: tools[i].Name, outer: t.Name, enc: encode(t) + c.Era().String(), add: func() error { return srv.AddRawTool(&t, h, opts...) }}
 			}
 			return items, err

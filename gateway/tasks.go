@@ -13,8 +13,10 @@ import (
 )
 
 // Tasks of a 2026 upstream. A tool that supports tasks is registered with
-// server.TaskOnDemand: its handler runs in the client's request and asks
-// the upstream with the tasks extension declared (client.StartToolTask).
+// server.TaskOnDemand: its handler runs in the client's request and, when
+// the tool requires a task or the client asked for one (wantsTask), asks
+// the upstream with the tasks extension declared (client.StartToolTask);
+// otherwise it makes a plain call, whose progress and log messages pass.
 // The upstream decides, as it would for the client: input-required
 // rounds are relayed as usual; a result is the answer; a task makes the
 // handler continue as a task of the gateway's own (server.ContinueAsTask),
@@ -27,6 +29,19 @@ import (
 type upstreamTask struct{ id string }
 
 func (t *upstreamTask) Error() string { return "gateway: the upstream runs the call as task " + t.id }
+
+// wantsTask reports whether the client's call may be answered with a
+// task: a 2025-11-25 request carrying params.task, or a 2026 one that
+// declared the tasks extension. Only such a call of a task-optional tool
+// goes up as a task: a 2026 upstream's task has no channel for its
+// progress and log messages, which a plain call's request stream carries.
+func wantsTask(req *server.CallToolRequest) bool {
+	if req.Params.Task != nil {
+		return true
+	}
+	_, ok := req.ClientCapabilities().Extensions[mcp.ExtensionTasks]
+	return ok
+}
 
 // taskCall makes a task-supporting tool's call of a 2026 upstream.
 func (u *upstream) taskCall(ctx context.Context, c *client.Client, q *mcp.CallToolParams) (*mcp.CallToolResult, error) {
