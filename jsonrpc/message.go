@@ -311,18 +311,7 @@ func unquote(raw jsontext.Value, dst *string) error {
 // knownMethods holds the method names of MCP, each as its own string.
 var knownMethods = func() map[string]string {
 	m := map[string]string{}
-	for _, name := range []string{
-		mcp.MethodInitialize, mcp.MethodPing, mcp.MethodServerDiscover, mcp.MethodToolsList, mcp.MethodToolsCall,
-		mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList, mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe,
-		mcp.MethodResourcesUnsubscribe, mcp.MethodPromptsList, mcp.MethodPromptsGet, mcp.MethodCompletionComplete,
-		mcp.MethodLoggingSetLevel, mcp.MethodSamplingCreateMessage, mcp.MethodElicitationCreate, mcp.MethodRootsList,
-		mcp.MethodSubscriptionsListen, mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksList,
-		mcp.MethodTasksCancel, mcp.MethodTasksUpdate, mcp.NotificationInitialized, mcp.NotificationCancelled,
-		mcp.NotificationProgress, mcp.NotificationMessage, mcp.NotificationToolsListChanged,
-		mcp.NotificationPromptsListChanged, mcp.NotificationResourcesListChanged, mcp.NotificationResourcesUpdated,
-		mcp.NotificationRootsListChanged, mcp.NotificationElicitationComplete, mcp.NotificationSubscriptionsAcknowledged,
-		mcp.NotificationTasksStatus, mcp.NotificationTasks, MethodCancelled,
-	} {
+	for _, name := range mcp.MethodNames() {
 		m[name] = name
 	}
 	return m

@@ -1,5 +1,7 @@
 package mcp
 
+import "slices"
+
 // Request method names.
 const (
 	MethodInitialize             = "initialize"      // legacy
@@ -43,6 +45,28 @@ const (
 	NotificationTasksStatus               = "notifications/tasks/status"               // 2025-11-25
 	NotificationTasks                     = "notifications/tasks"                      // 2026 tasks extension
 )
+
+// methodNames is every method name above, requests then notifications.
+var methodNames = [...]string{
+	MethodInitialize, MethodPing, MethodServerDiscover, MethodToolsList, MethodToolsCall,
+	MethodResourcesList, MethodResourcesTemplatesList, MethodResourcesRead, MethodResourcesSubscribe,
+	MethodResourcesUnsubscribe, MethodPromptsList, MethodPromptsGet, MethodCompletionComplete,
+	MethodLoggingSetLevel, MethodSamplingCreateMessage, MethodElicitationCreate, MethodRootsList,
+	MethodSubscriptionsListen, MethodTasksGet, MethodTasksResult, MethodTasksList,
+	MethodTasksCancel, MethodTasksUpdate,
+	NotificationInitialized, NotificationCancelled, NotificationProgress, NotificationMessage,
+	NotificationToolsListChanged, NotificationPromptsListChanged, NotificationResourcesListChanged,
+	NotificationResourcesUpdated, NotificationRootsListChanged, NotificationElicitationComplete,
+	NotificationSubscriptionsAcknowledged, NotificationTasksStatus, NotificationTasks,
+}
+
+// MethodNames returns every request and notification method name MCP
+// defines, of both eras, in a new slice.
+func MethodNames() []string { return slices.Clone(methodNames[:]) }
+
+// IsMethod reports whether name is a request or notification method MCP
+// defines (one of MethodNames).
+func IsMethod(name string) bool { return slices.Contains(methodNames[:], name) }
 
 // isInputRequestMethod reports whether method may be embedded in an
 // InputRequest: elicitation/create, sampling/createMessage and roots/list.

@@ -278,7 +278,7 @@ func (t *Telemetry) describe(c *intercept.Call, method string) (string, []attrib
 // nor its method unless the method is one of MCP's (else "_OTHER"); a
 // request that succeeded names what the server has.
 func metricAttrs(method string, attrs []attribute.KeyValue, ok bool) (string, []attribute.KeyValue) {
-	if !ok && !knownMethods[method] {
+	if !ok && !mcp.IsMethod(method) {
 		method = "_OTHER"
 	}
 	out := make([]attribute.KeyValue, 0, len(attrs))
@@ -294,20 +294,6 @@ func metricAttrs(method string, attrs []attribute.KeyValue, ok bool) (string, []
 		out = append(out, a)
 	}
 	return method, out
-}
-
-// knownMethods are the request methods of MCP, which a failed request
-// keeps in the histograms.
-var knownMethods = map[string]bool{
-	mcp.MethodInitialize: true, mcp.MethodPing: true, mcp.MethodServerDiscover: true,
-	mcp.MethodToolsList: true, mcp.MethodToolsCall: true,
-	mcp.MethodResourcesList: true, mcp.MethodResourcesTemplatesList: true, mcp.MethodResourcesRead: true,
-	mcp.MethodResourcesSubscribe: true, mcp.MethodResourcesUnsubscribe: true,
-	mcp.MethodPromptsList: true, mcp.MethodPromptsGet: true, mcp.MethodCompletionComplete: true,
-	mcp.MethodLoggingSetLevel: true, mcp.MethodSamplingCreateMessage: true, mcp.MethodElicitationCreate: true,
-	mcp.MethodRootsList: true, mcp.MethodSubscriptionsListen: true,
-	mcp.MethodTasksGet: true, mcp.MethodTasksResult: true, mcp.MethodTasksList: true,
-	mcp.MethodTasksCancel: true, mcp.MethodTasksUpdate: true,
 }
 
 // truncate returns s if it is valid UTF-8 of at most max bytes; else s
