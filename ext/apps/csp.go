@@ -2,6 +2,7 @@ package apps
 
 import (
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -156,18 +157,8 @@ func checkHost(host string) string {
 	return ""
 }
 
-// validIPv6 reports whether s is made of hex digits and colons, with at
-// least two colons (the address itself is the host's to interpret; what
-// matters here is that nothing else is in it).
+// validIPv6 reports whether s is an IPv6 address without a zone.
 func validIPv6(s string) bool {
-	if strings.Count(s, ":") < 2 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == ':' || c == '.') {
-			return false
-		}
-	}
-	return true
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.Is6() && a.Zone() == ""
 }
