@@ -98,7 +98,7 @@ func (c *Client) newTaskRetry(id string) *taskRetry {
 func (r *taskRetry) again(ctx context.Context, method string, err error) (bool, error) {
 	if !transientTaskError(ctx, err) {
 		if r.retries > 0 && ctx.Err() != nil {
-			return false, fmt.Errorf("client: %s for task %s: %w (after %d retries; last failure: %w)", method, r.id, ctx.Err(), r.retries, err)
+			return false, r.gaveUp(method, ctx.Err(), err)
 		}
 		return false, err
 	}
@@ -116,10 +116,16 @@ func (r *taskRetry) again(ctx context.Context, method string, err error) (bool, 
 	r.next = min(2*r.next, limit)
 	r.c.log.Info("client: task request failed; retrying", "method", method, "task", r.id, "after", d, "err", err)
 	if werr := r.c.retryWait(ctx, d); werr != nil {
-		return false, fmt.Errorf("client: %s for task %s: %w (after %d retries; last failure: %w)", method, r.id, werr, r.retries, err)
+		return false, r.gaveUp(method, werr, err)
 	}
 	r.retries++
 	return true, nil
+}
+
+// gaveUp is the error of retries that ended with cause (the context's),
+// naming the last failure too.
+func (r *taskRetry) gaveUp(method string, cause, last error) error {
+	return fmt.Errorf("client: %s for task %s: %w (after %d retries; last failure: %w)", method, r.id, cause, r.retries, last)
 }
 
 // reset starts the backoff over after a request that succeeded.

@@ -127,10 +127,7 @@ func (u *upstream) run(ctx context.Context) {
 			err = u.sync(sctx, c)
 			cancel()
 			if err != nil {
-				u.setClient(nil, nil)
-				u.closeConns(false)
-				c.Close()
-				u.withdraw()
+				u.disconnect(c)
 			}
 		}
 		if err == nil {
@@ -144,10 +141,7 @@ func (u *upstream) run(ctx context.Context) {
 			if ctx.Err() == nil {
 				u.setState(StateDown, err)
 			}
-			u.setClient(nil, nil)
-			u.closeConns(false)
-			c.Close()
-			u.withdraw()
+			u.disconnect(c)
 		}
 		if ctx.Err() != nil {
 			return
@@ -162,6 +156,15 @@ func (u *upstream) run(ctx context.Context) {
 		}
 		pause = min(pause*2, u.g.opts.RestartMax)
 	}
+}
+
+// disconnect ends the connection of control client c: calls no longer
+// get it, its call connections are closed, and its items withdrawn.
+func (u *upstream) disconnect(c *client.Client) {
+	u.setClient(nil, nil)
+	u.closeConns(false)
+	c.Close()
+	u.withdraw()
 }
 
 // connect opens the control connection and its client. With
