@@ -32,10 +32,7 @@ func TestAbandonedCallLeaksNothing(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 			defer cancel()
 			ev := newEvents()
-			up := startUpstream(t, k, ev)
-			g := newGateway(t, &Options{Upstreams: []Upstream{up}})
-			checkKind(t, g, k)
-			url := serveGateway(t, g)
+			url := gatewayOver(t, k, ev, nil)
 			a := connectClient(t, ctx, url, eraA, "alice", "from-A", false)
 			b := connectClient(t, ctx, url, eraB, "bob", "from-B", false)
 			gateA, openA := newGate(t, "a")
@@ -90,11 +87,7 @@ func TestElicitationWithCallsInFlight(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 			defer cancel()
 			ev := newEvents()
-			up := startUpstream(t, k, ev)
-			up.MaxConnections = 8
-			g := newGateway(t, &Options{Upstreams: []Upstream{up}})
-			checkKind(t, g, k)
-			url := serveGateway(t, g)
+			url := gatewayOver(t, k, ev, func(up *Upstream) { up.MaxConnections = 8 })
 			s := connectClient(t, ctx, url, client.EraLegacy, "sam", "from-S", false)
 			gate, open := newGate(t, "s")
 			slow := make(chan error, others)
@@ -137,6 +130,20 @@ func TestElicitationWithCallsInFlight(t *testing.T) {
 }
 
 // checkKind checks that the gateway reached the upstream in k's era.
+// gatewayOver starts an upstream of kind k (its events to ev), a gateway
+// in front of it (adjust, when set, changes the upstream's settings
+// first), checks the upstream's kind, and serves the gateway: its URL.
+func gatewayOver(t *testing.T, k upstreamKind, ev *events, adjust func(*Upstream)) string {
+	t.Helper()
+	up := startUpstream(t, k, ev)
+	if adjust != nil {
+		adjust(&up)
+	}
+	g := newGateway(t, &Options{Upstreams: []Upstream{up}})
+	checkKind(t, g, k)
+	return serveGateway(t, g)
+}
+
 func checkKind(t *testing.T, g *Gateway, k upstreamKind) {
 	t.Helper()
 	h := g.Health()[0]

@@ -65,7 +65,8 @@ func TestParkedCallEndedByUpstream(t *testing.T) {
 // abandons retires the upstream's one connection; a call waiting for it
 // is never handed that connection (it is being closed, and what the
 // upstream still sends for the abandoned call would reach it): it is
-// told the upstream is not connected while the gateway connects again.
+// told the upstream is not connected while the gateway connects again,
+// or served on the new connection.
 func TestRetiredControlNotLeased(t *testing.T) {
 	s, ended, started := gatedServer(t)
 	mu := newMemUpstream(t, s)
@@ -107,7 +108,14 @@ func TestRetiredControlNotLeased(t *testing.T) {
 	if got := <-ended; got != "cancelled" {
 		t.Fatalf("the upstream's call ended %q", got)
 	}
-	if err := <-bDone; err != nil && !strings.Contains(err.Error(), ErrUnavailable.Error()) {
+	err = <-bDone
+	switch {
+	case err == nil:
+		// Served: then on the connection made after the retirement.
+		if n := g.Health()[0].Connects; n < 2 {
+			t.Fatalf("b's call succeeded on connection %d, the retired one", n)
+		}
+	case !strings.Contains(err.Error(), ErrUnavailable.Error()):
 		t.Fatalf("b's call, queued behind the abandoned one: %v; want success or %q", err, ErrUnavailable)
 	}
 }

@@ -28,10 +28,7 @@ func TestModernTaskToolProgressAndLogs(t *testing.T) {
 				ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 				defer cancel()
 				ev := newEvents()
-				up := startUpstream(t, k, ev)
-				g := newGateway(t, &Options{Upstreams: []Upstream{up}})
-				checkKind(t, g, k)
-				url := serveGateway(t, g)
+				url := gatewayOver(t, k, ev, nil)
 				d := connectClient(t, ctx, url, era, "alice", "", false)
 				var steps []string
 				pctx := client.WithProgress(ctx, func(p *mcp.ProgressParams) {

@@ -50,6 +50,8 @@ func TestTaskStoreFailureIsUnavailable(t *testing.T) {
 				if raw, e := p.call(t, mcp.MethodTasksResult, map[string]any{"taskId": id}); e != nil || !strings.Contains(string(raw), `"done"`) {
 					t.Fatalf("tasks/result = %s, %v", raw, e)
 				}
+			} else {
+				waitStatus(t, p, id, "completed") // before the store goes down
 			}
 			ts.down.Store(true)
 			for _, m := range methods {
