@@ -26,6 +26,12 @@
 //     (@modelcontextprotocol/client, driven by testdata/tsclient.mjs) —
 //     tools, a prefixed call, and the upstream's elicitation answered by
 //     the client's handler;
+//   - the official MCP Inspector (@modelcontextprotocol/inspector, its
+//     CLI mode) against `mcpkit serve` over stdio and Streamable HTTP:
+//     initialize, tools/list, tools/call (a result, a tool error and the
+//     MCP App probe), resources/list, resources/read, prompts/list and
+//     prompts/get, each checked in the JSON it prints
+//     (inspector_test.go);
 //   - defects of the gateway those tests found, fixed, as regression
 //     tests in gateway_issues_test.go: a legacy upstream's log messages
 //     during a call, and tools/list with no upstream up.
