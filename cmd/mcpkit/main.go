@@ -39,6 +39,7 @@ Usage:
   mcpkit prompt   [flags] TARGET NAME [key=value ...]
   mcpkit complete [flags] (--prompt NAME | --resource URI) TARGET ARG VALUE
   mcpkit listen   [flags] [--tools] [--prompts] [--resources] [--resource URI ...] TARGET
+  mcpkit app      [flags] [--addr ADDR] [--bridge FILE] TARGET
 
 serve --auth requires OAuth on the HTTP endpoint, from a built-in demo
 authorization server on the same origin that approves every request. Its
@@ -60,6 +61,12 @@ at /healthz) and/or stdio (the default without --http). One upstream comes
 from the flags: a command after --, or --url; several, with auth in front,
 rate limits and every limit, from a JSON file (--config; docs/guide/gateway.md).
   mcpkit gateway --http 127.0.0.1:8080 --prefix fs -- npx @modelcontextprotocol/server-filesystem /data
+
+app previews MCP Apps: it serves on loopback (a random port, printed) a page
+that lists the tools with a ui:// view and renders the chosen one in a
+sandboxed iframe under the view's CSP and permissions, bridged to the server
+by the MCP Apps SDK's host side, a bundle loaded from --bridge FILE (or
+$MCPKIT_APP_BRIDGE; docs/design/apps-host.md says how to make it).
 
 TARGET is an http:// or https:// URL of a Streamable HTTP endpoint (or of a
 server of the deprecated HTTP+SSE transport, found by the spec's fallback), or
@@ -160,6 +167,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runServe(ctx, rest, stderr)
 	case "gateway":
 		err = runGateway(ctx, rest, stderr)
+	case "app":
+		err = runApp(ctx, rest, stdout, stderr)
 	case "inspect", "call", "read", "prompt", "complete", "listen":
 		err = runClient(ctx, cmd, rest, stdout, stderr)
 	default:

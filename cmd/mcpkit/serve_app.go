@@ -15,24 +15,57 @@ import (
 const diceViewURI = "ui://mcpkit-demo/dice"
 
 // diceView shows the latest roll. It needs no network (no CSP domains):
-// the host hands it the tool result (ui/notifications/tool-result).
+// the host hands it the tool result (ui/notifications/tool-result), and
+// its button rolls again through the host (tools/call over the bridge).
+// It speaks the MCP Apps postMessage protocol by hand, without the SDK:
+// ui/initialize, then ui/notifications/initialized.
 const diceView = `<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Dice</title>
 <style>body{font:16px system-ui;margin:1em}#dice{font-size:3em;letter-spacing:.2em}</style>
 </head><body>
 <div id="dice">…</div><div id="total"></div>
+<button id="again" disabled>Roll again</button> <span id="status"></span>
 <script>
 const faces = ["⚀","⚁","⚂","⚃","⚄","⚅"];
 let id = 0;
-function request(method, params) { window.parent.postMessage({jsonrpc: "2.0", id: ++id, method, params}, "*"); }
-window.addEventListener("message", (e) => {
-  const m = e.data || {};
-  if (m.method !== "ui/notifications/tool-result") return;
-  const r = (m.params && m.params.structuredContent) || {};
+const pending = new Map();
+function request(method, params) {
+  return new Promise((resolve, reject) => {
+    pending.set(++id, {resolve, reject});
+    window.parent.postMessage({jsonrpc: "2.0", id, method, params}, "*");
+  });
+}
+function show(r) {
+  r = r || {};
   document.getElementById("dice").textContent = (r.rolls || []).map((n) => faces[n - 1]).join(" ");
   document.getElementById("total").textContent = "total " + r.total;
+}
+window.addEventListener("message", (e) => {
+  if (e.source !== window.parent) return;
+  const m = e.data || {};
+  if (m.id !== undefined && pending.has(m.id)) {
+    const p = pending.get(m.id);
+    pending.delete(m.id);
+    if (m.error) p.reject(new Error(m.error.message)); else p.resolve(m.result);
+    return;
+  }
+  if (m.method === "ui/notifications/tool-result") show(m.params && m.params.structuredContent);
 });
-request("ui/initialize", {appInfo: {name: "mcpkit-dice", version: "1.0.0"}, appCapabilities: {}, protocolVersion: "2026-01-26"});
+document.getElementById("again").addEventListener("click", async () => {
+  const status = document.getElementById("status");
+  try {
+    const r = await request("tools/call", {name: "roll", arguments: {dice: 3}});
+    show(r.structuredContent);
+    status.textContent = "rolled again";
+  } catch (err) {
+    status.textContent = "error: " + err.message;
+  }
+});
+request("ui/initialize", {appInfo: {name: "mcpkit-dice", version: "1.0.0"}, appCapabilities: {}, protocolVersion: "2026-01-26"})
+  .then(() => {
+    window.parent.postMessage({jsonrpc: "2.0", method: "ui/notifications/initialized", params: {}}, "*");
+    document.getElementById("again").disabled = false;
+  });
 </script>
 </body></html>
 `

@@ -8,8 +8,11 @@
 # mode drives `mcpkit serve`; it needs Node >= 22.19), the MCP Apps SDK
 # (@modelcontextprotocol/ext-apps: `mcpkit app` loads its host side from
 # here, see docs/design/apps-host.md) and the official basic MCP Apps
-# example server, which the browser test renders. Prints the cache
-# folder, which the tests take from MCPKIT_PEERS_DIR.
+# example server, which the browser test renders. esbuild bundles the
+# SDK's host side (app-bridge, with its @modelcontextprotocol/client,
+# core and zod imports) into one ES module for the browser:
+# $CACHE/app-bridge.js, which `mcpkit app --bridge` serves. Prints the
+# cache folder, which the tests take from MCPKIT_PEERS_DIR.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 CACHE="${MCPKIT_PEERS_CACHE:-$ROOT/.cache/peers}"
@@ -19,12 +22,14 @@ TS_CLIENT_VERSION=2.4.0
 INSPECTOR_VERSION=2.12.0
 EXT_APPS_VERSION=2.0.4
 BASIC_APP_VERSION=2.0.3
+ESBUILD_VERSION=0.28.2
 conformance="$("$ROOT/conformance/install.sh")"
 node="$(ls "$conformance"/node_modules/node-linux-*/bin/node | head -1)"
 mkdir -p "$CACHE"
 cd "$CACHE"
 stamp="everything@$EVERYTHING_VERSION+filesystem@$FILESYSTEM_VERSION+client@$TS_CLIENT_VERSION"
 stamp="$stamp+inspector@$INSPECTOR_VERSION+ext-apps@$EXT_APPS_VERSION+basic-vanillajs@$BASIC_APP_VERSION"
+stamp="$stamp+esbuild@$ESBUILD_VERSION"
 if [ "$(cat .installed 2>/dev/null)" != "$stamp" ]; then
   [ -f package.json ] || printf '{ "name": "mcpkit-interop-peers", "private": true }\n' > package.json
   npm install --no-audit --no-fund --save-exact --loglevel=error \
@@ -33,7 +38,10 @@ if [ "$(cat .installed 2>/dev/null)" != "$stamp" ]; then
     "@modelcontextprotocol/client@$TS_CLIENT_VERSION" \
     "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" \
     "@modelcontextprotocol/ext-apps@$EXT_APPS_VERSION" \
-    "@modelcontextprotocol/server-basic-vanillajs@$BASIC_APP_VERSION" >&2
+    "@modelcontextprotocol/server-basic-vanillajs@$BASIC_APP_VERSION" \
+    "esbuild@$ESBUILD_VERSION" >&2
+  node_modules/.bin/esbuild node_modules/@modelcontextprotocol/ext-apps/dist/src/app-bridge.js \
+    --bundle --format=esm --platform=browser --minify --log-level=warning --outfile=app-bridge.js >&2
   echo "$stamp" > .installed
 fi
 ln -sf "$node" "$CACHE/node"
