@@ -32,6 +32,14 @@
 //     MCP App probe), resources/list, resources/read, prompts/list and
 //     prompts/get, each checked in the JSON it prints
 //     (inspector_test.go);
+//   - `mcpkit app` in headless Chromium (Debian's chromium, driven over
+//     the DevTools protocol by chromedp): the demo's dice view and the
+//     official example app server's view (@modelcontextprotocol/server-
+//     basic-vanillajs) show the host's tool result and call their tool
+//     through the official SDK's AppBridge; a view's CSP blocks an
+//     undeclared origin and admits a declared one, and only a view that
+//     asks for the camera gets it (apps_*_test.go, browser_test.go). They
+//     skip without chromium unless MCPKIT_REQUIRE_BROWSER=1;
 //   - defects of the gateway those tests found, fixed, as regression
 //     tests in gateway_issues_test.go: a legacy upstream's log messages
 //     during a call, and tools/list with no upstream up.
