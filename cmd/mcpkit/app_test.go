@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/mcpkit/mcpkit/ext/apps"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/server/streamhttp"
 	"github.com/mcpkit/mcpkit/transport/memory"
 )
 
@@ -340,5 +343,91 @@ func TestAppUsage(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("mcpkit %s: exit %d, stderr %q (want %q)", strings.Join(tc.args, " "), code, stderr.String(), tc.want)
 		}
+	}
+}
+
+// appLines hands each complete line written to it to a channel.
+type appLines struct {
+	mu    sync.Mutex
+	buf   []byte
+	lines chan string
+}
+
+func (w *appLines) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		select {
+		case w.lines <- string(w.buf[:i]):
+		default:
+		}
+		w.buf = w.buf[i+1:]
+	}
+}
+
+// TestAppRun: mcpkit app against a Streamable HTTP server prints its
+// page's address, serves the page, the tools and the bundle there, and
+// returns once its context ends (Ctrl-C).
+func TestAppRun(t *testing.T) {
+	s, err := newDemoServer(slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := streamhttp.NewHandler(s, nil)
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); ts.Close() })
+	bridge := filepath.Join(t.TempDir(), "bridge.js")
+	const bundle = "export{a as AppBridge,b as PostMessageTransport}"
+	if err := os.WriteFile(bridge, []byte(bundle), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	stdout := &appLines{lines: make(chan string, 4)}
+	var stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() { code <- run(ctx, []string{"app", "--bridge", bridge, ts.URL}, stdout, &stderr) }()
+	var page string
+	select {
+	case line := <-stdout.lines:
+		rest, ok := strings.CutPrefix(line, "mcpkit app: open ")
+		if !ok {
+			t.Fatalf("first line: %q", line)
+		}
+		page, _, _ = strings.Cut(rest, " ")
+	case c := <-code:
+		t.Fatalf("mcpkit app exited %d: %s", c, stderr.String())
+	}
+	if !strings.HasPrefix(page, "http://127.0.0.1:") || !strings.HasSuffix(page, "/") {
+		t.Errorf("page address %q", page)
+	}
+	for path, want := range map[string]string{
+		"":          `<script type="module" src="/host.js">`,
+		"host.js":   `from "/bridge.js"`,
+		"bridge.js": bundle,
+		"api/tools": `"name":"roll"`,
+	} {
+		resp, err := http.Get(page + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), want) {
+			t.Errorf("GET /%s: %d %.200s", path, resp.StatusCode, b)
+		}
+	}
+	cancel()
+	if c := <-code; c != exitOK {
+		t.Errorf("after Ctrl-C: exit %d: %s", c, stderr.String())
+	}
+	if _, err := http.Get(page); err == nil {
+		t.Error("the page is still served after mcpkit app returned")
 	}
 }

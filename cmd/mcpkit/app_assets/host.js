@@ -34,7 +34,9 @@ async function open(name, args) {
   if (current) {
     const old = current;
     current = null;
-    try { await old.bridge.teardownResource({}); } catch { /* the view may be gone */ }
+    // The view may answer late or never: its teardown gets a second.
+    const gone = new Promise((resolve) => setTimeout(resolve, 1000));
+    try { await Promise.race([old.bridge.teardownResource({}), gone]); } catch { /* the view may be gone */ }
     await old.bridge.close();
     old.frame.remove();
   }
