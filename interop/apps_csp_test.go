@@ -103,10 +103,15 @@ func TestAppBrowserCSP(t *testing.T) {
 
 	type probe struct {
 		Result, Violations, Camera string
+		// Origin is the view's (opaque: "null"); Parent, whether it could
+		// read its parent's (the proxy's) document.
+		Origin, Parent string
 	}
 	const done = `(() => { const r = document.getElementById("result").textContent;
+		let parentDoc = "blocked";
+		try { parentDoc = String(parent.document.title); } catch (e) { parentDoc = "blocked"; }
 		return r === "pending" ? false : {result: r, violations: document.getElementById("violations").textContent,
-			camera: document.getElementById("camera").textContent} })()`
+			camera: document.getElementById("camera").textContent, origin: self.origin, parent: parentDoc} })()`
 	run := func(tool string) probe {
 		t.Helper()
 		openApp(t, ctx, appURL, tool, `{}`)
@@ -123,6 +128,9 @@ func TestAppBrowserCSP(t *testing.T) {
 	}
 
 	p := run("denied")
+	if p.Origin != "null" || p.Parent != "blocked" {
+		t.Errorf("the view runs in origin %q and reads its parent's document: %q", p.Origin, p.Parent)
+	}
 	if p.Result != "blocked TypeError" || !strings.Contains(p.Violations, "connect-src") || hitsOf("denied") != 0 {
 		t.Errorf("a view without connectDomains: %+v, %d requests reached the origin", p, hitsOf("denied"))
 	}
