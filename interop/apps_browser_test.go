@@ -33,10 +33,21 @@ func openApp(t *testing.T, ctx context.Context, appURL, tool, args string) {
 // TestAppBrowserDemo: the demo's dice view (written without the SDK, by
 // the postMessage protocol) gets the roll's result from the host and
 // shows it; its button rolls again through the bridge.
+// Both eras: the bridge's calls reach the server over the client's
+// connection, whichever revision it speaks.
 func TestAppBrowserDemo(t *testing.T) {
 	t.Parallel()
 	chromium(t)
-	appURL := startApp(t, "--", mcpkitBin(t), "serve", "--stdio")
+	for _, era := range []string{"modern", "legacy"} {
+		t.Run(era, func(t *testing.T) {
+			t.Parallel()
+			appBrowserDemo(t, era)
+		})
+	}
+}
+
+func appBrowserDemo(t *testing.T, era string) {
+	appURL := startApp(t, "--era", era, "--", mcpkitBin(t), "serve", "--stdio")
 	ctx := browser(t)
 	openApp(t, ctx, appURL, "roll", `{"dice":2}`)
 

@@ -99,6 +99,11 @@ func runApp(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer cl.Close()
+	if cl.Era() == client.EraModern && !apps.Supported(cl) {
+		// A modern connection knows the server's extensions from
+		// server/discover, which a forced --era modern has not asked yet.
+		_, _ = cl.Discover(ctx)
+	}
 	if !apps.Supported(cl) {
 		fmt.Fprintf(stderr, "mcpkit app: %s does not advertise %s; its tools' views are shown anyway\n", t, apps.ExtensionID)
 	}

@@ -372,7 +372,8 @@ func (w *appLines) Write(p []byte) (int, error) {
 
 // TestAppRun: mcpkit app against a Streamable HTTP server prints its
 // page's address, serves the page, the tools and the bundle there, and
-// returns once its context ends (Ctrl-C).
+// returns once its context ends (Ctrl-C). With --era modern it still sees
+// that the server advertises MCP Apps (server/discover).
 func TestAppRun(t *testing.T) {
 	s, err := newDemoServer(slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -392,7 +393,9 @@ func TestAppRun(t *testing.T) {
 	stdout := &appLines{lines: make(chan string, 4)}
 	var stderr bytes.Buffer
 	code := make(chan int, 1)
-	go func() { code <- run(ctx, []string{"app", "--bridge", bridge, ts.URL}, stdout, &stderr) }()
+	go func() {
+		code <- run(ctx, []string{"app", "--era", "modern", "--bridge", bridge, ts.URL}, stdout, &stderr)
+	}()
 	var page string
 	select {
 	case line := <-stdout.lines:
@@ -429,5 +432,8 @@ func TestAppRun(t *testing.T) {
 	}
 	if _, err := http.Get(page); err == nil {
 		t.Error("the page is still served after mcpkit app returned")
+	}
+	if strings.Contains(stderr.String(), "does not advertise") {
+		t.Errorf("the demo server's extension was not seen: %s", stderr.String())
 	}
 }
