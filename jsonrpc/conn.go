@@ -364,6 +364,9 @@ func (c *Conn) newID() mcp.ID {
 
 // answer returns what Call returns for resp.
 func answer(resp *Message, result any) error {
+	if resp.local != nil {
+		return resp.local
+	}
 	if resp.Error != nil {
 		return resp.Error
 	}
@@ -558,7 +561,7 @@ func (c *Conn) readLoop() {
 		if err != nil {
 			if errors.Is(err, transport.ErrMessageTooLarge) {
 				c.log.Warn("jsonrpc: dropped oversized message", "err", err)
-				_ = c.write(c.base, transport.Message{Data: encodeError(mcp.ID{}, NewError(mcp.CodeInvalidRequest, "Invalid Request: "+err.Error()))})
+				c.tooLarge(err)
 				continue
 			}
 			if errors.Is(err, transport.ErrClosed) {
@@ -577,12 +580,7 @@ func (c *Conn) readLoop() {
 		// the message may point into it.
 		msg, derr := decodeIn(data, c.opts.Limits, true)
 		if derr != nil {
-			id := mcp.ID{}
-			if msg != nil {
-				id = msg.ID
-			}
-			c.log.Debug("jsonrpc: rejected message", "code", derr.Code, "err", derr.Message)
-			_ = c.write(c.base, transport.Message{Data: encodeError(id, derr)})
+			c.rejected(data, msg, derr)
 			continue
 		}
 		if !c.Process(msg) {

@@ -354,7 +354,8 @@ func TestConnResultDecoding(t *testing.T) {
 
 // TestConnOverStdio runs two Conns over newline-framed OS pipes, and
 // checks that a line over the transport's cap is answered with an error
-// (id null) while the connection goes on.
+// under the request's own id, read from the line's first bytes, so that
+// the caller hears at once, while the connection goes on.
 func TestConnOverStdio(t *testing.T) {
 	leakCheck(t)
 	aIn, bOut, err := os.Pipe()
@@ -367,11 +368,11 @@ func TestConnOverStdio(t *testing.T) {
 	}
 	ta := stdio.NewConn(aIn, aOut, &stdio.Options{MaxMessageBytes: 512})
 	tb := stdio.NewConn(bIn, bOut, &stdio.Options{MaxMessageBytes: 512})
-	bNullErrors := make(chan *Message, 1)
+	bErrors := make(chan *Message, 1)
 	observeB := func(in bool, msg []byte) {
-		if m, e := decode(msg, Limits{}); !in && e == nil && m.Error != nil && !m.ID.IsValid() {
+		if m, e := decode(msg, Limits{}); !in && e == nil && m.Error != nil {
 			select {
-			case bNullErrors <- m:
+			case bErrors <- m:
 			default:
 				t.Errorf("unexpected extra error from B: %v", m.Error)
 			}
@@ -404,26 +405,15 @@ func TestConnOverStdio(t *testing.T) {
 	}
 	wg.Wait()
 
-	// A request too large for B's transport: B cannot read its id, so it
-	// answers with id null, A's call stays pending until its ctx ends, and
-	// later calls work.
-	oversized, cancel := context.WithCancel(ctx)
-	callErr := make(chan error, 1)
-	go func() {
-		callErr <- a.Call(oversized, "echo", echoParams{From: strings.Repeat("x", 1000)}, nil)
-	}()
-	m := wait(t, bNullErrors, "B's answer to the oversized request")
-	if m.Error.Code != mcp.CodeInvalidRequest {
-		t.Errorf("B answered %v", m.Error)
+	// A request too large for B's transport: B reads its id from the
+	// line's first bytes and answers it, so A's call ends at once.
+	err = a.Call(ctx, "echo", echoParams{From: strings.Repeat("x", 1000)}, nil)
+	var rpcErr *Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeInvalidRequest {
+		t.Fatalf("oversized call = %v, want B's -32600", err)
 	}
-	select {
-	case err := <-callErr:
-		t.Fatalf("the oversized call got an answer: %v", err)
-	default:
-	}
-	cancel()
-	if err := wait(t, callErr, "the oversized call"); !errors.Is(err, context.Canceled) {
-		t.Errorf("oversized call = %v, want context.Canceled", err)
+	if m := wait(t, bErrors, "B's answer to the oversized request"); !m.ID.IsValid() {
+		t.Errorf("B answered with no id: %v", m.Error)
 	}
 	var r echoResult
 	if err := a.Call(ctx, "echo", echoParams{From: "after", N: 1}, &r); err != nil || r.From != "after" {
@@ -432,7 +422,8 @@ func TestConnOverStdio(t *testing.T) {
 }
 
 // TestConnOversizedTransportMessage: a transport ErrMessageTooLarge is
-// answered with an Invalid Request error with id null, and reading goes on.
+// answered with an Invalid Request error under the request's id (id null
+// where its first bytes name none), and reading goes on.
 func TestConnOversizedTransportMessage(t *testing.T) {
 	leakCheck(t)
 	pr, pw := io.Pipe() // test -> Conn
@@ -446,8 +437,12 @@ func TestConnOversizedTransportMessage(t *testing.T) {
 	defer peer.Close()
 	send(t, peer, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`+strings.Repeat("x", 100)+`"}}`)
 	m := recv(t, peer)
-	if m.Error == nil || m.Error.Code != mcp.CodeInvalidRequest || m.ID.IsValid() {
-		t.Fatalf("oversized message: got %v %v, want -32600 with id null", m, m.Error)
+	if m.Error == nil || m.Error.Code != mcp.CodeInvalidRequest || m.ID != mcp.IntID(1) {
+		t.Fatalf("oversized message: got %v %v, want -32600 with id 1", m, m.Error)
+	}
+	send(t, peer, `{"jsonrpc":"2.0","params":{"pad":"`+strings.Repeat("x", 2000)+`"},"method":"ping","id":9}`)
+	if m := recv(t, peer); m.Error == nil || m.ID.IsValid() {
+		t.Fatalf("oversized message naming no method first: got %v %v, want id null", m, m.Error)
 	}
 	send(t, peer, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 	if m := recv(t, peer); m.ID != mcp.IntID(2) || string(m.Result) != `"pong"` {

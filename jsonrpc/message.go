@@ -26,6 +26,8 @@ type Message struct {
 	Params jsontext.Value
 	Result jsontext.Value
 	Error  *Error
+
+	local error // set when this side ends a call itself (Conn.fail)
 }
 
 // IsRequest reports whether m is a request (it expects a response).

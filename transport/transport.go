@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -131,3 +132,26 @@ type Header struct {
 	Name  string
 	Value string
 }
+
+// TooLargeError is the error a carrier's Read returns for a message over
+// its size limit, with the message's first and last bytes (at most
+// TooLargeEdge each) so that its owner can still tell whose message it was:
+// the jsonrpc layer reads the id from them and fails the call the answer
+// belonged to, or answers the request, instead of leaving either waiting.
+// It wraps ErrMessageTooLarge.
+type TooLargeError struct {
+	Limit int    // the limit that was passed, in bytes
+	Head  []byte // the message's first bytes
+	Tail  []byte // the message's last bytes (without its line ending)
+}
+
+// TooLargeEdge is the most bytes of each end of an oversized message a
+// TooLargeError keeps.
+const TooLargeEdge = 512
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%v: a message over %d bytes", ErrMessageTooLarge, e.Limit)
+}
+
+// Unwrap returns ErrMessageTooLarge.
+func (e *TooLargeError) Unwrap() error { return ErrMessageTooLarge }

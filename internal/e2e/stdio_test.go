@@ -101,7 +101,8 @@ func TestStdioChild(t *testing.T) {
 }
 
 // TestStdioOversizedLine: a line over the child's cap is drained and
-// answered with an error; the next request is served.
+// answered with an error under the request's id (read from the line's
+// first bytes); the next request is served.
 func TestStdioOversizedLine(t *testing.T) {
 	t.Parallel()
 	const limit = 1024
@@ -114,7 +115,7 @@ func TestStdioOversizedLine(t *testing.T) {
 		big := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"name":"` +
 			strings.Repeat("x", size) + `"}}}`
 		p.send(big)
-		r := p.wantError(mcp.CodeInvalidRequest, noID)
+		r := p.wantError(mcp.CodeInvalidRequest, "2")
 		checkErrorReply(t, checker, r)
 		if !strings.Contains(r.Error.Message, "1024") {
 			t.Errorf("the error %q does not state the limit", r.Error.Message)

@@ -108,10 +108,14 @@ func (c *Conn) readLine() ([]byte, error) {
 	for {
 		frag, err := c.r.ReadSlice('\n')
 		if len(buf)+len(frag) > c.max+2 { // +2: room for "\r\n"
-			if derr := c.drain(err); derr != nil {
+			e := &transport.TooLargeError{Limit: c.max}
+			e.Head = bytes.Clone(edge(append(buf, frag...), true))
+			e.Tail = keepTail(nil, frag)
+			if derr := c.drain(err, e); derr != nil {
 				return nil, derr
 			}
-			return nil, c.tooLarge()
+			e.Tail = bytes.TrimRight(e.Tail, "\r\n")
+			return nil, e
 		}
 		buf = append(buf, frag...)
 		switch {
@@ -128,20 +132,40 @@ func (c *Conn) readLine() ([]byte, error) {
 			return nil, err
 		}
 		if n := len(buf); n > c.max && !(n == c.max+1 && buf[n-1] == '\r') {
-			return nil, c.tooLarge()
+			line := bytes.TrimRight(buf, "\r")
+			return nil, &transport.TooLargeError{Limit: c.max, Head: bytes.Clone(edge(line, true)), Tail: bytes.Clone(edge(line, false))}
 		}
 		return buf, nil
 	}
 }
 
-func (c *Conn) tooLarge() error {
-	return fmt.Errorf("%w: line exceeds %d bytes", transport.ErrMessageTooLarge, c.max)
+// edge is the first (head) or last TooLargeEdge bytes of b.
+func edge(b []byte, head bool) []byte {
+	if len(b) <= transport.TooLargeEdge {
+		return b
+	}
+	if head {
+		return b[:transport.TooLargeEdge]
+	}
+	return b[len(b)-transport.TooLargeEdge:]
 }
 
-// drain discards input up to and including the next newline.
-func (c *Conn) drain(err error) error {
+// keepTail appends frag to tail and keeps the last TooLargeEdge bytes.
+func keepTail(tail, frag []byte) []byte {
+	tail = append(tail, edge(frag, false)...)
+	if n := len(tail); n > transport.TooLargeEdge {
+		tail = append(tail[:0], tail[n-transport.TooLargeEdge:]...)
+	}
+	return tail
+}
+
+// drain discards input up to and including the next newline, keeping the
+// line's last bytes in e.Tail.
+func (c *Conn) drain(err error, e *transport.TooLargeError) error {
 	for errors.Is(err, bufio.ErrBufferFull) {
-		_, err = c.r.ReadSlice('\n')
+		var frag []byte
+		frag, err = c.r.ReadSlice('\n')
+		e.Tail = keepTail(e.Tail, frag)
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		return err

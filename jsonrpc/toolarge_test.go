@@ -1,0 +1,138 @@
+package jsonrpc
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+	"github.com/mcpkit/mcpkit/transport/stdio"
+)
+
+func TestIdentity(t *testing.T) {
+	big := strings.Repeat("x", 2*transport.TooLargeEdge)
+	for _, tc := range []struct {
+		name, msg string
+		id        mcp.ID
+		method    bool
+	}{
+		{"id first", `{"jsonrpc":"2.0","id":7,"result":{"pad":"` + big + `"}}`, mcp.IntID(7), false},
+		{"string id first", `{"id":"a-1","jsonrpc":"2.0","result":{"pad":"` + big + `"}}`, mcp.StringID("a-1"), false},
+		{"id last", `{"jsonrpc":"2.0","result":{"pad":"` + big + `"},"id":12}`, mcp.IntID(12), false},
+		{"string id last", `{"result":{"pad":"` + big + `"} , "id" : "z" }`, mcp.StringID("z"), false},
+		{"request", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"pad":"` + big + `"}}`, mcp.IntID(3), true},
+		{"nested id last", `{"jsonrpc":"2.0","result":{"pad":"` + big + `","id":4}}`, mcp.ID{}, false},
+		{"id in a string", `{"jsonrpc":"2.0","result":"` + big + `,\"id\":5}"}`, mcp.ID{}, false},
+		{"escaped string id last", `{"result":"` + big + `","id":"a\"b"}`, mcp.ID{}, false},
+		{"no id", `{"jsonrpc":"2.0","method":"notifications/x","params":{"pad":"` + big + `"}}`, mcp.ID{}, true},
+		{"not an object", `["` + big + `"]`, mcp.ID{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := []byte(tc.msg)
+			id, method := identity(edgeOf(b, true), edgeOf(b, false))
+			if id != tc.id || method != tc.method {
+				t.Fatalf("identity = %v %v, want %v %v", id, method, tc.id, tc.method)
+			}
+		})
+	}
+}
+
+// An answer over the reader's limit ends the call it answers with an
+// error that says so, at once, over a transport that drops it (stdio) as
+// over one that hands it whole to the Conn's own limit (memory); the id
+// may be at either end of the message.
+func TestOversizedAnswerEndsCall(t *testing.T) {
+	big := strings.Repeat("x", 4096)
+	answers := map[string]func(id string) string{
+		"id first": func(id string) string { return `{"jsonrpc":"2.0","id":` + id + `,"result":{"pad":"` + big + `"}}` },
+		"id last":  func(id string) string { return `{"jsonrpc":"2.0","result":{"pad":"` + big + `"},"id":` + id + `}` },
+	}
+	for name, answer := range answers {
+		t.Run("stdio/"+name, func(t *testing.T) {
+			leakCheck(t)
+			pr, pw := io.Pipe()
+			rr, rw := io.Pipe()
+			c := NewConn(stdio.NewConn(pr, rw, &stdio.Options{MaxMessageBytes: 1024}), &ConnOptions{})
+			c.Start()
+			defer closeWithin(t, c)
+			peer := stdio.NewConn(rr, pw, nil)
+			defer peer.Close()
+			checkDropped(t, c, peer, answer)
+		})
+		t.Run("memory/"+name, func(t *testing.T) {
+			leakCheck(t)
+			c, peer := rawPeer(t, ConnOptions{Limits: Limits{MaxBytes: 1024}})
+			checkDropped(t, c, peer, answer)
+		})
+	}
+}
+
+func checkDropped(t *testing.T, c *Conn, peer transport.Conn, answer func(id string) string) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(ctxGuard(t), "big", nil, nil) }()
+	req := recv(t, peer)
+	send(t, peer, answer(req.ID.String()))
+	err := wait(t, errc, "the call")
+	if !errors.Is(err, transport.ErrMessageTooLarge) {
+		t.Fatalf("call = %v, want ErrMessageTooLarge", err)
+	}
+	// The connection goes on, and nothing was written back for the
+	// dropped answer: the next message the peer reads is the next call.
+	go func() { errc <- c.Call(ctxGuard(t), "small", nil, nil) }()
+	req = recv(t, peer)
+	if req.Method != "small" {
+		t.Fatalf("the peer read %q, want the next call", req.Method)
+	}
+	send(t, peer, `{"jsonrpc":"2.0","id":`+req.ID.String()+`,"result":{}}`)
+	if err := wait(t, errc, "the next call"); err != nil {
+		t.Fatalf("next call: %v", err)
+	}
+}
+
+// An answer that is not a valid response (no result, no error) ends the
+// call it names instead of leaving it waiting, and is not answered.
+func TestInvalidAnswerEndsCall(t *testing.T) {
+	leakCheck(t)
+	c, peer := rawPeer(t, ConnOptions{})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(ctxGuard(t), "x", nil, nil) }()
+	req := recv(t, peer)
+	send(t, peer, `{"jsonrpc":"2.0","id":`+req.ID.String()+`}`)
+	err := wait(t, errc, "the call")
+	var rpcErr *Error
+	if err == nil || !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeInvalidRequest {
+		t.Fatalf("call = %v, want the reader's -32600", err)
+	}
+	go func() { errc <- c.Call(ctxGuard(t), "next", nil, nil) }()
+	if req := recv(t, peer); req.Method != "next" {
+		t.Fatalf("the peer read %q, want the next call", req.Method)
+	}
+	c.Close()
+	<-errc
+}
+
+// FuzzIdentity: whatever identity reads from the ends of a valid JSON
+// object is that object's top-level id.
+func FuzzIdentity(f *testing.F) {
+	f.Add(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+	f.Add(`{"result":{"a":"` + strings.Repeat("y", 600) + `"},"id":"q"}`)
+	f.Add(`{"a":{"id":2},"id":3}`)
+	f.Fuzz(func(t *testing.T, msg string) {
+		b := []byte(msg)
+		var w wireMessage
+		if w.parse(b, false) != nil {
+			return
+		}
+		id, _ := identity(edgeOf(b, true), edgeOf(b, false))
+		if !id.IsValid() {
+			return
+		}
+		want, err := mcp.ParseID(w.ID)
+		if w.ID == nil || err != nil || want != id {
+			t.Fatalf("identity read %v from %s; the decoder reads %s", id, msg, w.ID)
+		}
+	})
+}
