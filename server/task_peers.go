@@ -348,8 +348,12 @@ func (s *Server) remoteResult(ctx context.Context, req *Request, rec *store.Task
 	for {
 		wake := s.watchChan(rec.ID)
 		cur, err := s.taskStore().Get(ctx, rec.ID)
-		if err != nil {
-			return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown task %q", rec.ID)
+		if errors.Is(err, store.ErrTaskNotFound) {
+			return nil, unknownTask(rec.ID)
+		} else if err != nil {
+			// The store blinked: the client asks again (503), rather
+			// than take "unknown task" as the task's end.
+			return nil, s.taskStoreFailed(rec.ID, err)
 		}
 		cur = s.reapLapsed(ctx, cur)
 		if cur.Status.Terminal() {

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/clustertest"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/store"
 	"github.com/mcpkit/mcpkit/store/redis/internal/redistest"
 )
 
@@ -29,7 +30,36 @@ import (
 // production Redis would) and three instances sharing it for sessions,
 // events, tasks and pub/sub.
 func faultCluster(t *testing.T) (*clustertest.Cluster, *redistest.Server) {
+	c, srv, _ := faultClusterWatched(t)
+	return c, srv
+}
+
+// failedReads is told of each TaskStore.Get that failed, on any instance
+// (capacity 1: a signal, not a count).
+type failedReads chan struct{}
+
+// readWatch is a TaskStore whose failed reads are told of.
+type readWatch struct {
+	store.TaskStore
+	failed failedReads
+}
+
+func (r readWatch) Get(ctx context.Context, id string) (*store.TaskRecord, error) {
+	rec, err := r.TaskStore.Get(ctx, id)
+	if err != nil && !errors.Is(err, store.ErrTaskNotFound) {
+		select {
+		case r.failed <- struct{}{}:
+		default:
+		}
+	}
+	return rec, err
+}
+
+// faultClusterWatched is faultCluster, also telling of every TaskStore
+// read that failed.
+func faultClusterWatched(t *testing.T) (*clustertest.Cluster, *redistest.Server, failedReads) {
 	t.Helper()
+	failed := make(failedReads, 1)
 	redistest.Need(t)
 	srv, err := redistest.StartDurable(t.TempDir())
 	if err != nil {
@@ -46,12 +76,12 @@ func faultCluster(t *testing.T) (*clustertest.Cluster, *redistest.Server) {
 		return clustertest.Backend{
 			Sessions: NewSessionStore(rdb, &SessionStoreOptions{Prefix: p}),
 			Events:   NewEventStore(rdb, &EventStoreOptions{Prefix: p}),
-			Tasks:    NewTaskStore(rdb, &TaskStoreOptions{Prefix: p}),
+			Tasks:    readWatch{NewTaskStore(rdb, &TaskStoreOptions{Prefix: p}), failed},
 			Broker:   b,
 			Close:    func() { _ = b.Close(); _ = rdb.Close() },
 		}
 	})
-	return c, srv
+	return c, srv, failed
 }
 
 // awaited is a RunToolTask in flight: the states its status callback saw
@@ -291,7 +321,7 @@ func TestFaultRedisRestartMidTask(t *testing.T) {
 }
 
 func redisRestartMidTask(t *testing.T, era string, during bool) {
-	c, srv := faultCluster(t)
+	c, srv, failed := faultClusterWatched(t)
 	cl := clustertest.Connect(t, c, &client.Options{ProtocolVersion: era, Tasks: true,
 		TaskRetryBackoff: 20 * time.Millisecond, TaskRetryMaxBackoff: 200 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a hang guard
@@ -304,12 +334,24 @@ func redisRestartMidTask(t *testing.T, era string, during bool) {
 	}
 	<-c.Tasks.Started
 
+	select { // a read before the outage does not count
+	case <-failed:
+	default:
+	}
 	srv.Stop()
 	// The outage is real for the client: a modern client's polls land
-	// while Redis is down; a legacy client, whose tasks/result waits, is
-	// refused any other request.
+	// while Redis is down, and an instance fails to read the task for
+	// one; a legacy client, whose tasks/result waits, is refused any
+	// other request.
 	if era == mcp.Version20260728 {
 		waitHits(t, ctx, a, c, len(c.Hits())+2)
+		select {
+		case <-failed:
+		case <-a.done:
+			t.Fatalf("RunToolTask returned during the outage: %v (states %s)", a.err, a.seen())
+		case <-ctx.Done():
+			t.Fatal("no read of the task failed during the outage")
+		}
 	} else if err := cl.Ping(ctx); err == nil || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("ping with Redis down: %v, want a 503", err)
 	}
