@@ -95,10 +95,10 @@ type taskRun struct {
 	resume   chan struct{}             // closed when every open request is answered
 	// notes are a legacy task's notifications waiting for a tasks/result
 	// request to carry them (task_notes.go); flushing is set while one
-	// goroutine sends them; dropped counts those the queue's bound cut.
+	// goroutine sends them.
 	notes    []taskNote
 	flushing bool
-	dropped  int
+	flushed  chan struct{} // closed when flushing ends, once asked for (drainNotes)
 }
 
 // carrier is a tasks/result request in flight: here (req), or on
@@ -107,6 +107,10 @@ type carrier struct {
 	ctx context.Context
 	req *Request
 	ask func(ctx context.Context, ir mcp.InputRequest, form jsontext.Value) (jsontext.Value, error)
+	// notify sends a task's notification on a request another instance
+	// lent (nil for a request here: req.out sends it); an error means
+	// it was not sent.
+	notify func(method string, params any) error
 }
 
 // addCarrier registers a tasks/result request; the returned func removes it.
@@ -284,6 +288,7 @@ func (s *Server) runTask(ctx context.Context, run *taskRun, rec *store.TaskRecor
 	for {
 		treq.newRun()
 		res, err := callHandler(ctx, fn, &CallToolRequest{Request: treq, Params: p})
+		s.drainNotes(run) // what it reported goes before what follows
 		if s.endedBy(ctx, run, rec) || errors.Is(context.Cause(ctx), errTaskGone) {
 			return
 		}

@@ -49,7 +49,8 @@ func (s *Server) taskNotificationQueue() int {
 
 // legacyTaskOut is the outbound of a 2025-11-25 task's handler: its
 // requests go as a request's would (the session's connection), its
-// notifications to a tasks/result request in flight (flushNotes).
+// notifications to a tasks/result request in flight, here or lent by
+// another instance (flushNotes).
 type legacyTaskOut struct {
 	s    *Server
 	run  *taskRun
@@ -68,7 +69,6 @@ func (o legacyTaskOut) Notify(_ context.Context, _ mcp.ID, method string, params
 		drop := len(o.run.notes) - limit + 1
 		clear(o.run.notes[:drop])
 		o.run.notes = o.run.notes[drop:]
-		o.run.dropped += drop
 	}
 	o.run.notes = append(o.run.notes, taskNote{method, params})
 	o.run.mu.Unlock()
@@ -99,11 +99,12 @@ func withRelatedTaskMeta(params any, id string) any {
 	return params
 }
 
-// localCarrierLocked returns the newest tasks/result request in flight
-// in this process (run.mu held); nil when there is none.
-func (run *taskRun) localCarrierLocked() *carrier {
+// noteCarrierLocked returns the newest tasks/result request in flight
+// that can carry a notification — here, or lent by another instance —
+// (run.mu held); nil when there is none.
+func (run *taskRun) noteCarrierLocked() *carrier {
 	for i := len(run.carriers) - 1; i >= 0; i-- {
-		if c := run.carriers[i]; c.req != nil && c.ctx.Err() == nil {
+		if c := run.carriers[i]; (c.req != nil || c.notify != nil) && c.ctx.Err() == nil {
 			return c
 		}
 	}
@@ -122,9 +123,13 @@ func (run *taskRun) flushNotes() {
 	}
 	run.flushing = true
 	for {
-		c := run.localCarrierLocked()
+		c := run.noteCarrierLocked()
 		if c == nil || len(run.notes) == 0 {
 			run.flushing = false
+			if run.flushed != nil {
+				close(run.flushed)
+				run.flushed = nil
+			}
 			run.mu.Unlock()
 			return
 		}
@@ -132,8 +137,41 @@ func (run *taskRun) flushNotes() {
 		run.notes[0] = taskNote{}
 		run.notes = run.notes[1:]
 		run.mu.Unlock()
-		_ = c.req.out.Notify(c.ctx, c.req.id, n.method, n.params)
+		if c.notify == nil {
+			_ = c.req.out.Notify(c.ctx, c.req.id, n.method, n.params)
+			run.mu.Lock()
+			continue
+		}
+		err := c.notify(n.method, n.params)
 		run.mu.Lock()
+		if err != nil { // the lender is gone (its carrier too): the next one sends it
+			run.notes = append([]taskNote{n}, run.notes...)
+		}
+	}
+}
+
+// drainNotes sends what a run of the task's handler reported before the
+// task goes on (its outcome above all): it flushes the queue, or waits
+// for the goroutine flushing it, so that a tasks/result never answers
+// before the steps that came first. It gives up at Shutdown.
+func (s *Server) drainNotes(run *taskRun) {
+	for {
+		run.flushNotes()
+		run.mu.Lock()
+		if !run.flushing {
+			run.mu.Unlock()
+			return
+		}
+		if run.flushed == nil {
+			run.flushed = make(chan struct{})
+		}
+		flushed := run.flushed
+		run.mu.Unlock()
+		select {
+		case <-flushed:
+		case <-s.tasks.stop:
+			return
+		}
 	}
 }
 
