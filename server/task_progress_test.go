@@ -44,10 +44,15 @@ func progressTool(t *testing.T, s *server.Server, next <-chan struct{}) {
 	}
 }
 
-// serveHTTP serves s over Streamable HTTP on loopback.
-func serveHTTP(t *testing.T, s *server.Server) string {
+// serveHTTP serves s over Streamable HTTP on loopback (opts nil: the
+// defaults).
+func serveHTTP(t *testing.T, s *server.Server, opts ...*streamhttp.Options) string {
 	t.Helper()
-	h := streamhttp.NewHandler(s, nil)
+	var o *streamhttp.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	h := streamhttp.NewHandler(s, o)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	hs := httptest.NewServer(mux)
@@ -61,10 +66,15 @@ func serveHTTP(t *testing.T, s *server.Server) string {
 // order, then the result. Before, the steps belonged to the answered
 // tools/call and went nowhere.
 func TestTaskProgressLegacyHTTP(t *testing.T) {
+	t.Run("session", func(t *testing.T) { taskProgressLegacyHTTP(t, nil) })
+	t.Run("stateless", func(t *testing.T) { taskProgressLegacyHTTP(t, &streamhttp.Options{Stateless: true}) })
+}
+
+func taskProgressLegacyHTTP(t *testing.T, opts *streamhttp.Options) {
 	next := make(chan struct{})
 	s := server.New(nil)
 	progressTool(t, s, next)
-	url := serveHTTP(t, s)
+	url := serveHTTP(t, s, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a hang guard
 	defer cancel()
 	c, err := client.Connect(ctx, streamable.New(url, nil), &client.Options{ProtocolVersion: mcp.Version20251125})
