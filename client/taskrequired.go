@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -45,21 +46,32 @@ func taskStatusFunc(ctx context.Context) func(*Task) {
 // notifications and polls may repeat one; the end a 2025-11-25
 // tasks/result implies may follow the server's own word of it). It is safe for concurrent use:
 // notifications come on the reader goroutine.
+//
+// A task older than the last one reported (its lastUpdatedAt earlier: a
+// poll's answer overtaken by a 2026 notifications/tasks) is not reported,
+// and fn is never called twice at once, so it sees the task's states in
+// the server's order.
 func onChange(fn func(*Task)) func(*Task) {
 	var mu sync.Mutex
 	var status mcp.TaskStatus
 	var msg string
+	var last time.Time
 	return func(t *Task) {
-		mu.Lock()
+		mu.Lock() // held while fn runs: the states reach fn one at a time, in order
+		defer mu.Unlock()
+		at, err := time.Parse(time.RFC3339Nano, t.LastUpdatedAt)
+		if err == nil && at.Before(last) {
+			return // overtaken by a newer state already reported
+		}
 		// A status without a message repeats the last one's.
-		same := t.Status == status && (t.StatusMessage == msg || t.StatusMessage == "")
-		if !same {
-			status, msg = t.Status, t.StatusMessage
+		if t.Status == status && (t.StatusMessage == msg || t.StatusMessage == "") {
+			return
 		}
-		mu.Unlock()
-		if !same {
-			fn(t)
+		status, msg = t.Status, t.StatusMessage
+		if err == nil {
+			last = at
 		}
+		fn(t)
 	}
 }
 

@@ -269,6 +269,7 @@ func (c *Client) await(ctx context.Context, t *Task) (*mcp.CallToolResult, error
 		fn(t)
 	}
 	defer c.watchTask(t.ID, fn)()
+	defer c.listenTask(ctx, t.ID, fn)()
 	res, err := c.TaskResult(ctx, t.ID)
 	if fn != nil && c.era != EraModern && ctx.Err() == nil && (err == nil || taskOutcome(err)) {
 		// A 2025-11-25 tasks/result answers once the task is over: its

@@ -226,8 +226,8 @@ func (r *Request) resumeProgress(last float64) {
 // requestState, so a retry on another instance drops them too.
 func (r *Request) Progress(ctx context.Context, progress, total float64, message string) error {
 	token, ok := r.meta.ProgressToken()
-	if !ok {
-		return nil
+	if _, task := r.out.(modernTaskOut); !ok && !task {
+		return nil // a 2026 task's progress is its statusMessage, for every poller
 	}
 	if r.ended.Load() {
 		return ErrRequestEnded

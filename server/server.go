@@ -137,6 +137,11 @@ type Options struct {
 	// out (its owner died). Keep it well above the clock skew between
 	// instances. Default DefaultTaskLease.
 	TaskLease time.Duration
+	// TaskNotificationQueue bounds the notifications (progress, log
+	// messages) a 2025-11-25 task holds for its client while no
+	// tasks/result request is in flight to carry them; past it the
+	// oldest is dropped. Default DefaultTaskNotificationQueue.
+	TaskNotificationQueue int
 	// Observe, when set, sees every message a session reads (in=true) and
 	// writes. It must not retain msg. Tests use it to check the wire.
 	Observe func(in bool, msg []byte)

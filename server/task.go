@@ -93,6 +93,12 @@ type taskRun struct {
 	asked    map[string]string         // open input requests: key → method
 	forms    map[string]jsontext.Value // their elicitation forms (Input.forms)
 	resume   chan struct{}             // closed when every open request is answered
+	// notes are a legacy task's notifications waiting for a tasks/result
+	// request to carry them (task_notes.go); flushing is set while one
+	// goroutine sends them.
+	notes    []taskNote
+	flushing bool
+	flushed  chan struct{} // closed when flushing ends, once asked for (drainNotes)
 }
 
 // carrier is a tasks/result request in flight: here (req), or on
@@ -101,6 +107,10 @@ type carrier struct {
 	ctx context.Context
 	req *Request
 	ask func(ctx context.Context, ir mcp.InputRequest, form jsontext.Value) (jsontext.Value, error)
+	// notify sends a task's notification on a request another instance
+	// lent (nil for a request here: req.out sends it); an error means
+	// it was not sent.
+	notify func(method string, params any) error
 }
 
 // addCarrier registers a tasks/result request; the returned func removes it.
@@ -157,6 +167,8 @@ type tasks struct {
 	beating  bool           // the heartbeat goroutine runs
 	kick     chan struct{}  // wakes the heartbeat when a run or watch ends
 	watch    map[string]*taskWatch
+	ended    map[string]*taskRun           // ended legacy tasks whose notifications wait for a tasks/result
+	endOrder []string                      // their ids, oldest first (bounded by maxTasks)
 	lent     map[string]*carrier           // tasks/result requests lent to owners, by tag
 	borrowed map[string]context.CancelFunc // carriers lent by other instances, by tag
 	clock    taskClock                     // the wall clock, unless a test sets it before serving
@@ -239,6 +251,11 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 	if req.session != nil {
 		treq.out = sessionOut{req.session}
 	}
+	if rec.Modern {
+		treq.out = modernTaskOut{s: s, run: run, id: rec.ID}
+	} else {
+		treq.out = legacyTaskOut{s: s, run: run, call: treq.out}
+	}
 	answer := req.era().createdTask(rec)
 	go func() { // owned by the server: Shutdown cancels it and waits (claim counted it)
 		defer func() {
@@ -247,6 +264,7 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 			s.tasks.mu.Lock()
 			delete(s.tasks.runs, rec.ID)
 			s.tasks.mu.Unlock()
+			s.keepNotes(run)
 			cancel(nil)
 			s.kickBeat()
 			s.tasks.wg.Done()
@@ -256,8 +274,8 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 	return answer, nil
 }
 
-// discardOut drops what a modern task's handler sends: the request it
-// came from has been answered, and 2026 has no other channel for it.
+// discardOut is the outbound of a session-less legacy task: no request
+// can reach its client outside a tasks/result (task_notes.go).
 type discardOut struct{}
 
 func (discardOut) Call(context.Context, mcp.ID, string, any, any) error { return ErrModernRequest }
@@ -270,6 +288,7 @@ func (s *Server) runTask(ctx context.Context, run *taskRun, rec *store.TaskRecor
 	for {
 		treq.newRun()
 		res, err := callHandler(ctx, fn, &CallToolRequest{Request: treq, Params: p})
+		s.drainNotes(run) // what it reported goes before what follows
 		if s.endedBy(ctx, run, rec) || errors.Is(context.Cause(ctx), errTaskGone) {
 			return
 		}
@@ -712,11 +731,18 @@ func (s *Server) stopTask(id string) *taskRun {
 func (s *Server) taskResult(ctx context.Context, req *Request, rec *store.TaskRecord) (any, error) {
 	if run := s.taskRun(rec.ID); run != nil {
 		defer run.addCarrier(&carrier{ctx: ctx, req: req})()
+		run.flushNotes() // what the task reported while no tasks/result was in flight
 		select {
 		case <-run.done:
+			run.flushNotes() // its last steps, before its outcome
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	} else if left := s.takeNotes(rec.ID); left != nil {
+		// The task ended before any tasks/result came: this one carries
+		// what it reported meanwhile, before its outcome.
+		defer left.addCarrier(&carrier{ctx: ctx, req: req})()
+		left.flushNotes()
 	} else if owner := s.remoteOwner(rec); owner != "" && !rec.Status.Terminal() {
 		if _, err := s.remoteResult(ctx, req, rec, owner); err != nil {
 			return nil, err

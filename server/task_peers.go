@@ -43,6 +43,7 @@ const (
 	opLend   = "lend"   // to the owner: a tasks/result request may carry input requests
 	opReturn = "return" // to the owner: that request ended
 	opAsk    = "ask"    // to the lender: send this input request on the lent request
+	opNotify = "notify" // to the lender: send this notification on the lent request
 )
 
 // peerMsg is one message between instances, as JSON.
@@ -54,6 +55,8 @@ type peerMsg struct {
 	Responses mcp.InputResponses `json:"responses,omitzero"`
 	Request   *mcp.InputRequest  `json:"request,omitzero"`
 	Form      jsontext.Value     `json:"form,omitzero"`
+	Method    string             `json:"method,omitzero"` // opNotify
+	Params    jsontext.Value     `json:"params,omitzero"` // opNotify
 }
 
 // peerReply is the answer to a peerMsg.
@@ -271,6 +274,14 @@ func (s *Server) servePeerMsg(ctx context.Context, m *peerMsg) peerReply {
 		stop := context.AfterFunc(c.ctx, cancel)
 		defer stop()
 		return reply(s.leg(actx, c.req, *m.Request, m.Form))
+	case opNotify:
+		s.tasks.mu.Lock()
+		c := s.tasks.lent[m.Tag]
+		s.tasks.mu.Unlock()
+		if c == nil || m.Method == "" || c.ctx.Err() != nil {
+			return peerReply{Gone: true}
+		}
+		return reply(true, c.req.out.Notify(c.ctx, c.req.id, m.Method, m.Params))
 	}
 	return peerReply{Error: &mcp.TaskError{Code: mcp.CodeMethodNotFound, Message: "Method not found: " + m.Op}}
 }
@@ -292,8 +303,28 @@ func (s *Server) borrow(run *taskRun, from, tag string) {
 			cancel() // the lender or its request is gone: ask on the next
 		}
 		return raw, err
+	}, notify: func(method string, params any) error {
+		raw, err := json.Marshal(params)
+		if err != nil {
+			return nil // cannot be sent anywhere: dropped
+		}
+		nctx, ncancel := context.WithTimeout(ctx, taskStoreTimeout)
+		defer ncancel()
+		if _, err := s.callPeer(nctx, from, &peerMsg{Op: opNotify, Task: run.id, Tag: tag, Method: method, Params: raw}); err != nil && !isRPCError(err) {
+			cancel() // the lender or its request is gone: send on the next
+			return err
+		}
+		return nil
 	}}
 	remove := run.addCarrier(c)
+	// What the task reported before this request came goes on it now,
+	// once the lender has its answer (it waits for it: sending from
+	// here could wait on the lender in turn).
+	s.tasks.wg.Add(1)
+	go func() { // owned by the server (Shutdown waits); each send is bounded
+		defer s.tasks.wg.Done()
+		run.flushNotes()
+	}()
 	context.AfterFunc(ctx, func() {
 		remove()
 		s.tasks.mu.Lock()
@@ -348,8 +379,12 @@ func (s *Server) remoteResult(ctx context.Context, req *Request, rec *store.Task
 	for {
 		wake := s.watchChan(rec.ID)
 		cur, err := s.taskStore().Get(ctx, rec.ID)
-		if err != nil {
-			return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: unknown task %q", rec.ID)
+		if errors.Is(err, store.ErrTaskNotFound) {
+			return nil, unknownTask(rec.ID)
+		} else if err != nil {
+			// The store blinked: the client asks again (503), rather
+			// than take "unknown task" as the task's end.
+			return nil, s.taskStoreFailed(rec.ID, err)
 		}
 		cur = s.reapLapsed(ctx, cur)
 		if cur.Status.Terminal() {

@@ -115,12 +115,19 @@ type taskPair struct {
 
 func newTaskPair(t *testing.T, modern bool, lease time.Duration) *taskPair {
 	t.Helper()
+	return newTaskPairB(t, modern, lease, func(s store.TaskStore) store.TaskStore { return s })
+}
+
+// newTaskPairB is newTaskPair with B's view of the shared store made by
+// viewB.
+func newTaskPairB(t *testing.T, modern bool, lease time.Duration, viewB func(store.TaskStore) store.TaskStore) *taskPair {
+	t.Helper()
 	clock := newManualClock()
 	shared := store.NewMemoryTaskStore(&store.MemoryTaskStoreOptions{Now: clock.Now})
 	p := &taskPair{clock: clock, mesh: &mesh{handlers: map[string]seam.PeerHandler{}}}
 	p.sa = &cutStore{TaskStore: shared}
 	p.fa = newTaskFixture(&Options{TaskStore: p.sa, TaskLease: lease})
-	p.fb = newTaskFixture(&Options{TaskStore: shared, TaskLease: lease})
+	p.fb = newTaskFixture(&Options{TaskStore: viewB(shared), TaskLease: lease})
 	for _, x := range []struct {
 		f  *taskFixture
 		id string

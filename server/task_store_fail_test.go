@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -117,4 +118,49 @@ func (f *failAfterWaitStore) Get(ctx context.Context, id string) (*store.TaskRec
 		}
 	}
 	return f.MemoryTaskStore.Get(ctx, id)
+}
+
+// blinkingView is an instance's view of a shared TaskStore whose Get
+// fails while down is set.
+type blinkingView struct {
+	store.TaskStore
+	down atomic.Bool
+}
+
+func (b *blinkingView) Get(ctx context.Context, id string) (*store.TaskRecord, error) {
+	if b.down.Load() {
+		return nil, errStoreDown
+	}
+	return b.TaskStore.Get(ctx, id)
+}
+
+// TestTaskRemoteResultStoreFailure: a 2025-11-25 tasks/result waiting on
+// instance B for a task A runs rereads the task when A announces its
+// end; a store that fails that read answers jsonrpc.ErrUnavailable
+// (the client asks again), not "unknown task" (final: the client would
+// report the task failed). Asked again once the store is back, the
+// result comes.
+func TestTaskRemoteResultStoreFailure(t *testing.T) {
+	var bv *blinkingView
+	p := newTaskPairB(t, false, time.Minute, func(s store.TaskStore) store.TaskStore {
+		bv = &blinkingView{TaskStore: s}
+		return bv
+	})
+	id := startTask(t, p.a, "block", nil)
+	waitStatus(t, p.b, id, "working")
+	got := make(chan *jsonrpc.Error, 1)
+	go func() {
+		_, e := p.b.call(t, mcp.MethodTasksResult, map[string]any{"taskId": id})
+		got <- e
+	}()
+	waitFor(t, "B to wait on the task", func() bool { return p.fb.srv.watching(id) })
+	bv.down.Store(true)
+	p.fa.release <- struct{}{}
+	if e := <-got; e == nil || e.Code != jsonrpc.ErrUnavailable.Code || e.Message != jsonrpc.ErrUnavailable.Message {
+		t.Fatalf("tasks/result on B with its store failing = %v, want %v", e, jsonrpc.ErrUnavailable)
+	}
+	bv.down.Store(false)
+	if raw, e := p.b.call(t, mcp.MethodTasksResult, map[string]any{"taskId": id}); e != nil || !strings.Contains(string(raw), "released") {
+		t.Fatalf("tasks/result on B once the store is back = %s, %v", raw, e)
+	}
 }

@@ -8,7 +8,7 @@ import (
 
 // TestCallTasks: a tool that requires a task is run as one with no flag
 // (research), one that allows it with --task (count); the task's states
-// go to stderr, and so does the progress of a 2025-11-25 task on stdio; inspect
+// go to stderr, and so does the progress of a 2025-11-25 task; inspect
 // shows each tool's task support.
 func TestCallTasks(t *testing.T) {
 	states := regexp.MustCompile(`(?m)^task \S+: working\n(?s:.*)^task \S+: completed$`)
@@ -18,11 +18,10 @@ func TestCallTasks(t *testing.T) {
 		if !states.MatchString(r.stderr) {
 			t.Errorf("research: stderr lacks the task's working and completed states:\n%s", r.stderr)
 		}
-		if era == "legacy" && g.url == "" && !strings.Contains(r.stderr, "progress: 3/3 writing") {
+		if era == "legacy" && !strings.Contains(r.stderr, "progress: 3/3 writing") {
 			// A legacy task reports progress with the call's token
-			// for as long as it runs. (Over Streamable HTTP this
-			// server sends it on the tools/call stream, which has
-			// ended by then.)
+			// for as long as it runs, on the tasks/result stream over
+			// Streamable HTTP.
 			t.Errorf("research: stderr lacks the task's progress:\n%s", r.stderr)
 		}
 

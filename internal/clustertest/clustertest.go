@@ -57,6 +57,10 @@ type Node struct {
 	once    sync.Once
 }
 
+// BrokerID is the id of the instance's broker: the instance part of the
+// ids of the tasks it runs.
+func (n *Node) BrokerID() string { return n.backend.Broker.ID() }
+
 // cutEvents is an instance's view of the shared EventStore. Once the
 // instance is killed it stores nothing more, as a killed process could
 // not: Kill still closes its handler (to free its goroutines), and that
