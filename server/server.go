@@ -180,6 +180,8 @@ type Server struct {
 
 	batch batchState // Batch
 
+	regErrs registrationErrors // Err
+
 	tasks tasks
 
 	// The interceptor chains (intercept.go): userChain is
@@ -305,6 +307,7 @@ func (s *Server) Connect(t transport.Conn) *Session { return s.connect(t, "") }
 // connect starts a session whose requests act for principal (see
 // WithPrincipal) unless their own context names one.
 func (s *Server) connect(t transport.Conn, principal string) *Session {
+	s.startServing()
 	ss := newSession(s)
 	ss.principal = principal
 	// The connection's handlers run on warm goroutines, as HTTP sessions'
