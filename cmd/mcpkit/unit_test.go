@@ -145,3 +145,24 @@ func TestFormDefaults(t *testing.T) {
 		t.Errorf("end of input: %q", res.Action)
 	}
 }
+
+// TestAcceptDefaultsRequiredWithoutDefault: --accept-defaults on a form
+// whose required field has no default fails naming the field, with its
+// own exit code, not as a usage error (issue 34).
+func TestAcceptDefaultsRequiredWithoutDefault(t *testing.T) {
+	var out bytes.Buffer
+	a := &asker{f: &clientFlags{acceptDefaults: true}, out: &out, mu: &sync.Mutex{}}
+	p := &mcp.ElicitParams{Message: "Sign up", RequestedSchema: jsontext.Value(
+		`{"type":"object","properties":{"plan":{"type":"string","default":"free"},"email":{"type":"string"}},"required":["plan","email"]}`)}
+	_, err := a.elicit(context.Background(), p)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if code := exitCode(err); code != exitInput || code == exitUsage {
+		t.Errorf("exit code %d, want %d", code, exitInput)
+	}
+	const want = `--accept-defaults cannot fill the server's form "Sign up": its required field "email" has no default; give it with --answer email=VALUE`
+	if err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+}
