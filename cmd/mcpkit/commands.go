@@ -275,7 +275,8 @@ func (c *cli) onLog(ctx context.Context, p *mcp.LoggingMessageParams) {
 	}()
 	data, ok := p.Data.(string)
 	if !ok {
-		b, _ := json.Marshal(p.Data)
+		// Keys sorted: the same data prints the same way every time.
+		b, _ := json.Marshal(p.Data, json.Deterministic(true))
 		data = string(b)
 	}
 	if p.Logger != "" {

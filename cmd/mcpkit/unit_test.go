@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -164,5 +165,28 @@ func TestAcceptDefaultsRequiredWithoutDefault(t *testing.T) {
 	const want = `--accept-defaults cannot fill the server's form "Sign up": its required field "email" has no default; give it with --answer email=VALUE`
 	if err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
+	}
+}
+
+// TestLogDataKeysSorted: structured log data prints with its object keys
+// in sorted order at every depth, so the same data reads the same way
+// each time (issue 34: the order changed from one message to the next).
+func TestLogDataKeysSorted(t *testing.T) {
+	data := map[string]any{}
+	var keys []string
+	for i := range 20 {
+		k := fmt.Sprintf("k%02d", i)
+		keys = append(keys, fmt.Sprintf("%q:%d", k, i))
+		data[k] = i
+	}
+	data["nested"] = map[string]any{"b": 2, "a": 1, "c": 3}
+	want := "[info] app: {" + strings.Join(keys, ",") + `,"nested":{"a":1,"b":2,"c":3}}` + "\n"
+	for range 5 {
+		var stderr bytes.Buffer
+		c := &cli{stderr: &stderr}
+		c.onLog(context.Background(), &mcp.LoggingMessageParams{Level: mcp.LevelInfo, Logger: "app", Data: data})
+		if got := stderr.String(); got != want {
+			t.Fatalf("log line\n%s\nwant\n%s", got, want)
+		}
 	}
 }
