@@ -20,5 +20,8 @@
 //
 //	go run ./internal/apirecord/apirecord -w
 //
+// Its tests also keep CHANGELOG.md in the shape that message points to
+// (an [Unreleased] release first, breaking sections first).
+//
 // It imports no mcpkit package.
 package apirecord
