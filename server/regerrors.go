@@ -2,8 +2,13 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 )
+
+// DefaultMaxRegistrationErrors is how many registration errors a server
+// keeps for Err unless Options.MaxRegistrationErrors says otherwise.
+const DefaultMaxRegistrationErrors = 100
 
 // registrationErrors keeps every error an Add* registration returned, so
 // that one the caller ignored still surfaces: through Server.Err, and in
@@ -13,8 +18,16 @@ import (
 // logged at once.
 type registrationErrors struct {
 	mu      sync.Mutex
-	errs    []error
+	errs    []error // at most maxRegistrationErrors()
+	dropped int     // errors beyond that, counted
 	serving bool
+}
+
+func (s *Server) maxRegistrationErrors() int {
+	if n := s.opts.MaxRegistrationErrors; n > 0 {
+		return n
+	}
+	return DefaultMaxRegistrationErrors
 }
 
 // noteRegistration records err (nil: nothing) and returns it unchanged.
@@ -24,11 +37,18 @@ func (s *Server) noteRegistration(err error) error {
 	}
 	r := &s.regErrs
 	r.mu.Lock()
-	r.errs = append(r.errs, err)
+	kept := len(r.errs) < s.maxRegistrationErrors()
+	if kept {
+		r.errs = append(r.errs, err)
+	} else {
+		r.dropped++
+	}
 	serving := r.serving
 	r.mu.Unlock()
+	// Before serving, an error beyond the bound is counted only (the
+	// count is logged with the others); while serving, each is logged.
 	if serving {
-		s.logRegistrationErrors([]error{err})
+		s.logRegistrationErrors([]error{err}, 0)
 	}
 	return err
 }
@@ -43,14 +63,17 @@ func (s *Server) startServing() {
 		return
 	}
 	r.serving = true
-	pending := append([]error(nil), r.errs...)
+	pending, dropped := append([]error(nil), r.errs...), r.dropped
 	r.mu.Unlock()
-	s.logRegistrationErrors(pending)
+	s.logRegistrationErrors(pending, dropped)
 }
 
-func (s *Server) logRegistrationErrors(errs []error) {
+func (s *Server) logRegistrationErrors(errs []error, dropped int) {
 	for _, err := range errs {
 		s.log.Error("server: a registration failed; what it registers is missing (Server.Err returns every such error)", "err", err)
+	}
+	if dropped > 0 {
+		s.log.Error("server: more registrations failed than Options.MaxRegistrationErrors keeps", "more", dropped)
 	}
 }
 
@@ -58,6 +81,8 @@ func (s *Server) logRegistrationErrors(errs []error) {
 // AddPrompt, AddResource, AddResourceTemplate, AddExtension, AddMethod,
 // AddNotification) has returned on this server, joined with errors.Join
 // in the order they happened, or nil when every registration succeeded.
+// It keeps the first Options.MaxRegistrationErrors of them (default
+// DefaultMaxRegistrationErrors) and then an error counting the rest.
 // The errors are returned by the calls as well; Err is for code that did
 // not check each one, and for a test that asserts a server is complete:
 //
@@ -72,5 +97,9 @@ func (s *Server) Err() error {
 	r := &s.regErrs
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return errors.Join(r.errs...)
+	errs := r.errs
+	if r.dropped > 0 {
+		errs = append(errs[:len(errs):len(errs)], fmt.Errorf("server: %d more registration errors, beyond Options.MaxRegistrationErrors (%d)", r.dropped, s.maxRegistrationErrors()))
+	}
+	return errors.Join(errs...)
 }

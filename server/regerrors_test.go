@@ -140,3 +140,49 @@ func TestRegistrationErrorsLoggedByHTTPHandler(t *testing.T) {
 		t.Fatalf("logs %q, want [%q]", got, err)
 	}
 }
+
+// TestRegistrationErrorsBounded: the server keeps at most
+// Options.MaxRegistrationErrors errors (default
+// DefaultMaxRegistrationErrors) and counts the rest, so registrations
+// that keep failing (a gateway's faulty upstream) cannot grow it without
+// end; each is still logged once serving.
+func TestRegistrationErrorsBounded(t *testing.T) {
+	h := &recordLog{}
+	s := New(&Options{Logger: slog.New(h), MaxRegistrationErrors: 2})
+	for range 5 {
+		_ = s.AddPrompt(nil, nil)
+	}
+	err := s.Err()
+	if got := strings.Count(err.Error(), "nil prompt"); got != 2 {
+		t.Errorf("Err holds %d errors, want 2: %v", got, err)
+	}
+	if !strings.Contains(err.Error(), "server: 3 more registration errors, beyond Options.MaxRegistrationErrors (2)") {
+		t.Errorf("Err does not count the rest: %v", err)
+	}
+	a, b := memory.NewPair()
+	ss := s.Connect(a)
+	_ = s.AddPrompt(nil, nil) // while serving: logged at once
+	ss.Close()
+	b.Close()
+	_ = ss.Wait()
+	if got := len(h.registrationLogs()); got != 3 {
+		t.Errorf("%d registration errors logged, want 2 kept and 1 while serving", got)
+	}
+	summary := false
+	h.mu.Lock()
+	for _, r := range h.recs {
+		summary = summary || strings.Contains(r.Message, "more registrations failed")
+	}
+	h.mu.Unlock()
+	if !summary {
+		t.Error("the errors beyond the bound were not logged as a count")
+	}
+
+	d := New(nil)
+	for range DefaultMaxRegistrationErrors + 1 {
+		_ = d.AddPrompt(nil, nil)
+	}
+	if got := strings.Count(d.Err().Error(), "nil prompt"); got != DefaultMaxRegistrationErrors {
+		t.Errorf("default: Err holds %d errors, want %d", got, DefaultMaxRegistrationErrors)
+	}
+}

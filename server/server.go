@@ -40,6 +40,12 @@ type Options struct {
 	Instructions string
 	// Logger receives the server's own diagnostics. Nil discards them.
 	Logger *slog.Logger
+	// MaxRegistrationErrors bounds how many failed registrations the
+	// server keeps for Err (a gateway re-registers what its upstreams
+	// list, so a faulty upstream could otherwise grow the list without
+	// end); later ones are counted, and logged like the others. Zero
+	// or less: DefaultMaxRegistrationErrors.
+	MaxRegistrationErrors int
 	// PageSize is the number of entries per page of tools/list,
 	// prompts/list, resources/list and resources/templates/list.
 	// Default DefaultPageSize.
