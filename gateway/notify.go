@@ -81,11 +81,11 @@ func (r *relay) progress(p *mcp.ProgressParams) {
 	if p.Total != nil {
 		total = *p.Total
 	}
-	r.send(func() { r.req.Progress(r.ctx, p.Progress, total, p.Message) })
+	r.send(func() { _ = r.req.Progress(r.ctx, p.Progress, total, p.Message) }) // best effort, as upstream sent it
 }
 
 func (r *relay) log(p *mcp.LoggingMessageParams) {
-	r.send(func() { r.req.Log(r.ctx, p.Level, p.Logger, p.Data) })
+	r.send(func() { _ = r.req.Log(r.ctx, p.Level, p.Logger, p.Data) }) // best effort, as upstream sent it
 }
 
 // context asks the upstream for progress on the call, for r, when the

@@ -138,7 +138,7 @@ func resumeRemote[R any](ctx context.Context, u *upstream, req *server.Request, 
 	case <-ctx.Done():
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), u.cfg.ConnectTimeout)
 		defer cancel()
-		ps.send(cctx, owner, &peerMsg{Op: "cancel", RID: rid, From: ps.broker.ID()})
+		_, _ = ps.send(cctx, owner, &peerMsg{Op: "cancel", RID: rid, From: ps.broker.ID()}) // best effort: the caller has gone
 		return zero, ctx.Err()
 	}
 }
@@ -190,7 +190,7 @@ func (ps *peers) serve(ctx context.Context, m *peerMsg) {
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultConnectTimeout)
 		defer cancel()
-		ps.send(sctx, m.From, out)
+		_, _ = ps.send(sctx, m.From, out) // best effort: the asking instance times out on its own
 	}()
 	// Registered before anything else, so that a cancel sent at once is
 	// not lost.

@@ -96,7 +96,7 @@ func (u *upstream) awaitTask(id string) server.ToolHandler {
 			if ctx.Err() != nil {
 				// The client cancelled the gateway's task: the upstream's goes too.
 				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-				c.CancelTask(cctx, id)
+				_ = c.CancelTask(cctx, id) // best effort: the upstream task may be over
 				cancel()
 			}
 			return nil, upstreamError(err)

@@ -345,10 +345,7 @@ func (m *answerMembers) checkElicitResult(form jsontext.Value) *badAnswer {
 	if err := s.Validate(content); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
-			msg := ve.Message
-			if ve.More > 0 {
-				msg += " (and " + strconv.Itoa(ve.More) + " more)"
-			}
+			msg := ve.Message + ve.OthersText()
 			return &badAnswer{field: "content" + pointerPath(ve.Location), msg: msg}
 		}
 		return &badAnswer{field: "content", msg: err.Error()}

@@ -20,7 +20,11 @@ import (
 // set; converting to them costs nothing.
 
 func init() {
-	seam.Install(func(v any) seam.Protocol { return (*carrierServer)(v.(*Server)) })
+	seam.Install(func(v any) seam.Protocol {
+		s := v.(*Server)
+		s.startServing() // a carrier is built on it: see Server.Err
+		return (*carrierServer)(s)
+	})
 }
 
 type carrierServer Server

@@ -23,7 +23,9 @@
 // naming the tool, prompt or resource, and for a struct tag the Go field)
 // for a missing name, a nil handler, a malformed `jsonschema` tag or a
 // schema that does not compile, and nothing is registered. The error is
-// the caller's to handle (it is not also logged).
+// the caller's to handle; one the caller ignored still surfaces: Err
+// returns every registration error, and the server logs each at Error
+// level (Options.Logger) when it starts serving.
 //
 // On a legacy session (protocol revisions 2025-11-25 and older, entered
 // through initialize) a handler may ask the client for input — elicitation,

@@ -56,7 +56,7 @@ type extNotification struct {
 // Advertising an id again replaces its settings. A malformed id or
 // settings that are not an object is an error starting with "server:".
 func (s *Server) AddExtension(id string, settings any) error {
-	return s.addExtension(id, settings)
+	return s.noteRegistration(s.addExtension(id, settings))
 }
 
 func (s *Server) addExtension(id string, settings any) error {
@@ -173,7 +173,7 @@ func coreNotification(method string) bool {
 // method again replaces its handler. A core method name or a nil handler
 // is an error starting with "server:"; nothing is registered.
 func AddMethod[In, Out any](s *Server, method string, h MethodHandler[In, Out]) error {
-	return addMethod(s, method, h)
+	return s.noteRegistration(addMethod(s, method, h))
 }
 
 func addMethod[In, Out any](s *Server, method string, h MethodHandler[In, Out]) error {
@@ -211,7 +211,7 @@ func addMethod[In, Out any](s *Server, method string, h MethodHandler[In, Out]) 
 // that carry notifications (stdio). A core notification name or a nil
 // handler is an error starting with "server:".
 func AddNotification[In any](s *Server, method string, h NotificationHandler[In]) error {
-	return addNotification(s, method, h)
+	return s.noteRegistration(addNotification(s, method, h))
 }
 
 func addNotification[In any](s *Server, method string, h NotificationHandler[In]) error {

@@ -37,7 +37,7 @@ type promptEntry struct {
 // without a name or a nil handler is an error (starting with "server:",
 // naming the prompt); nothing is registered then. AddPrompt never panics.
 func (s *Server) AddPrompt(p *mcp.Prompt, h PromptHandler) error {
-	return s.addPrompt(p, h)
+	return s.noteRegistration(s.addPrompt(p, h))
 }
 
 func (s *Server) addPrompt(p *mcp.Prompt, h PromptHandler) error {

@@ -41,7 +41,7 @@ type templateEntry struct {
 // A resource without a URI or a nil handler is an error (starting with
 // "server:", naming the resource); nothing is registered then. AddResource never panics.
 func (s *Server) AddResource(r *mcp.Resource, h ResourceHandler) error {
-	return s.addResource(r, h)
+	return s.noteRegistration(s.addResource(r, h))
 }
 
 func (s *Server) addResource(r *mcp.Resource, h ResourceHandler) error {
@@ -67,7 +67,7 @@ func (s *Server) addResource(r *mcp.Resource, h ResourceHandler) error {
 // registered then.
 // AddResourceTemplate never panics.
 func (s *Server) AddResourceTemplate(t *mcp.ResourceTemplate, h ResourceHandler) error {
-	return s.addResourceTemplate(t, h)
+	return s.noteRegistration(s.addResourceTemplate(t, h))
 }
 
 func (s *Server) addResourceTemplate(t *mcp.ResourceTemplate, h ResourceHandler) error {

@@ -40,6 +40,12 @@ type Options struct {
 	Instructions string
 	// Logger receives the server's own diagnostics. Nil discards them.
 	Logger *slog.Logger
+	// MaxRegistrationErrors bounds how many failed registrations the
+	// server keeps for Err (a gateway re-registers what its upstreams
+	// list, so a faulty upstream could otherwise grow the list without
+	// end); later ones are counted, and logged like the others. Zero
+	// or less: DefaultMaxRegistrationErrors.
+	MaxRegistrationErrors int
 	// PageSize is the number of entries per page of tools/list,
 	// prompts/list, resources/list and resources/templates/list.
 	// Default DefaultPageSize.
@@ -185,6 +191,8 @@ type Server struct {
 
 	batch batchState // Batch
 
+	regErrs registrationErrors // Err
+
 	tasks tasks
 
 	// The interceptor chains (intercept.go): userChain is
@@ -310,6 +318,7 @@ func (s *Server) Connect(t transport.Conn) *Session { return s.connect(t, "") }
 // connect starts a session whose requests act for principal (see
 // WithPrincipal) unless their own context names one.
 func (s *Server) connect(t transport.Conn, principal string) *Session {
+	s.startServing()
 	ss := newSession(s)
 	ss.principal = principal
 	// The connection's handlers run on warm goroutines, as HTTP sessions'

@@ -61,7 +61,7 @@ var emptyObjectSchema = jsontext.Value(`{"type":"object","additionalProperties":
 // A tool whose Execution.TaskSupport is optional or required may run as a
 // task: see ContinueAsTask, TaskOnDemand and docs/design/tasks.md.
 func (s *Server) AddRawTool(t *mcp.Tool, h ToolHandler, opts ...ToolOption) error {
-	return s.addRawTool("AddRawTool", t, h, opts)
+	return s.noteRegistration(s.addRawTool("AddRawTool", t, h, opts))
 }
 
 // addRawTool registers a tool for AddRawTool and AddTool; op names the
@@ -144,7 +144,7 @@ func checkTool(op string, t *mcp.Tool) error {
 //
 // Nothing is registered then. AddTool never panics.
 func AddTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], opts ...ToolOption) error {
-	return addTool(s, t, h, opts)
+	return s.noteRegistration(addTool(s, t, h, opts))
 }
 
 func addTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], opts []ToolOption) error {

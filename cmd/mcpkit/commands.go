@@ -275,7 +275,8 @@ func (c *cli) onLog(ctx context.Context, p *mcp.LoggingMessageParams) {
 	}()
 	data, ok := p.Data.(string)
 	if !ok {
-		b, _ := json.Marshal(p.Data)
+		// Keys sorted: the same data prints the same way every time.
+		b, _ := json.Marshal(p.Data, json.Deterministic(true))
 		data = string(b)
 	}
 	if p.Logger != "" {
@@ -476,9 +477,17 @@ func (c *cli) call(ctx context.Context, cl *client.Client, p *mcp.CallToolParams
 			return err
 		}
 	} else {
-		c.printContents(res.Content)
+		// A tool error (isError) is the tool's failure, not its output:
+		// it goes to stderr under a label, and the exit code is
+		// exitToolErr. With --json the result stays whole on stdout.
+		out := c.stdout
+		if res.IsError {
+			out = c.stderr
+			fmt.Fprintf(c.stderr, "mcpkit: the tool %q reported an error (isError):\n", p.Name)
+		}
+		c.printContents(out, res.Content)
 		if len(res.Content) == 0 && len(res.StructuredContent) > 0 {
-			fmt.Fprintln(c.stdout, string(res.StructuredContent))
+			fmt.Fprintln(out, string(res.StructuredContent))
 		}
 		if c.saveErr != nil {
 			return &exitError{code: exitConn, err: c.saveErr}
@@ -490,40 +499,40 @@ func (c *cli) call(ctx context.Context, cl *client.Client, p *mcp.CallToolParams
 	return nil
 }
 
-func (c *cli) printContents(cs mcp.Contents) {
+func (c *cli) printContents(w io.Writer, cs mcp.Contents) {
 	for _, b := range cs {
-		c.printContent(b)
+		c.printContent(w, b)
 	}
 }
 
-func (c *cli) printContent(b mcp.Content) {
+func (c *cli) printContent(w io.Writer, b mcp.Content) {
 	switch b := b.(type) {
 	case *mcp.TextContent:
-		fmt.Fprintln(c.stdout, b.Text)
+		fmt.Fprintln(w, b.Text)
 		return
 	case *mcp.ImageContent:
-		c.printBinary("image", b.Data, b.MIMEType, "")
+		c.printBinary(w, "image", b.Data, b.MIMEType, "")
 		return
 	case *mcp.AudioContent:
-		c.printBinary("audio", b.Data, b.MIMEType, "")
+		c.printBinary(w, "audio", b.Data, b.MIMEType, "")
 		return
 	case *mcp.EmbeddedResource:
 		switch rc := b.Resource.(type) {
 		case *mcp.TextResourceContents:
-			fmt.Fprintln(c.stdout, rc.Text)
+			fmt.Fprintln(w, rc.Text)
 			return
 		case *mcp.BlobResourceContents:
-			c.printBinary("blob", rc.Blob, rc.MIMEType, rc.URI)
+			c.printBinary(w, "blob", rc.Blob, rc.MIMEType, rc.URI)
 			return
 		}
 	}
 	raw, _ := json.Marshal(b)
-	fmt.Fprintln(c.stdout, string(raw))
+	fmt.Fprintln(w, string(raw))
 }
 
 // printBinary shows binary contents as their size, MIME type and first
 // bytes in hex, or saves the first such contents to the --out file.
-func (c *cli) printBinary(kind string, data []byte, mimeType, uri string) {
+func (c *cli) printBinary(w io.Writer, kind string, data []byte, mimeType, uri string) {
 	from := ""
 	if uri != "" {
 		from = " from " + uri
@@ -534,10 +543,10 @@ func (c *cli) printBinary(kind string, data []byte, mimeType, uri string) {
 			c.saveErr = fmt.Errorf("--out: %w", err)
 			return
 		}
-		fmt.Fprintf(c.stdout, "<%s: %d bytes of %s%s saved to %s>\n", kind, len(data), orUnknown(mimeType), from, c.f.out)
+		fmt.Fprintf(w, "<%s: %d bytes of %s%s saved to %s>\n", kind, len(data), orUnknown(mimeType), from, c.f.out)
 		return
 	}
-	fmt.Fprintf(c.stdout, "<%s: %s%s>\n", kind, describeBytes(data, mimeType), from)
+	fmt.Fprintf(w, "<%s: %s%s>\n", kind, describeBytes(data, mimeType), from)
 }
 
 func orUnknown(mimeType string) string {
@@ -580,7 +589,7 @@ func (c *cli) read(ctx context.Context, cl *client.Client, uri string) (err erro
 		case *mcp.TextResourceContents:
 			fmt.Fprintln(c.stdout, rc.Text)
 		case *mcp.BlobResourceContents:
-			c.printBinary("blob", rc.Blob, rc.MIMEType, rc.URI)
+			c.printBinary(c.stdout, "blob", rc.Blob, rc.MIMEType, rc.URI)
 		default:
 			raw, _ := json.Marshal(rc)
 			fmt.Fprintln(c.stdout, string(raw))
@@ -602,7 +611,7 @@ func (c *cli) prompt(ctx context.Context, cl *client.Client, p *mcp.GetPromptPar
 	}
 	for _, m := range res.Messages {
 		fmt.Fprintf(c.stdout, "%s: ", m.Role)
-		c.printContent(m.Content)
+		c.printContent(c.stdout, m.Content)
 	}
 	return nil
 }

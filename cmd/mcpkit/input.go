@@ -116,7 +116,11 @@ func (a *asker) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitRes
 		content = client.ApplyElicitationDefaults(p.RequestedSchema, content)
 		for _, r := range schema.Required {
 			if _, ok := content[r]; !ok {
-				return nil, usageErr("the server asks for %q, which has no default: give --answer %s=...", r, r)
+				// The command line is right; the form asks for more than
+				// it says: not a usage error.
+				return nil, &exitError{code: exitInput, err: fmt.Errorf(
+					"--accept-defaults cannot fill the server's form %q: its required field %q has no default; give it with --answer %s=VALUE",
+					p.Message, r, r)}
 			}
 		}
 		return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: content}, nil

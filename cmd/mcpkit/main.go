@@ -21,6 +21,7 @@ const (
 	exitToolErr  = 1   // the tool answered with isError
 	exitProtocol = 2   // the server answered with a JSON-RPC error
 	exitConn     = 3   // connecting or talking to the server failed
+	exitInput    = 4   // the server asked for input the flags cannot give
 	exitUsage    = 64  // the command line is wrong
 	exitSignal   = 130 // interrupted (SIGINT or SIGTERM) before the answer came
 )
@@ -125,9 +126,14 @@ and reused by later runs.
 
 Exit codes:
   0   success
-  1   the tool returned a result with isError
+  1   the tool returned a result with isError: its content is printed to
+      stderr after the line "mcpkit: the tool NAME reported an error
+      (isError):" (with --json, the whole result goes to stdout as usual)
   2   protocol error: the server answered with a JSON-RPC error
   3   connection or transport failure (authorization and --timeout included)
+  4   the server asked for input the flags cannot give: with --accept-defaults,
+      a required field of its form has no default (the message names it;
+      add --answer FIELD=VALUE)
   64  usage error
   130 interrupted before the answer came
 `

@@ -257,9 +257,14 @@ func TestCall(t *testing.T) {
 		expect(t, mcpkit(t, g.args("call", "--era", era, "--answer", "plan=pro", "signup")...),
 			0, "Welcome, guest (pro plan, 1 seats)!")
 		// Declined (explicitly, or because stdin is no terminal): the tool
-		// reports an error.
-		expect(t, mcpkit(t, g.args("call", "--era", era, "--decline", "signup")...), 1, "decline")
-		expect(t, mcpkit(t, g.args("call", "--era", era, "signup")...), 1, "decline")
+		// reports an error, on stderr under its label.
+		for _, args := range [][]string{{"--decline", "signup"}, {"signup"}} {
+			r := mcpkit(t, g.args("call", append([]string{"--era", era}, args...)...)...)
+			expect(t, r, exitToolErr)
+			if !strings.Contains(r.stderr, "reported an error (isError):\nserver: the user declined") {
+				t.Errorf("call %q: stderr lacks the labelled tool error\nstdout: %s\nstderr: %s", args, r.stdout, r.stderr)
+			}
+		}
 
 		expect(t, mcpkit(t, g.args("call", "--era", era, "summarize", "--sampling-reply", "MCP is a protocol.")...),
 			0, "the model said: MCP is a protocol.")
@@ -289,8 +294,15 @@ func TestExitCodes(t *testing.T) {
 	url := startHTTP(t)
 	for _, g := range []tgt{{url: url}, {}} {
 		t.Run(g.String(), func(t *testing.T) {
+			// A tool error goes to stderr, labelled, never to stdout.
 			r := mcpkit(t, g.args("call", "fail", "message=boom")...)
-			expect(t, r, exitToolErr, "boom")
+			expect(t, r, exitToolErr)
+			if strings.Contains(r.stdout, "boom") || !strings.Contains(r.stderr, "mcpkit: the tool \"fail\" reported an error (isError):\nboom\n") {
+				t.Errorf("a tool error: stdout %q, stderr %q; want it on stderr under its label", r.stdout, r.stderr)
+			}
+			// --json keeps the whole result on stdout for scripts.
+			r = mcpkit(t, g.args("call", "--json", "fail", "message=boom")...)
+			expect(t, r, exitToolErr, `"isError": true`, "boom")
 			r = mcpkit(t, g.args("call", "nope")...)
 			expect(t, r, exitProtocol)
 			if !strings.Contains(r.stderr, "unknown tool") {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -143,5 +144,49 @@ func TestFormDefaults(t *testing.T) {
 	// End of input mid-form cancels.
 	if res, _ := form(t, `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`, ""); res.Action != mcp.ElicitActionCancel {
 		t.Errorf("end of input: %q", res.Action)
+	}
+}
+
+// TestAcceptDefaultsRequiredWithoutDefault: --accept-defaults on a form
+// whose required field has no default fails naming the field, with its
+// own exit code, not as a usage error (issue 34).
+func TestAcceptDefaultsRequiredWithoutDefault(t *testing.T) {
+	var out bytes.Buffer
+	a := &asker{f: &clientFlags{acceptDefaults: true}, out: &out, mu: &sync.Mutex{}}
+	p := &mcp.ElicitParams{Message: "Sign up", RequestedSchema: jsontext.Value(
+		`{"type":"object","properties":{"plan":{"type":"string","default":"free"},"email":{"type":"string"}},"required":["plan","email"]}`)}
+	_, err := a.elicit(context.Background(), p)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if code := exitCode(err); code != exitInput || code == exitUsage {
+		t.Errorf("exit code %d, want %d", code, exitInput)
+	}
+	const want = `--accept-defaults cannot fill the server's form "Sign up": its required field "email" has no default; give it with --answer email=VALUE`
+	if err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+}
+
+// TestLogDataKeysSorted: structured log data prints with its object keys
+// in sorted order at every depth, so the same data reads the same way
+// each time (issue 34: the order changed from one message to the next).
+func TestLogDataKeysSorted(t *testing.T) {
+	data := map[string]any{}
+	var keys []string
+	for i := range 20 {
+		k := fmt.Sprintf("k%02d", i)
+		keys = append(keys, fmt.Sprintf("%q:%d", k, i))
+		data[k] = i
+	}
+	data["nested"] = map[string]any{"b": 2, "a": 1, "c": 3}
+	want := "[info] app: {" + strings.Join(keys, ",") + `,"nested":{"a":1,"b":2,"c":3}}` + "\n"
+	for range 5 {
+		var stderr bytes.Buffer
+		c := &cli{stderr: &stderr}
+		c.onLog(context.Background(), &mcp.LoggingMessageParams{Level: mcp.LevelInfo, Logger: "app", Data: data})
+		if got := stderr.String(); got != want {
+			t.Fatalf("log line\n%s\nwant\n%s", got, want)
+		}
 	}
 }

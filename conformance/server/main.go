@@ -41,6 +41,11 @@ func main() {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	s := newServer(logger)
+	// The registrations (newServer) ignore their errors one by one; they
+	// are all checked here, before serving.
+	if err := s.Err(); err != nil {
+		log.Fatal(err)
+	}
 	if *useStdio {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()

@@ -53,14 +53,14 @@ func addModernTools(s *server.Server) {
 		if promptFlip.Swap(!promptFlip.Load()) {
 			s.RemovePrompts("test_dynamic_prompt")
 		} else {
-			s.AddPrompt(&mcp.Prompt{Name: "test_dynamic_prompt", Description: "Comes and goes"},
+			_ = s.AddPrompt(&mcp.Prompt{Name: "test_dynamic_prompt", Description: "Comes and goes"},
 				func(ctx context.Context, req *server.GetPromptRequest) (*mcp.GetPromptResult, error) {
 					return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{userText("dynamic")}}, nil
 				})
 		}
 		return text("Mutation triggered"), nil
 	})
-	s.AddRawTool(&mcp.Tool{
+	_ = s.AddRawTool(&mcp.Tool{
 		Name:        "test_x_mcp_header",
 		Description: "Mirrors its region argument into the Mcp-Param-Region header (SEP-2243)",
 		InputSchema: jsontext.Value(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"level":{"type":"integer"}},"required":["region"]}`),

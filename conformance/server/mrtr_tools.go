@@ -172,7 +172,7 @@ func addMRTRTools(s *server.Server) {
 		}
 		return nil, in
 	})
-	s.AddPrompt(&mcp.Prompt{Name: "test_input_required_result_prompt", Description: "A prompt that asks for context first"},
+	_ = s.AddPrompt(&mcp.Prompt{Name: "test_input_required_result_prompt", Description: "A prompt that asks for context first"},
 		func(ctx context.Context, req *server.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			res, ok, err := req.ElicitResult("user_context")
 			if err != nil {

@@ -34,12 +34,12 @@ type fileIn struct {
 }
 
 func addTaskTools(s *server.Server) {
-	server.AddTool(s, &mcp.Tool{Name: "greet", Description: "Greets someone, synchronously"},
+	_ = server.AddTool(s, &mcp.Tool{Name: "greet", Description: "Greets someone, synchronously"},
 		func(_ context.Context, _ *server.CallToolRequest, in greetIn) (*mcp.CallToolResult, error) {
 			return text(fmt.Sprintf("Hello, %s!", in.Name)), nil
 		})
 
-	server.AddTool(s, &mcp.Tool{Name: "slow_compute", Description: "Works for the given number of seconds", Execution: taskTool(mcp.TaskSupportOptional)},
+	_ = server.AddTool(s, &mcp.Tool{Name: "slow_compute", Description: "Works for the given number of seconds", Execution: taskTool(mcp.TaskSupportOptional)},
 		func(ctx context.Context, _ *server.CallToolRequest, in slowIn) (*mcp.CallToolResult, error) {
 			select {
 			case <-time.After(time.Duration(in.Seconds * float64(time.Second))):
@@ -49,7 +49,7 @@ func addTaskTools(s *server.Server) {
 			return text(fmt.Sprintf("Computed %s in %gs", in.Label, in.Seconds)), nil
 		})
 
-	server.AddTool(s, &mcp.Tool{Name: "failing_job", Description: "Fails with a tool error after a second", Execution: taskTool(mcp.TaskSupportRequired)},
+	_ = server.AddTool(s, &mcp.Tool{Name: "failing_job", Description: "Fails with a tool error after a second", Execution: taskTool(mcp.TaskSupportRequired)},
 		func(ctx context.Context, _ *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
 			select {
 			case <-time.After(time.Second):
@@ -59,12 +59,12 @@ func addTaskTools(s *server.Server) {
 			return nil, fmt.Errorf("the job failed")
 		})
 
-	server.AddTool(s, &mcp.Tool{Name: "protocol_error_job", Description: "Fails with a protocol error", Execution: taskTool(mcp.TaskSupportOptional)},
+	_ = server.AddTool(s, &mcp.Tool{Name: "protocol_error_job", Description: "Fails with a protocol error", Execution: taskTool(mcp.TaskSupportOptional)},
 		func(context.Context, *server.CallToolRequest, none) (*mcp.CallToolResult, error) {
 			return nil, jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the job crashed")
 		})
 
-	server.AddTool(s, &mcp.Tool{Name: "confirm_delete", Description: "Asks for confirmation, then deletes a file", Execution: taskTool(mcp.TaskSupportOptional)},
+	_ = server.AddTool(s, &mcp.Tool{Name: "confirm_delete", Description: "Asks for confirmation, then deletes a file", Execution: taskTool(mcp.TaskSupportOptional)},
 		func(_ context.Context, req *server.CallToolRequest, in fileIn) (*mcp.CallToolResult, error) {
 			ans, ok, err := req.ElicitResult("confirm")
 			if err != nil {
@@ -79,7 +79,7 @@ func addTaskTools(s *server.Server) {
 			return text("Deleted " + in.Filename), nil
 		})
 
-	server.AddTool(s, &mcp.Tool{Name: "multi_input", Description: "Asks two questions at once", Execution: taskTool(mcp.TaskSupportOptional)},
+	_ = server.AddTool(s, &mcp.Tool{Name: "multi_input", Description: "Asks two questions at once", Execution: taskTool(mcp.TaskSupportOptional)},
 		func(_ context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
 			first, ok1, err := req.ElicitResult("first")
 			if err != nil {
@@ -102,7 +102,7 @@ func addTaskTools(s *server.Server) {
 			return text(fmt.Sprintf("Got %s and %s", acceptedName(first), acceptedName(second))), nil
 		})
 
-	server.AddTool(s, &mcp.Tool{Name: "test_tool_with_task", Description: "Asks for a name, then greets as a task", Execution: taskTool(mcp.TaskSupportOptional)},
+	_ = server.AddTool(s, &mcp.Tool{Name: "test_tool_with_task", Description: "Asks for a name, then greets as a task", Execution: taskTool(mcp.TaskSupportOptional)},
 		func(_ context.Context, req *server.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
 			name, ok, err := req.ElicitResult("user_name")
 			if err != nil {

@@ -28,7 +28,7 @@ func text(s string) *mcp.CallToolResult {
 }
 
 func tool[In any](s *server.Server, name, description string, h func(ctx context.Context, req *server.CallToolRequest, in In) (*mcp.CallToolResult, error)) {
-	server.AddTool(s, &mcp.Tool{Name: name, Description: description}, h)
+	_ = server.AddTool(s, &mcp.Tool{Name: name, Description: description}, h)
 }
 
 // jsonSchema2020Tool is the SEP-1613/SEP-2106 fixture schema, kept verbatim.
@@ -127,7 +127,7 @@ func addTools(s *server.Server) {
 			`"titledMulti":{"type":"array","description":"Select multiple options with titles","minItems":1,"maxItems":3,"items":{"anyOf":[{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}`+
 			`},"required":[]}`, "Elicitation completed")
 	})
-	s.AddRawTool(&mcp.Tool{
+	_ = s.AddRawTool(&mcp.Tool{
 		Name:        "json_schema_2020_12_tool",
 		Description: "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
 		InputSchema: jsontext.Value(jsonSchema2020Tool),

@@ -220,7 +220,7 @@ func newServer(release <-chan struct{}, events *TaskEvents, opts *server.Options
 	o.Logging, o.RequestStateKeys = true, []server.RequestStateKey{StateKey}
 	s := server.New(&o)
 	addTaskTools(s, release, events)
-	server.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
+	_ = server.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
 		res, ok, err := req.ElicitResult("who")
 		if err != nil {
 			return "", err
@@ -233,7 +233,7 @@ func newServer(release <-chan struct{}, events *TaskEvents, opts *server.Options
 		}
 		return fmt.Sprintf("hello %v", res.Content["name"]), nil
 	})
-	server.AddTool(s, &mcp.Tool{Name: "poll"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
+	_ = server.AddTool(s, &mcp.Tool{Name: "poll"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
 		_ = req.Log(ctx, mcp.LevelInfo, "poll", "first")
 		req.CloseStream()
 		select {
@@ -244,7 +244,7 @@ func newServer(release <-chan struct{}, events *TaskEvents, opts *server.Options
 		_ = req.Log(ctx, mcp.LevelInfo, "poll", "second")
 		return "polled", nil
 	})
-	server.AddTool(s, &mcp.Tool{Name: "hold"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
+	_ = server.AddTool(s, &mcp.Tool{Name: "hold"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
 		_ = req.Log(ctx, mcp.LevelInfo, "hold", "holding")
 		select {
 		case <-release:
@@ -253,7 +253,7 @@ func newServer(release <-chan struct{}, events *TaskEvents, opts *server.Options
 			return "", ctx.Err()
 		}
 	})
-	server.AddTool(s, &mcp.Tool{Name: "later"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
+	_ = server.AddTool(s, &mcp.Tool{Name: "later"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
 		ss := req.Session()
 		if ss == nil {
 			return "", errors.New("no session")
@@ -266,9 +266,14 @@ func newServer(release <-chan struct{}, events *TaskEvents, opts *server.Options
 		}()
 		return "later", nil
 	})
-	s.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	_ = s.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: mcp.ResourceContentsList{&mcp.TextResourceContents{URI: "test://r", Text: "r"}}}, nil
 	})
+	// Each registration above is checked here, once: they are fixed
+	// values, so an error is a bug in this package.
+	if err := s.Err(); err != nil {
+		panic(err)
+	}
 	return s
 }
 

@@ -65,7 +65,7 @@ func newGatewayCluster(t *testing.T, backend func(i int) GatewayBackend) *gatewa
 		serving.Add(1)
 		go func() {
 			defer serving.Done()
-			up.Serve(context.Background(), b)
+			_ = up.Serve(context.Background(), b) // ends when the test closes b
 		}()
 		return a, nil
 	}
@@ -96,7 +96,7 @@ func newGatewayCluster(t *testing.T, backend func(i int) GatewayBackend) *gatewa
 		t.Cleanup(func() {
 			ts.CloseClientConnections()
 			ts.Close()
-			h.Shutdown(context.Background())
+			_ = h.Shutdown(context.Background())
 			g.Close()
 			if b.Close != nil {
 				b.Close()
@@ -162,7 +162,9 @@ func Gateway(t *testing.T, backend func(i int) GatewayBackend) {
 			}
 			rs := mcp.InputResponses{}
 			for k := range ire.Result.InputRequests {
-				rs.Set(k, &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "Ada"}})
+				if err := rs.Set(k, &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "Ada"}}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			res, err := cl.CallTool(ctx, &mcp.CallToolParams{Name: tool, InputResponses: rs, RequestState: ire.Result.RequestState})
 			if err != nil {

@@ -212,7 +212,9 @@ func ListenFanOut(t *testing.T, c *Cluster) {
 		t.Fatalf("listen streams on instances %v, want all %d", listeners, len(c.Nodes))
 	}
 	origin := c.Nodes[0].Server
-	server.AddTool(origin, &mcp.Tool{Name: "late"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) { return "", nil })
+	if err := server.AddTool(origin, &mcp.Tool{Name: "late"}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) { return "", nil }); err != nil {
+		t.Fatal(err)
+	}
 	origin.ResourceUpdated("test://r")
 	for i, s := range subs {
 		want := []string{mcp.NotificationToolsListChanged, mcp.NotificationResourcesUpdated}

@@ -33,7 +33,7 @@ func newTaskEvents() *TaskEvents {
 //   - "taskhold" waits for release or its cancellation, reporting both.
 func addTaskTools(s *server.Server, release <-chan struct{}, ev *TaskEvents) {
 	opt := &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
-	server.AddTool(s, &mcp.Tool{Name: "taskask", Execution: opt}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
+	_ = server.AddTool(s, &mcp.Tool{Name: "taskask", Execution: opt}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
 		res, ok, err := req.ElicitResult("who")
 		if err != nil {
 			return "", err
@@ -46,7 +46,7 @@ func addTaskTools(s *server.Server, release <-chan struct{}, ev *TaskEvents) {
 		}
 		return fmt.Sprintf("hello %v", res.Content["name"]), nil
 	})
-	server.AddTool(s, &mcp.Tool{Name: "taskhold", Execution: opt}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
+	_ = server.AddTool(s, &mcp.Tool{Name: "taskhold", Execution: opt}, func(ctx context.Context, req *server.CallToolRequest, _ struct{}) (string, error) {
 		ev.Started <- struct{}{}
 		select {
 		case <-release:

@@ -16,14 +16,21 @@ import (
 	"golang.org/x/text/message"
 )
 
+// maxListed bounds the failures an error message names beside the first,
+// so that an instance failing everywhere (a long array of bad items) does
+// not make a message of unbounded size; the rest are counted.
+const maxListed = 15
+
 // ValidationError is an instance that does not conform to its schema. Its
-// Error method returns one line: the JSON pointer of the first failing
-// value (omitted for the instance itself), a short message, and how many
-// other failures there are, e.g. `/age: must be >= 0 (and 1 more)`.
+// Error method returns one line naming every failure (up to 1+maxListed,
+// then a count), the first being the JSON pointer of the first failing
+// value (omitted for the instance itself) and a short message, e.g.
+// `missing required property "b"; /age: must be >= 0`.
 type ValidationError struct {
-	Location string // JSON pointer of the failing value; "" is the whole instance
-	Message  string // what is wrong there, e.g. "must be >= 0"
-	More     int    // number of other failures found
+	Location string   // JSON pointer of the failing value; "" is the whole instance
+	Message  string   // what is wrong there, e.g. "must be >= 0"
+	More     int      // number of other failures found
+	Others   []string // the first of those (at most maxListed), each "pointer: message"
 	err      *jsv.ValidationError
 }
 
@@ -34,8 +41,21 @@ func (e *ValidationError) Error() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Message)
-	if e.More > 0 {
-		fmt.Fprintf(&b, " (and %d more)", e.More)
+	b.WriteString(e.OthersText())
+	return b.String()
+}
+
+// OthersText returns the failures after the first as Error writes them:
+// "; /b: must be string; /c: …", then " (and N more)" for those beyond
+// Others; "" when there is only one.
+func (e *ValidationError) OthersText() string {
+	var b strings.Builder
+	for _, o := range e.Others {
+		b.WriteString("; ")
+		b.WriteString(o)
+	}
+	if rest := e.More - len(e.Others); rest > 0 {
+		fmt.Fprintf(&b, " (and %d more)", rest)
 	}
 	return b.String()
 }
@@ -53,10 +73,19 @@ var printer = message.NewPrinter(language.English)
 func newValidationError(root *jsv.ValidationError, instance any) *ValidationError {
 	repairLocations(root, instance)
 	leaves := collectLeaves(root, nil)
-	first := slices.MinFunc(leaves, func(x, y leaf) int {
+	slices.SortStableFunc(leaves, func(x, y leaf) int {
 		return cmp.Or(comparePointers(x.loc, y.loc), strings.Compare(x.msg, y.msg))
 	})
-	return &ValidationError{Location: pointer(first.loc), Message: first.msg, More: len(leaves) - 1, err: root}
+	first := leaves[0]
+	e := &ValidationError{Location: pointer(first.loc), Message: first.msg, More: len(leaves) - 1, err: root}
+	for _, l := range leaves[1:min(len(leaves), 1+maxListed)] {
+		if loc := pointer(l.loc); loc != "" {
+			e.Others = append(e.Others, loc+": "+l.msg)
+		} else {
+			e.Others = append(e.Others, l.msg)
+		}
+	}
+	return e
 }
 
 // repairLocations fixes the location of propertyNames failures, which the

@@ -35,7 +35,7 @@ func TestValidate(t *testing.T) {
 				`{"age":1}`:               `missing required property "name"`,
 				`{"name":""}`:             "/name: must be at least 1 characters long",
 				`{"name":"x","extra":1}`:  `unexpected property "extra"`,
-				`{"name":3,"age":"3"}`:    "/age: must be integer, got string (and 1 more)",
+				`{"name":3,"age":"3"}`:    "/age: must be integer, got string; /name: must be string, got number",
 				`[]`:                      "must be object, got array",
 				`{"name":"x","age":null}`: "/age: must be integer, got null",
 			},
