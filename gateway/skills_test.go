@@ -1,10 +1,14 @@
 package gateway
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -14,6 +18,7 @@ import (
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/mcptest"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 var skillFS = fstest.MapFS{
@@ -145,5 +150,53 @@ func TestSkillNames(t *testing.T) {
 		if back, ok := inner("fs", kindResource, want); !ok || back != in {
 			t.Errorf("inner(%q) = %q, %v", want, back, ok)
 		}
+	}
+}
+
+// TestSkillsWithdrawn: when an upstream (2026-07-28, with its listen
+// stream) dies, its skills leave the gateway's list and skills/get no
+// longer finds them.
+func TestSkillsWithdrawn(t *testing.T) {
+	docs := newMemUpstream(t, skillsUpstream(t))
+	var down atomic.Bool
+	connect := func(ctx context.Context) (transport.Conn, error) {
+		if down.Load() {
+			return nil, errors.New("down")
+		}
+		return docs.connect(ctx)
+	}
+	g, err := New(&Options{Upstreams: []Upstream{{Name: "docs", Prefix: "docs", Connect: connect, ProtocolVersion: version(client.EraModern)}}})
+	must(t, err)
+	reconnecting := make(chan struct{}, 16)
+	ready := false
+	g.stateHook = func(_ string, s State) { // on the upstream's run goroutine
+		switch {
+		case s == StateReady:
+			ready = true
+		case s == StateConnecting && ready:
+			reconnecting <- struct{}{} // after the withdrawal of the dead connection's items
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	must(t, g.Start(ctx))
+	t.Cleanup(func() { g.Close() })
+	p := mcptest.NewPair(t, g.Server(), &mcptest.Options{Era: client.EraLegacy})
+	list, e := callSkills[skills.ListResult](t, p, skills.MethodList, nil)
+	if e != nil || len(list.Skills) != 1 {
+		t.Fatalf("skills/list = %+v, %v", list, e)
+	}
+	down.Store(true)
+	docs.kill()
+	select {
+	case <-reconnecting:
+	case <-p.Context().Done():
+		t.Fatal("the gateway never noticed the upstream's death (its serve did not return)")
+	}
+	if l, e := callSkills[skills.ListResult](t, p, skills.MethodList, nil); e != nil || len(l.Skills) != 0 {
+		t.Fatalf("skills/list after the upstream died = %+v, %v", l, e)
+	}
+	if _, e := callSkills[skills.GetResult](t, p, skills.MethodGet, skills.GetParams{URI: list.Skills[0].URI}); e == nil || e.Code != mcp.CodeInvalidParams {
+		t.Fatalf("skills/get after the upstream died: %v", e)
 	}
 }

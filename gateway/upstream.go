@@ -310,10 +310,12 @@ func (u *upstream) clientOptions(version string, cc *callConn) *client.Options {
 // check, or ctx ends; it runs the syncs the upstream's list changes ask
 // for.
 func (u *upstream) serve(ctx context.Context, c *client.Client) error {
-	lctx, stop := context.WithCancel(ctx)
-	defer stop()
+	// The listen goroutine ends when lctx does: stop runs before the wait
+	// (deferred calls run last first).
 	var listening sync.WaitGroup
 	defer listening.Wait()
+	lctx, stop := context.WithCancel(ctx)
+	defer stop()
 	if c.Era() == client.EraModern {
 		listening.Add(1)
 		go func() {
