@@ -24,10 +24,11 @@ import (
 // answers skills/list from the entries its upstreams listed at their
 // last sync, skills/get and resources/directory/read by forwarding to
 // the upstream the URI names. An entry is listed only while its
-// SKILL.md resource is registered for its upstream: the naming rules of
-// resources (prefixes, the keeper of an unprefixed name) decide for
-// skills too, and Options.Visibility hides a skill from whoever it
-// hides its SKILL.md from. Digests pass unchanged: a gateway rewrites
+// SKILL.md resource is registered for its upstream (or, when no upstream
+// lists it as a resource, by the first upstream that lists the skill):
+// the naming rules of resources (prefixes, the keeper of an unprefixed
+// name) decide for skills too, and Options.Visibility hides a skill from
+// whoever it hides its SKILL.md from. Digests pass unchanged: a gateway rewrites
 // URIs, never contents.
 
 // maxSkillPages bounds the pages of an upstream's skills/list walked in
@@ -119,13 +120,19 @@ func (g *Gateway) listSkills(ctx context.Context, req *server.Request, in skills
 		after = string(b)
 	}
 	var all []skills.Skill
+	taken := make(map[string]bool) // URIs listed by an upstream earlier in the configuration
 	for _, u := range g.ups {
 		u.mu.Lock()
 		held := u.skills
 		u.mu.Unlock()
 		for _, sk := range held {
-			if sk.URI > after && g.names.lookup(kindResource, sk.URI) == u &&
-				g.srv.Visible(ctx, req, server.Item{Kind: server.KindResource, Name: sk.URI}) {
+			// The keeper of the SKILL.md resource lists the skill; when no
+			// upstream registered it as a resource (an upstream serving its
+			// skills through a template), the first upstream that lists it.
+			owner := g.names.lookup(kindResource, sk.URI)
+			mine := owner == u || owner == nil && !taken[sk.URI]
+			taken[sk.URI] = true
+			if mine && sk.URI > after && g.srv.Visible(ctx, req, server.Item{Kind: server.KindResource, Name: sk.URI}) {
 				all = append(all, sk)
 			}
 		}

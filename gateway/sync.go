@@ -250,6 +250,9 @@ func (u *upstream) removeLocked(k kind, names []string) {
 // withdraw unregisters everything the upstream registered: its items
 // disappear from the lists, with list_changed notifications.
 func (u *upstream) withdraw() {
+	u.mu.Lock()
+	u.skills, u.skillsDirRead, u.skillsDeclared = nil, false, false // before the resources go
+	u.mu.Unlock()
 	u.g.srv.Batch(func() {
 		u.g.regMu.Lock()
 		defer u.g.regMu.Unlock()
@@ -263,7 +266,6 @@ func (u *upstream) withdraw() {
 	})
 	u.mu.Lock()
 	u.conflicts, u.skipped = nil, nil
-	u.skills, u.skillsDirRead, u.skillsDeclared = nil, false, false
 	u.mu.Unlock()
 }
 
