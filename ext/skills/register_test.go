@@ -41,7 +41,8 @@ func TestAddFSRefuses(t *testing.T) {
 		"file too big":       {fstest.MapFS{"a/SKILL.md": md("a"), "a/big.txt": big}, skills.RuleFileSize, "skill://a/SKILL.md"},
 		"skill too big":      {fstest.MapFS{"a/SKILL.md": md("a"), "a/1.txt": half, "a/2.txt": half}, skills.RuleSkillSize, "skill://a/SKILL.md"},
 		"too many files":     {fstest.MapFS{"a/SKILL.md": md("a"), "a/1": {}, "a/2": {}, "a/3": {}}, skills.RuleFileCount, "skill://a/SKILL.md"},
-		"too deep":           {fstest.MapFS{"a/SKILL.md": md("a"), "a/x/y/z.md": {}}, skills.RulePath, "skill://a/SKILL.md"},
+		"too deep":           {fstest.MapFS{"a/SKILL.md": md("a"), "a/x/y/w/z.md": {}}, skills.RulePath, "skill://a/SKILL.md"},
+		"too deep, empty":    {fstest.MapFS{"a/SKILL.md": md("a"), "a/x/y/w": {Mode: fs.ModeDir}}, skills.RulePath, "skill://a/SKILL.md"},
 		"symlink":            {fstest.MapFS{"a/SKILL.md": md("a"), "a/link": {Data: []byte("/etc/passwd"), Mode: fs.ModeSymlink}}, skills.RuleFileKind, "skill://a/SKILL.md"},
 		"named pipe":         {fstest.MapFS{"a/SKILL.md": md("a"), "a/fifo": {Mode: fs.ModeNamedPipe}}, skills.RuleFileKind, "skill://a/SKILL.md"},
 		"device":             {fstest.MapFS{"a/SKILL.md": md("a"), "a/dev": {Mode: fs.ModeDevice}}, skills.RuleFileKind, "skill://a/SKILL.md"},
@@ -99,6 +100,10 @@ func TestAddSkillRefuses(t *testing.T) {
 	}
 	if err := x.AddSkill("acme/support/refunds", good); err != nil {
 		t.Fatalf("a second skill of the same name elsewhere: %v", err)
+	}
+	_, deep := newSkillsServer(t, nil, &skills.Options{MaxDepth: 2})
+	if err := deep.AddSkill("deep", fstest.MapFS{"SKILL.md": md("deep"), "x/y/z.md": {}}); err != nil {
+		t.Fatalf("a file exactly MaxDepth directories deep: %v", err)
 	}
 	if err := x.AddSkill("x", nil); err == nil {
 		t.Error("nil fs registered")

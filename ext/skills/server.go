@@ -348,7 +348,13 @@ func (x *Server) load(skillPath string, fsys fs.FS) (*skill, error) {
 		if err := CheckPath(rel); err != nil {
 			return fail(rel, RulePath, "%s", err.(*RuleError).Detail)
 		}
-		if strings.Count(rel, "/") >= x.opts.MaxDepth {
+		// depth: the directories between the skill's root and the file,
+		// or, for a directory, those its files would lie in.
+		depth := strings.Count(rel, "/")
+		if d.IsDir() {
+			depth++
+		}
+		if depth > x.opts.MaxDepth {
 			return fail(rel, RulePath, "deeper than %d directories (Options.MaxDepth)", x.opts.MaxDepth)
 		}
 		switch t := d.Type(); {
