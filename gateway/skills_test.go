@@ -200,3 +200,37 @@ func TestSkillsWithdrawn(t *testing.T) {
 		t.Fatalf("skills/get after the upstream died: %v", e)
 	}
 }
+
+// TestSkillsServedByTemplate: an upstream that serves its skill files
+// through a resource template (its SKILL.md in no resources/list) still
+// has its skills listed, and read, through the gateway.
+func TestSkillsServedByTemplate(t *testing.T) {
+	const md = "---\nname: tpl\ndescription: served by a template\n---\nHi.\n"
+	s := server.New(nil)
+	must(t, s.AddExtension(skills.ExtensionID, nil))
+	must(t, server.AddMethod(s, skills.MethodList, func(context.Context, *server.Request, skills.ListParams) (*skills.ListResult, error) {
+		return &skills.ListResult{Skills: []skills.Skill{{
+			URI:         "skill://tpl/SKILL.md",
+			Frontmatter: skills.Frontmatter{"name": "tpl", "description": "served by a template"},
+			Resources:   skills.Resources{Files: []skills.File{{URI: "skill://tpl/SKILL.md", Digest: skills.Digest([]byte(md)), Size: int64(len(md))}}},
+		}}}, nil
+	}))
+	must(t, s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "skill://tpl/{+path}", Name: "tpl"}, func(_ context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		if req.Vars["path"] != "SKILL.md" {
+			return nil, mcp.ErrResourceNotFound
+		}
+		return &mcp.ReadResourceResult{Contents: mcp.ResourceContentsList{&mcp.TextResourceContents{URI: req.Params.URI, Text: md}}}, nil
+	}))
+	up := newMemUpstream(t, s)
+	g := newGateway(t, &Options{Upstreams: []Upstream{{Name: "up", Prefix: "up", Connect: up.connect}}})
+	p := mcptest.NewPair(t, g.Server(), nil)
+	list, e := callSkills[skills.ListResult](t, p, skills.MethodList, nil)
+	if e != nil || len(list.Skills) != 1 || list.Skills[0].URI != "skill://up/tpl/SKILL.md" {
+		t.Fatalf("skills/list = %+v, %v", list, e)
+	}
+	rr, err := p.Client.ReadResource(p.Context(), &mcp.ReadResourceParams{URI: list.Skills[0].URI})
+	must(t, err)
+	if text := rr.Contents[0].(*mcp.TextResourceContents).Text; skills.Digest([]byte(text)) != list.Skills[0].Resources.Files[0].Digest {
+		t.Fatalf("SKILL.md through the template: %q", text)
+	}
+}
