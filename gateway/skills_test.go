@@ -234,3 +234,40 @@ func TestSkillsServedByTemplate(t *testing.T) {
 		t.Fatalf("SKILL.md through the template: %q", text)
 	}
 }
+
+// TestSkillsPages: the gateway's skills/list pages by
+// server.Options.PageSize over all upstreams, each entry once.
+func TestSkillsPages(t *testing.T) {
+	a := newMemUpstream(t, skillsUpstream(t))
+	b := newMemUpstream(t, skillsUpstream(t))
+	c := newMemUpstream(t, skillsUpstream(t))
+	g := newGateway(t, &Options{Server: &server.Options{PageSize: 2}, Upstreams: []Upstream{
+		{Name: "a", Prefix: "a", Connect: a.connect},
+		{Name: "b", Prefix: "b", Connect: b.connect},
+		{Name: "c", Prefix: "c", Connect: c.connect},
+	}})
+	p := mcptest.NewPair(t, g.Server(), nil)
+	var got []string
+	cursor, pages := "", 0
+	for {
+		page, e := callSkills[skills.ListResult](t, p, skills.MethodList, skills.ListParams{Cursor: cursor})
+		if e != nil {
+			t.Fatal(e)
+		}
+		pages++
+		for _, sk := range page.Skills {
+			got = append(got, sk.URI)
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	want := []string{"skill://a/pdf-processing/SKILL.md", "skill://b/pdf-processing/SKILL.md", "skill://c/pdf-processing/SKILL.md"}
+	if pages != 2 || !slices.Equal(got, want) {
+		t.Fatalf("%d pages: %v", pages, got)
+	}
+	if _, e := callSkills[skills.ListResult](t, p, skills.MethodList, skills.ListParams{Cursor: "!"}); e == nil || e.Code != mcp.CodeInvalidParams {
+		t.Fatalf("bad cursor: %v", e)
+	}
+}
