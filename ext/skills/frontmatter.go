@@ -2,9 +2,12 @@ package skills
 
 import (
 	"bytes"
+	"errors"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
@@ -238,22 +241,61 @@ func scalar(n *yaml.Node) (any, error) {
 			return nil, ruleErr(RuleFrontmatter, "line %d: %v", n.Line, err)
 		}
 		return b, nil
-	case "!!int":
-		var i int64
-		if err := n.Decode(&i); err == nil {
-			return i, nil
-		}
-		return nil, ruleErr(RuleFrontmatter, "line %d: the integer %s does not fit 64 bits", n.Line, n.Value)
-	case "!!float":
-		var f float64
-		if err := n.Decode(&f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, ruleErr(RuleFrontmatter, "line %d: %q is not a finite number", n.Line, n.Value)
-		}
-		return f, nil
+	case "!!int", "!!float":
+		return coreNumber(n)
 	case "!!merge":
 		return nil, ruleErr(RuleFrontmatter, "line %d: YAML merge keys are not allowed in frontmatter", n.Line)
 	}
 	return nil, ruleErr(RuleFrontmatter, "line %d: the YAML tag %s is not allowed in frontmatter", n.Line, n.Tag)
+}
+
+// The YAML 1.2 core schema's numbers (what the other SDKs' parsers and
+// the conformance suite read): the parser resolves some YAML 1.1 forms
+// as numbers too (0755 as octal, 1_000, 0b101), which would make the
+// same SKILL.md render differently here and there.
+var (
+	coreInt   = regexp.MustCompile(`^[-+]?[0-9]+$`)
+	coreOct   = regexp.MustCompile(`^0o[0-7]+$`)
+	coreHex   = regexp.MustCompile(`^0x[0-9a-fA-F]+$`)
+	coreFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+	// coreSpecial: infinities and NaN, which JSON cannot carry.
+	coreSpecial = regexp.MustCompile(`^([-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN))$`)
+)
+
+// coreNumber reads a scalar the parser took for a number as the core
+// schema does: a decimal, 0o octal or 0x hexadecimal integer (one beyond
+// 64 bits as a float, as JSON parsers do), a finite float, or else, a
+// plain scalar that is no number there, the string written.
+func coreNumber(n *yaml.Node) (any, error) {
+	v := n.Value
+	switch {
+	case coreInt.MatchString(v):
+		if i, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return i, nil
+		}
+	case coreOct.MatchString(v):
+		if i, err := strconv.ParseInt(v[2:], 8, 64); err == nil {
+			return i, nil
+		}
+		return nil, ruleErr(RuleFrontmatter, "line %d: the integer %s does not fit 64 bits", n.Line, v)
+	case coreHex.MatchString(v):
+		if i, err := strconv.ParseInt(v[2:], 16, 64); err == nil {
+			return i, nil
+		}
+		return nil, ruleErr(RuleFrontmatter, "line %d: the integer %s does not fit 64 bits", n.Line, v)
+	case coreSpecial.MatchString(v):
+		return nil, ruleErr(RuleFrontmatter, "line %d: %q is not a finite number", n.Line, v)
+	case !coreFloat.MatchString(v):
+		if n.Style&yaml.TaggedStyle != 0 {
+			return nil, ruleErr(RuleFrontmatter, "line %d: %q is not a YAML 1.2 number", n.Line, v)
+		}
+		return v, nil // 1_000, 0b101, 0755 in 1.1's octal reading: strings in 1.2
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, ruleErr(RuleFrontmatter, "line %d: %q is not a finite number", n.Line, v)
+	}
+	return f, nil
 }
 
 // canonical encodes v as JSON the way it reads back from the wire:

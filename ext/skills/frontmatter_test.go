@@ -156,3 +156,24 @@ func FuzzParseFrontmatter(f *testing.F) {
 		}
 	})
 }
+
+// TestFrontmatterCoreSchema: scalars read as the YAML 1.2 core schema
+// reads them, as the JavaScript "yaml" package (the TypeScript SDK's and
+// the conformance suite's parser) does: the expected object is that
+// package's output for the same block. The YAML library alone read 0755
+// as octal (493), 1_000 as 1000 and 0b101 as 5.
+func TestFrontmatterCoreSchema(t *testing.T) {
+	block := "---\na: yes\nb: on\nc: 0755\nd: 0o17\ne: 0x1F\nf: 1_000\ng: +1\nh: .5\ni: 1e3\nj: Null\nk: TRUE\nl: 2026-01-02T10:00:00Z\nm: -0\nn: 0b101\no: 123456789012345678901234567890\np: \"0755\"\n---\n"
+	fm, err := ParseFrontmatter([]byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js Frontmatter
+	if err := json.Unmarshal([]byte(`{"a":"yes","b":"on","c":755,"d":15,"e":31,"f":"1_000","g":1,"h":0.5,"i":1000,"j":null,"k":true,"l":"2026-01-02T10:00:00Z","m":0,"n":"0b101","o":1.2345678901234568e+29,"p":"0755"}`), &js); err != nil {
+		t.Fatal(err)
+	}
+	if d := Diff(fm, js); d != nil {
+		got, _ := json.Marshal(fm, json.Deterministic(true))
+		t.Fatalf("differs from the core schema in %v: %s", d, got)
+	}
+}
