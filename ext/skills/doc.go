@@ -18,6 +18,11 @@
 // field-by-field comparison a host runs before it loads a skill. A
 // broken rule is a *RuleError naming the skill, the file and the Rule.
 //
-// Package skills imports server, client and mcp (the public API) and
-// the YAML parser only. See docs/design/skills.md.
+// The server (server.go, serve.go): NewServer declares the extension
+// on a server.Server and answers its methods; AddFS and AddSkill
+// register skills from an fs.FS, read, checked against the rules and
+// the limits of Options, and digested once; Remove unregisters them.
+//
+// Package skills imports server, client, mcp and jsonrpc (its Error):
+// the public API; and the YAML parser. See docs/design/skills.md.
 package skills
