@@ -238,13 +238,21 @@ func TestListChangedAndRemove(t *testing.T) {
 	if err := x.AddSkill("acme/pdf-processing", sub); err != nil {
 		t.Fatal(err)
 	}
-	<-changed // one notification for the whole skill (a batch)
+	wait := func() {
+		t.Helper()
+		select {
+		case <-changed:
+		case <-p.Context().Done():
+			t.Fatal("no notifications/resources/list_changed")
+		}
+	}
+	wait() // one notification for the whole skill (a batch)
 	list := call[skills.ListResult](t, p, skills.MethodList, nil)
 	if len(list.Skills) != 1 || list.Skills[0].URI != "skill://acme/pdf-processing/SKILL.md" {
 		t.Fatalf("after AddSkill: %+v", list)
 	}
 	x.Remove(list.Skills[0].URI)
-	<-changed
+	wait()
 	if got := call[skills.ListResult](t, p, skills.MethodList, nil); len(got.Skills) != 0 {
 		t.Fatalf("after Remove: %+v", got)
 	}
