@@ -111,6 +111,11 @@ func (u *upstream) sync(ctx context.Context, c *client.Client) error {
 		}
 		u.apply(l.k, items)
 	}
+	list, dirRead, declared, err := u.skillsOf(ctx, c)
+	if err != nil && !unsupported(err) {
+		return err
+	}
+	u.setSkills(list, dirRead, declared)
 	u.g.extensions(c)
 	if h := u.g.syncHook; h != nil {
 		h(u.cfg.Name)
@@ -245,6 +250,9 @@ func (u *upstream) removeLocked(k kind, names []string) {
 // withdraw unregisters everything the upstream registered: its items
 // disappear from the lists, with list_changed notifications.
 func (u *upstream) withdraw() {
+	u.mu.Lock()
+	u.skills, u.skillsDirRead, u.skillsDeclared = nil, false, false // before the resources go
+	u.mu.Unlock()
 	u.g.srv.Batch(func() {
 		u.g.regMu.Lock()
 		defer u.g.regMu.Unlock()
