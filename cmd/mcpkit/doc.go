@@ -7,6 +7,7 @@
 //	mcpkit call add a=2 b=40 -- mcpkit serve --stdio
 //	mcpkit gateway --http 127.0.0.1:8081 --prefix demo -- mcpkit serve --stdio
 //	mcpkit gateway --config gateway.json
+//	mcpkit skills --fetch ./git-flow http://127.0.0.1:8080/mcp git-flow
 //
 // This package owns the command line only: argument parsing (the standard
 // flag package, one FlagSet per subcommand), the demo server (serve.go),
@@ -15,8 +16,10 @@
 // in front, ratelimit as a server interceptor, /healthz),
 // connecting to a target (target.go), OAuth login and the file-backed
 // token store (oauth.go), answering the server's input requests on a
-// terminal or from flags (input.go), and printing results (commands.go).
+// terminal or from flags (input.go), printing results (commands.go), and
+// the skills command (skills.go: list, show and fetch through ext/skills).
 // It uses the SDK's public API only (client, server, mcp, transport/...,
-// auth, auth/oauth, gateway, ratelimit); it is not imported by anything.
+// auth, auth/oauth, gateway, ratelimit, ext/skills); it is not imported
+// by anything.
 // Run "mcpkit help" for the usage text and the exit codes.
 package main
