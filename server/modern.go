@@ -217,3 +217,12 @@ func (s *Server) withServerInfo(meta mcp.Meta) mcp.Meta {
 	out[mcp.MetaKeyServerInfo] = s.serverInfoJSON
 	return out
 }
+
+// CacheHints returns the cache hints the server gives its cacheable
+// 2026-07-28 results when their handler sets none: the time to live in
+// milliseconds (Options.CacheTTL) and the scope (Options.CacheScope,
+// "private" by default and always with a Visibility filter). Extensions
+// with cacheable results (ext/skills) stamp them alike.
+func (s *Server) CacheHints() (ttlMs int64, scope mcp.CacheScope) {
+	return s.opts.CacheTTL.Milliseconds(), s.cacheScope()
+}

@@ -231,3 +231,11 @@ func (ss *Session) noteView(ctx context.Context) {
 		ss.view.Store(&v)
 	}
 }
+
+// Visible reports whether the caller of req may see item, as
+// Options.Visibility decides (true without a filter). Extensions that
+// serve lists of their own (ext/skills) filter them with it, as the
+// server filters its tools, prompts and resources.
+func (s *Server) Visible(ctx context.Context, req *Request, item Item) bool {
+	return s.visible(ctx, req, item)
+}

@@ -37,6 +37,8 @@ const (
 	// RuleFileKind: a skill holds regular files and directories only
 	// (no symlink, device, pipe or socket).
 	RuleFileKind Rule = "file-kind"
+	// RuleFileSize: a file is at most the configured bytes.
+	RuleFileSize Rule = "file-size"
 	// RuleFileCount: a skill holds at most the configured number of files.
 	RuleFileCount Rule = "file-count"
 	// RuleSkillSize: a skill's files total at most the configured bytes.
