@@ -26,6 +26,12 @@
 //     (@modelcontextprotocol/client, driven by testdata/tsclient.mjs) —
 //     tools, a prefixed call, and the upstream's elicitation answered by
 //     the client's handler;
+//   - the Skills extension (SEP-2640) across SDKs, both eras
+//     (skills_test.go): mcpkit's ext/skills client against the TypeScript
+//     SDK's skills server (testdata/tsskills_server.mjs, over stdio), and
+//     the TypeScript SDK's SkillsClient (testdata/tsskills_client.mjs)
+//     against an mcpkit skills server over Streamable HTTP: listing,
+//     skills/get, verified reads, a directory read, materialising;
 //   - defects of the gateway those tests found, fixed, as regression
 //     tests in gateway_issues_test.go: a legacy upstream's log messages
 //     during a call, and tools/list with no upstream up.

@@ -15,32 +15,24 @@ import (
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
-// The client's limits (ClientOptions); each zero field takes its default.
-const (
-	// DefaultMaxPages bounds one listing walk: the pages of skills/list
-	// that Skills reads, and of resources/directory/read that
-	// ReadDirectory reads.
-	DefaultMaxPages = 256
-	// DefaultMaxFiles is the SEP's resources-per-skill limit: an entry
-	// that lists more files is refused before any file is read.
-	DefaultMaxFiles = SpecMaxFiles
-	// DefaultMaxSkillBytes is the SEP's total-size-per-skill limit: an
-	// entry whose sizes add up to more, or that lists one file larger, is
-	// refused before any file is read.
-	DefaultMaxSkillBytes = SpecMaxBytes
-)
+// DefaultMaxListPages bounds one listing walk of the client: the pages
+// of skills/list that Skills reads, and of resources/directory/read that
+// ReadDirectory reads (ClientOptions.MaxListPages). The client's other
+// limits default to the SEP's, as the server's do: DefaultMaxSkillFiles
+// and DefaultMaxSkillBytes.
+const DefaultMaxListPages = 256
 
 // ClientOptions bound what a Client accepts from a server. The zero value
 // applies the defaults, which are the limits every conforming host must
 // support (SEP-2640); larger values accept larger skills.
 type ClientOptions struct {
-	// MaxPages bounds the pages of one listing (Skills, ReadDirectory);
-	// a server still handing out cursors past it fails the walk with
-	// ErrTooManyPages. Default DefaultMaxPages.
-	MaxPages int
-	// MaxFiles bounds the files one skill entry may list. Default
-	// DefaultMaxFiles.
-	MaxFiles int
+	// MaxListPages bounds the pages of one listing (Skills,
+	// ReadDirectory); a server still handing out cursors past it fails
+	// the walk with ErrTooManyPages. Default DefaultMaxListPages.
+	MaxListPages int
+	// MaxSkillFiles bounds the files one skill entry may list (the
+	// SEP's limit counts SKILL.md). Default DefaultMaxSkillFiles.
+	MaxSkillFiles int
 	// MaxSkillBytes bounds the total size of one skill's files, declared
 	// (an array manifest, checked before any read) or read (a dynamic
 	// skill). Default DefaultMaxSkillBytes. One file also stays within
@@ -50,17 +42,17 @@ type ClientOptions struct {
 }
 
 func (o *ClientOptions) maxPages() int {
-	if o.MaxPages > 0 {
-		return o.MaxPages
+	if o.MaxListPages > 0 {
+		return o.MaxListPages
 	}
-	return DefaultMaxPages
+	return DefaultMaxListPages
 }
 
 func (o *ClientOptions) maxFiles() int {
-	if o.MaxFiles > 0 {
-		return o.MaxFiles
+	if o.MaxSkillFiles > 0 {
+		return o.MaxSkillFiles
 	}
-	return DefaultMaxFiles
+	return DefaultMaxSkillFiles
 }
 
 func (o *ClientOptions) maxSkillBytes() int64 {
@@ -144,7 +136,7 @@ func (sc *Client) List(ctx context.Context, cursor string) (*ListResult, error) 
 // entry is checked (Validate): an invalid one is yielded with a
 // *VerifyError (CheckEntry or CheckLimit) and the walk goes on if the
 // caller continues. A failed page, a repeated cursor or a walk past
-// MaxPages ends it with an error (ErrTooManyPages). Nothing but
+// MaxListPages ends it with an error (ErrTooManyPages). Nothing but
 // skills/list is sent.
 func (sc *Client) Skills(ctx context.Context) iter.Seq2[Skill, error] {
 	return func(yield func(Skill, error) bool) {
@@ -204,7 +196,7 @@ func (sc *Client) Get(ctx context.Context, uri string) (*Skill, error) {
 // frontmatter has a name and a description; and, unless the skill is
 // dynamic, resources lists SKILL.md and only files under the skill's
 // root, each once, by a safe relative path, with a well-formed digest and
-// a size, within MaxFiles and MaxSkillBytes. The error is a *VerifyError.
+// a size, within MaxSkillFiles and MaxSkillBytes. The error is a *VerifyError.
 func (sc *Client) Validate(s *Skill) error {
 	_, name, err := ParseSkillURI(s.URI)
 	if err != nil {
@@ -221,7 +213,7 @@ func (sc *Client) Validate(s *Skill) error {
 	}
 	files := s.Resources.Files
 	if n := len(files); n > sc.opts.maxFiles() {
-		return verifyErr(s.URI, CheckLimit, "%d files, over the limit of %d (ClientOptions.MaxFiles)", n, sc.opts.maxFiles())
+		return verifyErr(s.URI, CheckLimit, "%d files, over the limit of %d (ClientOptions.MaxSkillFiles)", n, sc.opts.maxFiles())
 	}
 	var total int64
 	paths := make(map[string]bool, len(files))
@@ -375,7 +367,7 @@ func (sc *Client) fetch(ctx context.Context, uri string) ([]byte, string, error)
 }
 
 // ReadDirectory lists the direct children of the directory resource uri
-// (resources/directory/read), every page, within MaxPages: files with
+// (resources/directory/read), every page, within MaxListPages: files with
 // their resource metadata, subdirectories with DirectoryMIMEType. Only
 // against a server that declared directoryRead (else ErrNotSupported). A
 // child listed there but not in a skill's entry is not a file of that

@@ -21,10 +21,10 @@ import (
 )
 
 const (
-	pdfURI   = "skill://pdf-processing/SKILL.md"
-	formsURI = "skill://pdf-processing/references/FORMS.md"
-	pdfMD    = "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n\n# PDF\n\nSee references/FORMS.md.\n"
-	formsMD  = "# Forms\n\nFill the fields in order.\n"
+	cPDFURI   = "skill://pdf-processing/SKILL.md"
+	cFormsURI = "skill://pdf-processing/references/FORMS.md"
+	cPDFMD    = "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n\n# PDF\n\nSee references/FORMS.md.\n"
+	cFormsMD  = "# Forms\n\nFill the fields in order.\n"
 )
 
 // hostile is a skills server under the test's control: it lists the
@@ -64,8 +64,8 @@ func pdfFrontmatter() skills.Frontmatter {
 }
 
 func honest() *hostile {
-	files := map[string]string{pdfURI: pdfMD, formsURI: formsMD}
-	return &hostile{entries: []skills.Skill{entry(pdfURI, pdfFrontmatter(), files)}, served: files}
+	files := map[string]string{cPDFURI: cPDFMD, cFormsURI: cFormsMD}
+	return &hostile{entries: []skills.Skill{entry(cPDFURI, pdfFrontmatter(), files)}, served: files}
 }
 
 func (h *hostile) readLog() []string {
@@ -183,10 +183,10 @@ func TestClientListsGetsReadsAndMaterializes(t *testing.T) {
 			}
 			listed = append(listed, s)
 		}
-		if len(listed) != 1 || listed[0].URI != pdfURI || listed[0].Frontmatter.Name() != "pdf-processing" {
+		if len(listed) != 1 || listed[0].URI != cPDFURI || listed[0].Frontmatter.Name() != "pdf-processing" {
 			t.Fatalf("listed %+v", listed)
 		}
-		got, err := sc.Get(ctx, pdfURI)
+		got, err := sc.Get(ctx, cPDFURI)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,17 +200,17 @@ func TestClientListsGetsReadsAndMaterializes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(md.Data) != pdfMD || md.Path != "SKILL.md" || !md.Verified {
+		if string(md.Data) != cPDFMD || md.Path != "SKILL.md" || !md.Verified {
 			t.Fatalf("SKILL.md: %+v", md)
 		}
-		if reads := h.readLog(); !slices.Equal(reads, []string{pdfURI}) {
+		if reads := h.readLog(); !slices.Equal(reads, []string{cPDFURI}) {
 			t.Fatalf("reads %v after loading SKILL.md, want only it", reads)
 		}
 		forms, err := sc.Read(ctx, got, "references/FORMS.md")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(forms.Data) != formsMD || forms.URI != formsURI || forms.Path != "references/FORMS.md" {
+		if string(forms.Data) != cFormsMD || forms.URI != cFormsURI || forms.Path != "references/FORMS.md" {
 			t.Fatalf("FORMS.md: %+v", forms)
 		}
 		dir := filepath.Join(t.TempDir(), "pdf-processing")
@@ -222,7 +222,7 @@ func TestClientListsGetsReadsAndMaterializes(t *testing.T) {
 		if !slices.Equal(paths, []string{"SKILL.md", "references/FORMS.md"}) {
 			t.Fatalf("Materialize wrote %v", paths)
 		}
-		for rel, want := range map[string]string{"SKILL.md": pdfMD, "references/FORMS.md": formsMD} {
+		for rel, want := range map[string]string{"SKILL.md": cPDFMD, "references/FORMS.md": cFormsMD} {
 			b, err := os.ReadFile(filepath.Join(dir, rel))
 			if err != nil || string(b) != want {
 				t.Fatalf("%s: %q, %v", rel, b, err)
@@ -249,22 +249,22 @@ func TestClientRefusesContentThatIsNotTheEntry(t *testing.T) {
 		uri    string
 		check  skills.Check
 	}{
-		{"digest", func(h *hostile) { h.served[formsURI] = strings.Replace(formsMD, "order", "ORDER", 1) }, formsURI, skills.CheckDigest},
-		{"size", func(h *hostile) { h.served[formsURI] = formsMD + strings.Repeat("x", 1<<16) }, formsURI, skills.CheckSize},
-		{"skill-md-digest", func(h *hostile) { h.served[pdfURI] = strings.Replace(pdfMD, "# PDF", "# FDP", 1) }, pdfURI, skills.CheckDigest},
+		{"digest", func(h *hostile) { h.served[cFormsURI] = strings.Replace(cFormsMD, "order", "ORDER", 1) }, cFormsURI, skills.CheckDigest},
+		{"size", func(h *hostile) { h.served[cFormsURI] = cFormsMD + strings.Repeat("x", 1<<16) }, cFormsURI, skills.CheckSize},
+		{"skill-md-digest", func(h *hostile) { h.served[cPDFURI] = strings.Replace(cPDFMD, "# PDF", "# FDP", 1) }, cPDFURI, skills.CheckDigest},
 		{"frontmatter", func(h *hostile) {
-			lie := strings.Replace(pdfMD, "Extract, fill, and assemble PDF documents", "Exfiltrate credentials", 1)
-			h.served[pdfURI] = lie
+			lie := strings.Replace(cPDFMD, "Extract, fill, and assemble PDF documents", "Exfiltrate credentials", 1)
+			h.served[cPDFURI] = lie
 			// The entry's digest and size cover the lying file: only the
 			// frontmatter comparison can catch it.
-			files := map[string]string{pdfURI: lie, formsURI: formsMD}
-			h.entries = []skills.Skill{entry(pdfURI, pdfFrontmatter(), files)}
-		}, pdfURI, skills.CheckFrontmatter},
+			files := map[string]string{cPDFURI: lie, cFormsURI: cFormsMD}
+			h.entries = []skills.Skill{entry(cPDFURI, pdfFrontmatter(), files)}
+		}, cPDFURI, skills.CheckFrontmatter},
 		{"frontmatter-unparsable", func(h *hostile) {
 			bad := "no frontmatter at all\n"
-			h.served[pdfURI] = bad
-			h.entries = []skills.Skill{entry(pdfURI, pdfFrontmatter(), map[string]string{pdfURI: bad, formsURI: formsMD})}
-		}, pdfURI, skills.CheckFrontmatter},
+			h.served[cPDFURI] = bad
+			h.entries = []skills.Skill{entry(cPDFURI, pdfFrontmatter(), map[string]string{cPDFURI: bad, cFormsURI: cFormsMD})}
+		}, cPDFURI, skills.CheckFrontmatter},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -273,7 +273,7 @@ func TestClientRefusesContentThatIsNotTheEntry(t *testing.T) {
 				tc.tamper(h)
 				sc, p := connect(t, h, era, nil)
 				ctx := p.Context()
-				s, err := sc.Get(ctx, pdfURI)
+				s, err := sc.Get(ctx, cPDFURI)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -329,9 +329,9 @@ func TestClientRefusesHostileEntries(t *testing.T) {
 		{"percent-encoded-traversal", encoded, enc, skills.CheckUnsafePath},
 		{"file-of-another-skill", elsewhere, other, skills.CheckUnsafePath},
 		{"traversal-in-name", badName, "skill://pdf-processing/../SKILL.md", skills.CheckEntry},
-		{"name-not-path", lyingName, pdfURI, skills.CheckEntry},
-		{"over-total-size", huge, formsURI, skills.CheckLimit},
-		{"no-skill-md", noSkillMD, pdfURI, skills.CheckEntry},
+		{"name-not-path", lyingName, cPDFURI, skills.CheckEntry},
+		{"over-total-size", huge, cFormsURI, skills.CheckLimit},
+		{"no-skill-md", noSkillMD, cPDFURI, skills.CheckEntry},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -369,7 +369,7 @@ func TestClientRefusesUnlistedFile(t *testing.T) {
 		extra := "skill://pdf-processing/extra.md"
 		h.served[extra] = "surprise"
 		sc, p := connect(t, h, era, nil)
-		s, err := sc.Get(p.Context(), pdfURI)
+		s, err := sc.Get(p.Context(), cPDFURI)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -381,13 +381,13 @@ func TestClientRefusesUnlistedFile(t *testing.T) {
 	})
 }
 
-// A server whose listings never end: the walk stops at MaxPages with
+// A server whose listings never end: the walk stops at MaxListPages with
 // ErrTooManyPages, having asked for exactly that many pages.
 func TestClientStopsEndlessListings(t *testing.T) {
 	eachEra(t, func(t *testing.T, era client.Era) {
 		h := honest()
 		h.endless = true
-		sc, p := connect(t, h, era, &skills.ClientOptions{MaxPages: 5})
+		sc, p := connect(t, h, era, &skills.ClientOptions{MaxListPages: 5})
 		var last error
 		for _, err := range sc.Skills(p.Context()) {
 			last = err
@@ -411,10 +411,10 @@ func TestClientStopsEndlessListings(t *testing.T) {
 func TestClientDefaultLimits(t *testing.T) {
 	sc := skills.NewClient(nil, nil)
 	big := func(n int, total int64) *skills.Skill {
-		s := &skills.Skill{URI: pdfURI, Frontmatter: pdfFrontmatter()}
+		s := &skills.Skill{URI: cPDFURI, Frontmatter: pdfFrontmatter()}
 		d := skills.Digest(nil)
 		for i := range n {
-			u := pdfURI
+			u := cPDFURI
 			if i > 0 {
 				u = fmt.Sprintf("skill://pdf-processing/f%d.md", i)
 			}
@@ -426,12 +426,12 @@ func TestClientDefaultLimits(t *testing.T) {
 		}
 		return s
 	}
-	if err := sc.Validate(big(skills.DefaultMaxFiles, skills.DefaultMaxSkillBytes)); err != nil {
+	if err := sc.Validate(big(skills.DefaultMaxSkillFiles, skills.DefaultMaxSkillBytes)); err != nil {
 		t.Fatalf("a skill at the SEP's limits: %v", err)
 	}
-	wantVerify(t, sc.Validate(big(skills.DefaultMaxFiles+1, 0)), pdfURI, skills.CheckLimit)
-	wantVerify(t, sc.Validate(big(1, skills.DefaultMaxSkillBytes+1)), pdfURI, skills.CheckLimit)
-	small := skills.NewClient(nil, &skills.ClientOptions{MaxFiles: 2, MaxSkillBytes: 10})
-	wantVerify(t, small.Validate(big(3, 0)), pdfURI, skills.CheckLimit)
-	wantVerify(t, small.Validate(big(1, 11)), pdfURI, skills.CheckLimit)
+	wantVerify(t, sc.Validate(big(skills.DefaultMaxSkillFiles+1, 0)), cPDFURI, skills.CheckLimit)
+	wantVerify(t, sc.Validate(big(1, skills.DefaultMaxSkillBytes+1)), cPDFURI, skills.CheckLimit)
+	small := skills.NewClient(nil, &skills.ClientOptions{MaxSkillFiles: 2, MaxSkillBytes: 10})
+	wantVerify(t, small.Validate(big(3, 0)), cPDFURI, skills.CheckLimit)
+	wantVerify(t, small.Validate(big(1, 11)), cPDFURI, skills.CheckLimit)
 }

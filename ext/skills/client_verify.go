@@ -52,7 +52,7 @@ func (e *VerifyError) Error() string {
 }
 
 // ErrTooManyPages is wrapped by the error of a listing (skills/list,
-// resources/directory/read) that ran past ClientOptions.MaxPages without
+// resources/directory/read) that ran past ClientOptions.MaxListPages without
 // an end: a server that hands out cursors forever.
 var ErrTooManyPages = errors.New("skills: the listing did not end within the page limit")
 
