@@ -134,14 +134,15 @@ func (sc *Client) List(ctx context.Context, cursor string) (*ListResult, error) 
 
 // Skills iterates over every skill the server lists, page by page. Each
 // entry is checked (Validate): an invalid one is yielded with a
-// *VerifyError (CheckEntry or CheckLimit) and the walk goes on if the
-// caller continues. A failed page, a repeated cursor or a walk past
+// *VerifyError (CheckEntry or CheckLimit; a URI listed a second time,
+// CheckEntry) and the walk goes on if the caller continues. A failed page, a repeated cursor or a walk past
 // MaxListPages ends it with an error (ErrTooManyPages). Nothing but
 // skills/list is sent.
 func (sc *Client) Skills(ctx context.Context) iter.Seq2[Skill, error] {
 	return func(yield func(Skill, error) bool) {
 		cursor := ""
-		seen := make(map[string]bool)
+		seen := make(map[string]bool)   // cursors
+		listed := make(map[string]bool) // skill URIs
 		for page := 0; ; page++ {
 			if page == sc.opts.maxPages() {
 				yield(Skill{}, fmt.Errorf("%w: %d pages of %s", ErrTooManyPages, page, MethodList))
@@ -153,7 +154,12 @@ func (sc *Client) Skills(ctx context.Context) iter.Seq2[Skill, error] {
 				return
 			}
 			for _, s := range res.Skills {
-				if !yield(s, sc.Validate(&s)) {
+				err := sc.Validate(&s)
+				if err == nil && listed[s.URI] {
+					err = verifyErr(s.URI, CheckEntry, "listed twice")
+				}
+				listed[s.URI] = true
+				if !yield(s, err) {
 					return
 				}
 			}

@@ -435,3 +435,65 @@ func TestClientDefaultLimits(t *testing.T) {
 	wantVerify(t, small.Validate(big(3, 0)), cPDFURI, skills.CheckLimit)
 	wantVerify(t, small.Validate(big(1, 11)), cPDFURI, skills.CheckLimit)
 }
+
+// A dynamic skill publishes no manifest: its files are read unverified
+// (Verified false), its SKILL.md's frontmatter is still compared with
+// the entry's, each file stays within MaxSkillBytes, and Materialize
+// refuses it.
+func TestClientDynamicSkill(t *testing.T) {
+	eachEra(t, func(t *testing.T, era client.Era) {
+		h := honest()
+		h.entries[0].Resources = skills.Resources{Dynamic: true}
+		h.served[cFormsURI] = strings.Repeat("x", len(cPDFMD)+1) // one byte over the limit below
+		sc, p := connect(t, h, era, &skills.ClientOptions{MaxSkillBytes: int64(len(cPDFMD))})
+		ctx := p.Context()
+		s, err := sc.Get(ctx, cPDFURI)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, err := sc.Read(ctx, s, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if md.Verified || string(md.Data) != cPDFMD {
+			t.Fatalf("dynamic SKILL.md: %+v", md)
+		}
+		dir := filepath.Join(t.TempDir(), "out")
+		if _, err := sc.Materialize(ctx, s, dir); !errors.Is(err, skills.ErrDynamic) {
+			t.Fatalf("Materialize of a dynamic skill: %v, want ErrDynamic", err)
+		}
+		wantNothingWritten(t, dir)
+
+		_, err = sc.Read(ctx, s, "references/FORMS.md")
+		wantVerify(t, err, cFormsURI, skills.CheckLimit)
+	})
+	eachEra(t, func(t *testing.T, era client.Era) {
+		h := honest()
+		h.entries[0].Resources = skills.Resources{Dynamic: true}
+		h.served[cPDFURI] = strings.Replace(cPDFMD, "Extract, fill", "Exfiltrate, fill", 1)
+		sc, p := connect(t, h, era, nil)
+		s, err := sc.Get(p.Context(), cPDFURI)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = sc.Read(p.Context(), s, "")
+		wantVerify(t, err, cPDFURI, skills.CheckFrontmatter)
+	})
+}
+
+// The same skill listed twice is yielded the second time with an error.
+func TestClientRefusesRepeatedEntry(t *testing.T) {
+	eachEra(t, func(t *testing.T, era client.Era) {
+		h := honest()
+		h.entries = append(h.entries, h.entries[0])
+		sc, p := connect(t, h, era, nil)
+		var errs []error
+		for _, err := range sc.Skills(p.Context()) {
+			errs = append(errs, err)
+		}
+		if len(errs) != 2 || errs[0] != nil {
+			t.Fatalf("Skills yielded %v", errs)
+		}
+		wantVerify(t, errs[1], cPDFURI, skills.CheckEntry)
+	})
+}
