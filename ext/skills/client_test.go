@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,8 @@ import (
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/mcptest"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/server/streamhttp"
+	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
 const (
@@ -496,4 +499,37 @@ func TestClientRefusesRepeatedEntry(t *testing.T) {
 		}
 		wantVerify(t, errs[1], cPDFURI, skills.CheckEntry)
 	})
+}
+
+// A file past the connection's message cap (a server that declares a
+// small size and sends megabytes): over Streamable HTTP the read fails at
+// once with the transport's limit error, and Materialize writes nothing.
+func TestClientOversizedFileOverHTTP(t *testing.T) {
+	h := honest()
+	h.served[cFormsURI] = strings.Repeat("x", jsonrpc.DefaultMaxMessageBytes+1)
+	ts := httptest.NewServer(streamhttp.NewHandler(h.server(t), nil))
+	t.Cleanup(ts.Close)
+	for _, version := range []string{mcp.LatestLegacy, mcp.Version20260728} {
+		t.Run(version, func(t *testing.T) {
+			ctx := t.Context()
+			c, err := client.Connect(ctx, streamable.New(ts.URL, nil), &client.Options{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			sc := skills.NewClient(c, nil)
+			s, err := sc.Get(ctx, cPDFURI)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sc.Read(ctx, s, "references/FORMS.md"); err == nil || !strings.Contains(err.Error(), "limit") {
+				t.Fatalf("reading an oversized file: %v, want the transport's limit error", err)
+			}
+			dir := filepath.Join(t.TempDir(), "out")
+			if _, err := sc.Materialize(ctx, s, dir); err == nil {
+				t.Fatal("Materialize of a skill with an oversized file succeeded")
+			}
+			wantNothingWritten(t, dir)
+		})
+	}
 }
