@@ -244,6 +244,12 @@ type Gateway struct {
 	names   *nameTable
 	regMu   sync.Mutex // serializes the registrations of all upstreams
 
+	// skillsOnce registers the skills methods when an upstream first
+	// declares the extension; skillsDirRead (under mu) is whether one
+	// declared directoryRead (skills.go).
+	skillsOnce    sync.Once
+	skillsDirRead bool
+
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup

@@ -33,14 +33,25 @@ const (
 // first segment instead ("ui://app/x" → "ui://fs/app/x").
 const uiScheme = "ui://"
 
+// skillScheme is the scheme of skills (io.modelcontextprotocol/skills):
+// like a view, a skill file keeps it and gets the prefix as the first
+// segment, an organizational prefix to the SEP ("skill://pdf/SKILL.md" →
+// "skill://fs/pdf/SKILL.md": the skill's name, the final segment, stays).
+const skillScheme = "skill://"
+
+// keptSchemes are the schemes whose URIs keep them under a prefix.
+var keptSchemes = []string{uiScheme, skillScheme}
+
 // outer is the name the gateway's clients see for an upstream's item.
 func outer(prefix string, k kind, inner string) string {
 	if prefix == "" {
 		return inner
 	}
 	if k == kindResource || k == kindTemplate {
-		if rest, ok := strings.CutPrefix(inner, uiScheme); ok {
-			return uiScheme + prefix + "/" + rest
+		for _, scheme := range keptSchemes {
+			if rest, ok := strings.CutPrefix(inner, scheme); ok {
+				return scheme + prefix + "/" + rest
+			}
 		}
 		return prefix + uriSep + inner
 	}
@@ -55,10 +66,21 @@ func inner(prefix string, k kind, outerName string) (string, bool) {
 	}
 	sep := nameSep
 	if k == kindResource || k == kindTemplate {
-		if rest, ok := strings.CutPrefix(outerName, uiScheme+prefix+"/"); ok {
-			return uiScheme + rest, true
+		for _, scheme := range keptSchemes {
+			if rest, ok := strings.CutPrefix(outerName, scheme+prefix+"/"); ok {
+				return scheme + rest, true
+			}
 		}
 		sep = uriSep
+		// A kept scheme's URI has one outer name, the one above: not
+		// "<prefix>+ui://..." nor "<prefix>+skill://...".
+		if rest, ok := strings.CutPrefix(outerName, prefix+sep); ok {
+			for _, scheme := range keptSchemes {
+				if strings.HasPrefix(rest, scheme) {
+					return "", false
+				}
+			}
+		}
 	}
 	return strings.CutPrefix(outerName, prefix+sep)
 }

@@ -111,6 +111,11 @@ func (u *upstream) sync(ctx context.Context, c *client.Client) error {
 		}
 		u.apply(l.k, items)
 	}
+	list, dirRead, declared, err := u.skillsOf(ctx, c)
+	if err != nil && !unsupported(err) {
+		return err
+	}
+	u.setSkills(list, dirRead, declared)
 	u.g.extensions(c)
 	if h := u.g.syncHook; h != nil {
 		h(u.cfg.Name)
@@ -258,6 +263,7 @@ func (u *upstream) withdraw() {
 	})
 	u.mu.Lock()
 	u.conflicts, u.skipped = nil, nil
+	u.skills, u.skillsDirRead, u.skillsDeclared = nil, false, false
 	u.mu.Unlock()
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/ext/skills"
 	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
@@ -46,7 +47,12 @@ type upstream struct {
 	conflicts  []string
 	skipped    []string
 	subscribed map[string]bool // upstream URIs a client subscribed to
-	hc         *http.Client    // the upstream's own, when none is configured
+	// The skills the upstream listed at its last sync, with the gateway's
+	// URIs, and what it declared of the skills extension (skills.go).
+	skills         []skills.Skill
+	skillsDirRead  bool
+	skillsDeclared bool
+	hc             *http.Client // the upstream's own, when none is configured
 	// subscribedUp are the URIs subscribed to on this connection (legacy).
 	subscribedUp map[string]bool
 

@@ -91,6 +91,7 @@ func newServer(logger *slog.Logger) *server.Server {
 	addTaskTools(s)
 	addResources(s)
 	addPrompts(s)
+	addSkills(s)
 	s.SetCompletionHandler(func(ctx context.Context, req *server.CompleteRequest) (*mcp.CompleteResult, error) {
 		var values []string
 		for _, v := range []string{"alpha", "beta", "gamma"} {
