@@ -31,7 +31,8 @@
 //     SDK's skills server (testdata/tsskills_server.mjs, over stdio), and
 //     the TypeScript SDK's SkillsClient (testdata/tsskills_client.mjs)
 //     against an mcpkit skills server over Streamable HTTP: listing,
-//     skills/get, verified reads, a directory read, materialising;
+//     skills/get, verified reads, a directory read, materialising; and
+//     mcpkit skills (list, show, --fetch) against the TypeScript server;
 //   - defects of the gateway those tests found, fixed, as regression
 //     tests in gateway_issues_test.go: a legacy upstream's log messages
 //     during a call, and tools/list with no upstream up.

@@ -192,3 +192,25 @@ func TestTypeScriptSkillsClientAgainstMcpkitServer(t *testing.T) {
 		})
 	}
 }
+
+// The mcpkit command against the TypeScript skills server, launched over
+// stdio: list, show, fetch, in both eras.
+func TestMcpkitSkillsCommandAgainstTypeScriptServer(t *testing.T) {
+	dir := peers(t)
+	server := []string{"--", filepath.Join(dir, "node"), filepath.Join("testdata", "tsskills_server.mjs"), dir}
+	for _, era := range interopEras {
+		t.Run(era.name, func(t *testing.T) {
+			out, _ := runCLI(t, append([]string{"skills", "--era", era.name}, server...)...)
+			wantIn(t, "list", out, "git-flow  "+tsSkillURI, "Branch and commit the team's way", "files: 2, ")
+			out, _ = runCLI(t, append([]string{"skills", "--era", era.name, "git-flow"}, server...)...)
+			wantIn(t, "show", out, tsRefURI, "--- SKILL.md (verified)", "# Git flow")
+			target := filepath.Join(t.TempDir(), "git-flow")
+			out, _ = runCLI(t, append([]string{"skills", "--era", era.name, "--fetch", target, "git-flow"}, server...)...)
+			wantIn(t, "fetch", out, "SKILL.md", "references/commits.md")
+			b, err := os.ReadFile(filepath.Join(target, "SKILL.md"))
+			if err != nil || string(b) != tsSkillMD {
+				t.Fatalf("fetched SKILL.md: %q, %v", b, err)
+			}
+		})
+	}
+}
