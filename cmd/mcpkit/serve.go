@@ -202,13 +202,14 @@ var (
 func newDemoServer(logger *slog.Logger) (*server.Server, error) {
 	s := server.New(&server.Options{
 		Info:         mcp.Implementation{Name: "mcpkit-demo", Version: "1.0.0"},
-		Instructions: "A demo server: try the add, count, signup and add_tool tools, roll (an MCP App with the ui://mcpkit-demo/dice view), the greet prompt and the demo:// resources.",
+		Instructions: "A demo server: try the add, count, signup and add_tool tools, roll (an MCP App with the ui://mcpkit-demo/dice view), the greet prompt, the demo:// resources and the skill skill://mcpkit-demo/SKILL.md.",
 		Logging:      true,
 		Logger:       logger,
 	})
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
 	add(addDemoApp(s))
+	add(addDemoSkill(s))
 	add(server.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers."},
 		func(ctx context.Context, req *server.CallToolRequest, in addIn) (addOut, error) {
 			return addOut{Sum: in.A + in.B}, nil

@@ -144,3 +144,22 @@ func TestAddFSOnDisk(t *testing.T) {
 		t.Fatalf("top-level symlink: %v", err)
 	}
 }
+
+// TestSkillsReturnsCopies: what Skills returns may be changed without
+// changing what the server serves.
+func TestSkillsReturnsCopies(t *testing.T) {
+	s, x := newSkillsServer(t, nil, nil)
+	if err := x.AddFS(skillsFS(), ""); err != nil {
+		t.Fatal(err)
+	}
+	got := x.Skills()
+	got[1].Frontmatter["name"] = "changed"
+	got[1].Frontmatter["metadata"].(map[string]any)["version"] = "9"
+	got[1].Resources.Files[0].Digest = "sha256:x"
+	p := mcptest.NewPair(t, s, nil)
+	list := call[skills.ListResult](t, p, skills.MethodList, nil)
+	pdf := list.Skills[1]
+	if pdf.Frontmatter.Name() != "pdf-processing" || pdf.Frontmatter["metadata"].(map[string]any)["version"] != "2.1" || pdf.Resources.Files[0].Digest != skills.Digest([]byte(pdfMD)) {
+		t.Fatalf("served entry changed through Skills(): %+v", pdf)
+	}
+}

@@ -234,14 +234,37 @@ func (x *Server) Remove(uris ...string) {
 	x.srv.RemoveResources(gone...)
 }
 
-// Skills returns the entries of the registered skills, sorted by URI.
+// Skills returns copies of the entries of the registered skills,
+// sorted by URI.
 func (x *Server) Skills() []Skill {
 	st := x.state.Load()
 	out := make([]Skill, len(st.skills))
 	for i, sk := range st.skills {
-		out[i] = sk.entry
+		e := sk.entry
+		e.Frontmatter = cloneValue(map[string]any(e.Frontmatter)).(map[string]any)
+		e.Resources.Files = slices.Clone(e.Resources.Files)
+		out[i] = e
 	}
 	return out
+}
+
+// cloneValue deep-copies a frontmatter value.
+func cloneValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[k] = cloneValue(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(t))
+		for i, e := range t {
+			s[i] = cloneValue(e)
+		}
+		return s
+	}
+	return v
 }
 
 // register adds loaded skills, all or none.
