@@ -135,3 +135,30 @@ func TestSkillsCommandUsage(t *testing.T) {
 	r := mcpkit(t, "help")
 	expect(t, r, 0, "mcpkit skills   [flags] [--fetch DIR] TARGET [SKILL]")
 }
+
+// mcpkit skills against mcpkit serve and its demo skill: over HTTP and
+// over stdio, in both eras; list, show, fetch, the files on disk equal
+// to the embedded ones.
+func TestSkillsCommandAgainstServe(t *testing.T) {
+	md, err := demoSkillFiles.ReadFile("demoskill/SKILL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := demoSkillFiles.ReadFile("demoskill/references/TOOLS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	forEach(t, func(t *testing.T, g tgt, era string) {
+		expect(t, mcpkit(t, g.args("skills", "--era", era)...), 0, "mcpkit-demo  "+demoSkillURI, "files: 2, ")
+		expect(t, mcpkit(t, g.args("skills", "--era", era, "mcpkit-demo")...), 0,
+			"--- SKILL.md (verified)", "skill://mcpkit-demo/references/TOOLS.md", "# Using the mcpkit demo server")
+		dir := filepath.Join(t.TempDir(), "mcpkit-demo")
+		expect(t, mcpkit(t, g.args("skills", "--era", era, "--fetch", dir, demoSkillURI)...), 0, "SKILL.md", "references/TOOLS.md")
+		for rel, want := range map[string][]byte{"SKILL.md": md, "references/TOOLS.md": tools} {
+			b, err := os.ReadFile(filepath.Join(dir, rel))
+			if err != nil || string(b) != string(want) {
+				t.Fatalf("%s: %q, %v", rel, b, err)
+			}
+		}
+	})
+}
