@@ -23,8 +23,9 @@ import (
 const DefaultMaxListPages = 256
 
 // ClientOptions bound what a Client accepts from a server. The zero value
-// applies the defaults, which are the limits every conforming host must
-// support (SEP-2640); larger values accept larger skills.
+// (and a zero or negative field) applies the defaults, which are the
+// limits every conforming host must support (SEP-2640); larger values
+// accept larger skills.
 type ClientOptions struct {
 	// MaxListPages bounds the pages of one listing (Skills,
 	// ReadDirectory); a server still handing out cursors past it fails
@@ -135,9 +136,9 @@ func (sc *Client) List(ctx context.Context, cursor string) (*ListResult, error) 
 // Skills iterates over every skill the server lists, page by page. Each
 // entry is checked (Validate): an invalid one is yielded with a
 // *VerifyError (CheckEntry or CheckLimit; a URI listed a second time,
-// CheckEntry) and the walk goes on if the caller continues. A failed page, a repeated cursor or a walk past
-// MaxListPages ends it with an error (ErrTooManyPages). Nothing but
-// skills/list is sent.
+// CheckEntry) and the walk goes on if the caller continues. A failed
+// page, a repeated cursor or a walk past MaxListPages ends it with an
+// error (ErrTooManyPages). Nothing but skills/list is sent.
 func (sc *Client) Skills(ctx context.Context) iter.Seq2[Skill, error] {
 	return func(yield func(Skill, error) bool) {
 		cursor := ""
