@@ -40,6 +40,13 @@
 //     undeclared origin and admits a declared one, and only a view that
 //     asks for the camera gets it (apps_*_test.go, browser_test.go). They
 //     skip without chromium unless MCPKIT_REQUIRE_BROWSER=1;
+//   - the Skills extension (SEP-2640) across SDKs, both eras
+//     (skills_test.go): mcpkit's ext/skills client against the TypeScript
+//     SDK's skills server (testdata/tsskills_server.mjs, over stdio), and
+//     the TypeScript SDK's SkillsClient (testdata/tsskills_client.mjs)
+//     against an mcpkit skills server over Streamable HTTP: listing,
+//     skills/get, verified reads, a directory read, materialising; and
+//     mcpkit skills (list, show, --fetch) against the TypeScript server;
 //   - defects of the gateway those tests found, fixed, as regression
 //     tests in gateway_issues_test.go: a legacy upstream's log messages
 //     during a call, and tools/list with no upstream up.

@@ -7,13 +7,13 @@ replace github.com/mcpkit/mcpkit => ../
 require (
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.24.0
+	github.com/go-json-experiment/json v1.27.2
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/mcpkit/mcpkit v0.0.0-00010101000000-000000000000
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 )
 
 require (
-	github.com/go-json-experiment/json v1.27.2 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect

@@ -57,6 +57,7 @@ func runClient(ctx context.Context, cmd string, args []string, stdout, stderr io
 		listenTools, listenPrompts       bool
 		listenResources                  bool
 		listenURIs                       multiFlag
+		skillsFetchDir                   string
 	)
 	switch cmd {
 	case "call":
@@ -69,6 +70,8 @@ func runClient(ctx context.Context, cmd string, args []string, stdout, stderr io
 		fs.BoolVar(&listenPrompts, "prompts", false, "prompts list changes")
 		fs.BoolVar(&listenResources, "resources", false, "resources list changes")
 		fs.Var(&listenURIs, "resource", "updates of resource `URI` (repeatable)")
+	case "skills":
+		fs.StringVar(&skillsFetchDir, "fetch", "", "write the skill's files, verified, into the new directory `DIR`")
 	}
 	pos, command, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -156,6 +159,10 @@ func runClient(ctx context.Context, cmd string, args []string, stdout, stderr io
 			filter.ToolsListChanged, filter.PromptsListChanged, filter.ResourcesListChanged = true, true, true
 		}
 		run = func(ctx context.Context, cl *client.Client) error { return c.listen(ctx, cl, filter) }
+	case "skills":
+		if run, err = c.skillsRun(pos, skillsFetchDir); err != nil {
+			return err
+		}
 	}
 
 	if c.f.timeout < 0 {

@@ -8,6 +8,7 @@
 //	mcpkit gateway --http 127.0.0.1:8081 --prefix demo -- mcpkit serve --stdio
 //	mcpkit gateway --config gateway.json
 //	mcpkit app --bridge app-bridge.js -- mcpkit serve --stdio
+//	mcpkit skills --fetch ./git-flow http://127.0.0.1:8080/mcp git-flow
 //
 // This package owns the command line only: argument parsing (the standard
 // flag package, one FlagSet per subcommand), the demo server (serve.go),
@@ -20,9 +21,10 @@
 // the MCP Apps preview host (app.go, app_host.go, app_assets: a loopback
 // page, a sandbox proxy on a second origin serving each view under its
 // CSP, the official SDK's AppBridge loaded from --bridge;
-// docs/design/apps-host.md).
+// docs/design/apps-host.md), and the skills command (skills.go: list,
+// show and fetch through ext/skills).
 // It uses the SDK's public API only (client, server, mcp, transport/...,
-// auth, auth/oauth, gateway, ratelimit, ext/apps); it is not imported by
-// anything.
+// auth, auth/oauth, gateway, ratelimit, ext/apps, ext/skills); it is not
+// imported by anything.
 // Run "mcpkit help" for the usage text and the exit codes.
 package main

@@ -41,6 +41,7 @@ Usage:
   mcpkit complete [flags] (--prompt NAME | --resource URI) TARGET ARG VALUE
   mcpkit listen   [flags] [--tools] [--prompts] [--resources] [--resource URI ...] TARGET
   mcpkit app      [flags] [--addr ADDR] [--bridge FILE] TARGET
+  mcpkit skills   [flags] [--fetch DIR] TARGET [SKILL]
 
 serve --auth requires OAuth on the HTTP endpoint, from a built-in demo
 authorization server on the same origin that approves every request. Its
@@ -84,6 +85,13 @@ call runs a tool that requires a task (inspect shows "task: required") as
 a task, showing its states and progress on stderr and answering its input
 requests as for any call; --task does the same for a tool that allows one
 ("task: optional").
+
+skills lists the server's skills (SEP-2640); with SKILL (the URI of its
+SKILL.md, or its name) it shows the skill's entry and its SKILL.md, verified
+against the entry's size, digest and frontmatter; with --fetch DIR it writes
+every file of the skill into the new directory DIR, all verified first:
+nothing is written when one fails (exit code 2). Files are read only then.
+  mcpkit skills --fetch ./pdf-processing http://127.0.0.1:8080/mcp pdf-processing
 
 key=value arguments: a value that parses as JSON is sent as that JSON value
 (a=2 is a number, ok=true a boolean), anything else as a string.
@@ -175,7 +183,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runGateway(ctx, rest, stderr)
 	case "app":
 		err = runApp(ctx, rest, stdout, stderr)
-	case "inspect", "call", "read", "prompt", "complete", "listen":
+	case "inspect", "call", "read", "prompt", "complete", "listen", "skills":
 		err = runClient(ctx, cmd, rest, stdout, stderr)
 	default:
 		err = usageErr("unknown command %q (run mcpkit help)", cmd)

@@ -50,6 +50,10 @@ var scenarios = map[string]scenario{
 	"http-invalid-tool-headers":           runInvalidToolHeaders,
 	"json-schema-ref-no-deref":            runRefNoDeref,
 	"sep-2322-client-request-state":       runMRTRRequestState,
+	"sep-2640-client-no-prefetch":         runSkills,
+	"sep-2640-client-verify-digest":       runSkills,
+	"sep-2640-client-verify-size":         runSkills,
+	"sep-2640-client-verify-frontmatter":  runSkills,
 }
 
 func main() {
