@@ -20,6 +20,7 @@ import (
 	"github.com/mcpkit/mcpkit/mcptest"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/server/streamhttp"
+	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
@@ -528,6 +529,33 @@ func TestClientOversizedFileOverHTTP(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "out")
 			if _, err := sc.Materialize(ctx, s, dir); err == nil {
 				t.Fatal("Materialize of a skill with an oversized file succeeded")
+			}
+			wantNothingWritten(t, dir)
+		})
+	}
+}
+
+// TestClientOversizedFileInMemory: over a transport with no cap of its
+// own (memory, as mcptest uses), a file past the connection's message
+// cap ends the read at once with the limit error, not when the context
+// does, and Materialize writes nothing.
+func TestClientOversizedFileInMemory(t *testing.T) {
+	for _, era := range mcptest.Eras() {
+		t.Run(era.String(), func(t *testing.T) {
+			h := honest()
+			h.served[cFormsURI] = strings.Repeat("x", jsonrpc.DefaultMaxMessageBytes+1)
+			sc, p := connect(t, h, era, nil)
+			ctx := p.Context()
+			s, err := sc.Get(ctx, cPDFURI)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sc.Read(ctx, s, "references/FORMS.md"); !errors.Is(err, transport.ErrMessageTooLarge) {
+				t.Fatalf("reading an oversized file: %v, want ErrMessageTooLarge", err)
+			}
+			dir := filepath.Join(t.TempDir(), "out")
+			if _, err := sc.Materialize(ctx, s, dir); !errors.Is(err, transport.ErrMessageTooLarge) {
+				t.Fatalf("Materialize of a skill with an oversized file: %v", err)
 			}
 			wantNothingWritten(t, dir)
 		})
