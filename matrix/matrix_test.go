@@ -166,6 +166,7 @@ var clients = []struct {
 	Run  func(ctx context.Context, b *built, c cell, id string) error
 }{
 	{"mcpkit", func(n string) bool { _, ok := mcpkitChecks[n]; return ok }, runMcpkit},
+	{"go-sdk", func(n string) bool { _, ok := gosdkChecks[n]; return ok }, runGosdk},
 }
 
 func cells() []cell {

@@ -126,14 +126,20 @@ func (ep *endpoint) dial(c carrier, e era) (transport.Conn, error) {
 
 // pipe connects a stdio conn to the server over in-process pipes.
 func (ep *endpoint) pipe() transport.Conn {
+	cr, cw := ep.pipes()
+	return &pipeConn{Conn: stdio.NewConn(cr, cw, nil), closers: []io.Closer{cr, cw}}
+}
+
+// pipes serves a stdio session on in-process pipes and returns the
+// client's ends: what the server writes, and where to write to it.
+func (ep *endpoint) pipes() (*io.PipeReader, *io.PipeWriter) {
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
-	sc := stdio.NewConn(sr, sw, nil)
-	ss := ep.srv.Connect(sc)
+	ss := ep.srv.Connect(stdio.NewConn(sr, sw, nil))
 	ep.mu.Lock()
 	ep.sessions = append(ep.sessions, ss)
 	ep.mu.Unlock()
-	return &pipeConn{Conn: stdio.NewConn(cr, cw, nil), closers: []io.Closer{cr, cw}}
+	return cr, cw
 }
 
 // pipeConn closes its pipes with the connection, so that the server's end
