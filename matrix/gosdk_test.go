@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the matrix tries go-sdk's roots, sampling and logging, deprecated by 2026-07-28 (SEP-2577) but still part of both eras the matrix covers
+
 package matrix
 
 import (
