@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -70,7 +71,7 @@ type probes struct {
 }
 
 type probe struct {
-	started chan struct{}
+	started chan int // the instance the tool runs on
 	ended   chan error
 }
 
@@ -82,7 +83,7 @@ func (p *probes) get(id string) *probe {
 	}
 	pr, ok := p.m[id]
 	if !ok {
-		pr = &probe{started: make(chan struct{}, 4), ended: make(chan error, 4)}
+		pr = &probe{started: make(chan int, 4), ended: make(chan error, 4)}
 		p.m[id] = pr
 	}
 	return pr
@@ -97,21 +98,54 @@ func send[T any](ch chan T, v T) {
 }
 
 // fixture is one server of every capability and the probes of its cells.
+// Instances of a cluster share their probes and their group: what a cell
+// changes (the tools list) it changes on every instance, as a deployment
+// would.
 type fixture struct {
-	srv    *server.Server
-	probes *probes
+	srv      *server.Server
+	probes   *probes
+	instance int
+	group    *group
+}
+
+// group is the servers of one deployment (one, or a cluster's instances).
+type group struct {
+	mu   sync.Mutex
+	srvs []*server.Server
+}
+
+func (g *group) add(s *server.Server) {
+	g.mu.Lock()
+	g.srvs = append(g.srvs, s)
+	g.mu.Unlock()
+}
+
+func (g *group) all() []*server.Server {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.srvs)
 }
 
 // newFixture builds the fixture; subs name the cells that subscribe to a
 // resource: each gets a listed resource of its own, test://sub/<id> (the
 // gateway subscribes upstream only to resources it lists).
 func newFixture(subs []string) (*fixture, error) {
-	f := &fixture{probes: &probes{}}
-	s := server.New(&server.Options{
-		Info:    mcp.Implementation{Name: "matrix-fixture", Version: "1.0.0"},
-		Logging: true,
-	})
+	return newInstance(subs, &probes{}, &group{}, 0, nil)
+}
+
+// newInstance builds one instance of the fixture with the server options
+// opts (a cluster's shared stores), sharing probes and group.
+func newInstance(subs []string, pr *probes, g *group, instance int, opts *server.Options) (*fixture, error) {
+	f := &fixture{probes: pr, instance: instance, group: g}
+	o := server.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Info = mcp.Implementation{Name: "matrix-fixture", Version: "1.0.0"}
+	o.Logging = true
+	s := server.New(&o)
 	f.srv = s
+	g.add(s)
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
 
@@ -145,7 +179,7 @@ func newFixture(subs []string) (*fixture, error) {
 	add(server.AddTool(s, &mcp.Tool{Name: "wait"},
 		func(ctx context.Context, req *server.CallToolRequest, in idIn) (string, error) {
 			p := f.probes.get(in.ID)
-			send(p.started, struct{}{})
+			send(p.started, f.instance)
 			<-ctx.Done()
 			send(p.ended, context.Cause(ctx))
 			return "", ctx.Err()
@@ -243,10 +277,12 @@ func newFixture(subs []string) (*fixture, error) {
 	// touch adds a tool named after the cell: the tools list changes.
 	add(server.AddTool(s, &mcp.Tool{Name: "touch"},
 		func(ctx context.Context, req *server.CallToolRequest, in idIn) (string, error) {
-			err := server.AddTool(s, &mcp.Tool{Name: "tmp_" + in.ID},
-				func(context.Context, *server.CallToolRequest, struct{}) (string, error) { return "tmp", nil })
-			if err != nil {
-				return "", err
+			for _, srv := range f.group.all() {
+				err := server.AddTool(srv, &mcp.Tool{Name: "tmp_" + in.ID},
+					func(context.Context, *server.CallToolRequest, struct{}) (string, error) { return "tmp", nil })
+				if err != nil {
+					return "", err
+				}
 			}
 			return "touched", nil
 		}))

@@ -3,6 +3,7 @@ package matrix
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,6 +37,7 @@ const (
 	capTasks            = "tasks"
 	capTaskProgress     = "task-progress"
 	capExtension        = "extension"
+	capRestart          = "restart-mid-call"
 	capApps             = "apps"
 )
 
@@ -45,7 +47,7 @@ var capabilities = []struct{ Name, Short string }{
 	{capCancel, "canc"}, {capElicitForm, "form"}, {capElicitURL, "url"}, {capSampling, "samp"},
 	{capRoots, "root"}, {capResourceRead, "read"}, {capResourceTemplate, "tmpl"}, {capSubscribe, "subs"},
 	{capPrompt, "prmt"}, {capCompletion, "comp"}, {capListChanged, "list"}, {capMRTR, "mrtr"},
-	{capTasks, "task"}, {capTaskProgress, "tprog"}, {capExtension, "ext"}, {capApps, "apps"},
+	{capTasks, "task"}, {capTaskProgress, "tprog"}, {capExtension, "ext"}, {capApps, "apps"}, {capRestart, "rstrt"},
 }
 
 // A cell is one combination of the axes.
@@ -130,6 +132,17 @@ func init() {
 			},
 		},
 		rule{
+			Name:    "restart-needs-a-cluster",
+			Reason:  "an instance restarted mid-call is a cell of the cluster topology only: elsewhere there is no other instance to go on",
+			Applies: func(c cell) bool { return c.Cap == capRestart && !c.Topo.Cluster },
+		},
+		rule{
+			Name: "cluster-is-sessions-over-http",
+			Reason: "the cluster shares legacy sessions and 2026-07-28 calls over Streamable HTTP: 2024-11-05 sessions are not shared " +
+				"(docs/design/legacy-sse.md), stdio has one process, a session-less request has nothing to share, and its one handler answers JSON when it can",
+			Applies: func(c cell) bool { return c.Topo.Cluster && (c.Carrier != httpJSON || c.Era.Stateless) },
+		},
+		rule{
 			Name:    "gateway-no-extensions",
 			Reason:  "the gateway forwards MCP methods and the MCP Apps extension only: other extensions are neither advertised nor forwarded (docs/design/gateway.md)",
 			Applies: func(c cell) bool { return c.Topo.Gateway && c.Cap == capExtension },
@@ -149,7 +162,7 @@ func excludedBy(c cell) *rule {
 // topologies: direct, and the gateway with its upstream in every era and
 // carrier.
 func topologies() []topology {
-	out := []topology{direct}
+	out := []topology{direct, clusterTopology}
 	for _, e := range eras {
 		for _, c := range carriers {
 			out = append(out, gatewayTopology(e, c))
@@ -299,6 +312,9 @@ func TestMatrix(t *testing.T) {
 					}
 				}
 				b, err := build(t, tp, subs)
+				if errors.Is(err, errNoRedis) && os.Getenv("MCPKIT_REQUIRE_REDIS") != "1" {
+					t.Skip(err)
+				}
 				if err != nil {
 					t.Fatalf("building %s: %v", tp.Name, err)
 				}

@@ -108,6 +108,7 @@ type mcpkitCell struct {
 	cell cell
 	fx   *fixture
 	obs  *seen
+	b    *built
 }
 
 // recv receives one value, failing at the hang guard.
@@ -415,6 +416,7 @@ var mcpkitChecks = map[string]func(ctx context.Context, x *mcpkitCell) error{
 		}
 		return nil
 	},
+	capRestart:      restartMidCall,
 	capTasks:        runTask,
 	capTaskProgress: runTask,
 	capExtension: func(ctx context.Context, x *mcpkitCell) error {
@@ -578,5 +580,66 @@ func runMcpkit(ctx context.Context, b *built, c cell, id string) error {
 			return fmt.Errorf("discover: %w", err)
 		}
 	}
-	return check(ctx, &mcpkitCell{c: cl, id: id, cell: c, fx: b.fx, obs: obs})
+	return check(ctx, &mcpkitCell{c: cl, id: id, cell: c, fx: b.fx, obs: obs, b: b})
 }
+
+// restartMidCall: on a cluster of its own, a call runs on one instance,
+// which is restarted; the call must end (an error, never a hang), the
+// server must see its end, and the same client must go on with its next
+// call on whichever instance it lands.
+func restartMidCall(ctx context.Context, x *mcpkitCell) error {
+	c, err := newCluster(x.b.cluster.rdb, nil)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	conn, err := c.endpoint().dial(x.cell.Carrier, x.cell.Era)
+	if err != nil {
+		return err
+	}
+	cl, err := client.Connect(ctx, conn, mcpkitOptions(x.cell.Era, x.id, newSeen()))
+	if err != nil {
+		conn.Close()
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer cl.Close()
+	y := &mcpkitCell{c: cl, id: x.id, cell: x.cell, fx: c.nodes[0].fx, obs: x.obs, b: x.b}
+	pr := c.probes.get(x.id)
+	done := make(chan error, 1)
+	go func() {
+		res, err := y.call(ctx, "wait", idIn{ID: x.id})
+		if err == nil {
+			err = fmt.Errorf("a result: %q (isError %v)", textOf(res), res.IsError)
+			err = &succeeded{err}
+		}
+		done <- err
+	}()
+	instance, err := recv(ctx, pr.started, "the tool to start")
+	if err != nil {
+		return err
+	}
+	if err := c.restart(instance); err != nil {
+		return err
+	}
+	callErr, err := recv(ctx, done, "the call to end after the restart")
+	if err != nil {
+		return err
+	}
+	if _, ok := errors.AsType[*succeeded](callErr); ok {
+		return fmt.Errorf("the call on the restarted instance ended with %v, want an error", callErr)
+	}
+	if _, err := recv(ctx, pr.ended, "the tool to see its end"); err != nil {
+		return err
+	}
+	out, _, err := client.CallTool[addOut](ctx, cl, "add", addIn{A: 2, B: 3})
+	if err != nil {
+		return fmt.Errorf("the call after the restart (the first ended with %v): %w", callErr, err)
+	}
+	if out.Sum != 5 {
+		return fmt.Errorf("add after the restart = %+v", out)
+	}
+	return nil
+}
+
+// succeeded wraps the description of a result where an error was due.
+type succeeded struct{ error }

@@ -161,6 +161,7 @@ func (p *pipeConn) Close() error {
 // gateway whose upstream is the fixture in one era and carrier.
 type topology struct {
 	Name    string
+	Cluster bool // two instances sharing Redis (cluster_test.go)
 	Gateway bool
 	UpEra   era
 	UpCarr  carrier
@@ -177,12 +178,16 @@ func gatewayTopology(e era, c carrier) topology {
 // built is a topology running: the endpoint clients dial and the fixture
 // whose probes the cells read.
 type built struct {
-	ep *endpoint
-	fx *fixture
+	ep      *endpoint
+	fx      *fixture
+	cluster *cluster // the cluster topology's
 }
 
 // build starts a topology for the test's lifetime.
 func build(t testing.TB, tp topology, subs []string) (*built, error) {
+	if tp.Cluster {
+		return buildCluster(t, subs)
+	}
 	fx, err := newFixture(subs)
 	if err != nil {
 		return nil, err
