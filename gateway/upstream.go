@@ -46,7 +46,10 @@ type upstream struct {
 	conflicts  []string
 	skipped    []string
 	subscribed map[string]bool // upstream URIs a client subscribed to
-	hc         *http.Client    // the upstream's own, when none is configured
+	// subWaits are the clients' waits for subscriptions not yet made on
+	// this connection (see Gateway.subscribe).
+	subWaits map[string]chan struct{}
+	hc       *http.Client // the upstream's own, when none is configured
 	// subscribedUp are the URIs subscribed to on this connection (legacy).
 	subscribedUp map[string]bool
 
@@ -304,6 +307,7 @@ func (u *upstream) clientOptions(version string, cc *callConn) *client.Options {
 // check, or ctx ends; it runs the syncs the upstream's list changes ask
 // for.
 func (u *upstream) serve(ctx context.Context, c *client.Client) error {
+	defer u.subscribedUpstream() // nobody waits on a connection that ended
 	lctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var listening sync.WaitGroup
