@@ -423,7 +423,7 @@ func printTable(w io.Writer, results []result, knowns []*known, took time.Durati
 	for _, rw := range rows {
 		width = max(width, len(rw.name))
 	}
-	fmt.Fprintf(w, "\n== combination matrix (ok: passed, FAIL: failed, known: known failure, -x: excluded by rule x; blank: the client has no check)\n")
+	fmt.Fprintf(w, "\n== combination matrix (ok: passed, FAIL: failed, known: known failure, -x: excluded by rule x; blank: the client has no check, or -run left it out)\n")
 	fmt.Fprintf(w, "%-*s", width, "client topology era carrier")
 	for _, cp := range capabilities {
 		fmt.Fprintf(w, " %-5s", cp.Short)
@@ -431,6 +431,22 @@ func printTable(w io.Writer, results []result, knowns []*known, took time.Durati
 	fmt.Fprintln(w)
 	for _, rw := range rows {
 		fmt.Fprintf(w, "%-*s", width, rw.name)
+		// A row excluded whole by one rule is one mark.
+		first, whole := "", true
+		for _, cp := range capabilities {
+			m := rw.marks[cp.Name]
+			if m == "" {
+				continue
+			}
+			if first == "" {
+				first = m
+			}
+			whole = whole && m == first && strings.HasPrefix(m, "-")
+		}
+		if whole && first != "" {
+			fmt.Fprintf(w, " %s (every cell)\n", first)
+			continue
+		}
 		for _, cp := range capabilities {
 			fmt.Fprintf(w, " %-5s", rw.marks[cp.Name])
 		}
