@@ -391,6 +391,11 @@ func (u *upstream) resubscribe(ctx context.Context, c *client.Client) {
 // handlers, which sync or pass updates on.
 func (u *upstream) listen(ctx context.Context, c *client.Client) {
 	pause := u.g.opts.RestartMin
+	// prev is the stream a kick replaces: it stays open until its
+	// successor is acknowledged, so that no update of a resource already
+	// subscribed to falls between the two streams.
+	var prev *openListen
+	defer func() { prev.close() }()
 	for ctx.Err() == nil {
 		f := mcp.SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, ResourceSubscriptions: u.subscribedURIs()}
 		sctx, cancel := context.WithCancel(ctx)
@@ -413,23 +418,42 @@ func (u *upstream) listen(ctx context.Context, c *client.Client) {
 			pause = min(pause*2, u.g.opts.RestartMax)
 			continue
 		}
+		prev.close()
+		prev = nil
 		pause = u.g.opts.RestartMin
 		// What changed before the stream was open was not notified.
 		signal(u.resync)
-		kicked := make(chan struct{})
-		go func() {
-			defer close(kicked)
-			select {
-			case <-u.listenKick:
-			case <-sctx.Done():
+		cur := &openListen{cancel: cancel, done: make(chan struct{})}
+		go func() { // owned by listen: closed by cur.close
+			defer close(cur.done)
+			for range sub.Notifications() {
 			}
-			cancel()
 		}()
-		for range sub.Notifications() {
+		select {
+		case <-u.listenKick:
+			prev = cur // replaced once the next stream is acknowledged
+		case <-cur.done:
+			cur.close()
+		case <-ctx.Done():
+			cur.close()
+			return
 		}
-		cancel()
-		<-kicked
 	}
+}
+
+// openListen is an upstream listen stream and its reader.
+type openListen struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// close ends the stream and waits for its reader; nil does nothing.
+func (l *openListen) close() {
+	if l == nil {
+		return
+	}
+	l.cancel()
+	<-l.done
 }
 
 // onResourceUpdated passes an upstream's update to the subscribed clients.
