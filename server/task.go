@@ -44,13 +44,24 @@ type asyncWork struct{ fn ToolHandler }
 
 func (*asyncWork) Error() string { return "server: continue as a task" }
 
+// asAsync reports whether err is, or wraps, what ContinueAsTask returned.
+func asAsync(err error) (*asyncWork, bool) {
+	if err == nil {
+		return nil, false // most calls: no allocation for errors.As's target
+	}
+	var aw *asyncWork
+	return aw, errors.As(err, &aw)
+}
+
 // ContinueAsTask is returned by a tool handler (registered with the
 // TaskOnDemand option) that has gathered what it needs in the request —
 // for example through NeedInput rounds — and now wants the rest of its
 // work, fn, to run as a task. When the request may be answered with a
 // task (2026: the client declared the tasks extension; 2025-11-25: the
 // request carried params.task), the server creates one, answers at once
-// and runs fn detached; otherwise fn runs now, in the request.
+// and runs fn detached; otherwise fn runs now, in the request. The
+// handler may wrap the error (fmt.Errorf with %w): it is found as
+// errors.As finds it.
 func ContinueAsTask(fn ToolHandler) error { return &asyncWork{fn: fn} }
 
 // ToolOption configures a tool at registration. Options come from the
@@ -300,7 +311,7 @@ func (s *Server) runTask(ctx context.Context, run *taskRun, rec *store.TaskRecor
 			_ = s.taskStore().Delete(context.Background(), rec.ID)
 			return
 		}
-		if aw, ok := err.(*asyncWork); ok { // already a task: just go on
+		if aw, ok := asAsync(err); ok { // already a task: just go on
 			fn = aw.fn
 			continue
 		}

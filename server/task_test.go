@@ -789,3 +789,31 @@ func TestTaskOnDemandOutputChecked(t *testing.T) {
 		waitStatus(t, p, id, "failed")
 	})
 }
+
+// TestTaskOnDemandWrapped: a handler that wraps ContinueAsTask's error
+// (fmt.Errorf with %w) still continues as a task, as errors.As finds it;
+// both the raw and the typed tool paths look for it that way.
+func TestTaskOnDemandWrapped(t *testing.T) {
+	type sum struct {
+		Sum int `json:"sum"`
+	}
+	eachPeer(t, nil, func(t *testing.T, fx *taskFixture, p taskPeer) {
+		later := func(context.Context, *CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{StructuredContent: jsontext.Value(`{"sum":3}`)}, nil
+		}
+		AddTool(fx.srv, &mcp.Tool{Name: "wrapped", Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}},
+			func(context.Context, *CallToolRequest, struct{}) (string, error) {
+				return "", fmt.Errorf("gathered: %w", ContinueAsTask(later))
+			}, TaskOnDemand())
+		if err := AddTool(fx.srv, &mcp.Tool{Name: "wrappedtyped", Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}},
+			func(context.Context, *CallToolRequest, struct{}) (sum, error) {
+				return sum{}, fmt.Errorf("gathered: %w", ContinueAsTask(later))
+			}, TaskOnDemand()); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"wrapped", "wrappedtyped"} {
+			id := startTask(t, p, name, nil)
+			waitStatus(t, p, id, "completed")
+		}
+	})
+}
