@@ -2,10 +2,10 @@ package server
 
 import (
 	"context"
-	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -78,34 +78,15 @@ type era interface {
 	// list, cancel, notifications/tasks/status) on legacy requests; the
 	// io.modelcontextprotocol/tasks extension (declared per request;
 	// tasks/get, update, cancel; notifications/tasks on
-	// subscriptions/listen) on modern ones.
+	// subscriptions/listen) on modern ones. The rules that need no
+	// server live in package server/internal/tasks; the era keeps the
+	// three that act on it.
 
-	// hasTaskMethod reports whether name is a tasks/* method of this
-	// era on revision v (core tasks exist from 2025-11-25 only).
-	hasTaskMethod(v, name string) bool
-	// checkTasks refuses a tasks/* request that may not use tasks:
-	// modern requests must declare the extension (-32021); legacy ones
-	// got here through hasTaskMethod.
-	checkTasks(req *Request) error
-	// taskEligible decides whether a tools/call with the tool's task
-	// support may be answered with a task: ok says it may; err refuses a
-	// tool that requires a task from a request that cannot have one.
-	// Modern: the extension declared. Legacy: params.task on 2025-11-25.
-	taskEligible(req *Request, e *toolEntry, p *mcp.CallToolParams) (ok bool, err error)
-	// taskTTL is the TTL of a new task given the server's: legacy
-	// clients may ask for a shorter one (params.task.ttl); the extension
-	// has no such request.
-	taskTTL(p *mcp.CallToolParams, ttl time.Duration) time.Duration
-	// modernTasks is the value of store.TaskRecord.Modern for this era's
-	// tasks: a task is only visible to requests of the era that created
-	// it (lookupTask), and taskEra maps a record back to its era.
-	modernTasks() bool
-	// createdTask is the answer to a tools/call that became a task:
-	// CreateTaskResult (core) or the extension's resultType "task".
-	createdTask(rec *store.TaskRecord) any
-	// renderTask is a task as tasks/get returns it: Task (core) or
-	// DetailedTask with its input requests, result or error (extension).
-	renderTask(rec *store.TaskRecord) any
+	// tasks returns the era's task rules: tasks.Core (legacy) or
+	// tasks.Extension (modern). A task is only visible to requests of
+	// the era that created it (lookupTask, tasks.Rules.Modern), and
+	// taskEra maps a stored record back to its era.
+	tasks() tasks.Rules
 	// cancelTask serves tasks/cancel. Core: the task is cancelled at once
 	// and returned; a terminal one is -32602. Extension: cooperative, an
 	// empty acknowledgement, also for a terminal task.

@@ -36,7 +36,7 @@ func TestEraTables(t *testing.T) {
 		{eraModern, mcp.Version20260728, []bool{true, true, true, false, false, false}},
 	} {
 		for i, m := range methods {
-			if got := tc.era.hasTaskMethod(tc.version, m); got != tc.want[i] {
+			if got := tc.era.tasks().HasMethod(tc.version, m); got != tc.want[i] {
 				t.Errorf("%T.hasTaskMethod(%s, %s) = %v, want %v", tc.era, tc.version, m, got, tc.want[i])
 			}
 		}
@@ -50,7 +50,7 @@ func TestEraTables(t *testing.T) {
 	}
 
 	for _, e := range []era{eraLegacy, eraModern} {
-		if got := taskEra(&store.TaskRecord{Modern: e.modernTasks()}); got != e {
+		if got := taskEra(&store.TaskRecord{Modern: e.tasks().Modern()}); got != e {
 			t.Errorf("taskEra of a %T task = %T", e, got)
 		}
 	}

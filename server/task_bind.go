@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -20,15 +21,6 @@ import (
 // tasks/cancel, tasks/update and the taskIds of subscriptions/listen.
 // The record carries both (TaskRecord.Principal and SessionID), so the
 // rule holds on every instance that shares the TaskStore.
-
-// taskBoundTo reports whether rec answers to a request acting for
-// principal on the legacy session sessionID ("" without one).
-func taskBoundTo(rec *store.TaskRecord, principal, sessionID string) bool {
-	if rec.Principal != principal {
-		return false
-	}
-	return principal != "" || rec.SessionID == sessionID
-}
 
 // lookupTask returns the task a tasks/* request names, refusing — as if
 // unknown, -32602, the same error and message — a task that does not
@@ -49,7 +41,7 @@ func (s *Server) lookupTask(ctx context.Context, req *Request, id string) (*stor
 	if err != nil && !errors.Is(err, store.ErrTaskNotFound) {
 		return nil, s.taskStoreFailed(id, err)
 	}
-	if err != nil || !taskBoundTo(rec, requestor(ctx, req), sid) || rec.Modern != req.era().modernTasks() {
+	if err != nil || !tasks.BoundTo(rec, requestor(ctx, req), sid) || rec.Modern != req.era().tasks().Modern() {
 		return nil, unknownTask(id)
 	}
 	return s.reapLapsed(ctx, rec), nil

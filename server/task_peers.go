@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -13,6 +12,7 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -71,25 +71,12 @@ type peerReply struct {
 // errPeerGone is a peer call whose instance (or lent request) is gone.
 var errPeerGone = errors.New("server: the instance is gone")
 
-// ownerOfTask returns the instance a task id names, or "".
-func ownerOfTask(id string) string {
-	rest, ok := strings.CutPrefix(id, "task-")
-	if !ok {
-		return ""
-	}
-	owner, _, ok := strings.Cut(rest, "-")
-	if !ok {
-		return ""
-	}
-	return owner
-}
-
 // remoteOwner returns the instance that runs rec when it is another one
 // this server can reach; "" otherwise.
 func (s *Server) remoteOwner(rec *store.TaskRecord) string {
 	owner := rec.Owner
 	if owner == "" {
-		owner = ownerOfTask(rec.ID)
+		owner = tasks.OwnerOf(rec.ID)
 	}
 	s.tasks.mu.Lock()
 	defer s.tasks.mu.Unlock()

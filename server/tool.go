@@ -363,7 +363,7 @@ func callTool(ctx context.Context, s *Server, req *Request, wp *wireParams) (any
 			return errorResult("invalid arguments: " + err.Error()), nil
 		}
 	}
-	asTask, err := req.era().taskEligible(req, e, &p)
+	asTask, err := req.era().tasks().Eligible(req.version, hasTasksExtension(req), e.tool.Name, e.taskSupport(), &p)
 	if err != nil {
 		return nil, err
 	}
