@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -187,4 +188,17 @@ func TestClock(t *testing.T) {
 	fired := make(chan struct{})
 	zero.AfterFunc(0, func() { close(fired) })
 	<-fired
+}
+
+// TestPeerMsgJSON: instances of different builds exchange PeerMsg; its
+// member names and omitted zero members stay as they were in server.
+func TestPeerMsgJSON(t *testing.T) {
+	raw, err := json.Marshal(PeerMsg{Op: OpNotify, Task: "t1", From: "a", Method: "m", Params: jsontext.Value(`{}`)})
+	if err != nil || string(raw) != `{"op":"notify","task":"t1","from":"a","method":"m","params":{}}` {
+		t.Errorf("PeerMsg = %s, %v", raw, err)
+	}
+	raw, err = json.Marshal(PeerReply{Gone: true})
+	if err != nil || string(raw) != `{"gone":true}` {
+		t.Errorf("PeerReply = %s, %v", raw, err)
+	}
 }
