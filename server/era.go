@@ -74,32 +74,15 @@ type era interface {
 	// method, 200 for errors of the method itself.
 	httpStatus(e *jsonrpc.Error) int
 
-	// Tasks: the 2025-11-25 core tasks (params.task, tasks/get, result,
-	// list, cancel, notifications/tasks/status) on legacy requests; the
+	// tasks returns the era's task rules, package server/internal/tasks:
+	// tasks.Core, the 2025-11-25 core tasks (params.task, tasks/get,
+	// result, list, cancel) on legacy requests; tasks.Extension, the
 	// io.modelcontextprotocol/tasks extension (declared per request;
-	// tasks/get, update, cancel; notifications/tasks on
-	// subscriptions/listen) on modern ones. The rules that need no
-	// server live in package server/internal/tasks; the era keeps the
-	// three that act on it.
-
-	// tasks returns the era's task rules: tasks.Core (legacy) or
-	// tasks.Extension (modern). A task is only visible to requests of
-	// the era that created it (lookupTask, tasks.Rules.Modern), and
-	// taskEra maps a stored record back to its era.
+	// tasks/get, update, cancel) on modern ones. A task is only visible
+	// to requests of the era that created it (lookupTask,
+	// tasks.Rules.Modern). The three task rules that act on the server
+	// are taskActions, below, not part of this interface.
 	tasks() tasks.Rules
-	// cancelTask serves tasks/cancel. Core: the task is cancelled at once
-	// and returned; a terminal one is -32602. Extension: cooperative, an
-	// empty acknowledgement, also for a terminal task.
-	cancelTask(ctx context.Context, s *Server, rec *store.TaskRecord) (any, error)
-	// gatherTaskInput holds a task in input_required until the handler's
-	// questions are answered. Core: the server asks the client itself on
-	// a tasks/result request in flight (SEP-2260), as the shim does.
-	// Extension: the client answers with tasks/update (SEP-2322).
-	gatherTaskInput(ctx context.Context, s *Server, run *taskRun, rec *store.TaskRecord, treq *Request, in *Input) bool
-	// announceTask tells whoever listens that a task's status changed:
-	// notifications/tasks/status on the creating session (core), or
-	// notifications/tasks on the listen streams that name it (extension).
-	announceTask(s *Server, run *taskRun, rec *store.TaskRecord)
 }
 
 // eraID names the era of a Request in one byte (an interface value
@@ -120,12 +103,40 @@ var (
 	eraModern = eras[idModern]
 )
 
-// taskEra is the era of a stored task (store.TaskRecord.Modern).
-func taskEra(rec *store.TaskRecord) era {
+// taskActions are the task rules of an era that act on the server
+// rather than answer from data (those are tasks.Rules). The era types
+// implement them beside the era interface; task code reaches them
+// through Request.taskActions or taskEra, never through era.
+type taskActions interface {
+	// cancelTask serves tasks/cancel. Core: the task is cancelled at once
+	// and returned; a terminal one is -32602. Extension: cooperative, an
+	// empty acknowledgement, also for a terminal task.
+	cancelTask(ctx context.Context, s *Server, rec *store.TaskRecord) (any, error)
+	// gatherTaskInput holds a task in input_required until the handler's
+	// questions are answered. Core: the server asks the client itself on
+	// a tasks/result request in flight (SEP-2260), as the shim does.
+	// Extension: the client answers with tasks/update (SEP-2322).
+	gatherTaskInput(ctx context.Context, s *Server, run *taskRun, rec *store.TaskRecord, treq *Request, in *Input) bool
+	// announceTask tells whoever listens that a task's status changed:
+	// notifications/tasks/status on the creating session (core), or
+	// notifications/tasks on the listen streams that name it (extension).
+	announceTask(s *Server, run *taskRun, rec *store.TaskRecord)
+}
+
+// taskActs are the eras' task actions by era id: the same empty types
+// as eras, so choosing them allocates nothing either.
+var taskActs = [...]taskActions{idLegacy: legacyEra{}, idModern: modernEra{}}
+
+// taskActions returns the task actions of the request's era.
+func (r *Request) taskActions() taskActions { return taskActs[r.eraID] }
+
+// taskEra returns the task actions of a stored task's era
+// (store.TaskRecord.Modern).
+func taskEra(rec *store.TaskRecord) taskActions {
 	if rec.Modern {
-		return eraModern
+		return taskActs[idModern]
 	}
-	return eraLegacy
+	return taskActs[idLegacy]
 }
 
 // The HTTP statuses (RFC 9110) the eras give error answers. The protocol

@@ -49,9 +49,12 @@ func TestEraTables(t *testing.T) {
 		t.Error("modern era: wrong versions")
 	}
 
-	for _, e := range []era{eraLegacy, eraModern} {
-		if got := taskEra(&store.TaskRecord{Modern: e.tasks().Modern()}); got != e {
+	for id, e := range eras {
+		if got := taskEra(&store.TaskRecord{Modern: e.tasks().Modern()}); got != taskActs[id] {
 			t.Errorf("taskEra of a %T task = %T", e, got)
+		}
+		if got := (&Request{eraID: eraID(id)}).taskActions(); got != taskActs[id] {
+			t.Errorf("Request.taskActions of a %T request = %T", e, got)
 		}
 	}
 }

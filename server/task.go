@@ -317,7 +317,7 @@ func (s *Server) runTask(ctx context.Context, run *taskRun, rec *store.TaskRecor
 				s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: " + verr.Error()})
 				return
 			}
-			if !treq.era().gatherTaskInput(ctx, s, run, rec, treq, in) {
+			if !treq.taskActions().gatherTaskInput(ctx, s, run, rec, treq, in) {
 				if s.endedBy(ctx, run, rec) || errors.Is(context.Cause(ctx), errTaskGone) {
 					return
 				}
@@ -537,7 +537,7 @@ func (s *Server) settle(run *taskRun, rec *store.TaskRecord, status mcp.TaskStat
 }
 
 // announceTask sends a task's new status to whoever listens, as the
-// task's era has it (era.announceTask).
+// task's era has it (taskActions.announceTask).
 func (s *Server) announceTask(run *taskRun, rec *store.TaskRecord) {
 	taskEra(rec).announceTask(s, run, rec)
 }
@@ -573,7 +573,7 @@ func (s *Server) tasksMethod(ctx context.Context, req *Request, name string, wp 
 		}
 		return s.updateTask(ctx, rec, wp.InputResponses)
 	case mcp.MethodTasksCancel:
-		return req.era().cancelTask(ctx, s, rec)
+		return req.taskActions().cancelTask(ctx, s, rec)
 	case mcp.MethodTasksResult:
 		return s.taskResult(ctx, req, rec)
 	}
