@@ -44,7 +44,7 @@ var methods = map[string]method{
 
 // dispatch finds and runs the method for req.
 func (s *Server) dispatch(ctx context.Context, req *Request, name string, params *wireParams) (any, error) {
-	if req.era().hasTaskMethod(req.version, name) {
+	if req.era().tasks().HasMethod(req.version, name) {
 		return s.tasksMethod(ctx, req, name, params)
 	}
 	m, ok := methods[name]

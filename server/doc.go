@@ -52,6 +52,9 @@
 // server/streamhttp, which reaches the server through the internal seam
 // (server/internal/seam). The deployment seams several instances share
 // (session, event and task stores, the broker) are in package store.
+// Tasks run here (task*.go); their rules that need no server — which
+// tasks/* methods an era has, eligibility, rendering, ids, the messages
+// between instances — are in server/internal/tasks, below this package.
 //
 // Options.Interceptors wrap every request and notification the server
 // receives and every message it sends, in both eras (package intercept;

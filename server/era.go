@@ -2,10 +2,10 @@ package server
 
 import (
 	"context"
-	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -74,51 +74,15 @@ type era interface {
 	// method, 200 for errors of the method itself.
 	httpStatus(e *jsonrpc.Error) int
 
-	// Tasks: the 2025-11-25 core tasks (params.task, tasks/get, result,
-	// list, cancel, notifications/tasks/status) on legacy requests; the
+	// tasks returns the era's task rules, package server/internal/tasks:
+	// tasks.Core, the 2025-11-25 core tasks (params.task, tasks/get,
+	// result, list, cancel) on legacy requests; tasks.Extension, the
 	// io.modelcontextprotocol/tasks extension (declared per request;
-	// tasks/get, update, cancel; notifications/tasks on
-	// subscriptions/listen) on modern ones.
-
-	// hasTaskMethod reports whether name is a tasks/* method of this
-	// era on revision v (core tasks exist from 2025-11-25 only).
-	hasTaskMethod(v, name string) bool
-	// checkTasks refuses a tasks/* request that may not use tasks:
-	// modern requests must declare the extension (-32021); legacy ones
-	// got here through hasTaskMethod.
-	checkTasks(req *Request) error
-	// taskEligible decides whether a tools/call with the tool's task
-	// support may be answered with a task: ok says it may; err refuses a
-	// tool that requires a task from a request that cannot have one.
-	// Modern: the extension declared. Legacy: params.task on 2025-11-25.
-	taskEligible(req *Request, e *toolEntry, p *mcp.CallToolParams) (ok bool, err error)
-	// taskTTL is the TTL of a new task given the server's: legacy
-	// clients may ask for a shorter one (params.task.ttl); the extension
-	// has no such request.
-	taskTTL(p *mcp.CallToolParams, ttl time.Duration) time.Duration
-	// modernTasks is the value of store.TaskRecord.Modern for this era's
-	// tasks: a task is only visible to requests of the era that created
-	// it (lookupTask), and taskEra maps a record back to its era.
-	modernTasks() bool
-	// createdTask is the answer to a tools/call that became a task:
-	// CreateTaskResult (core) or the extension's resultType "task".
-	createdTask(rec *store.TaskRecord) any
-	// renderTask is a task as tasks/get returns it: Task (core) or
-	// DetailedTask with its input requests, result or error (extension).
-	renderTask(rec *store.TaskRecord) any
-	// cancelTask serves tasks/cancel. Core: the task is cancelled at once
-	// and returned; a terminal one is -32602. Extension: cooperative, an
-	// empty acknowledgement, also for a terminal task.
-	cancelTask(ctx context.Context, s *Server, rec *store.TaskRecord) (any, error)
-	// gatherTaskInput holds a task in input_required until the handler's
-	// questions are answered. Core: the server asks the client itself on
-	// a tasks/result request in flight (SEP-2260), as the shim does.
-	// Extension: the client answers with tasks/update (SEP-2322).
-	gatherTaskInput(ctx context.Context, s *Server, run *taskRun, rec *store.TaskRecord, treq *Request, in *Input) bool
-	// announceTask tells whoever listens that a task's status changed:
-	// notifications/tasks/status on the creating session (core), or
-	// notifications/tasks on the listen streams that name it (extension).
-	announceTask(s *Server, run *taskRun, rec *store.TaskRecord)
+	// tasks/get, update, cancel) on modern ones. A task is only visible
+	// to requests of the era that created it (lookupTask,
+	// tasks.Rules.Modern). The three task rules that act on the server
+	// are taskActions, below, not part of this interface.
+	tasks() tasks.Rules
 }
 
 // eraID names the era of a Request in one byte (an interface value
@@ -139,12 +103,40 @@ var (
 	eraModern = eras[idModern]
 )
 
-// taskEra is the era of a stored task (store.TaskRecord.Modern).
-func taskEra(rec *store.TaskRecord) era {
+// taskActions are the task rules of an era that act on the server
+// rather than answer from data (those are tasks.Rules). The era types
+// implement them beside the era interface; task code reaches them
+// through Request.taskActions or taskEra, never through era.
+type taskActions interface {
+	// cancelTask serves tasks/cancel. Core: the task is cancelled at once
+	// and returned; a terminal one is -32602. Extension: cooperative, an
+	// empty acknowledgement, also for a terminal task.
+	cancelTask(ctx context.Context, s *Server, rec *store.TaskRecord) (any, error)
+	// gatherTaskInput holds a task in input_required until the handler's
+	// questions are answered. Core: the server asks the client itself on
+	// a tasks/result request in flight (SEP-2260), as the shim does.
+	// Extension: the client answers with tasks/update (SEP-2322).
+	gatherTaskInput(ctx context.Context, s *Server, run *taskRun, rec *store.TaskRecord, treq *Request, in *Input) bool
+	// announceTask tells whoever listens that a task's status changed:
+	// notifications/tasks/status on the creating session (core), or
+	// notifications/tasks on the listen streams that name it (extension).
+	announceTask(s *Server, run *taskRun, rec *store.TaskRecord)
+}
+
+// taskActs are the eras' task actions by era id: the same empty types
+// as eras, so choosing them allocates nothing either.
+var taskActs = [...]taskActions{idLegacy: legacyEra{}, idModern: modernEra{}}
+
+// taskActions returns the task actions of the request's era.
+func (r *Request) taskActions() taskActions { return taskActs[r.eraID] }
+
+// taskEra returns the task actions of a stored task's era
+// (store.TaskRecord.Modern).
+func taskEra(rec *store.TaskRecord) taskActions {
 	if rec.Modern {
-		return eraModern
+		return taskActs[idModern]
 	}
-	return eraLegacy
+	return taskActs[idLegacy]
 }
 
 // The HTTP statuses (RFC 9110) the eras give error answers. The protocol

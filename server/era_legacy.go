@@ -3,13 +3,12 @@ package server
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/mcpkit/mcpkit/internal/revisions"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -60,58 +59,8 @@ func (legacyEra) resourceNotFound(uri string) *jsonrpc.Error {
 // statuses from the HTTP layer; they are not the era's.)
 func (legacyEra) httpStatus(*jsonrpc.Error) int { return statusOK }
 
-// hasTaskMethod: the core tasks of 2025-11-25 are get, result, list and
-// cancel; older revisions have none.
-func (legacyEra) hasTaskMethod(v, name string) bool {
-	switch name {
-	case mcp.MethodTasksGet, mcp.MethodTasksCancel, mcp.MethodTasksResult, mcp.MethodTasksList:
-		return revisions.HasCoreTasks(v)
-	}
-	return false
-}
-
-func (legacyEra) checkTasks(*Request) error { return nil }
-
-// taskEligible: a 2025-11-25 request asks for a task with params.task;
-// a tool that runs only as a task is -32601 without it, or on a revision
-// without tasks.
-func (legacyEra) taskEligible(req *Request, e *toolEntry, p *mcp.CallToolParams) (bool, error) {
-	support := e.taskSupport()
-	if !revisions.HasCoreTasks(req.version) {
-		if support == mcp.TaskSupportRequired {
-			return false, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: tool %q runs only as a task, which protocol revision %s lacks", e.tool.Name, req.version)
-		}
-		return false, nil
-	}
-	if p.Task == nil {
-		if support == mcp.TaskSupportRequired {
-			return false, jsonrpc.Errorf(mcp.CodeMethodNotFound, "Method not found: tool %q must be called as a task (params.task)", e.tool.Name)
-		}
-		return false, nil
-	}
-	return support != mcp.TaskSupportForbidden, nil
-}
-
-// taskTTL honours a shorter params.task.ttl.
-func (legacyEra) taskTTL(p *mcp.CallToolParams, ttl time.Duration) time.Duration {
-	if p.Task != nil && p.Task.TTL != nil && *p.Task.TTL > 0 {
-		if asked := time.Duration(*p.Task.TTL) * time.Millisecond; asked < ttl {
-			return asked
-		}
-	}
-	return ttl
-}
-
-func (legacyEra) modernTasks() bool { return false }
-
-func (legacyEra) createdTask(rec *store.TaskRecord) any {
-	return &mcp.CreateTaskResult{Task: legacyTask(rec)}
-}
-
-func (legacyEra) renderTask(rec *store.TaskRecord) any {
-	t := legacyTask(rec)
-	return &t
-}
+// tasks: the 2025-11-25 core tasks' rules.
+func (legacyEra) tasks() tasks.Rules { return tasks.Core{} }
 
 // legacyCancelMessage is the status message of a 2025 task cancelled by
 // tasks/cancel.
@@ -137,7 +86,7 @@ func (legacyEra) cancelTask(ctx context.Context, s *Server, rec *store.TaskRecor
 	if err != nil {
 		cur = rec
 	}
-	t := legacyTask(cur)
+	t := tasks.CoreTask(cur)
 	return &t, nil
 }
 
@@ -153,7 +102,7 @@ func (legacyEra) announceTask(s *Server, run *taskRun, rec *store.TaskRecord) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 	defer cancel()
-	t := legacyTask(rec)
+	t := tasks.CoreTask(rec)
 	if err := run.session.notify(ctx, mcp.NotificationTasksStatus, &t); err != nil {
 		s.log.Debug("server: task status not delivered", "task", rec.ID, "err", err)
 	}

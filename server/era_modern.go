@@ -3,12 +3,10 @@ package server
 import (
 	"context"
 	"slices"
-	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -167,44 +165,8 @@ func (modernEra) httpStatus(e *jsonrpc.Error) int {
 	return statusOK
 }
 
-// hasTaskMethod: the extension has get, update and cancel, on every
-// modern revision.
-func (modernEra) hasTaskMethod(_, name string) bool {
-	switch name {
-	case mcp.MethodTasksGet, mcp.MethodTasksCancel, mcp.MethodTasksUpdate:
-		return true
-	}
-	return false
-}
-
-func (modernEra) checkTasks(req *Request) error {
-	if !hasTasksExtension(req) {
-		return missingTasksExtension()
-	}
-	return nil
-}
-
-// taskEligible: a request that declared the extension may get a task
-// from any tool that supports one; a tool that requires one refuses a
-// request without it (-32021).
-func (modernEra) taskEligible(req *Request, e *toolEntry, _ *mcp.CallToolParams) (bool, error) {
-	support := e.taskSupport()
-	ext := hasTasksExtension(req)
-	if support == mcp.TaskSupportRequired && !ext {
-		return false, missingTasksExtension()
-	}
-	return ext && support != mcp.TaskSupportForbidden, nil
-}
-
-func (modernEra) taskTTL(_ *mcp.CallToolParams, ttl time.Duration) time.Duration { return ttl }
-
-func (modernEra) modernTasks() bool { return true }
-
-func (modernEra) createdTask(rec *store.TaskRecord) any {
-	return &mcp.CreatedTaskResult{ResultType: mcp.ResultTask, TaskInfo: taskInfo(rec)}
-}
-
-func (modernEra) renderTask(rec *store.TaskRecord) any { return detailedTask(rec) }
+// tasks: the tasks extension's rules.
+func (modernEra) tasks() tasks.Rules { return tasks.Extension{} }
 
 // cancelTask is cooperative: the task settles cancelled when its
 // handler returns (at once when no handler runs here), and the answer
@@ -232,12 +194,4 @@ func (modernEra) announceTask(s *Server, _ *taskRun, rec *store.TaskRecord) {
 func hasTasksExtension(req *Request) bool {
 	_, ok := req.clientCaps().Extensions[mcp.ExtensionTasks]
 	return ok
-}
-
-// missingTasksExtension is -32021 naming the tasks extension.
-func missingTasksExtension() *jsonrpc.Error {
-	return jsonrpc.NewError(mcp.CodeMissingRequiredClientCapability, "Missing required client capability: the "+mcp.ExtensionTasks+" extension").
-		WithData(mcp.MissingCapabilityData{RequiredCapabilities: mcp.ClientCapabilities{
-			Extensions: map[string]jsontext.Value{mcp.ExtensionTasks: jsontext.Value("{}")},
-		}})
 }

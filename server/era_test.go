@@ -36,7 +36,7 @@ func TestEraTables(t *testing.T) {
 		{eraModern, mcp.Version20260728, []bool{true, true, true, false, false, false}},
 	} {
 		for i, m := range methods {
-			if got := tc.era.hasTaskMethod(tc.version, m); got != tc.want[i] {
+			if got := tc.era.tasks().HasMethod(tc.version, m); got != tc.want[i] {
 				t.Errorf("%T.hasTaskMethod(%s, %s) = %v, want %v", tc.era, tc.version, m, got, tc.want[i])
 			}
 		}
@@ -49,9 +49,12 @@ func TestEraTables(t *testing.T) {
 		t.Error("modern era: wrong versions")
 	}
 
-	for _, e := range []era{eraLegacy, eraModern} {
-		if got := taskEra(&store.TaskRecord{Modern: e.modernTasks()}); got != e {
+	for id, e := range eras {
+		if got := taskEra(&store.TaskRecord{Modern: e.tasks().Modern()}); got != taskActs[id] {
 			t.Errorf("taskEra of a %T task = %T", e, got)
+		}
+		if got := (&Request{eraID: eraID(id)}).taskActions(); got != taskActs[id] {
+			t.Errorf("Request.taskActions of a %T request = %T", e, got)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpkit/mcpkit/store"
 
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 )
 
 // ErrServerClosing is the cancellation cause of requests ended because
@@ -143,7 +144,7 @@ func (s *Server) notifyTaskListeners(rec *store.TaskRecord) {
 	}
 	s.mu.Unlock()
 	for _, l := range targets {
-		d := detailedTask(rec)
+		d := tasks.Detailed(rec)
 		d.Meta = l.meta
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 		l.mu.Lock()

@@ -193,7 +193,7 @@ type Server struct {
 
 	regErrs registrationErrors // Err
 
-	tasks tasks
+	tasks taskTable
 
 	// The interceptor chains (intercept.go): userChain is
 	// Options.Interceptors composed (nil: none); inboundChain serves

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"maps"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 )
 
 // Task defaults.
@@ -44,13 +44,24 @@ type asyncWork struct{ fn ToolHandler }
 
 func (*asyncWork) Error() string { return "server: continue as a task" }
 
+// asAsync reports whether err is, or wraps, what ContinueAsTask returned.
+func asAsync(err error) (*asyncWork, bool) {
+	if err == nil {
+		return nil, false // most calls: no allocation for errors.As's target
+	}
+	var aw *asyncWork
+	return aw, errors.As(err, &aw)
+}
+
 // ContinueAsTask is returned by a tool handler (registered with the
 // TaskOnDemand option) that has gathered what it needs in the request —
 // for example through NeedInput rounds — and now wants the rest of its
 // work, fn, to run as a task. When the request may be answered with a
 // task (2026: the client declared the tasks extension; 2025-11-25: the
 // request carried params.task), the server creates one, answers at once
-// and runs fn detached; otherwise fn runs now, in the request.
+// and runs fn detached; otherwise fn runs now, in the request. The
+// handler may wrap the error (fmt.Errorf with %w): it is found as
+// errors.As finds it.
 func ContinueAsTask(fn ToolHandler) error { return &asyncWork{fn: fn} }
 
 // ToolOption configures a tool at registration. Options come from the
@@ -153,10 +164,10 @@ func (run *taskRun) waitCarrier(ctx context.Context) *carrier {
 	}
 }
 
-// tasks is the server's task machinery. mu guards the maps and flags;
+// taskTable is the server's task machinery. mu guards the maps and flags;
 // no store call or other I/O is made while it is held (a record's
 // transitions are the store's compare-and-set, TaskStore.Update).
-type tasks struct {
+type taskTable struct {
 	mu       sync.Mutex
 	runs     map[string]*taskRun
 	instance string     // the owner part of this server's task ids
@@ -171,7 +182,7 @@ type tasks struct {
 	endOrder []string                      // their ids, oldest first (bounded by maxTasks)
 	lent     map[string]*carrier           // tasks/result requests lent to owners, by tag
 	borrowed map[string]context.CancelFunc // carriers lent by other instances, by tag
-	clock    taskClock                     // the wall clock, unless a test sets it before serving
+	clock    tasks.Clock                   // the wall clock, unless a test sets it before serving
 	beat     func()                        // tests: called at the end of each heartbeat
 }
 
@@ -188,9 +199,6 @@ func requestor(ctx context.Context, req *Request) string {
 	}
 	return ""
 }
-
-// newTaskID returns a new task id naming its owner instance.
-func newTaskID(instance string) string { return "task-" + instance + "-" + rand.Text() }
 
 // hasTaskTools reports whether any registered tool supports tasks.
 func (s *Server) hasTaskTools() bool {
@@ -210,10 +218,10 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 	if ttl <= 0 {
 		ttl = DefaultTaskTTL
 	}
-	ttl = req.era().taskTTL(p, ttl)
+	ttl = req.era().tasks().TTL(p, ttl)
 	me := s.instance()
 	rec := &store.TaskRecord{
-		ID: newTaskID(me), Principal: requestor(ctx, req), Modern: req.era().modernTasks(),
+		ID: tasks.NewID(me), Principal: requestor(ctx, req), Modern: req.era().tasks().Modern(),
 		Status: mcp.TaskWorking, CreatedAt: now, LastUpdatedAt: now,
 		TTL: ttl, PollInterval: DefaultTaskPollInterval,
 		Owner: me, LeaseUntil: now.Add(s.taskLease()),
@@ -256,7 +264,7 @@ func (s *Server) startTask(ctx context.Context, req *Request, p *mcp.CallToolPar
 	} else {
 		treq.out = legacyTaskOut{s: s, run: run, call: treq.out}
 	}
-	answer := req.era().createdTask(rec)
+	answer := req.era().tasks().Created(rec)
 	go func() { // owned by the server: Shutdown cancels it and waits (claim counted it)
 		defer func() {
 			stopExpire()
@@ -300,7 +308,7 @@ func (s *Server) runTask(ctx context.Context, run *taskRun, rec *store.TaskRecor
 			_ = s.taskStore().Delete(context.Background(), rec.ID)
 			return
 		}
-		if aw, ok := err.(*asyncWork); ok { // already a task: just go on
+		if aw, ok := asAsync(err); ok { // already a task: just go on
 			fn = aw.fn
 			continue
 		}
@@ -309,7 +317,7 @@ func (s *Server) runTask(ctx context.Context, run *taskRun, rec *store.TaskRecor
 				s.settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: " + verr.Error()})
 				return
 			}
-			if !treq.era().gatherTaskInput(ctx, s, run, rec, treq, in) {
+			if !treq.taskActions().gatherTaskInput(ctx, s, run, rec, treq, in) {
 				if s.endedBy(ctx, run, rec) || errors.Is(context.Cause(ctx), errTaskGone) {
 					return
 				}
@@ -377,7 +385,7 @@ func (s *Server) askTaskInput(ctx context.Context, run *taskRun, rec *store.Task
 	for i := 0; i < len(in.keys); {
 		k := in.keys[i]
 		ir := in.requests[k]
-		ir.Params = withRelatedTask(ir.Params, rec.ID)
+		ir.Params = tasks.WithRelated(ir.Params, rec.ID)
 		c := run.waitCarrier(ctx)
 		if c == nil {
 			return false
@@ -451,28 +459,6 @@ func (s *Server) awaitTaskInput(ctx context.Context, run *taskRun, rec *store.Ta
 	// write failed.
 	s.setStatus(context.Background(), run, rec, mcp.TaskWorking, nil)
 	return true
-}
-
-// withRelatedTask adds related-task _meta to request params.
-func withRelatedTask(params jsontext.Value, id string) jsontext.Value {
-	p := map[string]jsontext.Value{}
-	if params != nil {
-		if json.Unmarshal(params, &p) != nil {
-			return params
-		}
-	}
-	meta := map[string]jsontext.Value{}
-	if m, ok := p["_meta"]; ok {
-		_ = json.Unmarshal(m, &meta)
-	}
-	rt, _ := json.Marshal(mcp.RelatedTaskMetadata{TaskID: id})
-	meta[mcp.MetaKeyRelatedTask] = rt
-	p["_meta"], _ = json.Marshal(meta)
-	out, err := json.Marshal(p)
-	if err != nil {
-		return params
-	}
-	return out
 }
 
 // setStatus records a non-terminal status change and tells whoever
@@ -551,49 +537,9 @@ func (s *Server) settle(run *taskRun, rec *store.TaskRecord, status mcp.TaskStat
 }
 
 // announceTask sends a task's new status to whoever listens, as the
-// task's era has it (era.announceTask).
+// task's era has it (taskActions.announceTask).
 func (s *Server) announceTask(run *taskRun, rec *store.TaskRecord) {
 	taskEra(rec).announceTask(s, run, rec)
-}
-
-// taskInfo is a record as the 2026 extension sends it.
-func taskInfo(rec *store.TaskRecord) mcp.TaskInfo {
-	t := mcp.TaskInfo{
-		TaskID: rec.ID, Status: rec.Status, StatusMessage: rec.StatusMessage,
-		CreatedAt: rec.CreatedAt.UTC().Format(time.RFC3339Nano), LastUpdatedAt: rec.LastUpdatedAt.UTC().Format(time.RFC3339Nano),
-	}
-	if rec.TTL > 0 {
-		ms := rec.TTL.Milliseconds()
-		t.TTLMs = &ms
-	}
-	if rec.PollInterval > 0 {
-		ms := rec.PollInterval.Milliseconds()
-		t.PollIntervalMs = &ms
-	}
-	return t
-}
-
-// detailedTask is a record as tasks/get and notifications/tasks send it (2026).
-func detailedTask(rec *store.TaskRecord) *mcp.DetailedTask {
-	d := &mcp.DetailedTask{TaskInfo: taskInfo(rec)}
-	switch rec.Status {
-	case mcp.TaskInputRequired:
-		d.InputRequests = rec.InputRequests
-	case mcp.TaskCompleted:
-		d.Result = rec.Result
-	case mcp.TaskFailed:
-		d.Error = rec.Error
-	}
-	return d
-}
-
-// legacyTask is a record as the 2025-11-25 methods send it.
-func legacyTask(rec *store.TaskRecord) mcp.Task {
-	ti := taskInfo(rec)
-	return mcp.Task{
-		TaskID: ti.TaskID, Status: ti.Status, StatusMessage: ti.StatusMessage,
-		CreatedAt: ti.CreatedAt, LastUpdatedAt: ti.LastUpdatedAt, TTL: ti.TTLMs, PollInterval: ti.PollIntervalMs,
-	}
 }
 
 func (s *Server) taskRun(id string) *taskRun {
@@ -607,7 +553,7 @@ func (s *Server) taskRun(id string) *taskRun {
 // declared the extension: -32021 otherwise) and the 2025-11-25 core
 // tasks/get, tasks/result, tasks/list and tasks/cancel.
 func (s *Server) tasksMethod(ctx context.Context, req *Request, name string, wp *wireParams) (any, error) {
-	if err := req.era().checkTasks(req); err != nil {
+	if err := req.era().tasks().Check(hasTasksExtension(req)); err != nil {
 		return nil, err
 	}
 	req.meta = wp.Meta
@@ -620,14 +566,14 @@ func (s *Server) tasksMethod(ctx context.Context, req *Request, name string, wp 
 	}
 	switch name {
 	case mcp.MethodTasksGet:
-		return req.era().renderTask(rec), nil
+		return req.era().tasks().Render(rec), nil
 	case mcp.MethodTasksUpdate:
 		if owner := s.remoteOwner(rec); owner != "" && !rec.Status.Terminal() {
 			return s.remoteUpdate(ctx, rec, owner, wp.InputResponses)
 		}
 		return s.updateTask(ctx, rec, wp.InputResponses)
 	case mcp.MethodTasksCancel:
-		return req.era().cancelTask(ctx, s, rec)
+		return req.taskActions().cancelTask(ctx, s, rec)
 	case mcp.MethodTasksResult:
 		return s.taskResult(ctx, req, rec)
 	}
@@ -807,7 +753,7 @@ func (s *Server) listTasks(ctx context.Context, req *Request, wp *wireParams) (a
 	res := &mcp.ListTasksResult{Tasks: []mcp.Task{}}
 	size := s.pageSize()
 	for i := start; i < len(recs) && len(res.Tasks) < size; i++ {
-		res.Tasks = append(res.Tasks, legacyTask(s.reapLapsed(ctx, recs[i])))
+		res.Tasks = append(res.Tasks, tasks.CoreTask(s.reapLapsed(ctx, recs[i])))
 		if len(res.Tasks) == size && i+1 < len(recs) {
 			c := encodeCursor(recs[i].ID)
 			res.NextCursor = &c

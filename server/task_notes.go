@@ -2,11 +2,10 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -62,7 +61,7 @@ func (o legacyTaskOut) Call(ctx context.Context, related mcp.ID, method string, 
 }
 
 func (o legacyTaskOut) Notify(_ context.Context, _ mcp.ID, method string, params any) error {
-	params = withRelatedTaskMeta(params, o.run.id)
+	params = tasks.WithRelatedMeta(params, o.run.id)
 	limit := o.s.taskNotificationQueue()
 	o.run.mu.Lock()
 	if len(o.run.notes) >= limit {
@@ -74,29 +73,6 @@ func (o legacyTaskOut) Notify(_ context.Context, _ mcp.ID, method string, params
 	o.run.mu.Unlock()
 	o.run.flushNotes()
 	return nil
-}
-
-// withRelatedTaskMeta tags the params of a task's progress or log
-// message with related-task _meta (2025-11-25: every message of a task
-// carries it). Other params pass unchanged.
-func withRelatedTaskMeta(params any, id string) any {
-	tag := func(m mcp.Meta) mcp.Meta {
-		out := make(mcp.Meta, len(m)+1)
-		for k, v := range m {
-			out[k] = v
-		}
-		out[mcp.MetaKeyRelatedTask] = mcp.RelatedTaskMetadata{TaskID: id}
-		return out
-	}
-	switch p := params.(type) {
-	case mcp.ProgressParams:
-		p.Meta = tag(p.Meta)
-		return p
-	case mcp.LoggingMessageParams:
-		p.Meta = tag(p.Meta)
-		return p
-	}
-	return params
 }
 
 // noteCarrierLocked returns the newest tasks/result request in flight
@@ -189,22 +165,9 @@ func (modernTaskOut) Call(context.Context, mcp.ID, string, any, any) error { ret
 
 func (o modernTaskOut) Notify(ctx context.Context, _ mcp.ID, method string, params any) error {
 	if p, ok := params.(mcp.ProgressParams); ok && method == mcp.NotificationProgress {
-		o.s.setProgressMessage(ctx, o.run, o.id, progressText(p))
+		o.s.setProgressMessage(ctx, o.run, o.id, tasks.ProgressText(p))
 	}
 	return nil
-}
-
-// progressText is a progress step as a status message: its message,
-// then "(progress/total)" or "(progress)".
-func progressText(p mcp.ProgressParams) string {
-	n := strconv.FormatFloat(p.Progress, 'f', -1, 64)
-	if p.Total != nil {
-		n += "/" + strconv.FormatFloat(*p.Total, 'f', -1, 64)
-	}
-	if p.Message == "" {
-		return fmt.Sprintf("progress %s", n)
-	}
-	return fmt.Sprintf("%s (%s)", p.Message, n)
 }
 
 // setProgressMessage records a working task's latest progress as its

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -13,6 +12,7 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -23,73 +23,27 @@ import (
 // tasks/list are served from the store anywhere; what needs the running
 // work goes to the owner over the carrier's peers (seam.Peers):
 //
-//   - tasks/cancel (opCancel): the owner cancels the handler;
-//   - tasks/update (opUpdate): the owner hands the answers to the task;
+//   - tasks/cancel (tasks.OpCancel): the owner cancels the handler;
+//   - tasks/update (tasks.OpUpdate): the owner hands the answers to the task;
 //   - a 2025 tasks/result on another instance lends its request to the
-//     owner (opLend, opReturn) so that the task's input requests travel
-//     on it (opAsk, owner → lender), and waits for the task to end;
-//   - every status change is broadcast (opStatus): instances wake their
+//     owner (tasks.OpLend, tasks.OpReturn) so that the task's input requests travel
+//     on it (tasks.OpAsk, owner → lender), and waits for the task to end;
+//   - every status change is broadcast (tasks.OpStatus): instances wake their
 //     waiting tasks/result requests and notify their listen streams.
 //
 // Broadcasts may be lost; the heartbeat rereads every task a request
 // here waits on (checkWatched), so a lost one delays, never loses, an
 // outcome.
 
-// Operations between instances.
-const (
-	opStatus = "status" // broadcast: the task's record changed
-	opCancel = "cancel" // to the owner: cancel the handler
-	opUpdate = "update" // to the owner: answers for the task (tasks/update)
-	opLend   = "lend"   // to the owner: a tasks/result request may carry input requests
-	opReturn = "return" // to the owner: that request ended
-	opAsk    = "ask"    // to the lender: send this input request on the lent request
-	opNotify = "notify" // to the lender: send this notification on the lent request
-)
-
-// peerMsg is one message between instances, as JSON.
-type peerMsg struct {
-	Op        string             `json:"op"`
-	Task      string             `json:"task"`
-	From      string             `json:"from,omitzero"`
-	Tag       string             `json:"tag,omitzero"`
-	Responses mcp.InputResponses `json:"responses,omitzero"`
-	Request   *mcp.InputRequest  `json:"request,omitzero"`
-	Form      jsontext.Value     `json:"form,omitzero"`
-	Method    string             `json:"method,omitzero"` // opNotify
-	Params    jsontext.Value     `json:"params,omitzero"` // opNotify
-}
-
-// peerReply is the answer to a peerMsg.
-type peerReply struct {
-	Result jsontext.Value `json:"result,omitzero"`
-	Error  *mcp.TaskError `json:"error,omitzero"`
-	// Gone: what the message named is not here (no such run or lent
-	// request).
-	Gone bool `json:"gone,omitzero"`
-}
-
 // errPeerGone is a peer call whose instance (or lent request) is gone.
 var errPeerGone = errors.New("server: the instance is gone")
-
-// ownerOfTask returns the instance a task id names, or "".
-func ownerOfTask(id string) string {
-	rest, ok := strings.CutPrefix(id, "task-")
-	if !ok {
-		return ""
-	}
-	owner, _, ok := strings.Cut(rest, "-")
-	if !ok {
-		return ""
-	}
-	return owner
-}
 
 // remoteOwner returns the instance that runs rec when it is another one
 // this server can reach; "" otherwise.
 func (s *Server) remoteOwner(rec *store.TaskRecord) string {
 	owner := rec.Owner
 	if owner == "" {
-		owner = ownerOfTask(rec.ID)
+		owner = tasks.OwnerOf(rec.ID)
 	}
 	s.tasks.mu.Lock()
 	defer s.tasks.mu.Unlock()
@@ -122,7 +76,7 @@ func (s *Server) peers() seam.Peers {
 
 // callPeer sends m to instance to and decodes its answer: the result,
 // the error it carries as a *jsonrpc.Error, or errPeerGone.
-func (s *Server) callPeer(ctx context.Context, to string, m *peerMsg) (jsontext.Value, error) {
+func (s *Server) callPeer(ctx context.Context, to string, m *tasks.PeerMsg) (jsontext.Value, error) {
 	p := s.peers()
 	if p == nil {
 		return nil, errPeerGone
@@ -139,7 +93,7 @@ func (s *Server) callPeer(ctx context.Context, to string, m *peerMsg) (jsontext.
 	if !ok {
 		return nil, errPeerGone
 	}
-	var r peerReply
+	var r tasks.PeerReply
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, err
 	}
@@ -162,7 +116,7 @@ func (s *Server) tellPeers(id string) {
 	if p == nil {
 		return
 	}
-	b, err := json.Marshal(&peerMsg{Op: opStatus, Task: id, From: p.ID()})
+	b, err := json.Marshal(&tasks.PeerMsg{Op: tasks.OpStatus, Task: id, From: p.ID()})
 	if err != nil {
 		return
 	}
@@ -177,8 +131,8 @@ func (s *Server) tellPeers(id string) {
 // goroutine: it wakes local waiters at once and leaves anything that
 // reads the store to a goroutine of the server's.
 func (s *Server) deliverPeer(raw []byte) {
-	var m peerMsg
-	if json.Unmarshal(raw, &m) != nil || m.Op != opStatus || m.Task == "" {
+	var m tasks.PeerMsg
+	if json.Unmarshal(raw, &m) != nil || m.Op != tasks.OpStatus || m.Task == "" {
 		return
 	}
 	s.wakeWatchers(m.Task)
@@ -212,8 +166,8 @@ func (s *Server) deliverPeer(raw []byte) {
 // servePeer answers another instance's call about a task of this one,
 // or about a request lent here.
 func (s *Server) servePeer(ctx context.Context, raw []byte) []byte {
-	var m peerMsg
-	var r peerReply
+	var m tasks.PeerMsg
+	var r tasks.PeerReply
 	if err := json.Unmarshal(raw, &m); err != nil {
 		r.Error = &mcp.TaskError{Code: mcp.CodeInvalidRequest, Message: "Invalid request: " + err.Error()}
 	} else {
@@ -221,40 +175,40 @@ func (s *Server) servePeer(ctx context.Context, raw []byte) []byte {
 	}
 	b, err := json.Marshal(&r)
 	if err != nil {
-		b, _ = json.Marshal(&peerReply{Error: &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: encoding the answer"}})
+		b, _ = json.Marshal(&tasks.PeerReply{Error: &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: encoding the answer"}})
 	}
 	return b
 }
 
-func (s *Server) servePeerMsg(ctx context.Context, m *peerMsg) peerReply {
-	reply := func(v any, err error) peerReply {
+func (s *Server) servePeerMsg(ctx context.Context, m *tasks.PeerMsg) tasks.PeerReply {
+	reply := func(v any, err error) tasks.PeerReply {
 		if err != nil {
 			e := seam.ToRPCError(err)
-			return peerReply{Error: &mcp.TaskError{Code: e.Code, Message: e.Message, Data: e.Data}}
+			return tasks.PeerReply{Error: &mcp.TaskError{Code: e.Code, Message: e.Message, Data: e.Data}}
 		}
 		b, err := json.Marshal(v)
 		if err != nil {
-			return peerReply{Error: &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: " + err.Error()}}
+			return tasks.PeerReply{Error: &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: " + err.Error()}}
 		}
-		return peerReply{Result: b}
+		return tasks.PeerReply{Result: b}
 	}
 	switch m.Op {
-	case opCancel:
+	case tasks.OpCancel:
 		return reply(s.cancelHere(ctx, m.Task))
-	case opUpdate:
+	case tasks.OpUpdate:
 		rec, err := s.taskStore().Get(ctx, m.Task)
 		if err != nil {
-			return peerReply{Gone: true}
+			return tasks.PeerReply{Gone: true}
 		}
 		return reply(s.updateTask(ctx, rec, m.Responses))
-	case opLend:
+	case tasks.OpLend:
 		run := s.taskRun(m.Task)
 		if run == nil {
-			return peerReply{Gone: true}
+			return tasks.PeerReply{Gone: true}
 		}
 		s.borrow(run, m.From, m.Tag)
 		return reply(true, nil)
-	case opReturn:
+	case tasks.OpReturn:
 		s.tasks.mu.Lock()
 		cancel := s.tasks.borrowed[m.Tag]
 		s.tasks.mu.Unlock()
@@ -262,28 +216,28 @@ func (s *Server) servePeerMsg(ctx context.Context, m *peerMsg) peerReply {
 			cancel()
 		}
 		return reply(true, nil)
-	case opAsk:
+	case tasks.OpAsk:
 		s.tasks.mu.Lock()
 		c := s.tasks.lent[m.Tag]
 		s.tasks.mu.Unlock()
 		if c == nil || m.Request == nil {
-			return peerReply{Gone: true}
+			return tasks.PeerReply{Gone: true}
 		}
 		actx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		stop := context.AfterFunc(c.ctx, cancel)
 		defer stop()
 		return reply(s.leg(actx, c.req, *m.Request, m.Form))
-	case opNotify:
+	case tasks.OpNotify:
 		s.tasks.mu.Lock()
 		c := s.tasks.lent[m.Tag]
 		s.tasks.mu.Unlock()
 		if c == nil || m.Method == "" || c.ctx.Err() != nil {
-			return peerReply{Gone: true}
+			return tasks.PeerReply{Gone: true}
 		}
 		return reply(true, c.req.out.Notify(c.ctx, c.req.id, m.Method, m.Params))
 	}
-	return peerReply{Error: &mcp.TaskError{Code: mcp.CodeMethodNotFound, Message: "Method not found: " + m.Op}}
+	return tasks.PeerReply{Error: &mcp.TaskError{Code: mcp.CodeMethodNotFound, Message: "Method not found: " + m.Op}}
 }
 
 // borrow registers, on the owner, a tasks/result request of another
@@ -298,7 +252,7 @@ func (s *Server) borrow(run *taskRun, from, tag string) {
 	s.tasks.borrowed[tag] = cancel
 	s.tasks.mu.Unlock()
 	c := &carrier{ctx: ctx, ask: func(actx context.Context, ir mcp.InputRequest, form jsontext.Value) (jsontext.Value, error) {
-		raw, err := s.callPeer(actx, from, &peerMsg{Op: opAsk, Task: run.id, Tag: tag, Request: &ir, Form: form})
+		raw, err := s.callPeer(actx, from, &tasks.PeerMsg{Op: tasks.OpAsk, Task: run.id, Tag: tag, Request: &ir, Form: form})
 		if err != nil && !isRPCError(err) {
 			cancel() // the lender or its request is gone: ask on the next
 		}
@@ -310,7 +264,7 @@ func (s *Server) borrow(run *taskRun, from, tag string) {
 		}
 		nctx, ncancel := context.WithTimeout(ctx, taskStoreTimeout)
 		defer ncancel()
-		if _, err := s.callPeer(nctx, from, &peerMsg{Op: opNotify, Task: run.id, Tag: tag, Method: method, Params: raw}); err != nil && !isRPCError(err) {
+		if _, err := s.callPeer(nctx, from, &tasks.PeerMsg{Op: tasks.OpNotify, Task: run.id, Tag: tag, Method: method, Params: raw}); err != nil && !isRPCError(err) {
 			cancel() // the lender or its request is gone: send on the next
 			return err
 		}
@@ -369,11 +323,11 @@ func (s *Server) remoteResult(ctx context.Context, req *Request, rec *store.Task
 	}()
 	unwatch := s.watchTask(rec.ID)
 	defer unwatch()
-	if _, err := s.callPeer(ctx, owner, &peerMsg{Op: opLend, Task: rec.ID, Tag: tag}); err == nil {
+	if _, err := s.callPeer(ctx, owner, &tasks.PeerMsg{Op: tasks.OpLend, Task: rec.ID, Tag: tag}); err == nil {
 		defer func() {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskStoreTimeout)
 			defer cancel()
-			_, _ = s.callPeer(rctx, owner, &peerMsg{Op: opReturn, Task: rec.ID, Tag: tag})
+			_, _ = s.callPeer(rctx, owner, &tasks.PeerMsg{Op: tasks.OpReturn, Task: rec.ID, Tag: tag})
 		}()
 	}
 	for {
@@ -512,7 +466,7 @@ func (s *Server) hasTaskListener(id string) bool {
 // remoteUpdate hands tasks/update answers to the instance that runs the
 // task.
 func (s *Server) remoteUpdate(ctx context.Context, rec *store.TaskRecord, owner string, responses mcp.InputResponses) (any, error) {
-	if _, err := s.callPeer(ctx, owner, &peerMsg{Op: opUpdate, Task: rec.ID, Responses: responses}); err != nil {
+	if _, err := s.callPeer(ctx, owner, &tasks.PeerMsg{Op: tasks.OpUpdate, Task: rec.ID, Responses: responses}); err != nil {
 		if e, ok := jsonrpc.AsError(err); ok {
 			return nil, e
 		}
@@ -532,7 +486,7 @@ func (s *Server) stopTaskAnywhere(ctx context.Context, rec *store.TaskRecord) bo
 	if owner == "" {
 		return s.stopTask(rec.ID) != nil
 	}
-	raw, err := s.callPeer(ctx, owner, &peerMsg{Op: opCancel, Task: rec.ID})
+	raw, err := s.callPeer(ctx, owner, &tasks.PeerMsg{Op: tasks.OpCancel, Task: rec.ID})
 	if err != nil {
 		s.log.Info("server: the instance of a cancelled task did not answer", "task", rec.ID, "instance", owner, "err", err)
 		return false
@@ -542,7 +496,7 @@ func (s *Server) stopTaskAnywhere(ctx context.Context, rec *store.TaskRecord) bo
 	return running
 }
 
-// cancelHere serves opCancel on the owner.
+// cancelHere serves tasks.OpCancel on the owner.
 func (s *Server) cancelHere(ctx context.Context, id string) (bool, error) {
 	run := s.stopTask(id)
 	if run == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -132,7 +133,7 @@ func newTaskPairB(t *testing.T, modern bool, lease time.Duration, viewB func(sto
 		f  *taskFixture
 		id string
 	}{{p.fa, "instA"}, {p.fb, "instB"}} {
-		x.f.srv.tasks.clock = taskClock{now: clock.Now, afterFunc: clock.AfterFunc}
+		x.f.srv.tasks.clock = tasks.Clock{NowFunc: clock.Now, AfterFuncFunc: clock.AfterFunc}
 		p.mesh.join(x.f.srv, x.id)
 	}
 	// a and b are one client reaching two instances: one principal (a
@@ -167,10 +168,10 @@ func eachEra(t *testing.T, f func(t *testing.T, modern bool)) {
 func TestTaskIDNamesOwner(t *testing.T) {
 	p := newTaskPair(t, false, time.Minute)
 	id := startTask(t, p.a, "quick", nil)
-	if got := ownerOfTask(id); got != "instA" {
+	if got := tasks.OwnerOf(id); got != "instA" {
 		t.Fatalf("owner of %q = %q, want instA", id, got)
 	}
-	if got := ownerOfTask("task-nodash"); got != "" {
+	if got := tasks.OwnerOf("task-nodash"); got != "" {
 		t.Errorf("owner of an id without instance = %q", got)
 	}
 }
@@ -435,7 +436,7 @@ func TestTaskHeartbeatBeforeStored(t *testing.T) {
 	const lease = 30 * time.Second
 	fx := newTaskFixture(&Options{TaskStore: slow, TaskLease: lease})
 	beats := make(chan struct{}, 16)
-	fx.srv.tasks.clock = taskClock{now: clock.Now, afterFunc: clock.AfterFunc}
+	fx.srv.tasks.clock = tasks.Clock{NowFunc: clock.Now, AfterFuncFunc: clock.AfterFunc}
 	fx.srv.tasks.beat = func() { beats <- struct{}{} }
 	p := newStdioTaskPeer(t, fx.srv, true)
 	ids := make(chan string, 1)
@@ -512,7 +513,7 @@ func TestTaskListReapsLapsed(t *testing.T) {
 	clock := newManualClock()
 	mem := store.NewMemoryTaskStore(&store.MemoryTaskStoreOptions{Now: clock.Now})
 	fx := newTaskFixture(&Options{TaskStore: mem})
-	fx.srv.tasks.clock = taskClock{now: clock.Now, afterFunc: clock.AfterFunc}
+	fx.srv.tasks.clock = tasks.Clock{NowFunc: clock.Now, AfterFuncFunc: clock.AfterFunc}
 	p := newStdioTaskPeer(t, fx.srv, false)
 	startTask(t, p, "quick", nil) // the session is open; its id names the lapsed task's session
 	sid := fx.srv.Sessions()[0].ID()

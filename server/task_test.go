@@ -27,6 +27,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/transport/memory"
 )
 
@@ -627,7 +628,7 @@ func TestTaskTTLExpiry(t *testing.T) {
 		clock = newManualClock()
 		fst := store.NewMemoryTaskStore(&store.MemoryTaskStoreOptions{Now: clock.Now})
 		o.TaskTTL, o.TaskStore = serverTTL, fst
-		return func(s *Server) { s.tasks.clock = taskClock{now: clock.Now, afterFunc: clock.AfterFunc} }
+		return func(s *Server) { s.tasks.clock = tasks.Clock{NowFunc: clock.Now, AfterFuncFunc: clock.AfterFunc} }
 	}
 	eachPeerSetup(t, nil, setup, func(t *testing.T, fx *taskFixture, p taskPeer) {
 		ttl := serverTTL
@@ -787,5 +788,33 @@ func TestTaskOnDemandOutputChecked(t *testing.T) {
 		}
 		id := startTask(t, p, "badlater", nil)
 		waitStatus(t, p, id, "failed")
+	})
+}
+
+// TestTaskOnDemandWrapped: a handler that wraps ContinueAsTask's error
+// (fmt.Errorf with %w) still continues as a task, as errors.As finds it;
+// both the raw and the typed tool paths look for it that way.
+func TestTaskOnDemandWrapped(t *testing.T) {
+	type sum struct {
+		Sum int `json:"sum"`
+	}
+	eachPeer(t, nil, func(t *testing.T, fx *taskFixture, p taskPeer) {
+		later := func(context.Context, *CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{StructuredContent: jsontext.Value(`{"sum":3}`)}, nil
+		}
+		AddTool(fx.srv, &mcp.Tool{Name: "wrapped", Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}},
+			func(context.Context, *CallToolRequest, struct{}) (string, error) {
+				return "", fmt.Errorf("gathered: %w", ContinueAsTask(later))
+			}, TaskOnDemand())
+		if err := AddTool(fx.srv, &mcp.Tool{Name: "wrappedtyped", Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}},
+			func(context.Context, *CallToolRequest, struct{}) (sum, error) {
+				return sum{}, fmt.Errorf("gathered: %w", ContinueAsTask(later))
+			}, TaskOnDemand()); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"wrapped", "wrappedtyped"} {
+			id := startTask(t, p, name, nil)
+			waitStatus(t, p, id, "completed")
+		}
 	})
 }

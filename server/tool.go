@@ -207,7 +207,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h TypedToolHandler[In, Out], o
 			return errorResult(fmt.Sprintf("invalid arguments: %s", seam.ShortErr(err))), nil
 		}
 		out, err := h(ctx, req, in)
-		if aw, ok := err.(*asyncWork); ok && output != nil { // as callTool matches it
+		if aw, ok := asAsync(err); ok && output != nil { // as callTool matches it
 			// The rest of the work runs as a task: its result is checked
 			// the same way when it comes.
 			next := aw.fn
@@ -363,7 +363,7 @@ func callTool(ctx context.Context, s *Server, req *Request, wp *wireParams) (any
 			return errorResult("invalid arguments: " + err.Error()), nil
 		}
 	}
-	asTask, err := req.era().taskEligible(req, e, &p)
+	asTask, err := req.era().tasks().Eligible(req.version, hasTasksExtension(req), e.tool.Name, e.taskSupport(), &p)
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +371,7 @@ func callTool(ctx context.Context, s *Server, req *Request, wp *wireParams) (any
 		return s.startTask(ctx, req, &p, e.handler)
 	}
 	res, err := e.handler(ctx, &CallToolRequest{Request: req, Params: &p})
-	if aw, ok := err.(*asyncWork); ok {
+	if aw, ok := asAsync(err); ok {
 		if asTask {
 			return s.startTask(ctx, req, &p, aw.fn)
 		}

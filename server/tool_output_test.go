@@ -67,3 +67,12 @@ func TestInboundSize(t *testing.T) {
 		t.Errorf("inbound is %d bytes, more than 288 (the next size class is 320)", n)
 	}
 }
+
+// TestRequestSize: the Request on its own (a task's run, the shim's
+// rounds) fits the 208-byte size class; its one-byte era id and field
+// order keep it there (docs/design/era.md, "The Request's layout").
+func TestRequestSize(t *testing.T) {
+	if n := unsafe.Sizeof(Request{}); n > 208 {
+		t.Errorf("Request is %d bytes, more than 208 (the next size class is 224)", n)
+	}
+}

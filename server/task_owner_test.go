@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 )
 
 // refusedAsUnknown checks that e is the error of a tasks/* request naming
@@ -125,7 +126,7 @@ func TestTaskStatelessIDIsTheCapability(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for range 64 {
-		id := newTaskID("i")
+		id := tasks.NewID("i")
 		random, ok := strings.CutPrefix(id, "task-i-")
 		// base32: 5 bits a character.
 		if !ok || len(random)*5 < 128 || seen[random] {

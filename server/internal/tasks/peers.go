@@ -1,0 +1,44 @@
+package tasks
+
+import (
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// The operations of PeerMsg: what one instance asks of another about a
+// task (server/task_peers.go runs them).
+const (
+	OpStatus = "status" // broadcast: the task's record changed
+	OpCancel = "cancel" // to the owner: cancel the handler
+	OpUpdate = "update" // to the owner: answers for the task (tasks/update)
+	OpLend   = "lend"   // to the owner: a tasks/result request may carry input requests
+	OpReturn = "return" // to the owner: that request ended
+	OpAsk    = "ask"    // to the lender: send this input request on the lent request
+	OpNotify = "notify" // to the lender: send this notification on the lent request
+)
+
+// PeerMsg is one message about a task between the instances of a
+// deployment, as JSON (carried by server/internal/seam's Peers). Its
+// member names are a wire between instances of different builds: keep
+// them.
+type PeerMsg struct {
+	Op        string             `json:"op"`
+	Task      string             `json:"task"`
+	From      string             `json:"from,omitzero"`
+	Tag       string             `json:"tag,omitzero"`
+	Responses mcp.InputResponses `json:"responses,omitzero"`
+	Request   *mcp.InputRequest  `json:"request,omitzero"`
+	Form      jsontext.Value     `json:"form,omitzero"`
+	Method    string             `json:"method,omitzero"` // OpNotify
+	Params    jsontext.Value     `json:"params,omitzero"` // OpNotify
+}
+
+// PeerReply is the answer to a PeerMsg.
+type PeerReply struct {
+	Result jsontext.Value `json:"result,omitzero"`
+	Error  *mcp.TaskError `json:"error,omitzero"`
+	// Gone: what the message named is not here (no such run or lent
+	// request).
+	Gone bool `json:"gone,omitzero"`
+}
