@@ -136,8 +136,8 @@ func (c *Client) discoverCall(ctx context.Context, version string) (*mcp.Discove
 // ServerInfo and Instructions then report. On a legacy connection it
 // returns ErrLegacy.
 func (c *Client) Discover(ctx context.Context) (*mcp.DiscoverResult, error) {
-	if c.era != EraModern {
-		return nil, fmt.Errorf("%w: server/discover", ErrLegacy)
+	if err := c.mode().lacks(mcp.MethodServerDiscover); err != nil {
+		return nil, err
 	}
 	p := &mcp.RequestParams{}
 	var res mcp.DiscoverResult
@@ -157,7 +157,7 @@ func (c *Client) setModern(version string, res *mcp.DiscoverResult) {
 	}
 	c.mu.Unlock()
 	c.setIdentity(res)
-	c.era = EraModern
+	c.seam = (*modernEra)(c)
 }
 
 func (c *Client) setDiscover(res *mcp.DiscoverResult) {
