@@ -37,7 +37,9 @@ const DefaultDiscoverTimeout = 5 * time.Second
 var modernVersions = []string{mcp.Version20260728}
 
 // ModernVersions returns the modern revisions this client speaks, newest
-// first.
+// first: the ones it implements, a subset of the revisions mcp.IsModern
+// accepts (which revision belongs to which era is mcp's to say; see
+// docs/design/era.md).
 func ModernVersions() []string { return slices.Clone(modernVersions) }
 
 // ErrProbeClosed is returned by Connect when the connection ended while
