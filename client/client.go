@@ -236,10 +236,11 @@ type Client struct {
 	hs      atomic.Pointer[inputHandlers] // see handlers
 	lenient atomic.Bool                   // serve unsolicited server requests (see associated)
 
-	// seam is the era the connection speaks (eraConn): pendingEra until
-	// Connect chooses, then legacyEra or modernEra. Written only by
-	// Connect.
-	seam eraConn
+	// seam is the era the connection speaks (eraConn, see mode):
+	// pendingEra until Connect chooses, then legacyEra or modernEra.
+	// Written only by Connect, read by the reader goroutine too (the
+	// interceptors' Call.Era of a message that arrives meanwhile).
+	seam atomic.Pointer[eraBox]
 	init mcp.InitializeResult // legacy: the initialize result
 
 	// Modern state (modernEra).
@@ -313,7 +314,7 @@ var ErrUnsupportedVersion = errors.New("client: the server chose a protocol vers
 // On failure the connection is closed.
 func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, error) {
 	c := &Client{t: t, notes: make(chan *jsonrpc.Message, notificationQueue), notesDone: make(chan struct{})}
-	c.seam = pendingEra{(*legacyEra)(c)}
+	c.setMode(pendingEra{(*legacyEra)(c)})
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -420,7 +421,7 @@ func (c *Client) initialize(ctx context.Context, version string) error {
 	if err := c.notifyOut(ctx, mcp.NotificationInitialized, nil); err != nil {
 		return fmt.Errorf("client: notifications/initialized: %w", err)
 	}
-	c.seam = (*legacyEra)(c)
+	c.setMode((*legacyEra)(c))
 	return nil
 }
 
@@ -431,7 +432,8 @@ func (c *Client) Era() Era { return c.mode().era() }
 // ProtocolVersion returns the revision in use: the negotiated one
 // (legacy), or the one the next request carries (modern; it changes only
 // when the server answers -32022 and names another revision this client
-// speaks).
+// speaks); "" while Connect has not settled the era (an interceptor may
+// see a message then).
 func (c *Client) ProtocolVersion() string { return c.mode().protocolVersion() }
 
 // ServerInfo returns what the server said about itself: the initialize

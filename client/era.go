@@ -159,7 +159,7 @@ func (c *Client) setModern(version string, res *mcp.DiscoverResult) {
 	}
 	c.mu.Unlock()
 	c.setIdentity(res)
-	c.seam = (*modernEra)(c)
+	c.setMode((*modernEra)(c))
 }
 
 func (c *Client) setDiscover(res *mcp.DiscoverResult) {

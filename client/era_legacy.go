@@ -17,9 +17,21 @@ type legacyEra Client
 
 // pendingEra is the client while Connect chooses: the legacy rules, no
 // era yet (the probe and the handshake send directly, not through it).
+// It knows no identity: the initialize result is being decoded into
+// c.init meanwhile, which only legacyEra, published after it, reads. A
+// message handled then (through the interceptors) sees era 0 and
+// revision "".
 type pendingEra struct{ *legacyEra }
 
 func (pendingEra) era() Era { return 0 }
+
+func (pendingEra) protocolVersion() string { return "" }
+
+func (pendingEra) serverInfo() mcp.Implementation { return mcp.Implementation{} }
+
+func (pendingEra) serverCapabilities() mcp.ServerCapabilities { return mcp.ServerCapabilities{} }
+
+func (pendingEra) instructions() string { return "" }
 
 func (e *legacyEra) client() *Client { return (*Client)(e) }
 

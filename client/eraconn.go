@@ -73,8 +73,14 @@ type eraConn interface {
 	taskResult(ctx context.Context, id string) (*mcp.CallToolResult, error)
 }
 
+// eraBox holds an eraConn for an atomic.Pointer.
+type eraBox struct{ eraConn }
+
 // mode returns the era the connection speaks.
-func (c *Client) mode() eraConn { return c.seam }
+func (c *Client) mode() eraConn { return c.seam.Load().eraConn }
+
+// setMode makes the connection speak e (Connect only).
+func (c *Client) setMode(e eraConn) { c.seam.Store(&eraBox{e}) }
 
 // onlyModern and onlyLegacy name the requests and notifications of one
 // era only, each with what its error says.

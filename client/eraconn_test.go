@@ -1,15 +1,20 @@
 package client_test
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/intercept"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/mcptest"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/transport/memory"
 )
 
 // TestOneEraMethodsSayWhich: a method of the other era is refused with
@@ -68,5 +73,52 @@ func TestRunToolTaskNilParamsProgressLegacy(t *testing.T) {
 		}
 	case res == nil || !res.IsError:
 		t.Errorf("result %+v, want an error for the unnamed tool", res)
+	}
+}
+
+// TestEraReadDuringHandshake: a request the server sends once the client
+// has read its initialize response (a ping) is handled while Connect is
+// still decoding that response and choosing the era; the interceptors
+// read the era and revision (Call.Era, Call.Version) meanwhile. Under
+// -race the two must not race: the pending era reads nothing Connect
+// writes.
+func TestEraReadDuringHandshake(t *testing.T) {
+	a, b := memory.NewPair()
+	answered := make(chan struct{})
+	var once sync.Once
+	srv := jsonrpc.NewConn(b, &jsonrpc.ConnOptions{Handler: &fakeServer{handle: legacyServer(nil), got: make(chan *jsonrpc.Message, 16)}})
+	srv.Start()
+	t.Cleanup(func() { srv.Close() })
+	pinged := make(chan error, 1)
+	go func() { // owned by the test: it waits for pinged
+		<-answered
+		pinged <- srv.Call(context.Background(), mcp.MethodPing, nil, nil)
+	}()
+	seen := make(chan intercept.Era, 1)
+	ic := func(next intercept.Handler) intercept.Handler {
+		return func(ctx context.Context, call *intercept.Call) (any, error) {
+			if call.Inbound && call.Method == mcp.MethodPing {
+				seen <- call.Era
+			}
+			return next(ctx, call)
+		}
+	}
+	c := connect(t, a, &client.Options{
+		ProtocolVersion: mcp.LatestLegacy,
+		Interceptors:    []intercept.Interceptor{ic},
+		Observe: func(in bool, _ []byte) {
+			if in { // the first message read: the initialize response
+				once.Do(func() { close(answered) })
+			}
+		},
+	})
+	if era := recv(t, seen, "the ping"); era != 0 && era != client.EraLegacy {
+		t.Errorf("Call.Era %v during the handshake", era)
+	}
+	if err := recv(t, pinged, "the answer to the ping"); err != nil {
+		t.Errorf("ping: %v", err)
+	}
+	if c.Era() != client.EraLegacy {
+		t.Errorf("era %v after Connect", c.Era())
 	}
 }
