@@ -215,21 +215,22 @@ func cursorKey(cursor *string) string {
 // retries the caller makes itself); a result the driver needed retries
 // for is not kept.
 func (c *Client) cachedCall(ctx context.Context, method, key string, use bool, params any, meta *mcp.Meta, result any) error {
-	if !use || c.cache == nil || c.Era() != EraModern {
+	cache := c.mode().resultCache()
+	if !use || cache == nil {
 		return c.call(ctx, method, params, meta, result)
 	}
 	k := cacheKey{method: method, param: key}
-	if raw, ok := c.cache.get(c, k); ok {
+	if raw, ok := cache.get(c, k); ok {
 		return json.Unmarshal(raw, result)
 	}
-	gen := c.cache.generation(method)
+	gen := cache.generation(method)
 	var raw jsontext.Value
 	retries, err := c.send(ctx, method, params, meta, &raw)
 	if err != nil {
 		return err
 	}
 	if retries == 0 { // the answer to a retry is never kept (SEP-2322)
-		c.cache.put(c, k, gen, raw)
+		cache.put(c, k, gen, raw)
 	}
 	return json.Unmarshal(raw, result)
 }

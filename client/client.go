@@ -236,14 +236,14 @@ type Client struct {
 	hs      atomic.Pointer[inputHandlers] // see handlers
 	lenient atomic.Bool                   // serve unsolicited server requests (see associated)
 
-	// era is the Era, set once by Connect; atomic because the reader
-	// may handle a notification (interceptors read the era) while Connect
-	// is still finishing the handshake. init is written before era is
-	// set, and read only once era says legacy.
-	era  atomic.Uint32
+	// seam is the era the connection speaks (eraConn, see mode):
+	// pendingEra until Connect chooses, then legacyEra or modernEra.
+	// Written only by Connect, read by the reader goroutine too (the
+	// interceptors' Call.Era of a message that arrives meanwhile).
+	seam atomic.Pointer[eraBox]
 	init mcp.InitializeResult // legacy: the initialize result
 
-	// Modern state (era == EraModern).
+	// Modern state (modernEra).
 	exts     map[string]jsontext.Value // Options.Extensions, encoded once
 	capsJSON jsontext.Value            // the 2026 clientCapabilities of every request
 	infoJSON jsontext.Value            // Options.Info, encoded once
@@ -314,6 +314,7 @@ var ErrUnsupportedVersion = errors.New("client: the server chose a protocol vers
 // On failure the connection is closed.
 func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, error) {
 	c := &Client{t: t, notes: make(chan *jsonrpc.Message, notificationQueue), notesDone: make(chan struct{})}
+	c.setMode(pendingEra{(*legacyEra)(c)})
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -373,12 +374,7 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 		c.Close()
 		return nil, err
 	}
-	if c.Era() == EraLegacy {
-		if c.opts.Listen || c.handlers().any() {
-			c.listen()
-		}
-	}
-	c.keepAlive()
+	c.mode().connected()
 	return c, nil
 }
 
@@ -425,72 +421,36 @@ func (c *Client) initialize(ctx context.Context, version string) error {
 	if err := c.notifyOut(ctx, mcp.NotificationInitialized, nil); err != nil {
 		return fmt.Errorf("client: notifications/initialized: %w", err)
 	}
-	c.era.Store(uint32(EraLegacy))
+	c.setMode((*legacyEra)(c))
 	return nil
 }
 
 // Era reports the era of the connection: EraLegacy (initialize) or
 // EraModern (2026-07-28, per-request envelope).
-func (c *Client) Era() Era { return Era(c.era.Load()) }
+func (c *Client) Era() Era { return c.mode().era() }
 
 // ProtocolVersion returns the revision in use: the negotiated one
 // (legacy), or the one the next request carries (modern; it changes only
 // when the server answers -32022 and names another revision this client
 // speaks); "" while Connect has not settled the era (an interceptor may
 // see a message then).
-func (c *Client) ProtocolVersion() string {
-	switch c.Era() {
-	case EraModern:
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.version
-	case EraLegacy:
-		return c.init.ProtocolVersion
-	}
-	return "" // the handshake is not over
-}
+func (c *Client) ProtocolVersion() string { return c.mode().protocolVersion() }
 
 // ServerInfo returns what the server said about itself: the initialize
 // result (legacy), or the io.modelcontextprotocol/serverInfo of the last
 // server/discover result (modern), or, before one, the identity the
 // server's results carry (see "Result Meta" in the package documentation);
 // zero if neither is known.
-func (c *Client) ServerInfo() mcp.Implementation {
-	if c.Era() == EraModern {
-		if d := c.lastDiscover(); d != nil {
-			if info, err := d.Meta.ServerInfo(); err == nil && info != nil {
-				return *info // decoded afresh: the caller's own
-			}
-		}
-		return c.learnedIdentity()
-	}
-	return c.init.ServerInfo.Clone()
-}
+func (c *Client) ServerInfo() mcp.Implementation { return c.mode().serverInfo() }
 
 // ServerCapabilities returns what the server offers: from initialize
 // (legacy) or from the last server/discover result (modern; zero before
 // one, see Discover).
-func (c *Client) ServerCapabilities() mcp.ServerCapabilities {
-	if c.Era() == EraModern {
-		if d := c.lastDiscover(); d != nil {
-			return d.Capabilities.Clone()
-		}
-		return mcp.ServerCapabilities{}
-	}
-	return c.init.Capabilities.Clone()
-}
+func (c *Client) ServerCapabilities() mcp.ServerCapabilities { return c.mode().serverCapabilities() }
 
 // Instructions returns the server's instructions for the model (modern:
 // from the last server/discover result).
-func (c *Client) Instructions() string {
-	if c.Era() == EraModern {
-		if d := c.lastDiscover(); d != nil {
-			return d.Instructions
-		}
-		return ""
-	}
-	return c.init.Instructions
-}
+func (c *Client) Instructions() string { return c.mode().instructions() }
 
 // Close ends the connection, fails calls in flight, and stops the
 // notification goroutine. It returns what the transport reported.
@@ -548,12 +508,7 @@ func (c *Client) send(ctx context.Context, method string, params any, meta *mcp.
 		c.progress.Store(token, fn)
 		defer c.progress.Delete(token)
 	}
-	if c.Era() == EraModern {
-		return c.callModern(ctx, method, params, meta, result)
-	}
-	ctx, cancel := c.withTimeout(ctx, method)
-	defer cancel()
-	return 0, c.rpc(ctx, method, params, result, jsonrpc.CallOptions{}, 0)
+	return c.mode().send(ctx, method, params, meta, result)
 }
 
 // withTimeout applies Options.CallTimeout to a context without a

@@ -37,7 +37,9 @@ const DefaultDiscoverTimeout = 5 * time.Second
 var modernVersions = []string{mcp.Version20260728}
 
 // ModernVersions returns the modern revisions this client speaks, newest
-// first.
+// first: the ones it implements, a subset of the revisions mcp.IsModern
+// accepts (which revision belongs to which era is mcp's to say; see
+// docs/design/era.md).
 func ModernVersions() []string { return slices.Clone(modernVersions) }
 
 // ErrProbeClosed is returned by Connect when the connection ended while
@@ -136,8 +138,8 @@ func (c *Client) discoverCall(ctx context.Context, version string) (*mcp.Discove
 // ServerInfo and Instructions then report. On a legacy connection it
 // returns ErrLegacy.
 func (c *Client) Discover(ctx context.Context) (*mcp.DiscoverResult, error) {
-	if c.Era() != EraModern {
-		return nil, fmt.Errorf("%w: server/discover", ErrLegacy)
+	if err := c.mode().lacks(mcp.MethodServerDiscover); err != nil {
+		return nil, err
 	}
 	p := &mcp.RequestParams{}
 	var res mcp.DiscoverResult
@@ -157,7 +159,7 @@ func (c *Client) setModern(version string, res *mcp.DiscoverResult) {
 	}
 	c.mu.Unlock()
 	c.setIdentity(res)
-	c.era.Store(uint32(EraModern))
+	c.setMode((*modernEra)(c))
 }
 
 func (c *Client) setDiscover(res *mcp.DiscoverResult) {

@@ -82,14 +82,7 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return err
 	}
-	if c.Era() == EraModern {
-		c.mu.Lock()
-		version := c.version
-		c.mu.Unlock()
-		env := c.newEnvelope(&p.Meta, p.Meta, version, c.tasksDeclared(ctx))
-		overrideCaps(ctx, &env, c.tasksDeclared(ctx))
-		p.Meta = env.asMap()
-	}
+	c.mode().notifyMeta(ctx, p)
 	return c.notifyOut(ctx, method, p)
 }
 

@@ -78,90 +78,111 @@ func paramHeaders(schema jsontext.Value) ([]paramHeader, error) {
 	if !mayAnnotate(schema) {
 		return nil, nil // the usual case: nothing to walk
 	}
-	var out []paramHeader
-	seen := map[string]string{}
-	var walk func(raw jsontext.Value, path []string, viaProperties bool, depth int) error
-	walk = func(raw jsontext.Value, path []string, viaProperties bool, depth int) error {
-		if raw.Kind() != '{' || depth > maxSchemaDepth {
-			return nil
+	w := headerWalk{seen: map[string]string{}}
+	if err := w.walk(schema, nil, true, 0); err != nil {
+		return nil, err
+	}
+	return w.out, nil
+}
+
+// headerWalk collects the x-mcp-header annotations of one schema.
+type headerWalk struct {
+	out  []paramHeader
+	seen map[string]string // lower-case name → name as written
+}
+
+// walk visits the schema raw at path; viaProperties: every step from the
+// root was a "properties" member.
+func (w *headerWalk) walk(raw jsontext.Value, path []string, viaProperties bool, depth int) error {
+	if raw.Kind() != '{' || depth > maxSchemaDepth {
+		return nil
+	}
+	var node map[string]jsontext.Value
+	if json.Unmarshal(raw, &node) != nil {
+		return nil
+	}
+	if h, ok := node["x-mcp-header"]; ok {
+		if err := w.annotation(node, h, path, viaProperties); err != nil {
+			return err
 		}
-		var node map[string]jsontext.Value
-		if json.Unmarshal(raw, &node) != nil {
-			return nil
+	}
+	for kw, v := range node {
+		if err := w.subschemas(kw, v, path, viaProperties, depth); err != nil {
+			return err
 		}
-		if h, ok := node["x-mcp-header"]; ok {
-			var name string
-			if h.Kind() != '"' || json.Unmarshal(h, &name) != nil {
-				return fmt.Errorf("x-mcp-header %s is not a string", h)
-			}
-			where := "/" + strings.Join(path, "/")
-			switch {
-			case len(path) == 0:
-				return fmt.Errorf("x-mcp-header %q on the schema root", name)
-			case !viaProperties:
-				return fmt.Errorf("x-mcp-header %q at %s is not reachable through properties alone", name, where)
-			case name == "":
-				return fmt.Errorf("empty x-mcp-header at %s", where)
-			case !isToken(name):
-				return fmt.Errorf("x-mcp-header %q at %s is not an HTTP token", name, where)
-			}
-			key := strings.ToLower(name)
-			if other, dup := seen[key]; dup {
-				return fmt.Errorf("x-mcp-header %q at %s duplicates %q (names are case-insensitive)", name, where, other)
-			}
-			seen[key] = name
-			var kind string
-			_ = json.Unmarshal(node["type"], &kind)
-			switch kind {
-			case "string", "integer", "boolean":
-			default:
-				t := string(node["type"])
-				if t == "" {
-					t = "no type"
-				}
-				return fmt.Errorf("x-mcp-header %q at %s is on a property of type %s; only string, integer and boolean are allowed", name, where, t)
-			}
-			out = append(out, paramHeader{name: name, path: append([]string(nil), path...), kind: kind})
-		}
-		for kw, v := range node {
-			switch shape := subschemaKeywords[kw]; {
-			case kw == "properties":
-				var props map[string]jsontext.Value
-				if v.Kind() == '{' && json.Unmarshal(v, &props) == nil {
-					for name, sub := range props {
-						if err := walk(sub, append(path[:len(path):len(path)], name), viaProperties, depth+1); err != nil {
-							return err
-						}
-					}
-				}
-			case shape == 'm' || shape == '[' || (shape == '?' && v.Kind() == '['):
-				subs := map[string]jsontext.Value{}
-				if v.Kind() == '[' {
-					var list []jsontext.Value
-					_ = json.Unmarshal(v, &list)
-					for i, sub := range list {
-						subs[strconv.Itoa(i)] = sub
-					}
-				} else {
-					_ = json.Unmarshal(v, &subs)
-				}
-				for key, sub := range subs {
-					if err := walk(sub, append(path[:len(path):len(path)], kw, key), false, depth+1); err != nil {
-						return err
-					}
-				}
-			case shape != 0:
-				if err := walk(v, append(path[:len(path):len(path)], kw), false, depth+1); err != nil {
+	}
+	return nil
+}
+
+// subschemas walks the subschemas keyword kw of a node at path holds.
+func (w *headerWalk) subschemas(kw string, v jsontext.Value, path []string, viaProperties bool, depth int) error {
+	switch shape := subschemaKeywords[kw]; {
+	case kw == "properties":
+		var props map[string]jsontext.Value
+		if v.Kind() == '{' && json.Unmarshal(v, &props) == nil {
+			for name, sub := range props {
+				if err := w.walk(sub, append(path[:len(path):len(path)], name), viaProperties, depth+1); err != nil {
 					return err
 				}
 			}
 		}
-		return nil
+	case shape == 'm' || shape == '[' || (shape == '?' && v.Kind() == '['):
+		subs := map[string]jsontext.Value{}
+		if v.Kind() == '[' {
+			var list []jsontext.Value
+			_ = json.Unmarshal(v, &list)
+			for i, sub := range list {
+				subs[strconv.Itoa(i)] = sub
+			}
+		} else {
+			_ = json.Unmarshal(v, &subs)
+		}
+		for key, sub := range subs {
+			if err := w.walk(sub, append(path[:len(path):len(path)], kw, key), false, depth+1); err != nil {
+				return err
+			}
+		}
+	case shape != 0:
+		return w.walk(v, append(path[:len(path):len(path)], kw), false, depth+1)
 	}
-	if err := walk(schema, nil, true, 0); err != nil {
-		return nil, err
+	return nil
+}
+
+// annotation checks the annotation h of node at path and keeps it.
+func (w *headerWalk) annotation(node map[string]jsontext.Value, h jsontext.Value, path []string, viaProperties bool) error {
+	var name string
+	if h.Kind() != '"' || json.Unmarshal(h, &name) != nil {
+		return fmt.Errorf("x-mcp-header %s is not a string", h)
 	}
-	return out, nil
+	where := "/" + strings.Join(path, "/")
+	switch {
+	case len(path) == 0:
+		return fmt.Errorf("x-mcp-header %q on the schema root", name)
+	case !viaProperties:
+		return fmt.Errorf("x-mcp-header %q at %s is not reachable through properties alone", name, where)
+	case name == "":
+		return fmt.Errorf("empty x-mcp-header at %s", where)
+	case !isToken(name):
+		return fmt.Errorf("x-mcp-header %q at %s is not an HTTP token", name, where)
+	}
+	key := strings.ToLower(name)
+	if other, dup := w.seen[key]; dup {
+		return fmt.Errorf("x-mcp-header %q at %s duplicates %q (names are case-insensitive)", name, where, other)
+	}
+	w.seen[key] = name
+	var kind string
+	_ = json.Unmarshal(node["type"], &kind)
+	switch kind {
+	case "string", "integer", "boolean":
+	default:
+		t := string(node["type"])
+		if t == "" {
+			t = "no type"
+		}
+		return fmt.Errorf("x-mcp-header %q at %s is on a property of type %s; only string, integer and boolean are allowed", name, where, t)
+	}
+	w.out = append(w.out, paramHeader{name: name, path: append([]string(nil), path...), kind: kind})
+	return nil
 }
 
 // isToken reports whether s is an RFC 9110 token (1*tchar).

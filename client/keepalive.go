@@ -21,11 +21,11 @@ type tickFunc = keepalive.Ticker
 
 // keepAlive pings a legacy server every Options.KeepAlive and closes the
 // connection when a ping is not answered within the timeout (an error
-// answer is an answer). 2026-07-28 has no ping: modern connections are
-// never pinged. The goroutine is owned by the client and ends with the
-// connection.
+// answer is an answer). Only legacyEra.connected starts it: 2026-07-28
+// has no ping, so modern connections are never pinged. The goroutine is
+// owned by the client and ends with the connection.
 func (c *Client) keepAlive() {
-	if c.opts.KeepAlive <= 0 || c.Era() != EraLegacy {
+	if c.opts.KeepAlive <= 0 {
 		return
 	}
 	timeout := c.opts.KeepAliveTimeout

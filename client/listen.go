@@ -85,8 +85,8 @@ var errServerEnded = errors.New("client: the server ended the subscription")
 // A subscription does not survive the connection: after a stdio server
 // restart (a new Client), the caller listens again.
 func (c *Client) Listen(ctx context.Context, filter mcp.SubscriptionFilter) (*Subscription, error) {
-	if c.Era() != EraModern {
-		return nil, fmt.Errorf("%w: subscriptions/listen", ErrLegacy)
+	if err := c.mode().lacks(mcp.MethodSubscriptionsListen); err != nil {
+		return nil, err
 	}
 	sctx, cancel := context.WithCancelCause(ctx)
 	s := &Subscription{

@@ -14,8 +14,8 @@ import (
 // Ping checks that the server is responsive. The modern era has no ping:
 // there it returns ErrModern.
 func (c *Client) Ping(ctx context.Context) error {
-	if c.Era() == EraModern {
-		return fmt.Errorf("%w: ping", ErrModern)
+	if err := c.mode().lacks(mcp.MethodPing); err != nil {
+		return err
 	}
 	ctx, cancel := c.withTimeout(ctx, mcp.MethodPing)
 	defer cancel()
@@ -36,9 +36,7 @@ func (c *Client) ListTools(ctx context.Context, p *mcp.ListToolsParams) (*mcp.Li
 	}
 	c.noteOutputs(res.Tools, p.Cursor == nil && res.NextCursor == nil)
 	c.noteTaskSupport(res.Tools)
-	if c.Era() == EraModern {
-		res.Tools = c.noteTools(res.Tools)
-	}
+	res.Tools = c.mode().listedTools(res.Tools)
 	return &res, nil
 }
 
@@ -81,29 +79,7 @@ func (c *Client) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 // extension from a modern one) is made again as a task. WithTaskStatus
 // reports the task's progress through its states.
 func (c *Client) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	if c.Era() != EraModern {
-		if p != nil && p.Task != nil {
-			return c.RunToolTask(ctx, p)
-		}
-		return c.callLegacy(ctx, p)
-	}
-	var res mcp.CallToolResult
-	err := c.callTool(ctx, p, &res)
-	if needsTasksExt(err) && !c.opts.Tasks && p != nil {
-		c.log.Debug("client: tools/call refused for want of the tasks extension; calling again as a task", "tool", p.Name)
-		return c.RunToolTask(ctx, p)
-	}
-	if ts, ok := asTaskStarted(err); ok {
-		t, derr := decodeTask(ts.raw)
-		if derr != nil {
-			return nil, derr
-		}
-		return c.await(ctx, t)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return c.mode().callTool(ctx, p)
 }
 
 // callTool sends tools/call and decodes its result into result; on a
@@ -111,23 +87,7 @@ func (c *Client) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 // headers) it handles -32020 (see CallTool). A modern server's task is a
 // *taskStarted error.
 func (c *Client) callTool(ctx context.Context, p *mcp.CallToolParams, result any) error {
-	p = orNew(p)
-	if c.Era() != EraModern {
-		return c.call(ctx, mcp.MethodToolsCall, p, &p.Meta, result)
-	}
-	meta := p.Meta
-	for attempt := 0; ; attempt++ {
-		p.Meta = meta
-		err := c.call(ctx, mcp.MethodToolsCall, p, &p.Meta, result)
-		if e, ok := jsonrpc.AsError(err); ok && e.Code == mcp.CodeHeaderMismatch && attempt == 0 {
-			c.log.Debug("client: tools/call refused with a header mismatch; refreshing the tool list", "tool", p.Name)
-			if rerr := c.refreshTools(ctx); rerr != nil {
-				return err
-			}
-			continue
-		}
-		return err
-	}
+	return c.mode().sendToolCall(ctx, orNew(p), result)
 }
 
 // refreshTools lists every tool from the server, bypassing the cache, to
@@ -253,8 +213,8 @@ func (c *Client) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*
 // The modern era replaced it with Listen (resourceSubscriptions): there it
 // returns ErrModern.
 func (c *Client) Subscribe(ctx context.Context, uri string) error {
-	if c.Era() == EraModern {
-		return fmt.Errorf("%w: resources/subscribe (use Listen)", ErrModern)
+	if err := c.mode().lacks(mcp.MethodResourcesSubscribe); err != nil {
+		return err
 	}
 	p := &mcp.SubscribeParams{URI: uri}
 	return c.call(ctx, mcp.MethodResourcesSubscribe, p, &p.Meta, nil)
@@ -263,8 +223,8 @@ func (c *Client) Subscribe(ctx context.Context, uri string) error {
 // Unsubscribe cancels a Subscribe. On a modern connection it returns
 // ErrModern.
 func (c *Client) Unsubscribe(ctx context.Context, uri string) error {
-	if c.Era() == EraModern {
-		return fmt.Errorf("%w: resources/unsubscribe (close the Listen subscription)", ErrModern)
+	if err := c.mode().lacks(mcp.MethodResourcesUnsubscribe); err != nil {
+		return err
 	}
 	p := &mcp.UnsubscribeParams{URI: uri}
 	return c.call(ctx, mcp.MethodResourcesUnsubscribe, p, &p.Meta, nil)
@@ -288,25 +248,15 @@ func (c *Client) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.Comp
 // messages on its own response stream, to OnLog. Without a level a modern
 // server sends no log messages. The empty level stops sending one.
 func (c *Client) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error {
-	if c.Era() == EraModern {
-		if level != "" && !level.Valid() {
-			return fmt.Errorf("client: invalid logging level %q", level)
-		}
-		c.mu.Lock()
-		c.logLevel = level
-		c.mu.Unlock()
-		return nil
-	}
-	p := &mcp.SetLevelParams{Level: level}
-	return c.call(ctx, mcp.MethodLoggingSetLevel, p, &p.Meta, nil)
+	return c.mode().setLoggingLevel(ctx, level)
 }
 
 // RootsChanged tells the server that the client's roots changed
 // (notifications/roots/list_changed). The modern era has no such
 // notification: there it returns ErrModern.
 func (c *Client) RootsChanged(ctx context.Context) error {
-	if c.Era() == EraModern {
-		return fmt.Errorf("%w: notifications/roots/list_changed", ErrModern)
+	if err := c.mode().lacks(mcp.NotificationRootsListChanged); err != nil {
+		return err
 	}
 	return c.notifyOut(ctx, mcp.NotificationRootsListChanged, nil)
 }

@@ -184,33 +184,7 @@ func (c *Client) tasksDeclared(ctx context.Context) bool {
 // 2025 server that ignored params.task): the Task then has no ID, Status
 // completed and Result the tool's result.
 func (c *Client) StartToolTask(ctx context.Context, p *mcp.CallToolParams) (*Task, error) {
-	p = orNew(p)
-	var raw jsontext.Value
-	if c.Era() != EraModern {
-		if !c.init.Capabilities.Tasks.SupportsRequest(mcp.MethodToolsCall) {
-			return nil, ErrTasksUnsupported
-		}
-		if p.Task == nil {
-			p.Task = &mcp.TaskMetadata{}
-		}
-		if err := c.callTool(ctx, p, &raw); err != nil {
-			return nil, err
-		}
-		if rawHasTask(raw) {
-			return decodeTask(raw)
-		}
-		return &Task{Status: mcp.TaskCompleted, Result: raw, raw: raw}, nil
-	}
-	p.Task = nil
-	err := c.callTool(tasksExt(ctx), p, &raw)
-	var ts *taskStarted
-	if errors.As(err, &ts) {
-		return decodeTask(ts.raw)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &Task{Status: mcp.TaskCompleted, Result: raw, raw: raw}, nil
+	return c.mode().startToolTask(ctx, orNew(p))
 }
 
 // rawHasTask reports whether a 2025 tools/call result is a
@@ -229,21 +203,8 @@ func rawHasTask(raw jsontext.Value) bool {
 // (without p.Task). When ctx ends before the task does, the client asks
 // the server to cancel it (tasks/cancel) before returning ctx's error.
 func (c *Client) RunToolTask(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	if fn := progressFunc(ctx); fn != nil && c.Era() != EraModern {
-		// A 2025-11-25 task reports progress with the call's token for
-		// as long as it runs: the token stays registered until the
-		// outcome, not only until the CreateTaskResult.
-		cp := *orNew(p)
-		cp.Meta = make(mcp.Meta, len(p.Meta)+1)
-		for k, v := range p.Meta {
-			cp.Meta[k] = v
-		}
-		token := mcp.StringID(randToken())
-		cp.Meta[mcp.MetaKeyProgressToken] = token
-		c.progress.Store(token, fn)
-		defer c.progress.Delete(token)
-		p, ctx = &cp, WithProgress(ctx, nil)
-	}
+	ctx, p, release := c.mode().holdProgress(ctx, p)
+	defer release()
 	t, err := c.StartToolTask(ctx, p)
 	if errors.Is(err, ErrTasksUnsupported) {
 		cp := *p
@@ -271,15 +232,8 @@ func (c *Client) await(ctx context.Context, t *Task) (*mcp.CallToolResult, error
 	defer c.watchTask(t.ID, fn)()
 	defer c.listenTask(ctx, t.ID, fn)()
 	res, err := c.TaskResult(ctx, t.ID)
-	if fn != nil && c.Era() != EraModern && ctx.Err() == nil && (err == nil || taskOutcome(err)) {
-		// A 2025-11-25 tasks/result answers once the task is over: its
-		// result says completed, its JSON-RPC error failed. Any other
-		// error (the connection is gone) tells nothing of the task.
-		end := &Task{ID: t.ID, Status: mcp.TaskCompleted}
-		if err != nil {
-			end.Status = mcp.TaskFailed
-		}
-		fn(end)
+	if fn != nil {
+		c.mode().taskOver(ctx, fn, t.ID, err)
 	}
 	if err != nil && ctx.Err() != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
@@ -305,12 +259,7 @@ func toolResult(t *Task) (*mcp.CallToolResult, error) {
 
 // taskCtx prepares ctx for a tasks/* request: on a modern connection it
 // declares the tasks extension.
-func (c *Client) taskCtx(ctx context.Context) context.Context {
-	if c.Era() == EraModern {
-		return tasksExt(ctx)
-	}
-	return ctx
-}
+func (c *Client) taskCtx(ctx context.Context) context.Context { return c.mode().taskCtx(ctx) }
 
 // GetTask asks for a task's state (tasks/get). On a modern connection the
 // Task also carries, by status, the input requests, the result or the
@@ -347,8 +296,8 @@ type updateTaskParams struct {
 // On a legacy connection it returns ErrLegacy: a 2025 server asks its
 // questions with ordinary requests while TaskResult waits.
 func (c *Client) UpdateTask(ctx context.Context, id string, responses mcp.InputResponses) error {
-	if c.Era() != EraModern {
-		return fmt.Errorf("%w: tasks/update", ErrLegacy)
+	if err := c.mode().lacks(mcp.MethodTasksUpdate); err != nil {
+		return err
 	}
 	if responses == nil {
 		responses = mcp.InputResponses{}
@@ -369,8 +318,8 @@ type TaskList struct {
 // 2026 tasks extension has no tasks/list: on a modern connection it
 // returns ErrModern.
 func (c *Client) ListTasks(ctx context.Context, p *mcp.PaginatedParams) (*TaskList, error) {
-	if c.Era() == EraModern {
-		return nil, fmt.Errorf("%w: tasks/list", ErrModern)
+	if err := c.mode().lacks(mcp.MethodTasksList); err != nil {
+		return nil, err
 	}
 	p = orNew(p)
 	var w struct {
@@ -435,71 +384,7 @@ func (c *Client) Tasks(ctx context.Context) iter.Seq2[Task, error] {
 //
 // The task goes on when ctx ends; cancel it with CancelTask.
 func (c *Client) TaskResult(ctx context.Context, id string) (*mcp.CallToolResult, error) {
-	retry := c.newTaskRetry(id)
-	if c.Era() != EraModern {
-		for {
-			p := &mcp.TaskIDParams{TaskID: id}
-			var res mcp.CallToolResult
-			err := c.call(ctx, mcp.MethodTasksResult, p, &p.Meta, &res)
-			if err == nil {
-				return &res, nil
-			}
-			if again, err := retry.again(ctx, mcp.MethodTasksResult, err); !again {
-				return nil, err
-			}
-		}
-	}
-	answered := make(map[string]bool)
-	fn := taskStatusFunc(ctx)
-	var last, lastMsg = mcp.TaskStatus(""), ""
-	for {
-		t, err := c.GetTask(ctx, id)
-		if err != nil {
-			if again, err := retry.again(ctx, mcp.MethodTasksGet, err); !again {
-				return nil, err
-			}
-			continue
-		}
-		retry.reset()
-		if fn != nil && (t.Status != last || t.StatusMessage != lastMsg) {
-			fn(t)
-		}
-		last, lastMsg = t.Status, t.StatusMessage
-		switch t.Status {
-		case mcp.TaskCompleted:
-			return toolResult(t)
-		case mcp.TaskFailed:
-			if t.Error != nil {
-				return nil, t.Error
-			}
-			return nil, fmt.Errorf("%w: task %s: %s", ErrTaskFailed, id, t.StatusMessage)
-		case mcp.TaskCancelled:
-			return nil, fmt.Errorf("%w: task %s", ErrTaskCanceled, id)
-		case mcp.TaskInputRequired:
-			if ir := pendingInput(t, answered); ir != nil {
-				if !c.driving() {
-					return nil, ir
-				}
-				responses, err := c.fulfil(ctx, ir, 0)
-				if err != nil {
-					if nh, ok := err.(*InputRequiredError); ok {
-						nh.TaskID = id
-					}
-					return nil, err
-				}
-				if err := c.UpdateTask(ctx, id, responses); err != nil {
-					return nil, err
-				}
-				for _, key := range ir.order {
-					answered[key] = true
-				}
-				continue
-			}
-		}
-		if err := sleep(ctx, c.pollInterval(t)); err != nil {
-			return nil, err
-		}
-	}
+	return c.mode().taskResult(ctx, id)
 }
 
 // pendingInput returns the input requests of t not answered yet, as the
