@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/stdio"
@@ -122,8 +125,10 @@ func FuzzIdentity(f *testing.F) {
 	f.Add(`{"a":{"id":2},"id":3}`)
 	f.Fuzz(func(t *testing.T, msg string) {
 		b := []byte(msg)
-		var w wireMessage
-		if w.parse(b, false) != nil {
+		var w struct {
+			ID jsontext.Value `json:"id"`
+		}
+		if json.Unmarshal(b, &w, json.RejectUnknownMembers(false)) != nil {
 			return
 		}
 		id, _ := identity(edgeOf(b, true), edgeOf(b, false))

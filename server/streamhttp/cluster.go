@@ -449,10 +449,10 @@ func (c *cluster) attach(m *clusterMsg) {
 	}
 	c.serving[m.Tag] = cancel
 	c.mu.Unlock()
-	hs.busy.Add(1)
+	hs.busy.hold()
 	c.goTracked(func() {
 		defer func() {
-			hs.busy.Add(-1)
+			hs.busy.release()
 			c.mu.Lock()
 			delete(c.serving, m.Tag)
 			c.mu.Unlock()

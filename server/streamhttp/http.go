@@ -444,7 +444,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	defer hs.busy.Add(-1)
+	defer hs.busy.release()
 	if !msg.IsRequest() {
 		if c := h.cluster; c != nil {
 			if msg.IsResponse() {
@@ -484,17 +484,17 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 
 // session finds the session a request names, answering 400 (no id), 404
 // (unknown or ended) or 400 (bad protocol version header) itself. On
-// success the session is marked busy; the caller decrements busy.
-func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*httpSession, bool) {
+// success the session is held busy; the caller releases it.
+func (h *Handler) session(w http.ResponseWriter, r *http.Request) (hs *httpSession, ok bool) {
 	id := headerValue(r.Header, headerSessionID)
 	if id == "" {
 		writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeInvalidRequest, "Bad Request: the Mcp-Session-Id header is required")
 		return nil, false
 	}
 	h.mu.Lock()
-	hs := h.sessions[id]
+	hs = h.sessions[id]
 	if hs != nil {
-		hs.busy.Add(1)
+		hs.busy.hold()
 	}
 	h.mu.Unlock()
 	if h.opts.SessionStore != nil {
@@ -508,17 +508,21 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*httpSession,
 		writeError(w, http.StatusNotFound, mcp.ID{}, mcp.CodeInvalidRequest, "Not Found: unknown or ended session")
 		return nil, false
 	}
+	held := hs // the returns below that refuse it set hs to nil
+	defer func() {
+		if !ok {
+			held.busy.release()
+		}
+	}()
 	if hs.ss.Principal() != h.p.PrincipalFrom(r.Context()) {
 		// A session belongs to the principal that opened it: presented
 		// with another's credentials, its id names no session (MCP
 		// security best practices: session ids are not authentication).
-		hs.busy.Add(-1)
 		writeError(w, http.StatusNotFound, mcp.ID{}, mcp.CodeInvalidRequest, "Not Found: unknown or ended session")
 		return nil, false
 	}
 	hs.touch()
 	if v := headerValue(r.Header, headerProtocolVersion); v != "" && !h.p.ServesLegacy(v) {
-		hs.busy.Add(-1)
 		writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+v)
 		return nil, false
 	}
@@ -542,10 +546,10 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrp
 	hs.touch()
 	h.sessions[hs.ss.ID()] = hs
 	h.admitted(hs.ss.ID(), principal)
-	hs.busy.Add(1)
+	hs.busy.hold()
 	h.startSweeper()
 	h.mu.Unlock()
-	defer hs.busy.Add(-1)
+	defer hs.busy.release()
 	st, ok := hs.openStream(msg.ID)
 	if !ok { // Shutdown ended the session before its first request ran
 		writeError(w, http.StatusServiceUnavailable, msg.ID, mcp.CodeInternalError, "the server is shutting down")
@@ -572,7 +576,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	defer hs.busy.Add(-1)
+	defer hs.busy.release()
 	if last := headerValue(r.Header, headerLastEventID); last != "" {
 		h.resume(w, r, hs, last)
 		return
@@ -719,7 +723,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	hs.busy.Add(-1)
+	hs.busy.release()
 	h.endSession(hs)
 	if h.opts.SessionStore != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), h.opts.StoreTimeout)

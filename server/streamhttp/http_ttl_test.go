@@ -164,7 +164,7 @@ func TestHTTPSweepSparesBusySessions(t *testing.T) {
 	idle := e.Initialize("{}")
 	// The POST is busy once its handler runs: wait for the session's
 	// request count rather than for time.
-	waitFor(t, "the tool call to be in flight", func() bool { return e.session(withPOST).busy.Load() > 0 })
+	waitFor(t, "the tool call to be in flight", func() bool { return e.session(withPOST).busy.n.Load() > 0 })
 
 	// By the clock all three are idle past the TTL; only the idle one has
 	// no request in flight and no stream attached.

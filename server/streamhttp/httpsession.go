@@ -26,7 +26,7 @@ type httpSession struct {
 	h        *Handler
 	ss       seam.Session
 	lastSeen atomic.Int64 // unix nanoseconds of the last HTTP activity
-	busy     atomic.Int32 // HTTP requests being served for the session
+	busy     busyCount    // HTTP requests being served for the session
 
 	// ending is set (under h.mu) once endSession has begun closing it.
 	ending bool
@@ -369,8 +369,25 @@ func (hs *httpSession) closeStream(id mcp.ID) {
 // idle reports whether the session has had no HTTP activity since
 // cutoff and serves no request now.
 func (hs *httpSession) idle(cutoff int64) bool {
-	return hs.busy.Load() == 0 && hs.lastSeen.Load() < cutoff
+	return hs.busy.zero() && hs.lastSeen.Load() < cutoff
 }
+
+// busyCount counts the requests being served for a session (HTTP
+// requests, and the other instances' requests relayed to it): the sweep
+// ends only a session with none. hold and release are its only writers:
+// whoever takes a hold gives it back once, with a deferred release where
+// it can (Handler.session and loadSession return the session held, and
+// their callers release it).
+type busyCount struct{ n atomic.Int32 }
+
+// hold counts one more request.
+func (b *busyCount) hold() { b.n.Add(1) }
+
+// release ends one hold.
+func (b *busyCount) release() { b.n.Add(-1) }
+
+// zero reports whether no request holds the session.
+func (b *busyCount) zero() bool { return b.n.Load() == 0 }
 
 // newSession returns a new HTTP session: a legacy session of the server
 // whose connection writes into it.

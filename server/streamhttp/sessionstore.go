@@ -62,14 +62,14 @@ func (h *Handler) sharedSession(ctx context.Context, id string, hs *httpSession)
 	switch {
 	case errors.Is(err, store.ErrUnknownSession):
 		if hs != nil {
-			hs.busy.Add(-1)
+			hs.busy.release()
 			h.endSession(hs)
 		}
 		return nil, 0
 	case err != nil:
 		h.log.Warn("streamhttp: session store get failed", "session", id, "err", err)
 		if hs != nil {
-			hs.busy.Add(-1)
+			hs.busy.release()
 		}
 		return nil, http.StatusServiceUnavailable
 	case hs != nil:
@@ -109,7 +109,7 @@ func (h *Handler) loadSession(id string, st *store.SessionState) *httpSession {
 		h.sessions[id] = hs
 		h.startSweeper()
 	}
-	hs.busy.Add(1)
+	hs.busy.hold()
 	return hs
 }
 

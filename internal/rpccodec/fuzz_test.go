@@ -1,4 +1,4 @@
-package jsonrpc
+package rpccodec
 
 import (
 	"bytes"
@@ -59,44 +59,50 @@ var fuzzSeeds = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"m","params":["` + strings.Repeat(`[{\"`, 70) + `"]}`,
 }
 
+// decodeDefault is Decode under jsonrpc's default limits.
+func decodeDefault(data []byte) (*Envelope, *Error) {
+	env, fail := Decode(data, 4<<20, 64, false)
+	if fail != nil && !env.ID.IsValid() {
+		return nil, fail
+	}
+	return &env, fail
+}
+
 func FuzzDecode(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, e := decodeE(t, data, Limits{})
+		m, e := decodeDefault(data)
 		if e != nil {
 			if e.Code != mcp.CodeParseError && e.Code != mcp.CodeInvalidRequest {
-				t.Fatalf("decode(%q) error code %d", data, e.Code)
-			}
-			if m != nil && !m.ID.IsValid() {
-				t.Fatalf("decode(%q) returned a message without an id alongside its error", data)
+				t.Fatalf("Decode(%q) error code %d", data, e.Code)
 			}
 			// The error response is itself a valid message echoing the id.
 			id := mcp.ID{}
 			if m != nil {
 				id = m.ID
 			}
-			r, re := decode(encodeError(id, e), Limits{})
+			r, re := decodeDefault(EncodeError(id, e))
 			if re != nil || r.ID != id || r.Error == nil || r.Error.Code != e.Code || r.Error.Message != e.Message {
 				t.Fatalf("error response for %q does not round-trip: %v %v", data, r, re)
 			}
 			return
 		}
-		if m == nil {
-			t.Fatalf("decode(%q) returned nil, nil", data)
-		}
+		request := m.Method != "" && m.ID.IsValid()
+		notification := m.Method != "" && !m.ID.IsValid()
+		response := m.Method == ""
 		shapes := 0
-		for _, b := range []bool{m.IsRequest(), m.IsNotification(), m.IsResponse()} {
+		for _, b := range []bool{request, notification, response} {
 			if b {
 				shapes++
 			}
 		}
 		if shapes != 1 {
-			t.Fatalf("decode(%q) = %+v: %d shapes", data, m, shapes)
+			t.Fatalf("Decode(%q) = %+v: %d shapes", data, m, shapes)
 		}
-		if m.IsResponse() && (m.Result == nil) == (m.Error == nil) {
-			t.Fatalf("decode(%q): response with result %q and error %v", data, m.Result, m.Error)
+		if response && (m.Result == nil) == (m.Error == nil) {
+			t.Fatalf("Decode(%q): response with result %q and error %v", data, m.Result, m.Error)
 		}
 		// The id's JSON text parses back to the same id.
 		if m.ID.IsValid() {
@@ -105,7 +111,7 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		out := encodeMessage(t, m)
-		m2, e2 := decode(out, Limits{})
+		m2, e2 := decodeDefault(out)
 		if e2 != nil {
 			t.Fatalf("re-encoded %q as %s which does not decode: %v", data, out, e2)
 		}
@@ -118,7 +124,7 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-func encodeMessage(t *testing.T, m *Message) []byte {
+func encodeMessage(t *testing.T, m *Envelope) []byte {
 	t.Helper()
 	var out []byte
 	var err error
@@ -128,11 +134,11 @@ func encodeMessage(t *testing.T, m *Message) []byte {
 		if m.Params != nil {
 			params = m.Params
 		}
-		out, err = encodeRequest(m.ID, m.Method, params)
+		out, err = EncodeRequest(m.ID, m.Method, params)
 	case m.Error != nil:
-		out = encodeError(m.ID, m.Error)
+		out = EncodeError(m.ID, m.Error)
 	default:
-		out, err = encodeResult(m.ID, m.Result)
+		out, err = EncodeResult(m.ID, m.Result)
 	}
 	if err != nil {
 		t.Fatalf("encoding %+v: %v", m, err)
@@ -140,7 +146,7 @@ func encodeMessage(t *testing.T, m *Message) []byte {
 	return out
 }
 
-func equalMessages(a, b *Message) bool {
+func equalMessages(a, b *Envelope) bool {
 	if a.ID != b.ID || a.Method != b.Method || !bytes.Equal(a.Params, b.Params) || !bytes.Equal(a.Result, b.Result) {
 		return false
 	}

@@ -1,4 +1,4 @@
-package jsonrpc
+package rpccodec
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpkit/mcpkit/internal/rpchook"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -81,7 +80,7 @@ func appendRaw(buf *bytes.Buffer, p jsontext.Value) error {
 // notification) carrying params. params may be nil (omitted), a
 // jsontext.Value or a pointer to one (sent verbatim), or any value json
 // can marshal.
-func encodeRequest(id mcp.ID, method string, params any) ([]byte, error) {
+func EncodeRequest(id mcp.ID, method string, params any) ([]byte, error) {
 	buf := getBuf()
 	defer putBuf(buf)
 	b := append(buf.AvailableBuffer(), `{"jsonrpc":"2.0"`...)
@@ -105,8 +104,9 @@ func encodeRequest(id mcp.ID, method string, params any) ([]byte, error) {
 	return bytes.Clone(buf.Bytes()), nil
 }
 
-// EncodeResult returns the bytes of a successful response.
-func encodeResult(id mcp.ID, result any) ([]byte, error) {
+// EncodeResult returns the bytes of a successful response: result as
+// EncodeRequest takes params.
+func EncodeResult(id mcp.ID, result any) ([]byte, error) {
 	buf := getBuf()
 	defer putBuf(buf)
 	b := append(buf.AvailableBuffer(), `{"jsonrpc":"2.0","id":`...)
@@ -124,7 +124,7 @@ func encodeResult(id mcp.ID, result any) ([]byte, error) {
 // request's id could not be read) is left out: MCP's schemas type the id
 // of an error response as optional and never null, although bare
 // JSON-RPC 2.0 would write null.
-func encodeError(id mcp.ID, e *Error) []byte {
+func EncodeError(id mcp.ID, e *Error) []byte {
 	buf := getBuf()
 	defer putBuf(buf)
 	b := append(buf.AvailableBuffer(), `{"jsonrpc":"2.0",`...)
@@ -148,14 +148,4 @@ func encodeError(id mcp.ID, e *Error) []byte {
 	b = append(b, "}}"...)
 	buf.Write(b)
 	return bytes.Clone(buf.Bytes())
-}
-
-// The codec is not part of this package's API: mcpkit's transports reach
-// it through internal/wire.
-func init() {
-	rpchook.Decode = decodeMessage
-	rpchook.DecodeOwned = decodeOwnedMessage
-	rpchook.EncodeRequest = encodeRequest
-	rpchook.EncodeResult = encodeResult
-	rpchook.EncodeError = encodeError
 }

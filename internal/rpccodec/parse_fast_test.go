@@ -1,4 +1,4 @@
-package jsonrpc
+package rpccodec
 
 import (
 	"bytes"
@@ -7,6 +7,10 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 )
+
+// toolsCall (as in jsonrpc's benchmarks) is a realistic tools/call request: _meta with a progress token
+// and nested arguments.
+const toolsCall = `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"_meta":{"progressToken":"tok-42-7f3a9c"},"name":"search_documents","arguments":{"query":"quarterly revenue by region","filters":{"year":2024,"tags":["finance","q3","emea"],"limit":25},"options":{"highlight":true,"language":"en","sort":{"field":"date","order":"desc"}}}}}`
 
 // parseFastSeeds add to fuzzSeeds what the byte walk must decide or
 // leave: escapes, nesting, duplicates below the envelope, many members.

@@ -1,4 +1,4 @@
-package jsonrpc
+package rpccodec
 
 import (
 	"github.com/go-json-experiment/json/jsontext"

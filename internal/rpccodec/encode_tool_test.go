@@ -1,4 +1,4 @@
-package jsonrpc
+package rpccodec
 
 import (
 	"bytes"
@@ -100,13 +100,12 @@ func TestUnquoteMethod(t *testing.T) {
 		`"vendor/thing é"`: "vendor/thing é",
 		`""`:               "",
 	} {
-		var got string
-		if err := unquote(jsontext.Value(raw), &got); err != nil || got != want {
+		if got, err := unquote(jsontext.Value(raw)); err != nil || got != want {
 			t.Errorf("unquote(%s) = %q, %v; want %q", raw, got, err, want)
 		}
 	}
-	m, err := decodeOwnedMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`), Limits{})
-	if err != nil || m.Method != mcp.MethodToolsCall {
-		t.Fatalf("%v %v", m, err)
+	m, fail := Decode([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`), 1<<20, 64, true)
+	if fail != nil || m.Method != mcp.MethodToolsCall {
+		t.Fatalf("%v %v", m, fail)
 	}
 }
