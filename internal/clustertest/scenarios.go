@@ -64,7 +64,7 @@ func Text(t *testing.T, res *mcp.CallToolResult) string {
 	return tc.Text
 }
 
-// LegacyElicitation: a legacy session's tools/call runs the legacy shim
+// LegacyElicitation checks that a legacy session's tools/call runs the legacy shim
 // on one instance, whose elicitation/create the client answers with a
 // POST that the proxy hands to another instance.
 func LegacyElicitation(t *testing.T, c *Cluster) {
@@ -90,7 +90,7 @@ func LegacyElicitation(t *testing.T, c *Cluster) {
 	}
 }
 
-// ResumeElsewhere: the tool closes its SSE connection mid-call; the
+// ResumeElsewhere runs the case where the tool closes its SSE connection mid-call; the
 // client resumes with Last-Event-ID on another instance, which relays the
 // rest of the stream live from the instance running the tool.
 func ResumeElsewhere(t *testing.T, c *Cluster) {
@@ -135,7 +135,7 @@ func ResumeElsewhere(t *testing.T, c *Cluster) {
 	}
 }
 
-// Delete: DELETE on one instance ends the session on all of them.
+// Delete checks that DELETE on one instance ends the session on all of them.
 func Delete(t *testing.T, c *Cluster) {
 	conn := streamable.New(c.URL, nil)
 	cl, err := client.Connect(testCtx(t), conn, &client.Options{ProtocolVersion: mcp.LatestLegacy})
@@ -167,7 +167,7 @@ func Delete(t *testing.T, c *Cluster) {
 	}
 }
 
-// ModernRetry: a 2026-07-28 call answered input-required on one instance
+// ModernRetry checks that a 2026-07-28 call answered input-required on one instance
 // is retried, with the sealed requestState, on another.
 func ModernRetry(t *testing.T, c *Cluster) {
 	cl := Connect(t, c, &client.Options{ProtocolVersion: mcp.Version20260728, ElicitHandler: Greet})
@@ -189,7 +189,7 @@ func ModernRetry(t *testing.T, c *Cluster) {
 	}
 }
 
-// ListenFanOut: subscriptions/listen streams on every instance hear a
+// ListenFanOut checks that subscriptions/listen streams on every instance hear a
 // tool list change and a resource update made on one instance.
 func ListenFanOut(t *testing.T, c *Cluster) {
 	var subs []*client.Subscription
@@ -233,7 +233,7 @@ func ListenFanOut(t *testing.T, c *Cluster) {
 	}
 }
 
-// LegacyNotifications: a legacy session subscribed to a resource on one
+// LegacyNotifications runs the case where a legacy session subscribed to a resource on one
 // instance holds its GET stream on another; the resource changes on a
 // third, and the notification arrives on the GET stream.
 func LegacyNotifications(t *testing.T, c *Cluster) {
@@ -285,7 +285,7 @@ func LegacyNotifications(t *testing.T, c *Cluster) {
 	}
 }
 
-// SessionMessage: a message of no request that one instance sends to a
+// SessionMessage checks that a message of no request that one instance sends to a
 // session (notifications/elicitation/complete after the call that started
 // it) reaches the session's GET stream held by another instance, once.
 func SessionMessage(t *testing.T, c *Cluster) {
@@ -332,7 +332,7 @@ func SessionMessage(t *testing.T, c *Cluster) {
 	}
 }
 
-// KilledMidCall: the instance running a call is killed; the client's
+// KilledMidCall runs the case where the instance running a call is killed; the client's
 // resumption lands on another instance, which finds the owner gone and
 // fails the call with a clear error (410) instead of letting it hang.
 // The session goes on on the other instances.

@@ -69,7 +69,7 @@ func RunTasks(t *testing.T, newCluster func(t *testing.T) *Cluster) {
 	t.Run("LegacyTaskStatus", func(t *testing.T) { LegacyTaskStatus(t, newCluster(t)) })
 }
 
-// LegacyTaskStatus: a 2025 task's notifications/tasks/status reach the
+// LegacyTaskStatus checks that a 2025 task's notifications/tasks/status reach the
 // session's GET stream, whichever instance holds it and whichever runs
 // the task; cancelled from a third, the task's last status arrives.
 func LegacyTaskStatus(t *testing.T, c *Cluster) {
@@ -111,7 +111,7 @@ func LegacyTaskStatus(t *testing.T, c *Cluster) {
 	}
 }
 
-// TaskStatusListen: subscriptions/listen streams naming a task, one on
+// TaskStatusListen checks that subscriptions/listen streams naming a task, one on
 // every instance, each get notifications/tasks when the task, running on
 // one of them, completes.
 func TaskStatusListen(t *testing.T, c *Cluster) {
@@ -168,7 +168,7 @@ func recv(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
-// TasksAcrossInstances: every request of a task lands on the instance
+// TasksAcrossInstances checks that every request of a task lands on the instance
 // the round robin picks, not the one that runs it: a task that needs
 // input gets it (2025: the elicitation travels on a tasks/result served
 // elsewhere; 2026: tasks/update elsewhere reaches the owner), tasks/get
@@ -227,7 +227,7 @@ func TasksAcrossInstances(t *testing.T, c *Cluster, version string) {
 	}
 }
 
-// TaskOwnerKilled: the instance running a task is killed; once its lease
+// TaskOwnerKilled runs the case where the instance running a task is killed; once its lease
 // (TaskLease) runs out, every instance reports the task failed, saying
 // why, and waiting for its result ends with that error.
 func TaskOwnerKilled(t *testing.T, c *Cluster, version string) {

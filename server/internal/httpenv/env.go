@@ -67,7 +67,7 @@ type Shared struct {
 	Closed map[string]chan struct{} // client addr → closed when the server closed that connection
 }
 
-// sub returns a view of e whose failures belong to t (a subtest).
+// Sub returns a view of e whose failures belong to t (a subtest).
 func (e *Env) Sub(t testing.TB) *Env {
 	c := *e
 	c.T = t
@@ -139,7 +139,7 @@ func (e *Env) connState(c net.Conn, s http.ConnState) {
 	}
 }
 
-// serverClosed returns a channel closed once the server has closed its
+// ServerClosed returns a channel closed once the server has closed its
 // end of the connection whose client address is clientAddr, which net/http
 // does only after the handler serving it returned.
 func (e *Env) ServerClosed(clientAddr string) <-chan struct{} {
@@ -185,7 +185,7 @@ func WithConnAddr(addr *string) ReqOpt {
 	}
 }
 
-// newRequest builds a request to the endpoint. POST gets the JSON
+// NewRequest builds a request to the endpoint. POST gets the JSON
 // content type and both Accept types, GET gets Accept: text/event-stream;
 // a non-empty sid is sent with the negotiated protocol version. Options
 // run last.
@@ -216,7 +216,7 @@ func (e *Env) NewRequest(method, sid, body string, opts ...ReqOpt) *http.Request
 	return req
 }
 
-// do sends a request (see newRequest) and returns the response.
+// Do sends a request (see NewRequest) and returns the response.
 func (e *Env) Do(method, sid, body string, opts ...ReqOpt) *http.Response {
 	e.T.Helper()
 	resp, err := e.Client.Do(e.NewRequest(method, sid, body, opts...))
@@ -226,7 +226,7 @@ func (e *Env) Do(method, sid, body string, opts ...ReqOpt) *http.Response {
 	return resp
 }
 
-// post sends one client message, observed by the wire checker.
+// Post sends one client message, observed by the wire checker.
 func (e *Env) Post(sid, body string, opts ...ReqOpt) *http.Response {
 	e.T.Helper()
 	e.Obs(wirecheck.ClientToServer, []byte(body))
@@ -239,7 +239,7 @@ func InitBody(id int64, caps string) string {
 		`"capabilities":%s,"clientInfo":{"name":"http-test","version":"1.0.0"}}}`, id, caps)
 }
 
-// initialize opens a session (initialize, then notifications/initialized)
+// Initialize opens a session (initialize, then notifications/initialized)
 // and returns its id.
 func (e *Env) Initialize(caps string) string {
 	e.T.Helper()
@@ -261,7 +261,7 @@ func (e *Env) Initialize(caps string) string {
 	return sid
 }
 
-// expect202 checks an accepted notification or response: 202, no body.
+// Expect202 checks an accepted notification or response: 202, no body.
 func (e *Env) Expect202(resp *http.Response) {
 	e.T.Helper()
 	body, _ := io.ReadAll(resp.Body)
@@ -274,7 +274,7 @@ func (e *Env) Expect202(resp *http.Response) {
 	}
 }
 
-// expectStatus reads and closes resp, checks its status and, when the
+// ExpectStatus reads and closes resp, checks its status and, when the
 // body is a JSON-RPC error, that it conforms to the schema; it returns
 // the error (nil when the body is empty).
 func (e *Env) ExpectStatus(resp *http.Response, want int) *RPCMsg {
@@ -303,7 +303,7 @@ func (e *Env) ExpectStatus(resp *http.Response, want int) *RPCMsg {
 	return m
 }
 
-// readJSON reads a JSON answer (200, application/json, one message).
+// ReadJSON reads a JSON answer (200, application/json, one message).
 func (e *Env) ReadJSON(resp *http.Response) *RPCMsg {
 	e.T.Helper()
 	body, err := io.ReadAll(resp.Body)
@@ -326,7 +326,7 @@ func (e *Env) ReadJSON(resp *http.Response) *RPCMsg {
 	return ParseMsg(e.T, body)
 }
 
-// rpc posts a request and reads its JSON answer; both are checked by the
+// RPC posts a request and reads its JSON answer; both are checked by the
 // wire observer, the answer as the result of that request.
 func (e *Env) RPC(sid, body string, opts ...ReqOpt) *RPCMsg {
 	e.T.Helper()
@@ -411,7 +411,7 @@ type SSEStream struct {
 	Plain bool
 }
 
-// openSSE checks that resp is an event stream and returns its reader.
+// OpenSSE checks that resp is an event stream and returns its reader.
 func (e *Env) OpenSSE(resp *http.Response) *SSEStream {
 	e.T.Helper()
 	if resp.StatusCode != http.StatusOK {
@@ -429,7 +429,7 @@ func (e *Env) OpenSSE(resp *http.Response) *SSEStream {
 
 func (s *SSEStream) Close() { s.Resp.Body.Close() }
 
-// frame reads the next frame; io.EOF at the end of the stream. The
+// Frame reads the next frame; io.EOF at the end of the stream. The
 // server writes LF line ends only: a CR is a finding.
 func (s *SSEStream) Frame() (SSEFrame, error) {
 	var f SSEFrame
@@ -478,7 +478,7 @@ func (s *SSEStream) Frame() (SSEFrame, error) {
 	}
 }
 
-// mustFrame reads the next frame, failing the test at the end.
+// MustFrame reads the next frame, failing the test at the end.
 func (s *SSEStream) MustFrame() SSEFrame {
 	s.E.T.Helper()
 	f, err := s.Frame()
@@ -488,7 +488,7 @@ func (s *SSEStream) MustFrame() SSEFrame {
 	return f
 }
 
-// prime reads the priming event: an id, an empty data field and a retry
+// Prime reads the priming event: an id, an empty data field and a retry
 // delay; it returns the stream id and checks the sequence number.
 func (s *SSEStream) Prime(wantSeq uint64) string {
 	s.E.T.Helper()
@@ -506,7 +506,7 @@ func (s *SSEStream) Prime(wantSeq uint64) string {
 	return stream
 }
 
-// message reads the next event with data, skipping comment frames; it
+// Message reads the next event with data, skipping comment frames; it
 // checks the message against the schema.
 func (s *SSEStream) Message() (SSEFrame, *RPCMsg) {
 	s.E.T.Helper()
@@ -532,7 +532,7 @@ func (s *SSEStream) Message() (SSEFrame, *RPCMsg) {
 	}
 }
 
-// end reads the rest of the stream, which must hold no more events
+// End reads the rest of the stream, which must hold no more events
 // (comments and a final retry are allowed); it reports whether a retry
 // line came last.
 func (s *SSEStream) End() (retried bool) {
@@ -604,7 +604,7 @@ type AsyncAnswer struct {
 	Err  error
 }
 
-// postAsync sends a POST on its own goroutine and reads the whole answer;
+// PostAsync sends a POST on its own goroutine and reads the whole answer;
 // nothing there touches the test's t except the (concurrency-safe) wire
 // observer.
 func (e *Env) PostAsync(sid, body string, opts ...ReqOpt) <-chan AsyncAnswer {
@@ -612,7 +612,7 @@ func (e *Env) PostAsync(sid, body string, opts ...ReqOpt) <-chan AsyncAnswer {
 	return e.DoAsync(http.MethodPost, sid, body, opts...)
 }
 
-// doAsync is do on its own goroutine, reading the whole answer.
+// DoAsync is Do on its own goroutine, reading the whole answer.
 func (e *Env) DoAsync(method, sid, body string, opts ...ReqOpt) <-chan AsyncAnswer {
 	req := e.NewRequest(method, sid, body, opts...)
 	ch := make(chan AsyncAnswer, 1)
@@ -629,7 +629,7 @@ func (e *Env) DoAsync(method, sid, body string, opts ...ReqOpt) <-chan AsyncAnsw
 	return ch
 }
 
-// postHeaders sends a POST on its own goroutine and delivers the
+// PostHeaders sends a POST on its own goroutine and delivers the
 // response once its headers have arrived (for a handler that must be
 // driven before it answers anything); the caller reads the body.
 func (e *Env) PostHeaders(sid, body string, opts ...ReqOpt) <-chan AsyncAnswer {
@@ -643,7 +643,7 @@ func (e *Env) PostHeaders(sid, body string, opts ...ReqOpt) <-chan AsyncAnswer {
 	return ch
 }
 
-// headers waits for a response started by postHeaders.
+// Headers waits for a response started by PostHeaders.
 func (e *Env) Headers(ch <-chan AsyncAnswer) *http.Response {
 	e.T.Helper()
 	a := RecvT(e.T, ch, "the response headers")
@@ -653,7 +653,7 @@ func (e *Env) Headers(ch <-chan AsyncAnswer) *http.Response {
 	return a.Resp
 }
 
-// sseOf returns a reader of an event stream read whole by doAsync.
+// SSEOf returns a reader of an event stream read whole by DoAsync.
 func (e *Env) SSEOf(a AsyncAnswer) *SSEStream {
 	e.T.Helper()
 	if a.Err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
-// envelope returns the 2026 request _meta, with extra members merged in.
+// EnvelopeMeta returns the 2026 request _meta, with extra members merged in.
 func EnvelopeMeta(extra map[string]any) map[string]any {
 	m := map[string]any{
 		mcp.MetaKeyProtocolVersion:    mcp.Version20260728,
@@ -232,7 +232,7 @@ func (m *Modern) Sub(t testing.TB) *Modern {
 	return &c
 }
 
-// ids returns a fresh integer id and a fresh string id.
+// IDs returns a fresh integer id and a fresh string id.
 func (m *Modern) IDs() []any {
 	n := m.ID()
 	return []any{n, fmt.Sprintf("req-%d", n)}
@@ -264,7 +264,7 @@ type Reply struct {
 	*WireMsg
 }
 
-// send posts body. A well-formed request is observed as sent and its
+// Send posts body. A well-formed request is observed as sent and its
 // JSON answer as its response; the answer to a malformed one is checked
 // on its own.
 func (m *Modern) Send(body string, wellFormed bool, opts ...ReqOpt) *Reply {
@@ -291,7 +291,7 @@ func (m *Modern) Send(body string, wellFormed bool, opts ...ReqOpt) *Reply {
 	return r
 }
 
-// wantErr checks an error answer: HTTP status, code, echoed id, schema.
+// WantErr checks an error answer: HTTP status, code, echoed id, schema.
 func (m *Modern) WantErr(r *Reply, status int, code int64, id any) *WireError {
 	m.T.Helper()
 	if r.Status != status {
@@ -300,7 +300,7 @@ func (m *Modern) WantErr(r *Reply, status int, code int64, id any) *WireError {
 	return CheckErr(m.T, m.WC26, r.WireMsg, code, id)
 }
 
-// wantOK checks a result answer (200, resultType, serverInfo).
+// WantOK checks a result answer (200, resultType, serverInfo).
 func (m *Modern) WantOK(r *Reply, id any) map[string]json.RawMessage {
 	m.T.Helper()
 	if r.Status != http.StatusOK {
@@ -309,21 +309,21 @@ func (m *Modern) WantOK(r *Reply, id any) map[string]json.RawMessage {
 	return CheckModernResult(m.T, r.WireMsg, id, m.ServerName)
 }
 
-// call sends a well-formed 2026 request with its headers and expects a
+// Call sends a well-formed 2026 request with its headers and expects a
 // result.
 func (m *Modern) Call(id any, method, name string, params map[string]any) map[string]json.RawMessage {
 	m.T.Helper()
 	return m.WantOK(m.Send(Req26(id, method, params), true, H26(method, name)...), id)
 }
 
-// stream posts a well-formed 2026 request whose answer is an event
+// Stream posts a well-formed 2026 request whose answer is an event
 // stream and returns the stream once its headers have arrived.
 func (m *Modern) Stream(body string, opts ...ReqOpt) *SSEStream {
 	m.T.Helper()
 	return m.OpenSSE(m.Post("", body, opts...))
 }
 
-// rest reads a 2026 request's stream to its end: the messages before
+// Rest reads a 2026 request's stream to its end: the messages before
 // the response, then the response, after which the stream must end.
 func (m *Modern) Rest(s *SSEStream, id any) (notes []*RPCMsg, resp *RPCMsg) {
 	m.T.Helper()
