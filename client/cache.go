@@ -215,7 +215,7 @@ func cursorKey(cursor *string) string {
 // retries the caller makes itself); a result the driver needed retries
 // for is not kept.
 func (c *Client) cachedCall(ctx context.Context, method, key string, use bool, params any, meta *mcp.Meta, result any) error {
-	if !use || c.cache == nil || c.era != EraModern {
+	if !use || c.cache == nil || c.Era() != EraModern {
 		return c.call(ctx, method, params, meta, result)
 	}
 	k := cacheKey{method: method, param: key}

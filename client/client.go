@@ -236,7 +236,11 @@ type Client struct {
 	hs      atomic.Pointer[inputHandlers] // see handlers
 	lenient atomic.Bool                   // serve unsolicited server requests (see associated)
 
-	era  Era
+	// era is the Era, set once by Connect; atomic because the reader
+	// may handle a notification (interceptors read the era) while Connect
+	// is still finishing the handshake. init is written before era is
+	// set, and read only once era says legacy.
+	era  atomic.Uint32
 	init mcp.InitializeResult // legacy: the initialize result
 
 	// Modern state (era == EraModern).
@@ -369,7 +373,7 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 		c.Close()
 		return nil, err
 	}
-	if c.era == EraLegacy {
+	if c.Era() == EraLegacy {
 		if c.opts.Listen || c.handlers().any() {
 			c.listen()
 		}
@@ -421,25 +425,29 @@ func (c *Client) initialize(ctx context.Context, version string) error {
 	if err := c.notifyOut(ctx, mcp.NotificationInitialized, nil); err != nil {
 		return fmt.Errorf("client: notifications/initialized: %w", err)
 	}
-	c.era = EraLegacy
+	c.era.Store(uint32(EraLegacy))
 	return nil
 }
 
 // Era reports the era of the connection: EraLegacy (initialize) or
 // EraModern (2026-07-28, per-request envelope).
-func (c *Client) Era() Era { return c.era }
+func (c *Client) Era() Era { return Era(c.era.Load()) }
 
 // ProtocolVersion returns the revision in use: the negotiated one
 // (legacy), or the one the next request carries (modern; it changes only
 // when the server answers -32022 and names another revision this client
-// speaks).
+// speaks); "" while Connect has not settled the era (an interceptor may
+// see a message then).
 func (c *Client) ProtocolVersion() string {
-	if c.era == EraModern {
+	switch c.Era() {
+	case EraModern:
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.version
+	case EraLegacy:
+		return c.init.ProtocolVersion
 	}
-	return c.init.ProtocolVersion
+	return "" // the handshake is not over
 }
 
 // ServerInfo returns what the server said about itself: the initialize
@@ -448,7 +456,7 @@ func (c *Client) ProtocolVersion() string {
 // server's results carry (see "Result Meta" in the package documentation);
 // zero if neither is known.
 func (c *Client) ServerInfo() mcp.Implementation {
-	if c.era == EraModern {
+	if c.Era() == EraModern {
 		if d := c.lastDiscover(); d != nil {
 			if info, err := d.Meta.ServerInfo(); err == nil && info != nil {
 				return *info // decoded afresh: the caller's own
@@ -463,7 +471,7 @@ func (c *Client) ServerInfo() mcp.Implementation {
 // (legacy) or from the last server/discover result (modern; zero before
 // one, see Discover).
 func (c *Client) ServerCapabilities() mcp.ServerCapabilities {
-	if c.era == EraModern {
+	if c.Era() == EraModern {
 		if d := c.lastDiscover(); d != nil {
 			return d.Capabilities.Clone()
 		}
@@ -475,7 +483,7 @@ func (c *Client) ServerCapabilities() mcp.ServerCapabilities {
 // Instructions returns the server's instructions for the model (modern:
 // from the last server/discover result).
 func (c *Client) Instructions() string {
-	if c.era == EraModern {
+	if c.Era() == EraModern {
 		if d := c.lastDiscover(); d != nil {
 			return d.Instructions
 		}
@@ -540,7 +548,7 @@ func (c *Client) send(ctx context.Context, method string, params any, meta *mcp.
 		c.progress.Store(token, fn)
 		defer c.progress.Delete(token)
 	}
-	if c.era == EraModern {
+	if c.Era() == EraModern {
 		return c.callModern(ctx, method, params, meta, result)
 	}
 	ctx, cancel := c.withTimeout(ctx, method)

@@ -136,7 +136,7 @@ func (c *Client) discoverCall(ctx context.Context, version string) (*mcp.Discove
 // ServerInfo and Instructions then report. On a legacy connection it
 // returns ErrLegacy.
 func (c *Client) Discover(ctx context.Context) (*mcp.DiscoverResult, error) {
-	if c.era != EraModern {
+	if c.Era() != EraModern {
 		return nil, fmt.Errorf("%w: server/discover", ErrLegacy)
 	}
 	p := &mcp.RequestParams{}
@@ -157,7 +157,7 @@ func (c *Client) setModern(version string, res *mcp.DiscoverResult) {
 	}
 	c.mu.Unlock()
 	c.setIdentity(res)
-	c.era = EraModern
+	c.era.Store(uint32(EraModern))
 }
 
 func (c *Client) setDiscover(res *mcp.DiscoverResult) {

@@ -82,7 +82,7 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return err
 	}
-	if c.era == EraModern {
+	if c.Era() == EraModern {
 		c.mu.Lock()
 		version := c.version
 		c.mu.Unlock()

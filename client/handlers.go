@@ -60,14 +60,14 @@ func (c *Client) setHandlers(change func(*inputHandlers)) {
 	next := *c.handlers()
 	change(&next)
 	c.hs.Store(&next)
-	if c.era == EraModern {
+	if c.Era() == EraModern {
 		c.caps = c.capabilities(&next)
 		// Encoding the capabilities cannot fail: they are made of
 		// fixed types and Options.Info, which Connect encoded already.
 		_ = c.encodeCaps()
 	}
 	c.mu.Unlock()
-	if c.era == EraLegacy && next.any() {
+	if c.Era() == EraLegacy && next.any() {
 		c.listen()
 	}
 }

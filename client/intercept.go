@@ -25,7 +25,7 @@ func (c *Client) icCall(method string, params any, inbound, note bool, round int
 		Inbound:      inbound,
 		Notification: note,
 		Method:       method,
-		Era:          c.era,
+		Era:          c.Era(),
 		Version:      c.ProtocolVersion(),
 		Params:       params,
 		Round:        round,

@@ -25,7 +25,7 @@ type tickFunc = keepalive.Ticker
 // never pinged. The goroutine is owned by the client and ends with the
 // connection.
 func (c *Client) keepAlive() {
-	if c.opts.KeepAlive <= 0 || c.era != EraLegacy {
+	if c.opts.KeepAlive <= 0 || c.Era() != EraLegacy {
 		return
 	}
 	timeout := c.opts.KeepAliveTimeout

@@ -85,7 +85,7 @@ var errServerEnded = errors.New("client: the server ended the subscription")
 // A subscription does not survive the connection: after a stdio server
 // restart (a new Client), the caller listens again.
 func (c *Client) Listen(ctx context.Context, filter mcp.SubscriptionFilter) (*Subscription, error) {
-	if c.era != EraModern {
+	if c.Era() != EraModern {
 		return nil, fmt.Errorf("%w: subscriptions/listen", ErrLegacy)
 	}
 	sctx, cancel := context.WithCancelCause(ctx)

@@ -14,7 +14,7 @@ import (
 // Ping checks that the server is responsive. The modern era has no ping:
 // there it returns ErrModern.
 func (c *Client) Ping(ctx context.Context) error {
-	if c.era == EraModern {
+	if c.Era() == EraModern {
 		return fmt.Errorf("%w: ping", ErrModern)
 	}
 	ctx, cancel := c.withTimeout(ctx, mcp.MethodPing)
@@ -36,7 +36,7 @@ func (c *Client) ListTools(ctx context.Context, p *mcp.ListToolsParams) (*mcp.Li
 	}
 	c.noteOutputs(res.Tools, p.Cursor == nil && res.NextCursor == nil)
 	c.noteTaskSupport(res.Tools)
-	if c.era == EraModern {
+	if c.Era() == EraModern {
 		res.Tools = c.noteTools(res.Tools)
 	}
 	return &res, nil
@@ -81,7 +81,7 @@ func (c *Client) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 // extension from a modern one) is made again as a task. WithTaskStatus
 // reports the task's progress through its states.
 func (c *Client) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	if c.era != EraModern {
+	if c.Era() != EraModern {
 		if p != nil && p.Task != nil {
 			return c.RunToolTask(ctx, p)
 		}
@@ -112,7 +112,7 @@ func (c *Client) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 // *taskStarted error.
 func (c *Client) callTool(ctx context.Context, p *mcp.CallToolParams, result any) error {
 	p = orNew(p)
-	if c.era != EraModern {
+	if c.Era() != EraModern {
 		return c.call(ctx, mcp.MethodToolsCall, p, &p.Meta, result)
 	}
 	meta := p.Meta
@@ -253,7 +253,7 @@ func (c *Client) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*
 // The modern era replaced it with Listen (resourceSubscriptions): there it
 // returns ErrModern.
 func (c *Client) Subscribe(ctx context.Context, uri string) error {
-	if c.era == EraModern {
+	if c.Era() == EraModern {
 		return fmt.Errorf("%w: resources/subscribe (use Listen)", ErrModern)
 	}
 	p := &mcp.SubscribeParams{URI: uri}
@@ -263,7 +263,7 @@ func (c *Client) Subscribe(ctx context.Context, uri string) error {
 // Unsubscribe cancels a Subscribe. On a modern connection it returns
 // ErrModern.
 func (c *Client) Unsubscribe(ctx context.Context, uri string) error {
-	if c.era == EraModern {
+	if c.Era() == EraModern {
 		return fmt.Errorf("%w: resources/unsubscribe (close the Listen subscription)", ErrModern)
 	}
 	p := &mcp.UnsubscribeParams{URI: uri}
@@ -288,7 +288,7 @@ func (c *Client) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.Comp
 // messages on its own response stream, to OnLog. Without a level a modern
 // server sends no log messages. The empty level stops sending one.
 func (c *Client) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error {
-	if c.era == EraModern {
+	if c.Era() == EraModern {
 		if level != "" && !level.Valid() {
 			return fmt.Errorf("client: invalid logging level %q", level)
 		}
@@ -305,7 +305,7 @@ func (c *Client) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) er
 // (notifications/roots/list_changed). The modern era has no such
 // notification: there it returns ErrModern.
 func (c *Client) RootsChanged(ctx context.Context) error {
-	if c.era == EraModern {
+	if c.Era() == EraModern {
 		return fmt.Errorf("%w: notifications/roots/list_changed", ErrModern)
 	}
 	return c.notifyOut(ctx, mcp.NotificationRootsListChanged, nil)

@@ -17,7 +17,7 @@ import (
 // leaves fn to them. The returned func ends the subscription and waits
 // for its goroutine.
 func (c *Client) listenTask(ctx context.Context, id string, fn func(*Task)) func() {
-	if fn == nil || id == "" || c.era != EraModern {
+	if fn == nil || id == "" || c.Era() != EraModern {
 		return func() {}
 	}
 	lctx, cancel := context.WithCancel(ctx)

@@ -186,7 +186,7 @@ func (c *Client) tasksDeclared(ctx context.Context) bool {
 func (c *Client) StartToolTask(ctx context.Context, p *mcp.CallToolParams) (*Task, error) {
 	p = orNew(p)
 	var raw jsontext.Value
-	if c.era != EraModern {
+	if c.Era() != EraModern {
 		if !c.init.Capabilities.Tasks.SupportsRequest(mcp.MethodToolsCall) {
 			return nil, ErrTasksUnsupported
 		}
@@ -229,7 +229,7 @@ func rawHasTask(raw jsontext.Value) bool {
 // (without p.Task). When ctx ends before the task does, the client asks
 // the server to cancel it (tasks/cancel) before returning ctx's error.
 func (c *Client) RunToolTask(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	if fn := progressFunc(ctx); fn != nil && c.era != EraModern {
+	if fn := progressFunc(ctx); fn != nil && c.Era() != EraModern {
 		// A 2025-11-25 task reports progress with the call's token for
 		// as long as it runs: the token stays registered until the
 		// outcome, not only until the CreateTaskResult.
@@ -271,7 +271,7 @@ func (c *Client) await(ctx context.Context, t *Task) (*mcp.CallToolResult, error
 	defer c.watchTask(t.ID, fn)()
 	defer c.listenTask(ctx, t.ID, fn)()
 	res, err := c.TaskResult(ctx, t.ID)
-	if fn != nil && c.era != EraModern && ctx.Err() == nil && (err == nil || taskOutcome(err)) {
+	if fn != nil && c.Era() != EraModern && ctx.Err() == nil && (err == nil || taskOutcome(err)) {
 		// A 2025-11-25 tasks/result answers once the task is over: its
 		// result says completed, its JSON-RPC error failed. Any other
 		// error (the connection is gone) tells nothing of the task.
@@ -306,7 +306,7 @@ func toolResult(t *Task) (*mcp.CallToolResult, error) {
 // taskCtx prepares ctx for a tasks/* request: on a modern connection it
 // declares the tasks extension.
 func (c *Client) taskCtx(ctx context.Context) context.Context {
-	if c.era == EraModern {
+	if c.Era() == EraModern {
 		return tasksExt(ctx)
 	}
 	return ctx
@@ -347,7 +347,7 @@ type updateTaskParams struct {
 // On a legacy connection it returns ErrLegacy: a 2025 server asks its
 // questions with ordinary requests while TaskResult waits.
 func (c *Client) UpdateTask(ctx context.Context, id string, responses mcp.InputResponses) error {
-	if c.era != EraModern {
+	if c.Era() != EraModern {
 		return fmt.Errorf("%w: tasks/update", ErrLegacy)
 	}
 	if responses == nil {
@@ -369,7 +369,7 @@ type TaskList struct {
 // 2026 tasks extension has no tasks/list: on a modern connection it
 // returns ErrModern.
 func (c *Client) ListTasks(ctx context.Context, p *mcp.PaginatedParams) (*TaskList, error) {
-	if c.era == EraModern {
+	if c.Era() == EraModern {
 		return nil, fmt.Errorf("%w: tasks/list", ErrModern)
 	}
 	p = orNew(p)
@@ -436,7 +436,7 @@ func (c *Client) Tasks(ctx context.Context) iter.Seq2[Task, error] {
 // The task goes on when ctx ends; cancel it with CancelTask.
 func (c *Client) TaskResult(ctx context.Context, id string) (*mcp.CallToolResult, error) {
 	retry := c.newTaskRetry(id)
-	if c.era != EraModern {
+	if c.Era() != EraModern {
 		for {
 			p := &mcp.TaskIDParams{TaskID: id}
 			var res mcp.CallToolResult

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json"
 
@@ -246,14 +247,20 @@ func (g *Gateway) subscriptions(next intercept.Handler) intercept.Handler {
 		case mcp.MethodResourcesSubscribe:
 			res, err := next(ctx, c)
 			if err == nil {
-				g.subscribe(c.Name)
+				g.subscribe(c.Name).wait(ctx)
 			}
 			return res, err
 		case mcp.MethodSubscriptionsListen:
+			// The upstream subscriptions first, then the listen, whose
+			// acknowledgement tells the client it is subscribed.
 			var p mcp.SubscriptionsListenParams
 			if json.Unmarshal(c.Raw, &p) == nil {
+				var waits []subWait
 				for _, uri := range p.Notifications.ResourceSubscriptions {
-					g.subscribe(uri)
+					waits = append(waits, g.subscribe(uri))
+				}
+				for _, w := range waits {
+					w.wait(ctx)
 				}
 			}
 		}
@@ -268,24 +275,82 @@ const MaxSubscriptions = 1000
 // subscribe notes a client's interest in the resource outerURI: one the
 // gateway lists (a URI a template would match is not subscribed to
 // upstream: the set stays bounded by what the upstreams list).
-func (g *Gateway) subscribe(outerURI string) {
+//
+// It returns what to wait for before the client is told it is subscribed:
+// the subscription upstream, on the connection the upstream has now, so
+// that an update made as soon as the client knows reaches it. There is
+// nothing to wait for when the upstream is not ready (its subscriptions
+// are made when it is) or the resource is not one to subscribe to.
+func (g *Gateway) subscribe(outerURI string) subWait {
 	u := g.names.lookup(kindResource, outerURI)
 	if u == nil {
-		return
+		return subWait{}
 	}
 	uri, ok := inner(u.cfg.Prefix, kindResource, outerURI)
 	if !ok {
-		return
+		return subWait{}
 	}
 	u.mu.Lock()
 	_, mine := u.reg[kindResource][outerURI]
 	added := mine && !u.subscribed[uri] && len(u.subscribed) < MaxSubscriptions
 	if added {
 		u.subscribed[uri] = true
+		if u.state == StateReady {
+			if u.subWaits == nil {
+				u.subWaits = make(map[string]chan struct{})
+			}
+			u.subWaits[uri] = make(chan struct{})
+		}
 	}
+	w := subWait{ch: u.subWaits[uri], bound: u.cfg.CallTimeout}
 	u.mu.Unlock()
 	if added {
 		signal(u.listenKick)
+	}
+	return w
+}
+
+// subWait is a client's wait for a subscription upstream: ch is closed
+// once the subscription was made (or tried, or the connection ended);
+// nil: nothing to wait for. The wait is bounded by the upstream's
+// CallTimeout, as the subscribe request itself is.
+type subWait struct {
+	ch    chan struct{}
+	bound time.Duration
+}
+
+func (w subWait) wait(ctx context.Context) {
+	if w.ch == nil {
+		return
+	}
+	timer := time.NewTimer(w.bound)
+	defer timer.Stop()
+	select {
+	case <-w.ch:
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+}
+
+// subscribedUpstream releases the clients waiting for the upstream
+// subscriptions to uris (made, or tried and refused: either way the
+// gateway did what it could). With no uris it releases every waiter:
+// the connection ended, and its successor subscribes to everything anew.
+func (u *upstream) subscribedUpstream(uris ...string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(uris) == 0 {
+		for uri, ch := range u.subWaits {
+			close(ch)
+			delete(u.subWaits, uri)
+		}
+		return
+	}
+	for _, uri := range uris {
+		if ch, ok := u.subWaits[uri]; ok {
+			close(ch)
+			delete(u.subWaits, uri)
+		}
 	}
 }
 
@@ -299,6 +364,7 @@ func (u *upstream) subscribedURIs() []string {
 // for that this connection has not subscribed to yet.
 func (u *upstream) resubscribe(ctx context.Context, c *client.Client) {
 	if caps := c.ServerCapabilities(); caps.Resources == nil || !caps.Resources.Subscribe {
+		u.subscribedUpstream()
 		return
 	}
 	for _, uri := range u.subscribedURIs() {
@@ -312,6 +378,7 @@ func (u *upstream) resubscribe(ctx context.Context, c *client.Client) {
 		sctx, cancel := context.WithTimeout(ctx, u.cfg.ConnectTimeout)
 		err := c.Subscribe(sctx, uri)
 		cancel()
+		u.subscribedUpstream(uri)
 		if err != nil {
 			u.g.log.Debug("gateway: upstream subscription refused", "upstream", u.cfg.Name, "uri", uri, "err", err)
 		}
@@ -324,13 +391,22 @@ func (u *upstream) resubscribe(ctx context.Context, c *client.Client) {
 // handlers, which sync or pass updates on.
 func (u *upstream) listen(ctx context.Context, c *client.Client) {
 	pause := u.g.opts.RestartMin
+	// prev is the stream a kick replaces: it stays open until its
+	// successor is acknowledged, so that no update of a resource already
+	// subscribed to falls between the two streams.
+	var prev *openListen
+	defer func() { prev.close() }()
 	for ctx.Err() == nil {
 		f := mcp.SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, ResourceSubscriptions: u.subscribedURIs()}
 		sctx, cancel := context.WithCancel(ctx)
 		sub, err := c.Listen(sctx, f)
+		if len(f.ResourceSubscriptions) > 0 {
+			u.subscribedUpstream(f.ResourceSubscriptions...)
+		}
 		if err != nil {
 			cancel()
 			if unsupported(err) {
+				u.subscribedUpstream()
 				return
 			}
 			u.g.log.Debug("gateway: upstream listen failed", "upstream", u.cfg.Name, "err", err)
@@ -342,23 +418,42 @@ func (u *upstream) listen(ctx context.Context, c *client.Client) {
 			pause = min(pause*2, u.g.opts.RestartMax)
 			continue
 		}
+		prev.close()
+		prev = nil
 		pause = u.g.opts.RestartMin
 		// What changed before the stream was open was not notified.
 		signal(u.resync)
-		kicked := make(chan struct{})
-		go func() {
-			defer close(kicked)
-			select {
-			case <-u.listenKick:
-			case <-sctx.Done():
+		cur := &openListen{cancel: cancel, done: make(chan struct{})}
+		go func() { // owned by listen: closed by cur.close
+			defer close(cur.done)
+			for range sub.Notifications() {
 			}
-			cancel()
 		}()
-		for range sub.Notifications() {
+		select {
+		case <-u.listenKick:
+			prev = cur // replaced once the next stream is acknowledged
+		case <-cur.done:
+			cur.close()
+		case <-ctx.Done():
+			cur.close()
+			return
 		}
-		cancel()
-		<-kicked
 	}
+}
+
+// openListen is an upstream listen stream and its reader.
+type openListen struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// close ends the stream and waits for its reader; nil does nothing.
+func (l *openListen) close() {
+	if l == nil {
+		return
+	}
+	l.cancel()
+	<-l.done
 }
 
 // onResourceUpdated passes an upstream's update to the subscribed clients.

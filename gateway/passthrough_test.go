@@ -37,8 +37,10 @@ func TestResourceUpdatesPassThrough(t *testing.T) {
 		} else {
 			must(t, p.Client.Subscribe(p.Context(), uri))
 		}
-		// The gateway subscribes upstream in the background: repeat the
-		// update until one arrives (each is an event, not a wait on time).
+		// The gateway answers once its upstream subscription is in place
+		// (TestSubscribeWaitsForUpstream holds that to one update); this
+		// test repeats the update until one arrives (each is an event,
+		// not a wait on time).
 		ctx := p.Context()
 		for {
 			s.ResourceUpdated("file:///a.txt")

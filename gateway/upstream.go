@@ -52,7 +52,10 @@ type upstream struct {
 	skills         []skills.Skill
 	skillsDirRead  bool
 	skillsDeclared bool
-	hc             *http.Client // the upstream's own, when none is configured
+	// subWaits are the clients' waits for subscriptions not yet made on
+	// this connection (see Gateway.subscribe).
+	subWaits map[string]chan struct{}
+	hc       *http.Client // the upstream's own, when none is configured
 	// subscribedUp are the URIs subscribed to on this connection (legacy).
 	subscribedUp map[string]bool
 
@@ -310,6 +313,7 @@ func (u *upstream) clientOptions(version string, cc *callConn) *client.Options {
 // check, or ctx ends; it runs the syncs the upstream's list changes ask
 // for.
 func (u *upstream) serve(ctx context.Context, c *client.Client) error {
+	defer u.subscribedUpstream() // nobody waits on a connection that ended
 	// The listen goroutine ends when lctx does: stop runs before the wait
 	// (deferred calls run last first).
 	var listening sync.WaitGroup

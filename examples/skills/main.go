@@ -110,7 +110,7 @@ func host(ctx context.Context, s *server.Server, version string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }() // a leftover temp directory is harmless
 	paths, err := sc.Materialize(ctx, picked, filepath.Join(tmp, "git-flow"))
 	if err != nil {
 		return err

@@ -200,9 +200,9 @@ func TestImportRules(t *testing.T) {
 	}
 	rules := readRules(t, filepath.Join(root, "ARCHITECTURE.md"))
 	used := make(map[string]bool)
-	// The core module and the store/redis, otel and interop modules (each
-	// its own go.mod).
-	for _, dir := range []string{root, filepath.Join(root, "store", "redis"), filepath.Join(root, "otel"), filepath.Join(root, "interop")} {
+	// The core module and the store/redis, otel, interop and matrix
+	// modules (each its own go.mod).
+	for _, dir := range []string{root, filepath.Join(root, "store", "redis"), filepath.Join(root, "otel"), filepath.Join(root, "interop"), filepath.Join(root, "matrix")} {
 		for _, p := range goList(t, dir) {
 			pkg, ok := strings.CutPrefix(p.ImportPath, module+"/")
 			if !ok {

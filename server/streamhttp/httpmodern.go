@@ -2,6 +2,7 @@ package streamhttp
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"runtime/debug"
 	"sync"
@@ -58,6 +59,9 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, call *seam.
 	h.serveRequest(is, func(ctx context.Context) {
 		// A handler panic is answered by the server's intercept.Recover.
 		result, err := h.p.ServeModern(ctx, *call, streamOutbound{st}, r.Header)
+		if closing := shutdownAnswer(ctx, result, err); closing != nil {
+			result, err = nil, closing
+		}
 		if err != nil {
 			e := seam.ToRPCError(err)
 			st.pushFinal(wire.EncodeError(msg.ID, e), statusOf(err, h.p.ModernStatus(e)))
@@ -211,4 +215,22 @@ func (is *inlineServe) done() {
 	is.started = true
 	is.w, is.r = nil, nil
 	is.mu.Unlock()
+}
+
+// shutdownAnswer is the error that answers a session-less request whose
+// handler Shutdown cancelled (cause server.ErrServerClosing) and that
+// then failed, as a protocol error or as a tool result with isError: the
+// failure is the shutdown's, not the handler's ("context canceled" as a
+// tool result would read as the tool's own failure), and a legacy
+// session's requests in flight get the same -32603 (endedError). A
+// handler that completed despite the cancellation keeps its result. Nil
+// when the request was not ended by Shutdown.
+func shutdownAnswer(ctx context.Context, result any, err error) error {
+	if !errors.Is(context.Cause(ctx), server.ErrServerClosing) {
+		return nil
+	}
+	if tr, ok := result.(*mcp.CallToolResult); err == nil && (!ok || !tr.IsError) {
+		return nil
+	}
+	return jsonrpc.NewError(mcp.CodeInternalError, "Internal error: the server is shutting down")
 }

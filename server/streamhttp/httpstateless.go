@@ -34,6 +34,9 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, call *se
 	st := is.st
 	h.serveRequest(is, func(ctx context.Context) {
 		result, err := h.p.ServeStateless(ctx, version, *call, streamOutbound{st})
+		if closing := shutdownAnswer(ctx, result, err); closing != nil {
+			result, err = nil, closing
+		}
 		var out []byte
 		if err != nil {
 			out = wire.EncodeError(msg.ID, seam.ToRPCError(err))

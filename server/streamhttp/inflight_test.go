@@ -18,7 +18,11 @@ import (
 
 // TestShutdownCancelsSessionless: Shutdown ends the context of every
 // session-less request in flight, modern or legacy, with the cause
-// ErrServerClosing, and each still gets its answer.
+// ErrServerClosing, and each still gets its answer: the shutdown's -32603
+// error, as a legacy session's requests do, never the handler's reaction
+// to its cancellation (a tool result "context canceled", which would read
+// as the tool's own failure; found by the combination matrix, its cell
+// cluster(redis,2)/2026-07-28/http-json/restart-mid-call).
 func TestShutdownCancelsSessionless(t *testing.T) {
 	modern := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"block","arguments":{}}}`
 	legacy := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","arguments":{}}}`
@@ -59,8 +63,9 @@ func TestShutdownCancelsSessionless(t *testing.T) {
 			if err := <-cause; !errors.Is(err, server.ErrServerClosing) {
 				t.Errorf("cause %v, want ErrServerClosing", err)
 			}
-			if b := <-answered; !strings.Contains(b, `"id":3`) {
-				t.Errorf("answer %q", b)
+			b := <-answered
+			if !strings.Contains(b, `"id":3`) || !strings.Contains(b, `"code":-32603`) || !strings.Contains(b, "shutting down") {
+				t.Errorf("answer %q, want the -32603 error of a server shutting down", b)
 			}
 		})
 	}
