@@ -196,76 +196,14 @@ type DPoPRequest struct {
 // returns the key's thumbprint. Errors are *DPoPError, or wrap
 // ErrUnavailable when the replay cache fails.
 func (v *DPoPVerifier) Verify(ctx context.Context, p DPoPRequest) (jkt string, err error) {
-	if p.Proof == "" {
-		return "", badProof("no DPoP proof")
-	}
-	if len(p.Proof) > MaxDPoPProofBytes {
-		return "", badProof("the DPoP proof exceeds %d bytes", MaxDPoPProofBytes)
-	}
-	jws, err := jose.ParseSignedCompact(p.Proof, v.algs)
+	jkt, c, err := v.parseProof(p.Proof)
 	if err != nil {
-		return "", badProof("not a compact JWS with an accepted algorithm and a public jwk")
-	}
-	h := jws.Signatures[0].Protected
-	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); typ != "dpop+jwt" {
-		return "", badProof("typ is not dpop+jwt")
-	}
-	key := h.JSONWebKey
-	if key == nil || key.Key == nil || !key.IsPublic() || !key.Valid() {
-		return "", badProof("no public jwk in the header")
-	}
-	payload, err := jws.Verify(key)
-	if err != nil {
-		return "", badProof("the signature does not verify with the header's jwk")
-	}
-	tp, err := key.Thumbprint(crypto.SHA256)
-	if err != nil {
-		return "", badProof("the jwk has no thumbprint")
-	}
-	jkt = base64.RawURLEncoding.EncodeToString(tp)
-	var c struct {
-		JTI   string   `json:"jti"`
-		HTM   string   `json:"htm"`
-		HTU   string   `json:"htu"`
-		IAT   *float64 `json:"iat"`
-		ATH   *string  `json:"ath"`
-		Nonce *string  `json:"nonce"`
-	}
-	if err := json.Unmarshal(payload, &c, json.RejectUnknownMembers(false)); err != nil {
-		return "", badProof("the claims are not a JSON object of the expected types")
-	}
-	switch {
-	case c.JTI == "":
-		return "", badProof("no jti")
-	case len(c.JTI) > MaxDPoPJTIBytes:
-		return "", badProof("jti exceeds %d bytes", MaxDPoPJTIBytes)
-	case c.HTM == "" || c.HTU == "" || c.IAT == nil:
-		return "", badProof("htm, htu and iat are required")
-	case c.HTM != p.Method:
-		return "", badProof("htm does not match the request method")
-	}
-	want, err := normalizeHTU(p.URL)
-	if err != nil {
-		return "", fmt.Errorf("auth: the request URL: %w", err)
-	}
-	if got, err := normalizeHTU(c.HTU); err != nil || got != want {
-		return "", badProof("htu does not match the request URL")
-	}
-	if math.IsNaN(*c.IAT) || math.IsInf(*c.IAT, 0) || math.Abs(*c.IAT) > 1<<40 {
-		return "", badProof("iat is not a time")
+		return "", err
 	}
 	now := v.now()
-	iat := time.Unix(int64(*c.IAT), 0)
-	if iat.Before(now.Add(-v.window)) || iat.After(now.Add(v.window)) {
-		return "", badProof("iat is outside the accepted window")
-	}
-	switch {
-	case p.AccessToken != "" && c.ATH == nil:
-		return "", badProof("no ath")
-	case p.AccessToken != "" && !constEq(*c.ATH, tokenHash(p.AccessToken)):
-		return "", badProof("ath does not match the access token")
-	case p.AccessToken == "" && c.ATH != nil:
-		return "", badProof("ath without an access token")
+	iat, err := v.checkClaims(c, p, now)
+	if err != nil {
+		return "", err
 	}
 	if v.UsesNonces() && (c.Nonce == nil || !v.nonceValid(*c.Nonce, now)) {
 		return "", &DPoPError{Code: ErrCodeUseDPoPNonce, Description: "a fresh DPoP nonce is required"}
@@ -283,6 +221,90 @@ func (v *DPoPVerifier) Verify(ctx context.Context, p DPoPRequest) (jkt string, e
 		return "", badProof("the proof was already used (jti replayed)")
 	}
 	return jkt, nil
+}
+
+// dpopClaims are the claims of a DPoP proof that Verify reads.
+type dpopClaims struct {
+	JTI   string   `json:"jti"`
+	HTM   string   `json:"htm"`
+	HTU   string   `json:"htu"`
+	IAT   *float64 `json:"iat"`
+	ATH   *string  `json:"ath"`
+	Nonce *string  `json:"nonce"`
+}
+
+// parseProof checks a proof's form, header and signature (with the
+// public jwk of its own header) and returns the key's thumbprint and the
+// proof's claims.
+func (v *DPoPVerifier) parseProof(proof string) (jkt string, c dpopClaims, err error) {
+	if proof == "" {
+		return "", c, badProof("no DPoP proof")
+	}
+	if len(proof) > MaxDPoPProofBytes {
+		return "", c, badProof("the DPoP proof exceeds %d bytes", MaxDPoPProofBytes)
+	}
+	jws, err := jose.ParseSignedCompact(proof, v.algs)
+	if err != nil {
+		return "", c, badProof("not a compact JWS with an accepted algorithm and a public jwk")
+	}
+	h := jws.Signatures[0].Protected
+	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); typ != "dpop+jwt" {
+		return "", c, badProof("typ is not dpop+jwt")
+	}
+	key := h.JSONWebKey
+	if key == nil || key.Key == nil || !key.IsPublic() || !key.Valid() {
+		return "", c, badProof("no public jwk in the header")
+	}
+	payload, err := jws.Verify(key)
+	if err != nil {
+		return "", c, badProof("the signature does not verify with the header's jwk")
+	}
+	tp, err := key.Thumbprint(crypto.SHA256)
+	if err != nil {
+		return "", c, badProof("the jwk has no thumbprint")
+	}
+	if err := json.Unmarshal(payload, &c, json.RejectUnknownMembers(false)); err != nil {
+		return "", c, badProof("the claims are not a JSON object of the expected types")
+	}
+	return base64.RawURLEncoding.EncodeToString(tp), c, nil
+}
+
+// checkClaims checks jti, htm, htu, iat (against now) and ath against the
+// request, and returns the proof's iat.
+func (v *DPoPVerifier) checkClaims(c dpopClaims, p DPoPRequest, now time.Time) (time.Time, error) {
+	switch {
+	case c.JTI == "":
+		return time.Time{}, badProof("no jti")
+	case len(c.JTI) > MaxDPoPJTIBytes:
+		return time.Time{}, badProof("jti exceeds %d bytes", MaxDPoPJTIBytes)
+	case c.HTM == "" || c.HTU == "" || c.IAT == nil:
+		return time.Time{}, badProof("htm, htu and iat are required")
+	case c.HTM != p.Method:
+		return time.Time{}, badProof("htm does not match the request method")
+	}
+	want, err := normalizeHTU(p.URL)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("auth: the request URL: %w", err)
+	}
+	if got, err := normalizeHTU(c.HTU); err != nil || got != want {
+		return time.Time{}, badProof("htu does not match the request URL")
+	}
+	if math.IsNaN(*c.IAT) || math.IsInf(*c.IAT, 0) || math.Abs(*c.IAT) > 1<<40 {
+		return time.Time{}, badProof("iat is not a time")
+	}
+	iat := time.Unix(int64(*c.IAT), 0)
+	if iat.Before(now.Add(-v.window)) || iat.After(now.Add(v.window)) {
+		return time.Time{}, badProof("iat is outside the accepted window")
+	}
+	switch {
+	case p.AccessToken != "" && c.ATH == nil:
+		return time.Time{}, badProof("no ath")
+	case p.AccessToken != "" && !constEq(*c.ATH, tokenHash(p.AccessToken)):
+		return time.Time{}, badProof("ath does not match the access token")
+	case p.AccessToken == "" && c.ATH != nil:
+		return time.Time{}, badProof("ath without an access token")
+	}
+	return iat, nil
 }
 
 // tokenHash is the ath of an access token: base64url(SHA-256(token)).

@@ -293,81 +293,14 @@ func (v *IntrospectionVerifier) tokenInfo(raw map[string]any) (*TokenInfo, error
 	if !active {
 		return nil, fmt.Errorf("%w: the token is not active", ErrInvalidToken)
 	}
-	str := func(name string) (string, error) {
-		switch s := raw[name].(type) {
-		case nil:
-			return "", nil
-		case string:
-			return s, nil
-		}
-		return "", fmt.Errorf("%w: introspection member %s is not a string", ErrInvalidToken, name)
-	}
 	ti := &TokenInfo{}
-	var err error
-	if ti.Subject, err = str("sub"); err != nil {
+	if err := v.identity(raw, ti); err != nil {
 		return nil, err
 	}
-	if ti.Subject == "" {
-		return nil, fmt.Errorf("%w: no sub", ErrInvalidToken)
-	}
-	if ti.Issuer, err = str("iss"); err != nil {
+	if err := v.times(raw, ti); err != nil {
 		return nil, err
 	}
-	if v.o.Issuer != "" {
-		if ti.Issuer != "" && ti.Issuer != v.o.Issuer {
-			return nil, fmt.Errorf("%w: iss is not the configured issuer", ErrInvalidToken)
-		}
-		ti.Issuer = v.o.Issuer
-	}
-	switch a := raw["aud"].(type) {
-	case string:
-		ti.Audience = []string{a}
-	case []any:
-		for _, e := range a {
-			s, ok := e.(string)
-			if !ok {
-				return nil, fmt.Errorf("%w: aud holds a non-string", ErrInvalidToken)
-			}
-			ti.Audience = append(ti.Audience, s)
-		}
-	}
-	if !slices.Contains(ti.Audience, v.o.Audience) {
-		return nil, fmt.Errorf("%w: aud does not name this resource", ErrInvalidToken)
-	}
-	now := v.now()
-	num := func(name string) (time.Time, bool, error) {
-		switch n := raw[name].(type) {
-		case nil:
-			return time.Time{}, false, nil
-		case float64:
-			if n < 0 || n > 1<<40 {
-				break
-			}
-			return time.Unix(int64(n), 0), true, nil
-		}
-		return time.Time{}, false, fmt.Errorf("%w: introspection member %s is not a time", ErrInvalidToken, name)
-	}
-	exp, hasExp, err := num("exp")
-	if err != nil {
-		return nil, err
-	}
-	if hasExp {
-		if !now.Before(exp) {
-			return nil, fmt.Errorf("%w: token expired", ErrInvalidToken)
-		}
-		ti.Expiration = exp
-	}
-	nbf, hasNbf, err := num("nbf")
-	if err != nil {
-		return nil, err
-	}
-	if hasNbf && now.Add(DefaultLeeway).Before(nbf) {
-		return nil, fmt.Errorf("%w: token not valid yet", ErrInvalidToken)
-	}
-	if _, _, err := num("iat"); err != nil {
-		return nil, err
-	}
-	scope, err := str("scope")
+	scope, err := introString(raw, "scope")
 	if err != nil {
 		return nil, err
 	}
@@ -391,4 +324,95 @@ func (v *IntrospectionVerifier) tokenInfo(raw map[string]any) (*TokenInfo, error
 		ti.Extra[k] = val
 	}
 	return ti, nil
+}
+
+// introString reads an optional string member of an introspection
+// response ("" when absent).
+func introString(raw map[string]any, name string) (string, error) {
+	switch s := raw[name].(type) {
+	case nil:
+		return "", nil
+	case string:
+		return s, nil
+	}
+	return "", fmt.Errorf("%w: introspection member %s is not a string", ErrInvalidToken, name)
+}
+
+// introTime reads an optional NumericDate member of an introspection
+// response; ok is false when it is absent.
+func introTime(raw map[string]any, name string) (t time.Time, ok bool, err error) {
+	switch n := raw[name].(type) {
+	case nil:
+		return time.Time{}, false, nil
+	case float64:
+		if n < 0 || n > 1<<40 {
+			break
+		}
+		return time.Unix(int64(n), 0), true, nil
+	}
+	return time.Time{}, false, fmt.Errorf("%w: introspection member %s is not a time", ErrInvalidToken, name)
+}
+
+// identity fills the subject, issuer and audience of ti from an
+// introspection response, checking the issuer and audience configured.
+func (v *IntrospectionVerifier) identity(raw map[string]any, ti *TokenInfo) error {
+	var err error
+	if ti.Subject, err = introString(raw, "sub"); err != nil {
+		return err
+	}
+	if ti.Subject == "" {
+		return fmt.Errorf("%w: no sub", ErrInvalidToken)
+	}
+	if ti.Issuer, err = introString(raw, "iss"); err != nil {
+		return err
+	}
+	if v.o.Issuer != "" {
+		if ti.Issuer != "" && ti.Issuer != v.o.Issuer {
+			return fmt.Errorf("%w: iss is not the configured issuer", ErrInvalidToken)
+		}
+		ti.Issuer = v.o.Issuer
+	}
+	switch a := raw["aud"].(type) {
+	case string:
+		ti.Audience = []string{a}
+	case []any:
+		for _, e := range a {
+			s, ok := e.(string)
+			if !ok {
+				return fmt.Errorf("%w: aud holds a non-string", ErrInvalidToken)
+			}
+			ti.Audience = append(ti.Audience, s)
+		}
+	}
+	if !slices.Contains(ti.Audience, v.o.Audience) {
+		return fmt.Errorf("%w: aud does not name this resource", ErrInvalidToken)
+	}
+	return nil
+}
+
+// times checks exp, nbf and iat of an introspection response against the
+// verifier's clock and fills ti's expiration.
+func (v *IntrospectionVerifier) times(raw map[string]any, ti *TokenInfo) error {
+	now := v.now()
+	exp, hasExp, err := introTime(raw, "exp")
+	if err != nil {
+		return err
+	}
+	if hasExp {
+		if !now.Before(exp) {
+			return fmt.Errorf("%w: token expired", ErrInvalidToken)
+		}
+		ti.Expiration = exp
+	}
+	nbf, hasNbf, err := introTime(raw, "nbf")
+	if err != nil {
+		return err
+	}
+	if hasNbf && now.Add(DefaultLeeway).Before(nbf) {
+		return fmt.Errorf("%w: token not valid yet", ErrInvalidToken)
+	}
+	if _, _, err := introTime(raw, "iat"); err != nil {
+		return err
+	}
+	return nil
 }

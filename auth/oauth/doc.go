@@ -88,5 +88,7 @@
 // on a loopback listener, where only the request carrying the flow's
 // state ends the wait (any other is answered with an error and ignored).
 //
-// The package imports only the standard library.
+// Besides the standard library, the package imports go-jose, which signs
+// its JWTs (private_key_jwt assertions, DPoP proofs); it imports no other
+// mcpkit package.
 package oauth

@@ -9,7 +9,7 @@ import (
 // and Transport.Authorize is nil.
 var ErrNoAuthorizer = errors.New("oauth: authorization needed but Transport.Authorize is nil")
 
-// ResourceMismatchError: the protected resource metadata names a resource
+// ResourceMismatchError reports that the protected resource metadata names a resource
 // that is not the MCP server the client talks to. No request was made to
 // any authorization server.
 type ResourceMismatchError struct {
@@ -21,7 +21,7 @@ func (e *ResourceMismatchError) Error() string {
 	return fmt.Sprintf("oauth: protected resource metadata is for %q, not for the server %q", e.Resource, e.Server)
 }
 
-// IssuerMismatchError: an authorization server's metadata, or its
+// IssuerMismatchError reports that an authorization server's metadata, or its
 // authorization response (RFC 9207 iss), names another issuer than the
 // one expected. Where names the place ("metadata", "authorization
 // response"). Got is empty when an advertised iss was missing.
@@ -38,7 +38,7 @@ func (e *IssuerMismatchError) Error() string {
 	return fmt.Sprintf("oauth: %s names issuer %q, expected %q", e.Where, e.Got, e.Expected)
 }
 
-// DiscoveryError: the authorization server could not be discovered or is
+// DiscoveryError reports that the authorization server could not be discovered or is
 // unusable (no metadata, no PKCE S256, ...).
 type DiscoveryError struct {
 	Reason string
@@ -54,7 +54,7 @@ func (e *DiscoveryError) Error() string {
 
 func (e *DiscoveryError) Unwrap() error { return e.Err }
 
-// RegistrationError: no client registration could be obtained from the
+// RegistrationError reports that no client registration could be obtained from the
 // authorization server: no pre-registered credentials for it, no Client
 // ID Metadata Document it accepts, and Dynamic Client Registration is not
 // offered or failed (Err).
@@ -72,7 +72,7 @@ func (e *RegistrationError) Error() string {
 
 func (e *RegistrationError) Unwrap() error { return e.Err }
 
-// AuthorizationError: the authorization response was an error
+// AuthorizationError reports that the authorization response was an error
 // (RFC 6749 §4.1.2.1), or was unusable (state mismatch, no code).
 type AuthorizationError struct {
 	Code        string // the error parameter, if any
@@ -90,7 +90,7 @@ func (e *AuthorizationError) Error() string {
 	return s
 }
 
-// TokenError: the token endpoint refused a request (RFC 6749 §5.2).
+// TokenError reports that the token endpoint refused a request (RFC 6749 §5.2).
 type TokenError struct {
 	StatusCode  int
 	Code        string
@@ -108,7 +108,7 @@ func (e *TokenError) Error() string {
 	return s
 }
 
-// TooManyAuthorizationsError: one request was still refused after
+// TooManyAuthorizationsError reports that one request was still refused after
 // Attempts authorization flows (the server keeps asking for scopes it
 // does not grant, or keeps rejecting fresh tokens).
 type TooManyAuthorizationsError struct {
@@ -121,7 +121,7 @@ func (e *TooManyAuthorizationsError) Error() string {
 	return fmt.Sprintf("oauth: request still refused (HTTP %d, scope %q) after %d authorizations", e.StatusCode, e.Scope, e.Attempts)
 }
 
-// RedirectError: a server answered a request of the OAuth client with a
+// RedirectError reports that a server answered a request of the OAuth client with a
 // redirect the client does not follow. Token, registration and token
 // exchange requests carry credentials and follow no redirect at all;
 // metadata requests follow redirects on their own origin (scheme, host
@@ -137,7 +137,7 @@ func (e *RedirectError) Error() string {
 	return fmt.Sprintf("oauth: the %s %s redirected to %s: %s", e.Endpoint, e.URL, e.Location, e.Reason)
 }
 
-// InsecureURLError: a URL the OAuth client was to use is not https (or
+// InsecureURLError reports that a URL the OAuth client was to use is not https (or
 // is not a usable absolute URL). MCP requires every authorization server
 // endpoint to be served over https; http is accepted for loopback hosts
 // only (localhost, 127.0.0.0/8, [::1]), where nothing crosses a network.

@@ -37,6 +37,57 @@ func (t *Transport) discover(ctx context.Context, server *url.URL, ch map[string
 	if _, err := checkURL("MCP server URL", serverKey(server)); err != nil {
 		return nil, err
 	}
+	prm, err := t.resourceMetadata(ctx, server, ch)
+	if err != nil {
+		return nil, err
+	}
+	d.prm = prm
+	if d.prm != nil {
+		if d.prm.Resource == "" || !resourceMatches(d.prm.Resource, server) {
+			return nil, &ResourceMismatchError{Server: server.String(), Resource: d.prm.Resource}
+		}
+		if len(d.prm.AuthorizationServers) == 0 {
+			return nil, &DiscoveryError{Reason: "protected resource metadata lists no authorization server"}
+		}
+		d.issuer = d.prm.AuthorizationServers[0]
+		d.resource = d.prm.Resource
+	} else {
+		// 2025-03-26: the MCP server's origin is the authorization server.
+		d.issuer = origin(server)
+		r, err := CanonicalResource((&url.URL{Scheme: server.Scheme, Host: server.Host, Path: server.Path, RawPath: server.RawPath}).String())
+		if err != nil {
+			return nil, &DiscoveryError{Reason: "server URL", Err: err}
+		}
+		d.resource = r
+	}
+	if d.meta, err = t.serverMetadata(ctx, d.issuer); err != nil {
+		return nil, err
+	}
+	if d.meta == nil {
+		if d.prm != nil {
+			return nil, &DiscoveryError{Reason: "no authorization server metadata for " + d.issuer}
+		}
+		// 2025-03-26 fallback: the default endpoints at the server root,
+		// with the PKCE S256 that revision mandates.
+		o := origin(server)
+		d.meta = &ServerMetadata{
+			Issuer:                        d.issuer,
+			AuthorizationEndpoint:         o + "/authorize",
+			TokenEndpoint:                 o + "/token",
+			RegistrationEndpoint:          o + "/register",
+			CodeChallengeMethodsSupported: []string{"S256"},
+		}
+	}
+	if err := t.checkEndpoints(d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// resourceMetadata fetches the protected resource metadata of server: at
+// the URL of the challenge's resource_metadata first, then at the
+// well-known URLs. It returns nil when none is found.
+func (t *Transport) resourceMetadata(ctx context.Context, server *url.URL, ch map[string]string) (*ResourceMetadata, error) {
 	var candidates []string
 	if u := ch["resource_metadata"]; u != "" {
 		abs, err := checkMetadataURL(server, u)
@@ -59,29 +110,16 @@ func (t *Transport) discover(ctx context.Context, server *url.URL, ch map[string
 			return nil, &DiscoveryError{Reason: "protected resource metadata", Err: err}
 		}
 		if err == nil && found {
-			d.prm = &prm
-			break
+			return &prm, nil
 		}
 	}
-	if d.prm != nil {
-		if d.prm.Resource == "" || !resourceMatches(d.prm.Resource, server) {
-			return nil, &ResourceMismatchError{Server: server.String(), Resource: d.prm.Resource}
-		}
-		if len(d.prm.AuthorizationServers) == 0 {
-			return nil, &DiscoveryError{Reason: "protected resource metadata lists no authorization server"}
-		}
-		d.issuer = d.prm.AuthorizationServers[0]
-		d.resource = d.prm.Resource
-	} else {
-		// 2025-03-26: the MCP server's origin is the authorization server.
-		d.issuer = origin(server)
-		r, err := CanonicalResource((&url.URL{Scheme: server.Scheme, Host: server.Host, Path: server.Path, RawPath: server.RawPath}).String())
-		if err != nil {
-			return nil, &DiscoveryError{Reason: "server URL", Err: err}
-		}
-		d.resource = r
-	}
-	urls, err := serverMetadataURLs(d.issuer)
+	return nil, nil
+}
+
+// serverMetadata fetches the authorization server metadata of issuer from
+// its well-known URLs. It returns nil when none is found.
+func (t *Transport) serverMetadata(ctx context.Context, issuer string) (*ServerMetadata, error) {
+	urls, err := serverMetadataURLs(issuer)
 	if err != nil {
 		return nil, &DiscoveryError{Reason: "authorization server", Err: err}
 	}
@@ -99,50 +137,39 @@ func (t *Transport) discover(ctx context.Context, server *url.URL, ch map[string
 		}
 		// RFC 8414 §3.3: the metadata must be about the issuer whose
 		// well-known URL it was fetched from, as an exact string.
-		if m.Issuer != d.issuer {
-			return nil, &IssuerMismatchError{Where: "authorization server metadata at " + u, Expected: d.issuer, Got: m.Issuer}
+		if m.Issuer != issuer {
+			return nil, &IssuerMismatchError{Where: "authorization server metadata at " + u, Expected: issuer, Got: m.Issuer}
 		}
-		d.meta = &m
-		break
+		return &m, nil
 	}
-	if d.meta == nil {
-		if d.prm != nil {
-			return nil, &DiscoveryError{Reason: "no authorization server metadata for " + d.issuer}
-		}
-		// 2025-03-26 fallback: the default endpoints at the server root,
-		// with the PKCE S256 that revision mandates.
-		o := origin(server)
-		d.meta = &ServerMetadata{
-			Issuer:                        d.issuer,
-			AuthorizationEndpoint:         o + "/authorize",
-			TokenEndpoint:                 o + "/token",
-			RegistrationEndpoint:          o + "/register",
-			CodeChallengeMethodsSupported: []string{"S256"},
-		}
-	}
+	return nil, nil
+}
+
+// checkEndpoints checks the endpoints of d's authorization server that the
+// flow will use: the token endpoint for a grant, the authorization and
+// token endpoints and PKCE S256 otherwise.
+func (t *Transport) checkEndpoints(d *discovery) error {
 	if t.Grant != nil {
 		// No authorization endpoint, no PKCE: only the token endpoint.
 		if d.meta.TokenEndpoint == "" {
-			return nil, &DiscoveryError{Reason: "authorization server metadata of " + d.issuer + " lacks the token endpoint"}
+			return &DiscoveryError{Reason: "authorization server metadata of " + d.issuer + " lacks the token endpoint"}
 		}
-		if _, err := checkURL("token endpoint", d.meta.TokenEndpoint); err != nil {
-			return nil, err
-		}
-		return d, nil
+		_, err := checkURL("token endpoint", d.meta.TokenEndpoint)
+		return err
 	}
 	if d.meta.AuthorizationEndpoint == "" || d.meta.TokenEndpoint == "" {
-		return nil, &DiscoveryError{Reason: "authorization server metadata of " + d.issuer + " lacks the authorization or token endpoint"}
+		return &DiscoveryError{Reason: "authorization server metadata of " + d.issuer + " lacks the authorization or token endpoint"}
 	}
 	if _, err := checkURL("token endpoint", d.meta.TokenEndpoint); err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := checkURL("authorization endpoint", d.meta.AuthorizationEndpoint); err != nil {
-		return nil, err
+		return err
 	}
 	if !d.meta.supportsS256() {
-		return nil, &DiscoveryError{Reason: "authorization server " + d.issuer + " does not advertise PKCE S256 (code_challenge_methods_supported)"}
+		return &DiscoveryError{Reason: "authorization server " + d.issuer + " does not advertise PKCE S256 (code_challenge_methods_supported)"}
 	}
-	return d, nil
+	return nil
 }
 
 // register returns the client registration to use with d's authorization

@@ -7,15 +7,15 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
-	"crypto/sha512"
 	"crypto/x509"
-	"encoding/asn1"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/cryptosigner"
 )
 
 // ParsePrivateKeyPEM parses a PEM-encoded private key (PKCS #8, SEC 1 "EC
@@ -86,65 +86,65 @@ func jwsAlg(key crypto.Signer, want string) (string, error) {
 }
 
 // signJWT returns the compact JWS of claims with the given header (alg is
-// set by signJWT), signed with key under alg.
+// set by signJWT), signed with key under alg by go-jose. The header's
+// members are written in lexicographic order and the claims are the JSON
+// encoding of the map, so the JWS is what a hand-written encoder would
+// give (TestSignJWTWire).
 func signJWT(key crypto.Signer, alg string, header, claims map[string]any) (string, error) {
-	h := map[string]any{"alg": alg}
-	for k, v := range header {
-		h[k] = v
-	}
-	hb, err := json.Marshal(h)
-	if err != nil {
-		return "", err
-	}
 	cb, err := json.Marshal(claims)
 	if err != nil {
 		return "", err
 	}
-	input := base64.RawURLEncoding.EncodeToString(hb) + "." + base64.RawURLEncoding.EncodeToString(cb)
+	opts := &jose.SignerOptions{}
+	for k, v := range header {
+		opts.WithHeader(jose.HeaderKey(k), v)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(alg), Key: signingKey(key)}, opts)
+	if err != nil {
+		return "", fmt.Errorf("oauth: signing with %s: %w", alg, err)
+	}
+	jws, err := signer.Sign(cb)
+	if err != nil {
+		return "", fmt.Errorf("oauth: signing with %s: %w", alg, err)
+	}
+	return jws.CompactSerialize()
+}
+
+// signingKey is key as go-jose takes it: an ECDSA or RSA private key as
+// itself, any other crypto.Signer (a key in a KMS, say) through an opaque
+// signer.
+func signingKey(key crypto.Signer) any {
+	switch k := key.(type) {
+	case *ecdsa.PrivateKey, *rsa.PrivateKey:
+		return k
+	}
+	return opaqueSigner{OpaqueSigner: cryptosigner.Opaque(key), key: key}
+}
+
+// opaqueSigner is go-jose's adapter of a crypto.Signer, except for PS256,
+// PS384 and PS512, where the adapter picks the longest salt: RFC 7518
+// §3.5 wants a salt as long as the hash, which go-jose's own RSA signer
+// and the verifiers that check the salt use.
+type opaqueSigner struct {
+	jose.OpaqueSigner
+	key crypto.Signer
+}
+
+func (s opaqueSigner) SignPayload(payload []byte, alg jose.SignatureAlgorithm) ([]byte, error) {
 	var hash crypto.Hash
-	switch alg[2:] {
-	case "256":
+	switch alg {
+	case jose.PS256:
 		hash = crypto.SHA256
-	case "384":
+	case jose.PS384:
 		hash = crypto.SHA384
-	case "512":
+	case jose.PS512:
 		hash = crypto.SHA512
 	default:
-		return "", fmt.Errorf("oauth: unsupported algorithm %s", alg)
+		return s.OpaqueSigner.SignPayload(payload, alg)
 	}
-	var digest []byte
-	switch hash {
-	case crypto.SHA256:
-		s := sha256.Sum256([]byte(input))
-		digest = s[:]
-	case crypto.SHA384:
-		s := sha512.Sum384([]byte(input))
-		digest = s[:]
-	default:
-		s := sha512.Sum512([]byte(input))
-		digest = s[:]
-	}
-	var opts crypto.SignerOpts = hash
-	if alg[:2] == "PS" {
-		opts = &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash, Hash: hash}
-	}
-	sig, err := key.Sign(rand.Reader, digest, opts)
-	if err != nil {
-		return "", err
-	}
-	if alg[:2] == "ES" {
-		// JWS wants R || S, each the size of the curve order (RFC 7518 §3.4).
-		var rs struct{ R, S *big.Int }
-		if _, err := asn1.Unmarshal(sig, &rs); err != nil {
-			return "", fmt.Errorf("oauth: ECDSA signature: %w", err)
-		}
-		n := (key.Public().(*ecdsa.PublicKey).Curve.Params().BitSize + 7) / 8
-		raw := make([]byte, 2*n)
-		rs.R.FillBytes(raw[:n])
-		rs.S.FillBytes(raw[n:])
-		sig = raw
-	}
-	return input + "." + base64.RawURLEncoding.EncodeToString(sig), nil
+	h := hash.New()
+	h.Write(payload)
+	return s.key.Sign(rand.Reader, h.Sum(nil), &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash, Hash: hash})
 }
 
 // ecPublicJWK returns the public JWK of an ECDSA key, members in the

@@ -197,42 +197,23 @@ func (t *Transport) Token(serverURL string) *Token {
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		b, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		req = req.Clone(req.Context())
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	req, err := replayable(req)
+	if err != nil {
+		return nil, err
 	}
 	ctx := req.Context()
 	key := serverKey(req.URL)
 	attempts, rounds, nonceRetries := 0, 0, 0
 	for {
-		r := req.Clone(ctx)
-		if rounds > 0 && req.Body != nil && req.Body != http.NoBody {
-			body, err := req.GetBody()
-			if err != nil {
-				return nil, err
-			}
-			r.Body = body
+		r, err := nextRound(req, rounds)
+		if err != nil {
+			return nil, err
 		}
 		rounds++
 		used, typ := t.access(key)
-		var sentNonce string
-		switch {
-		case used != "" && typ == "DPoP" && t.DPoP != nil:
-			p, n, err := t.DPoP.proof(r.Method, r.URL, used)
-			if err != nil {
-				return nil, err
-			}
-			r.Header.Set("Authorization", "DPoP "+used)
-			r.Header.Set("DPoP", p)
-			sentNonce = n
-		case used != "":
-			r.Header.Set("Authorization", "Bearer "+used)
+		sentNonce, err := t.authorize(r, used, typ)
+		if err != nil {
+			return nil, err
 		}
 		resp, err := t.base().RoundTrip(r)
 		if err != nil {
@@ -273,6 +254,56 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			attempts++
 		}
 	}
+}
+
+// replayable returns req with a body that can be sent again (GetBody
+// set), reading a body that cannot into memory.
+func replayable(req *http.Request) (*http.Request, error) {
+	if req.Body == nil || req.Body == http.NoBody || req.GetBody != nil {
+		return req, nil
+	}
+	b, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	req = req.Clone(req.Context())
+	req.Body = io.NopCloser(bytes.NewReader(b))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	return req, nil
+}
+
+// nextRound returns the request to send in round rounds (from 0): a clone
+// of req, with a fresh copy of its body after the first.
+func nextRound(req *http.Request, rounds int) (*http.Request, error) {
+	r := req.Clone(req.Context())
+	if rounds > 0 && req.Body != nil && req.Body != http.NoBody {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		r.Body = body
+	}
+	return r, nil
+}
+
+// authorize sets the Authorization header of r for the access token used
+// of type typ (nothing when used is empty), and with DPoP its proof; it
+// returns the nonce the proof carries.
+func (t *Transport) authorize(r *http.Request, used, typ string) (sentNonce string, err error) {
+	switch {
+	case used != "" && typ == "DPoP" && t.DPoP != nil:
+		p, n, err := t.DPoP.proof(r.Method, r.URL, used)
+		if err != nil {
+			return "", err
+		}
+		r.Header.Set("Authorization", "DPoP "+used)
+		r.Header.Set("DPoP", p)
+		return n, nil
+	case used != "":
+		r.Header.Set("Authorization", "Bearer "+used)
+	}
+	return "", nil
 }
 
 func drain(resp *http.Response) {

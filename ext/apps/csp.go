@@ -49,73 +49,100 @@ func (c *CSP) Validate() error {
 // maxOriginLen bounds a source: a scheme, a 253-byte host name, a port.
 const maxOriginLen = 300
 
+// originWant ends the reasons checkOrigin gives: what a source should
+// look like.
+const originWant = "want an origin such as https://api.example.com"
+
 // checkOrigin returns why src is not an acceptable origin, or "".
 func checkOrigin(src string) string {
-	const want = "want an origin such as https://api.example.com"
 	switch {
 	case src == "":
-		return "empty; " + want
+		return "empty; " + originWant
 	case len(src) > maxOriginLen:
 		return fmt.Sprintf("longer than %d bytes", maxOriginLen)
 	}
+	if why := checkSourceChars(src); why != "" {
+		return why
+	}
+	if src == "*" {
+		return "a bare wildcard allows every origin; " + originWant
+	}
+	rest, why := checkScheme(src)
+	if why != "" {
+		return why
+	}
+	return checkHostPort(strings.TrimSuffix(rest, "/"))
+}
+
+// checkSourceChars refuses the characters that would end a source, a
+// directive or a policy, quotes and non-ASCII text.
+func checkSourceChars(src string) string {
 	for _, r := range src {
 		switch {
 		case r <= ' ' || r == 0x7f:
-			return "contains whitespace or a control character, which would end the source; " + want
+			return "contains whitespace or a control character, which would end the source; " + originWant
 		case r == ';' || r == ',':
-			return fmt.Sprintf("contains %q, which would end the CSP directive or policy; %s", r, want)
+			return fmt.Sprintf("contains %q, which would end the CSP directive or policy; %s", r, originWant)
 		case r == '\'' || r == '"':
-			return "a CSP keyword or quoted source, not an origin; " + want
+			return "a CSP keyword or quoted source, not an origin; " + originWant
 		case r >= 0x80:
-			return "not ASCII (write an internationalized name in punycode); " + want
+			return "not ASCII (write an internationalized name in punycode); " + originWant
 		}
 	}
-	if src == "*" {
-		return "a bare wildcard allows every origin; " + want
-	}
+	return ""
+}
+
+// checkScheme checks that src starts with an allowed scheme and "://",
+// and returns what follows.
+func checkScheme(src string) (rest, why string) {
 	scheme, rest, ok := strings.Cut(src, "://")
 	if !ok {
 		s, after, hasColon := strings.Cut(src, ":")
 		switch {
 		case !hasColon || strings.ContainsAny(s, "./[*") || after != "" && strings.Trim(after, "0123456789/") == "":
-			return "no scheme; " + want
+			return "", "no scheme; " + originWant
 		case after == "":
-			return fmt.Sprintf("a scheme source (%q) allows every host; %s", src, want)
+			return "", fmt.Sprintf("a scheme source (%q) allows every host; %s", src, originWant)
 		}
-		return fmt.Sprintf("the scheme %q is not allowed (https, wss, http, ws); %s", strings.ToLower(s)+":", want)
+		return "", fmt.Sprintf("the scheme %q is not allowed (https, wss, http, ws); %s", strings.ToLower(s)+":", originWant)
 	}
 	switch strings.ToLower(scheme) {
 	case "https", "wss", "http", "ws":
 	default:
-		return fmt.Sprintf("the scheme %q is not allowed (https, wss, http, ws)", strings.ToLower(scheme)+":")
+		return "", fmt.Sprintf("the scheme %q is not allowed (https, wss, http, ws)", strings.ToLower(scheme)+":")
 	}
-	rest = strings.TrimSuffix(rest, "/")
+	return rest, ""
+}
+
+// checkHostPort checks the host (a name or a bracketed IPv6 address) and
+// the optional port of an origin.
+func checkHostPort(rest string) string {
 	if strings.ContainsAny(rest, "/?#@\\") {
-		return "has a path, query, fragment or user info; " + want
+		return "has a path, query, fragment or user info; " + originWant
 	}
 	host, port := rest, ""
 	if strings.HasPrefix(host, "[") {
 		end := strings.IndexByte(host, ']')
 		if end < 0 {
-			return "an unclosed IPv6 address; " + want
+			return "an unclosed IPv6 address; " + originWant
 		}
 		host, port = host[:end+1], host[end+1:]
 		if port != "" && !strings.HasPrefix(port, ":") {
-			return "text after the IPv6 address; " + want
+			return "text after the IPv6 address; " + originWant
 		}
 		port = strings.TrimPrefix(port, ":")
 		if !validIPv6(host[1:end]) {
-			return "not an IPv6 address in brackets; " + want
+			return "not an IPv6 address in brackets; " + originWant
 		}
 	} else {
 		if i := strings.LastIndexByte(host, ':'); i >= 0 {
 			host, port = host[:i], host[i+1:]
 			if port == "" {
-				return "an empty port; " + want
+				return "an empty port; " + originWant
 			}
 		}
 		if why := checkHost(host); why != "" {
-			return why + "; " + want
+			return why + "; " + originWant
 		}
 	}
 	if port != "" {

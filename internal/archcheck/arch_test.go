@@ -1,10 +1,10 @@
 package archcheck
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -23,41 +23,90 @@ type rule struct {
 	allowed []string
 }
 
-// readRules parses the table of ARCHITECTURE.md. A row names its package
-// in backquotes in the first cell and the mcpkit packages it may import
-// in backquotes in the last; other text in the cells is commentary.
+// importsColumn is the header of the table's column that lists, and only
+// lists, the mcpkit packages a row's package may import.
+const importsColumn = "may import (mcpkit)"
+
+// readRules parses the table of ARCHITECTURE.md.
 func readRules(t *testing.T, path string) []rule {
 	t.Helper()
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	rules, err := parseRules(string(data))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rules
+}
+
+// parseRules reads the table of packages from markdown text. A row names
+// its package in backquotes in its first cell; the allowed imports come
+// from the column headed importsColumn alone, whose cell must be "nothing"
+// or backquoted package names separated by commas: any other text there
+// is an error, so an aside (which belongs in another column, never read)
+// cannot allow an import by quoting a package name.
+func parseRules(text string) ([]rule, error) {
 	var rules []rule
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if !strings.HasPrefix(line, "| `") {
+	col, width := -1, 0
+	for n, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "|") {
 			continue
 		}
 		cells := strings.Split(strings.Trim(line, "|"), "|")
-		if len(cells) < 3 {
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		if i := slices.Index(cells, importsColumn); i >= 0 && cells[0] == "package" {
+			col, width = i, len(cells)
+			continue
+		}
+		if !strings.HasPrefix(line, "| `") {
 			continue
 		}
 		names := quoted(cells[0])
 		if len(names) == 0 {
 			continue
 		}
-		rules = append(rules, rule{pkg: names[0], allowed: quoted(cells[len(cells)-1])})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		if col < 0 {
+			return nil, fmt.Errorf("line %d: a row before the table's header (a %q column)", n+1, importsColumn)
+		}
+		if len(cells) != width {
+			return nil, fmt.Errorf("line %d: row %s has %d cells, the header %d", n+1, names[0], len(cells), width)
+		}
+		allowed, err := importList(cells[col])
+		if err != nil {
+			return nil, fmt.Errorf("line %d: row %s: %v", n+1, names[0], err)
+		}
+		rules = append(rules, rule{pkg: names[0], allowed: allowed})
 	}
 	if len(rules) == 0 {
-		t.Fatalf("%s has no table of packages", path)
+		return nil, errors.New("no table of packages")
 	}
-	return rules
+	return rules, nil
+}
+
+// importList parses a "may import" cell: "nothing", or backquoted names
+// separated by commas, with no other text.
+func importList(cell string) ([]string, error) {
+	if cell == "nothing" {
+		return nil, nil
+	}
+	var out []string
+	for item := range strings.SplitSeq(cell, ",") {
+		item = strings.TrimSpace(item)
+		name, ok := strings.CutPrefix(item, "`")
+		if ok {
+			name, ok = strings.CutSuffix(name, "`")
+		}
+		if !ok || name == "" || strings.ContainsAny(name, "` ") {
+			return nil, fmt.Errorf("the %q cell holds %q, which is not a backquoted package name (asides go in the notes column)", importsColumn, item)
+		}
+		out = append(out, name)
+	}
+	return out, nil
 }
 
 // quoted returns the backquoted words of s.
@@ -212,5 +261,43 @@ func TestImportRulesCatch(t *testing.T) {
 	}
 	if got := quoted("`server`, `mcp` (and `x`)"); !slices.Equal(got, []string{"server", "mcp", "x"}) {
 		t.Errorf("quoted = %q", got)
+	}
+}
+
+// TestAsideCannotAllow checks the parser on a fixture table: a package
+// named in an aside (the notes column, or parentheses in the imports
+// cell) is never an allowance.
+func TestAsideCannotAllow(t *testing.T) {
+	const table = "| package | owns | " + importsColumn + " | notes on its imports |\n" +
+		"|---|---|---|---|\n" +
+		"| `auth` | the middleware, unlike `server/streamhttp` | `server`, `internal/httpbody` | `internal/httpbody`: shared with `server/streamhttp` |\n" +
+		"| `mcp` | types | nothing | |\n"
+	rules, err := parseRules(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) != 2 || rules[0].pkg != "auth" || !slices.Equal(rules[0].allowed, []string{"server", "internal/httpbody"}) ||
+		rules[1].pkg != "mcp" || rules[1].allowed != nil {
+		t.Fatalf("rules = %+v", rules)
+	}
+	r, _ := ruleFor(rules, "auth")
+	if slices.ContainsFunc(r.allowed, func(a string) bool { return matches(a, "server/streamhttp") }) {
+		t.Error("an aside allowed auth to import server/streamhttp")
+	}
+	// An aside written into the imports cell itself is refused, not read.
+	for _, cell := range []string{
+		"`server`, `internal/httpbody` (shared with `server/streamhttp`)",
+		"the public API only: `server`",
+		"`server` `client`",
+		"``",
+	} {
+		bad := strings.Replace(table, "`server`, `internal/httpbody`", cell, 1)
+		if rules, err := parseRules(bad); err == nil {
+			t.Errorf("imports cell %q accepted: %+v", cell, rules)
+		}
+	}
+	// A row whose cells do not line up with the header is refused.
+	if _, err := parseRules(strings.Replace(table, " | nothing | |", " | nothing |", 1)); err == nil {
+		t.Error("a row with a missing cell was accepted")
 	}
 }

@@ -128,96 +128,123 @@ func scanOf(v any, depth int) *scanSchema {
 			if s.items = scanOf(v, depth+1); s.items == nil {
 				return nil
 			}
-		case "minItems", "maxItems", "minLength", "maxLength":
-			n, ok := count(v)
-			if !ok {
-				return nil
-			}
-			switch k {
-			case "minItems":
-				s.minItems = n
-			case "maxItems":
-				s.maxItems = n
-			case "minLength":
-				s.minLen = n
-			case "maxLength":
-				s.maxLen = n
-			}
-		case "pattern":
-			p, ok := v.(string)
-			if !ok {
-				return nil
-			}
-			re, err := regexp.Compile(p) // the validator's engine too
-			if err != nil {
-				return nil
-			}
-			s.pattern = re
-		case "enum":
-			list, ok := v.([]any)
-			if !ok || len(list) == 0 {
-				return nil
-			}
-			s.enum = make([][]byte, len(list))
-			for i, e := range list {
-				str, ok := e.(string)
-				if !ok {
-					return nil
-				}
-				s.enum[i] = []byte(str)
-			}
-		case "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum":
-			n, ok := v.(json.Number)
-			if !ok {
-				return nil
-			}
-			f, ok := exactFloat(string(n))
-			if !ok {
-				return nil
-			}
-			op := byte('=')
-			if k == "exclusiveMinimum" || k == "exclusiveMaximum" {
-				op = '<'
-			}
-			if k == "minimum" || k == "exclusiveMinimum" {
-				if s.minOp != 0 {
-					return nil // both bounds: leave it to the validator
-				}
-				s.min, s.minOp = f, op
-			} else {
-				if s.maxOp != 0 {
-					return nil
-				}
-				s.max, s.maxOp = f, op
-			}
 		default:
-			if !annotationKeywords[k] {
+			if !s.valueKeyword(k, v) {
 				return nil
 			}
 		}
 	}
-	if len(props) > 64 {
+	if !s.addMembers(props, required, depth) {
 		return nil
+	}
+	return s
+}
+
+// valueKeyword reads one keyword of a scanned schema other than the
+// structural ones: the bounds, pattern, enum and the annotations. It
+// reports false for a keyword, or a value, the scan does not take.
+func (s *scanSchema) valueKeyword(k string, v any) bool {
+	switch k {
+	case "minItems", "maxItems", "minLength", "maxLength":
+		n, ok := count(v)
+		if !ok {
+			return false
+		}
+		switch k {
+		case "minItems":
+			s.minItems = n
+		case "maxItems":
+			s.maxItems = n
+		case "minLength":
+			s.minLen = n
+		case "maxLength":
+			s.maxLen = n
+		}
+	case "pattern":
+		p, ok := v.(string)
+		if !ok {
+			return false
+		}
+		re, err := regexp.Compile(p) // the validator's engine too
+		if err != nil {
+			return false
+		}
+		s.pattern = re
+	case "enum":
+		list, ok := v.([]any)
+		if !ok || len(list) == 0 {
+			return false
+		}
+		s.enum = make([][]byte, len(list))
+		for i, e := range list {
+			str, ok := e.(string)
+			if !ok {
+				return false
+			}
+			s.enum[i] = []byte(str)
+		}
+	case "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum":
+		return s.bound(k, v)
+	default:
+		return annotationKeywords[k]
+	}
+	return true
+}
+
+// bound reads one of the numeric bounds; a schema with two lower (or two
+// upper) bounds is left to the validator.
+func (s *scanSchema) bound(k string, v any) bool {
+	n, ok := v.(json.Number)
+	if !ok {
+		return false
+	}
+	f, ok := exactFloat(string(n))
+	if !ok {
+		return false
+	}
+	op := byte('=')
+	if k == "exclusiveMinimum" || k == "exclusiveMaximum" {
+		op = '<'
+	}
+	if k == "minimum" || k == "exclusiveMinimum" {
+		if s.minOp != 0 {
+			return false // both bounds: leave it to the validator
+		}
+		s.min, s.minOp = f, op
+	} else {
+		if s.maxOp != 0 {
+			return false
+		}
+		s.max, s.maxOp = f, op
+	}
+	return true
+}
+
+// addMembers scans the properties of an object schema and marks the
+// required ones; it reports false when the scan cannot take them.
+func (s *scanSchema) addMembers(props map[string]any, required []any, depth int) bool {
+	if len(props) > 64 {
+		return false
 	}
 	for name, ps := range props {
 		sub := scanOf(ps, depth+1)
 		if sub == nil {
-			return nil
+			return false
 		}
 		s.props = append(s.props, scanProp{name: []byte(name), schema: sub})
 	}
 	for _, r := range required {
 		name, ok := r.(string)
 		if !ok {
-			return nil
+			return false
 		}
 		i := s.index([]byte(name))
 		if i < 0 {
-			return nil // a required member without a schema: leave it to the validator
+			return false // a required member without a schema: leave it to the validator
 		}
 		s.required |= 1 << i
 	}
-	return s
+	return true
 }
 
 // kindsOf reads "type": one name or a list of names.

@@ -205,25 +205,18 @@ func structFields(root reflect.Type) (fields []structField, fallback *structFiel
 				opts.embed = true
 			}
 			if opts.embed {
-				if _, ok := sf.Tag.Lookup("jsonschema"); ok {
-					return nil, nil, fmt.Errorf("embedded field %s cannot have a jsonschema tag", sf.Name)
+				isStruct, err := checkEmbedded(sf, ft)
+				if err != nil {
+					return nil, nil, err
 				}
-				switch {
-				case ft.Kind() == reflect.Struct:
-					if implementsAny(ft, marshalerTypes) || implementsAny(ft, textMarshalerTypes) || ft == timeType {
-						return nil, nil, fmt.Errorf("embedded field %s of type %v must not implement marshal methods", sf.Name, ft)
-					}
-					if e.visit {
-						queue = append(queue, entry{ft, f.index, e.viaPtr || sf.Type.Kind() == reflect.Pointer, !seen[ft]})
-					}
-					seen[ft] = true
-				case !sf.IsExported():
-					return nil, nil, fmt.Errorf("embedded field %s is not exported", sf.Name)
-				case ft == jsontextValueType || ft.Kind() == reflect.Map && ft.Key().Kind() == reflect.String:
+				if !isStruct {
 					fallbacks = append(fallbacks, f)
-				default:
-					return nil, nil, fmt.Errorf("embedded field %s of type %v must be a struct, a map with string keys or a jsontext.Value", sf.Name, ft)
+					continue
 				}
+				if e.visit {
+					queue = append(queue, entry{ft, f.index, e.viaPtr || sf.Type.Kind() == reflect.Pointer, !seen[ft]})
+				}
+				seen[ft] = true
 				continue
 			}
 			if !sf.IsExported() {
@@ -240,8 +233,38 @@ func structFields(root reflect.Type) (fields []structField, fallback *structFiel
 		}
 	}
 
-	// Keep, for each name, the field alone at the shallowest depth or the
-	// one uniquely tagged with the name; drop the others.
+	fields = dominant(all)
+	slices.SortFunc(fields, func(x, y structField) int { return slices.Compare(x.index, y.index) })
+	if n := len(fallbacks); n == 1 || n > 1 && len(fallbacks[0].index) != len(fallbacks[1].index) {
+		fallback = &fallbacks[0]
+	}
+	return fields, fallback, nil
+}
+
+// checkEmbedded checks an embedded field (of type ft, a pointer's
+// element): a struct to flatten (isStruct), or an exported map with
+// string keys or jsontext.Value that takes the unknown members.
+func checkEmbedded(sf reflect.StructField, ft reflect.Type) (isStruct bool, err error) {
+	if _, ok := sf.Tag.Lookup("jsonschema"); ok {
+		return false, fmt.Errorf("embedded field %s cannot have a jsonschema tag", sf.Name)
+	}
+	switch {
+	case ft.Kind() == reflect.Struct:
+		if implementsAny(ft, marshalerTypes) || implementsAny(ft, textMarshalerTypes) || ft == timeType {
+			return false, fmt.Errorf("embedded field %s of type %v must not implement marshal methods", sf.Name, ft)
+		}
+		return true, nil
+	case !sf.IsExported():
+		return false, fmt.Errorf("embedded field %s is not exported", sf.Name)
+	case ft == jsontextValueType || ft.Kind() == reflect.Map && ft.Key().Kind() == reflect.String:
+		return false, nil
+	}
+	return false, fmt.Errorf("embedded field %s of type %v must be a struct, a map with string keys or a jsontext.Value", sf.Name, ft)
+}
+
+// dominant keeps, for each name, the field alone at the shallowest depth
+// or the one uniquely tagged with the name, and drops the others.
+func dominant(all []structField) (fields []structField) {
 	slices.SortStableFunc(all, func(x, y structField) int {
 		return cmp.Or(strings.Compare(x.opts.name, y.opts.name),
 			cmp.Compare(len(x.index), len(y.index)),
@@ -257,11 +280,7 @@ func structFields(root reflect.Type) (fields []structField, fallback *structFiel
 		}
 		all = all[n:]
 	}
-	slices.SortFunc(fields, func(x, y structField) int { return slices.Compare(x.index, y.index) })
-	if n := len(fallbacks); n == 1 || n > 1 && len(fallbacks[0].index) != len(fallbacks[1].index) {
-		fallback = &fallbacks[0]
-	}
-	return fields, fallback, nil
+	return fields
 }
 
 func cmpBool(x, y bool) int {

@@ -595,22 +595,8 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 		c.log.Debug("streamable: request answered without a body", "status", resp.Status, "id", m.ID.String())
 		return nil
 	case ct == contentJSON:
-		data, err := readCapped(resp.Body, resp.ContentLength, c.opts.MaxEventBytes)
-		if err != nil {
-			return c.requestError(ctx, "POST", err)
-		}
-		read = true
-		in, derr := wire.DecodeOwned(data, inLimits(c.opts.MaxEventBytes)) // data is only read from now on
-		if derr != nil {
-			return fmt.Errorf("streamable: the JSON answer to %s is not a JSON-RPC message: %w", m.Method, derr)
-		}
-		if in.IsResponse() && !in.ID.IsValid() {
-			return fmt.Errorf("streamable: the server answered %s with an error: %w", m.Method, in.Error)
-		}
-		if isInit && in.ID == m.ID {
-			c.noteInitResult(in)
-		}
-		return c.enqueue(ctx, data)
+		read, err = c.answerJSON(ctx, resp, m, isInit)
+		return err
 	case ct == contentSSE:
 		var ms *modernStream
 		if mr != nil {
@@ -630,6 +616,26 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 	default:
 		return fmt.Errorf("streamable: the answer to %s has Content-Type %q, want %s or %s", m.Method, ct, contentJSON, contentSSE)
 	}
+}
+
+// answerJSON reads a JSON answer to request m and queues it; read reports
+// whether the body was read to its end.
+func (c *Conn) answerJSON(ctx context.Context, resp *http.Response, m *jsonrpc.Message, isInit bool) (read bool, err error) {
+	data, err := readCapped(resp.Body, resp.ContentLength, c.opts.MaxEventBytes)
+	if err != nil {
+		return false, c.requestError(ctx, "POST", err)
+	}
+	in, derr := wire.DecodeOwned(data, inLimits(c.opts.MaxEventBytes)) // data is only read from now on
+	if derr != nil {
+		return true, fmt.Errorf("streamable: the JSON answer to %s is not a JSON-RPC message: %w", m.Method, derr)
+	}
+	if in.IsResponse() && !in.ID.IsValid() {
+		return true, fmt.Errorf("streamable: the server answered %s with an error: %w", m.Method, in.Error)
+	}
+	if isInit && in.ID == m.ID {
+		c.noteInitResult(in)
+	}
+	return true, c.enqueue(ctx, data)
 }
 
 // statusError handles an HTTP error answer: a JSON-RPC error response to
