@@ -225,7 +225,7 @@ func (c *Client) cachedCall(ctx context.Context, method, key string, use bool, p
 	}
 	gen := cache.generation(method)
 	var raw jsontext.Value
-	retries, err := c.send(ctx, method, params, meta, &raw)
+	retries, err := c.send(ctx, method, params, meta, &raw, nil)
 	if err != nil {
 		return err
 	}

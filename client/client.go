@@ -490,13 +490,14 @@ func (c *Client) Done() <-chan struct{} { return c.conn.Done() }
 // input-required result is answered (callModern). meta points at the
 // Meta of params, a copy the caller owns.
 func (c *Client) call(ctx context.Context, method string, params any, meta *mcp.Meta, result any) error {
-	_, err := c.send(ctx, method, params, meta, result)
+	_, err := c.send(ctx, method, params, meta, result, nil)
 	return err
 }
 
 // send is call, reporting how many times the multi round-trip driver
-// repeated the request.
-func (c *Client) send(ctx context.Context, method string, params any, meta *mcp.Meta, result any) (int, error) {
+// repeated the request; sent, when set, learns the id of each request
+// written for the call before it is written (jsonrpc.CallOptions.Sent).
+func (c *Client) send(ctx context.Context, method string, params any, meta *mcp.Meta, result any, sent func(mcp.ID)) (int, error) {
 	if fn := progressFunc(ctx); fn != nil && meta != nil {
 		token := mcp.StringID(randToken())
 		m := make(mcp.Meta, len(*meta)+1)
@@ -508,7 +509,7 @@ func (c *Client) send(ctx context.Context, method string, params any, meta *mcp.
 		c.progress.Store(token, fn)
 		defer c.progress.Delete(token)
 	}
-	return c.mode().send(ctx, method, params, meta, result)
+	return c.mode().send(ctx, method, params, meta, result, sent)
 }
 
 // withTimeout applies Options.CallTimeout to a context without a

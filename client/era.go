@@ -127,7 +127,7 @@ func (c *Client) discoverCall(ctx context.Context, version string) (*mcp.Discove
 	p := &mcp.RequestParams{}
 	env := c.newEnvelope(&p.Meta, nil, version, false)
 	var res mcp.DiscoverResult
-	if err := c.exchange(ctx, mcp.MethodServerDiscover, p, &res, &env); err != nil {
+	if err := c.exchange(ctx, mcp.MethodServerDiscover, p, &res, &env, nil); err != nil {
 		return nil, err
 	}
 	return &res, nil

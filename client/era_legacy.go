@@ -39,11 +39,11 @@ func (*legacyEra) era() Era { return EraLegacy }
 
 func (*legacyEra) lacks(method string) error { return lacks(onlyModern, ErrLegacy, method) }
 
-func (e *legacyEra) send(ctx context.Context, method string, params any, _ *mcp.Meta, result any) (int, error) {
+func (e *legacyEra) send(ctx context.Context, method string, params any, _ *mcp.Meta, result any, sent func(mcp.ID)) (int, error) {
 	c := e.client()
 	ctx, cancel := c.withTimeout(ctx, method)
 	defer cancel()
-	return 0, c.rpc(ctx, method, params, result, jsonrpc.CallOptions{}, 0)
+	return 0, c.rpc(ctx, method, params, result, jsonrpc.CallOptions{Sent: sent}, 0)
 }
 
 func (*legacyEra) notifyMeta(context.Context, *extParams) {}

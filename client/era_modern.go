@@ -24,8 +24,8 @@ func (*modernEra) era() Era { return EraModern }
 
 func (*modernEra) lacks(method string) error { return lacks(onlyLegacy, ErrModern, method) }
 
-func (e *modernEra) send(ctx context.Context, method string, params any, meta *mcp.Meta, result any) (int, error) {
-	return e.client().callModern(ctx, method, params, meta, result)
+func (e *modernEra) send(ctx context.Context, method string, params any, meta *mcp.Meta, result any, sent func(mcp.ID)) (int, error) {
+	return e.client().callModern(ctx, method, params, meta, result, sent)
 }
 
 func (e *modernEra) notifyMeta(ctx context.Context, p *extParams) {

@@ -26,8 +26,10 @@ type eraConn interface {
 	// send sends one request: legacy as a plain JSON-RPC call bounded
 	// by Options.CallTimeout, modern with the envelope, its result
 	// checked and an input-required result answered. It reports how many
-	// times the multi round-trip driver repeated the request.
-	send(ctx context.Context, method string, params any, meta *mcp.Meta, result any) (int, error)
+	// times the multi round-trip driver repeated the request. sent, when
+	// set, learns the id of each request written for the call, before
+	// it is written (jsonrpc.CallOptions.Sent).
+	send(ctx context.Context, method string, params any, meta *mcp.Meta, result any, sent func(mcp.ID)) (int, error)
 	// notifyMeta prepares the params of an extension notification (the
 	// modern envelope in its _meta).
 	notifyMeta(ctx context.Context, p *extParams)

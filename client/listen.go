@@ -96,16 +96,17 @@ func (c *Client) Listen(ctx context.Context, filter mcp.SubscriptionFilter) (*Su
 		done:   make(chan struct{}),
 		wake:   make(chan struct{}, 1),
 	}
-	// The hook learns the request's JSON-RPC id (the subscription id)
-	// as it is written, before any notification for it can arrive; a
-	// -32022 retry writes it again with a new id.
-	hooked := context.WithValue(sctx, writeHookKey{}, func(msg []byte) { c.register(s, msg) })
+	lctx := sctx
 	if len(filter.TaskIDs) > 0 {
-		hooked = tasksExt(hooked) // task status is for requests that declare the extension
+		lctx = tasksExt(lctx) // task status is for requests that declare the extension
 	}
+	// sent learns the request's JSON-RPC id (the subscription id) just
+	// before the request is written, so before any notification for it
+	// can arrive; a -32022 retry writes it again with a new id.
+	sent := func(id mcp.ID) { c.register(s, id) }
 	go func() { // owned by s: ends when the listen request is over
 		p := &mcp.SubscriptionsListenParams{Notifications: filter}
-		err := c.call(hooked, mcp.MethodSubscriptionsListen, p, &p.Meta, nil)
+		_, err := c.send(lctx, mcp.MethodSubscriptionsListen, p, &p.Meta, nil, sent)
 		s.finish(err, context.Cause(sctx))
 	}()
 	select {
@@ -242,14 +243,9 @@ func (s *Subscription) finish(err, cause error) {
 	close(s.done)
 }
 
-// register files s under the id of its listen request msg, as it is
-// written (replacing the id of an earlier attempt).
-func (c *Client) register(s *Subscription, msg []byte) {
-	m, derr := wire.Decode(msg, writeLimits)
-	if derr != nil || !m.IsRequest() {
-		return
-	}
-	id := m.ID
+// register files s under id, the id of its listen request, just before
+// the request is written (replacing the id of an earlier attempt).
+func (c *Client) register(s *Subscription, id mcp.ID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.subs == nil {
@@ -312,31 +308,17 @@ func (c *Client) demux(n *jsonrpc.Message) bool {
 	return false
 }
 
-// writeHookKey marks the context of a Write whose message a hook must
-// see before it is sent (Listen learns its request id that way).
-type writeHookKey struct{}
-
-// writeLimits bound what the client decodes of its own messages.
-var writeLimits = jsonrpc.Limits{MaxBytes: 1 << 30, MaxDepth: 1 << 20}
-
 // cancelledMethod is searched for in incoming messages while
 // subscriptions are open.
 var cancelledMethod = []byte(`"` + mcp.NotificationCancelled + `"`)
 
-// tap is the transport as the client's jsonrpc.Conn sees it: it runs the
-// write hook of a message's context, and notices notifications/cancelled
-// from the server for a subscription (on stdio a server ends a listen
-// stream that way; the jsonrpc layer keeps cancellations for itself).
+// tap is the transport as the client's jsonrpc.Conn sees it: it notices
+// notifications/cancelled from the server for a subscription (on stdio a
+// server ends a listen stream that way; the jsonrpc layer keeps
+// cancellations for itself). Writes pass through untouched.
 type tap struct {
 	transport.Conn
 	c *Client
-}
-
-func (t *tap) Write(ctx context.Context, msg transport.Message) error {
-	if hook, ok := ctx.Value(writeHookKey{}).(func([]byte)); ok {
-		hook(msg.Data)
-	}
-	return t.Conn.Write(ctx, msg)
 }
 
 func (t *tap) Read(ctx context.Context) ([]byte, error) {

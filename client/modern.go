@@ -90,14 +90,14 @@ func envelopeCaps(caps mcp.ClientCapabilities) (plain, tasks jsontext.Value, err
 // requires input (SEP-2322) and the driver is on, answers and repeats it
 // (drive). It returns how many times the request was repeated with
 // answers: a result that took a retry is never cached.
-func (c *Client) callModern(ctx context.Context, method string, params any, meta *mcp.Meta, result any) (int, error) {
+func (c *Client) callModern(ctx context.Context, method string, params any, meta *mcp.Meta, result any, sent func(mcp.ID)) (int, error) {
 	callerMeta := *meta
-	err := c.leg(ctx, method, params, meta, result)
+	err := c.leg(ctx, method, params, meta, result, sent)
 	ir, ok := err.(*InputRequiredError)
 	if !ok || ir.err != nil || !c.driving() {
 		return 0, err
 	}
-	return c.drive(ctx, method, params, callerMeta, result, ir)
+	return c.drive(ctx, method, params, callerMeta, result, ir, sent)
 }
 
 // leg sends one modern request: the envelope goes into *meta (a copy the
@@ -105,7 +105,7 @@ func (c *Client) callModern(ctx context.Context, method string, params any, meta
 // answer naming a revision this client speaks is retried once in that
 // revision, which later requests then use too. Options.CallTimeout bounds
 // each leg, not the time the input handlers take between legs.
-func (c *Client) leg(ctx context.Context, method string, params any, meta *mcp.Meta, result any) error {
+func (c *Client) leg(ctx context.Context, method string, params any, meta *mcp.Meta, result any, sent func(mcp.ID)) error {
 	ctx, cancel := c.withTimeout(ctx, method)
 	defer cancel()
 	orig := *meta
@@ -117,7 +117,7 @@ func (c *Client) leg(ctx context.Context, method string, params any, meta *mcp.M
 	for {
 		env := c.newEnvelope(meta, orig, version, tasks)
 		overrideCaps(ctx, &env, tasks)
-		err := c.exchange(ctx, method, params, result, &env)
+		err := c.exchange(ctx, method, params, result, &env, sent)
 		if err == nil || retried {
 			return err
 		}
@@ -159,13 +159,13 @@ func retryVersion(err error) (string, bool) {
 // env is the request's envelope: without interceptors it is written as
 // bytes ahead of the params (enveloped) and the transport is told the
 // request's route; with them it goes into params._meta as a map, which
-// they see.
-func (c *Client) exchange(ctx context.Context, method string, params, result any, env *outEnvelope) error {
+// they see. sent, when set, learns the request's id before it is written.
+func (c *Client) exchange(ctx context.Context, method string, params, result any, env *outEnvelope, sent func(mcp.ID)) error {
 	hs, err := c.callHeaders(method, params)
 	if err != nil {
 		return err
 	}
-	opts := jsonrpc.CallOptions{Header: hs}
+	opts := jsonrpc.CallOptions{Header: hs, Sent: sent}
 	if c.chain != nil {
 		*env.meta = env.asMap()
 	} else {

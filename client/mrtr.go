@@ -195,7 +195,7 @@ func (c *Client) maxInputRounds() int {
 // input-required answer ir: answer, retry, until a final answer. params
 // is the call's params (never changed); callerMeta its _meta before the
 // envelope. It returns how many retries it sent.
-func (c *Client) drive(ctx context.Context, method string, params any, callerMeta mcp.Meta, result any, ir *InputRequiredError) (int, error) {
+func (c *Client) drive(ctx context.Context, method string, params any, callerMeta mcp.Meta, result any, ir *InputRequiredError, sent func(mcp.ID)) (int, error) {
 	// The original params without the caller's own inputResponses and
 	// requestState (a manual retry the server answered with another
 	// round): each retry carries only the latest round's.
@@ -233,7 +233,7 @@ func (c *Client) drive(ctx context.Context, method string, params any, callerMet
 			}
 		}
 		*meta = callerMeta
-		err := c.leg(ctx, method, &retryParams{round: rounds, base: base, responses: responses, state: ir.state}, meta, result)
+		err := c.leg(ctx, method, &retryParams{round: rounds, base: base, responses: responses, state: ir.state}, meta, result, sent)
 		next, ok := err.(*InputRequiredError)
 		if !ok {
 			return rounds, err

@@ -252,6 +252,14 @@ type CallOptions struct {
 	// (transport.Message.Modern): the client sets it when it built the
 	// envelope. A cancellation the call sends does not carry it.
 	Modern transport.Modern
+	// Sent, when set, is called with the request's id just before the
+	// request is written, so the caller learns the id before the peer
+	// can answer or send anything that names it (the client's
+	// subscriptions/listen: the id is the subscription id). It runs on
+	// the calling goroutine, once per call that writes, and not for a
+	// call whose context ended before the write. Notifications and the
+	// cancellation a call sends ignore it.
+	Sent func(id mcp.ID)
 }
 
 // Call sends a request and waits for its response, decoding the result
@@ -311,6 +319,9 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 	}
 	if err := ctx.Err(); err != nil {
 		return err // nothing was written: there is nothing to cancel
+	}
+	if opts.Sent != nil {
+		opts.Sent(id)
 	}
 	if err := c.write(ctx, transport.Message{Data: msg, Related: related, Header: opts.Header, Local: opts.Local, Modern: route}); err != nil {
 		// The write began, so the request may have reached the peer: an
