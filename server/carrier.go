@@ -20,8 +20,7 @@ import (
 // set; converting to them costs nothing.
 
 func init() {
-	seam.Install(func(v any) seam.Protocol {
-		s := v.(*Server)
+	seam.Install(func(s *Server) seam.Protocol {
 		s.startServing() // a carrier is built on it: see Server.Err
 		return (*carrierServer)(s)
 	})

@@ -13,6 +13,7 @@ package seam
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -207,14 +208,28 @@ type Session interface {
 // so that the client knows the change did not happen and may try again.
 var ErrStoreUnavailable = jsonrpc.NewError(mcp.CodeInternalError, "Service Unavailable: the session store is unreachable; the session's state was not saved")
 
-// open finds the Protocol of a *server.Server; package server installs it.
-var open func(srv any) Protocol
+// opener holds the one func(S) Protocol that Install was given, for
+// S = *server.Server. It is the only value of this package kept as an
+// interface: seam cannot name *server.Server (server imports seam), so
+// the function's type is known here only through Install's and Of's type
+// parameter, which both ends spell out by their arguments.
+var opener any
 
-// Install is called once, by package server's init.
-func Install(f func(srv any) Protocol) { open = f }
+// Install registers open, the conversion of a server to its Protocol. It
+// is called once, by package server's init, with a func(*Server) Protocol.
+func Install[S any](open func(srv S) Protocol) { opener = open }
 
-// Of returns the Protocol of srv, a *server.Server.
-func Of(srv any) Protocol { return open(srv) }
+// Of returns the Protocol of srv, a *server.Server: the function Install
+// was given, called with srv. S must be the type Install was given (a
+// carrier passes the *server.Server it is handed); any other type is a
+// bug in server/... and panics with a message saying so.
+func Of[S any](srv S) Protocol {
+	open, ok := opener.(func(S) Protocol)
+	if !ok {
+		panic(fmt.Sprintf("seam: Of(%T): no conversion installed for that type (have %T)", srv, opener))
+	}
+	return open(srv)
+}
 
 // HeaderMismatch is the -32020 error (HTTP 400) of SEP-2243: a request
 // header that does not mirror the body.
