@@ -49,6 +49,9 @@ const (
 	// DefaultMaxSessionsPerPrincipal caps the sessions of one
 	// authenticated principal: a client needs a few, not hundreds.
 	DefaultMaxSessionsPerPrincipal = 100
+	// DefaultEarlyMessages bounds the messages held for a session before
+	// its first standalone GET stream (Options.EarlyMessages).
+	DefaultEarlyMessages = 32
 )
 
 // Header names of the Streamable HTTP transport.
@@ -191,6 +194,16 @@ type Options struct {
 	// bounded by MaxSessions only: they cannot be told apart. Default
 	// DefaultMaxSessionsPerPrincipal; negative: no cap.
 	MaxSessionsPerPrincipal int
+	// EarlyMessages bounds the messages of a session that belong to no
+	// request (notifications such as resources/updated, and server
+	// requests) held while the session has not opened its first
+	// standalone GET stream: a client opens that stream after
+	// initialize, so a message sent in between would otherwise be lost.
+	// They are written on that stream when it opens; past the bound the
+	// newest are dropped. Once a GET stream has been opened, or with
+	// NoStandaloneStream, nothing is held. Default DefaultEarlyMessages;
+	// negative: none held (docs/design/streamable-http.md).
+	EarlyMessages int
 }
 
 // Handler serves an MCP server over Streamable HTTP at one endpoint.
@@ -275,6 +288,9 @@ func NewHandler(s *server.Server, opts *Options) *Handler {
 	}
 	if o.MaxSessionsPerPrincipal == 0 {
 		o.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
+	if o.EarlyMessages == 0 {
+		o.EarlyMessages = DefaultEarlyMessages
 	}
 	if o.StoreTimeout <= 0 {
 		o.StoreTimeout = DefaultStoreTimeout

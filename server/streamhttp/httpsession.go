@@ -35,6 +35,8 @@ type httpSession struct {
 	byReq   streamIndex[mcp.ID] // POST streams by request id, until the response is pushed
 	byID    streamIndex[string] // resumable streams by stream id, until finished
 	get     *stream             // the standalone stream, once opened
+	opened  bool                // a standalone stream has been opened (here or elsewhere)
+	early   [][]byte            // unrelated messages held until then (Options.EarlyMessages)
 	closed  bool
 	running int           // handlers of the session's requests running now
 	quietCh chan struct{} // closed when running falls to 0, once asked for
@@ -217,6 +219,11 @@ func (hs *httpSession) Write(ctx context.Context, m transport.Message) error {
 		}
 	} else {
 		st = hs.get
+		if st == nil && hs.holdEarly(m) {
+			hs.early = append(hs.early, msg)
+			hs.mu.Unlock()
+			return nil
+		}
 	}
 	hs.mu.Unlock()
 	if st == nil && !m.Related.IsValid() && hs.h.cluster != nil && !m.Local {
@@ -255,7 +262,7 @@ func (hs *httpSession) Close() error {
 	if hs.get != nil && hs.byID.get(hs.get.id) != hs.get {
 		others = append(others, hs.get)
 	}
-	hs.byReq, hs.byID, hs.get = streamIndex[mcp.ID]{}, streamIndex[string]{}, nil
+	hs.byReq, hs.byID, hs.get, hs.early = streamIndex[mcp.ID]{}, streamIndex[string]{}, nil, nil
 	hs.mu.Unlock()
 	for _, st := range inFlight {
 		st.push(hs.h.endedError(st.reqID), true)
@@ -302,12 +309,37 @@ func (hs *httpSession) getStream() (st *stream, created bool) {
 	}
 	if hs.get == nil {
 		created = true
-		hs.get = newStream(hs.h, hs, mcp.ID{})
-		if hs.get.id != "" {
-			hs.byID.put(hs.get.id, hs.get)
+		st := newStream(hs.h, hs, mcp.ID{})
+		// The messages held for the first stream go first. st is not
+		// published yet, and not an event stream until upgraded, so this
+		// numbers and stores nothing: no lock and no I/O needed.
+		for _, msg := range hs.early {
+			st.pending = append(st.pending, event{data: msg})
+		}
+		hs.early, hs.opened = nil, true
+		hs.get = st
+		if st.id != "" {
+			hs.byID.put(st.id, st)
 		}
 	}
 	return hs.get, created
+}
+
+// holdEarly reports whether an unrelated message, with no standalone
+// stream to take it, is to be held for the session's first one
+// (Options.EarlyMessages). Called with mu held.
+func (hs *httpSession) holdEarly(m transport.Message) bool {
+	o := &hs.h.opts
+	if hs.opened || o.NoStandaloneStream || (hs.h.cluster != nil && !m.Local) {
+		return false
+	}
+	if len(hs.early) >= o.EarlyMessages { // negative: never
+		if o.EarlyMessages > 0 {
+			hs.h.log.Warn("streamhttp: dropped a message held for a GET stream not yet opened", "session", hs.ss.ID())
+		}
+		return false
+	}
+	return true
 }
 
 // dropStandalone ends the standalone stream if it was made before born:
@@ -316,6 +348,9 @@ func (hs *httpSession) getStream() (st *stream, created bool) {
 // not ordered; the creation times, from the instances' clocks, are.)
 func (hs *httpSession) dropStandalone(born int64) {
 	hs.mu.Lock()
+	// The session has a standalone stream elsewhere: nothing is held here
+	// for one any more.
+	hs.opened, hs.early = true, nil
 	st := hs.get
 	if st == nil || st.born >= born {
 		hs.mu.Unlock()

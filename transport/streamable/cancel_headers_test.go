@@ -110,3 +110,82 @@ func TestModernCancelBeforeHeaders(t *testing.T) {
 		t.Errorf("%d POSTs, want the request only", n)
 	}
 }
+
+// TestSessionlessCancelAfterHeaders: a 2025-11-25 call without a session
+// whose answer is an event stream, cancelled once the stream is being
+// read, is cancelled by closing its POST, the one thing a session-less
+// server can tie to the call; notifications/cancelled is not POSTed
+// (issue 33). With a session the notification is POSTed and the stream
+// stays open: there, disconnection is not cancellation.
+func TestSessionlessCancelAfterHeaders(t *testing.T) {
+	for _, session := range []string{"", "s-1"} {
+		t.Run("session="+session, func(t *testing.T) {
+			gone := make(chan struct{})
+			release := make(chan struct{})
+			cancels := make(chan mcp.ID, 1)
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request, in rec) {
+				switch {
+				case r.Method != http.MethodPost:
+					w.WriteHeader(http.StatusMethodNotAllowed)
+				case in.Msg.Method == mcp.MethodInitialize:
+					answerInit(w, in, session)
+				case in.Msg.Method == mcp.MethodToolsCall:
+					sseStart(w)
+					sseEvent(w, "", 0, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`)
+					select {
+					case <-r.Context().Done():
+						close(gone)
+					case <-release:
+						sseEvent(w, "", 0, result(in.Msg.ID, `{"content":[]}`))
+					}
+				case in.Msg.Method == mcp.NotificationCancelled:
+					var p struct {
+						RequestID mcp.ID `json:"requestId"`
+					}
+					_ = json.Unmarshal(in.Msg.Params, &p)
+					cancels <- p.RequestID
+					w.WriteHeader(http.StatusAccepted)
+				default:
+					w.WriteHeader(http.StatusAccepted)
+				}
+			})
+			c := newConn(t, f, nil)
+			ctx := testCtx(t)
+			if err := c.Write(ctx, transport.Message{Data: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)}); err != nil {
+				t.Fatal(err)
+			}
+			readMsg(t, c) // the initialize result
+			if err := c.Write(ctx, transport.Message{Data: []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow"}}`)}); err != nil {
+				t.Fatal(err)
+			}
+			if m := readMsg(t, c); m.Method != mcp.NotificationProgress {
+				t.Fatalf("want the progress event first, got %s %s", m.Method, m.ID)
+			}
+			// The stream's headers and first event are in: cancel.
+			if err := c.Write(ctx, transport.Message{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)}); err != nil {
+				t.Fatal(err)
+			}
+			if session == "" {
+				recv(t, gone, "the server to see the POST closed")
+				for _, r := range f.of(http.MethodPost) {
+					if r.Msg.Method == mcp.NotificationCancelled {
+						t.Errorf("notifications/cancelled POSTed without a session: %s", r.Body)
+					}
+				}
+				return
+			}
+			if got := recv(t, cancels, "notifications/cancelled"); got != mcp.IntID(2) {
+				t.Errorf("notifications/cancelled names %s, want 2", got)
+			}
+			close(release)
+			if m := readMsg(t, c); m.ID != mcp.IntID(2) || !m.IsResponse() {
+				t.Errorf("want the call's answer on its open stream, got %s %s", m.Method, m.ID)
+			}
+			select {
+			case <-gone:
+				t.Error("the POST of a call with a session was closed by its cancellation")
+			default:
+			}
+		})
+	}
+}

@@ -107,6 +107,10 @@ type modernStream struct {
 	call context.Context
 	req  context.Context
 	stop func() bool
+	// legacy marks a 2025-11-25 request sent without a session: cancelled
+	// like a modern one, by closing its stream, but resumed like a
+	// legacy one.
+	legacy bool
 }
 
 // cancelled reports whether the stream was closed on the client's behalf:
@@ -137,8 +141,9 @@ func (c *Conn) untrackModern(id mcp.ID) {
 // cancelModern handles notifications/cancelled on the 2026-07-28 wire,
 // where an HTTP client sends no notifications and cancels a request by
 // closing its stream (SEP-2575). When the notification names a modern
-// request in flight, the Conn closes that request's POST, and reports
-// true: the notification is not sent. It also reports true, without
+// request in flight (or a legacy one sent without a session, which a
+// server can hear no other way), the Conn closes that request's POST,
+// and reports true: the notification is not sent. It also reports true, without
 // sending anything, while no legacy session was begun (no initialize was
 // sent): only modern requests can be in flight then (or finished, when
 // the cancellation raced their answer). Otherwise (legacy traffic) it

@@ -82,9 +82,11 @@ func (c *Conn) consume(body io.Reader, cur *cursor, deliver func(data []byte, m 
 
 // postStream reads the event stream that answered request id, resuming
 // it with GET until the response arrives (see Write). It owns body and
-// cancel. The stream of a modern request (ms set) is never resumed: the
-// 2026-07-28 transport has no resumption, and a stream that ends before
-// its response fails the request, unless the caller cancelled it.
+// cancel. The stream of a modern request (ms set, not legacy) is never
+// resumed: the 2026-07-28 transport has no resumption, and a stream that
+// ends before its response fails the request, unless the caller
+// cancelled it. A session-less legacy request's stream (ms.legacy) is
+// resumed as any legacy one, unless the caller cancelled it.
 func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id mcp.ID, isInit bool, ms *modernStream) {
 	if ms != nil {
 		defer c.untrackModern(id)
@@ -97,7 +99,7 @@ func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id
 		gotResponse := false
 		var grace idleTimer
 		res := c.consume(body, &cur, func(data []byte, m *jsonrpc.Message) bool {
-			if m.IsRequest() && ms == nil {
+			if m.IsRequest() && (ms == nil || ms.legacy) {
 				c.noteOrigin(m.ID, id)
 			}
 			if !gotResponse && m.IsResponse() && m.ID == id {
@@ -122,10 +124,10 @@ func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id
 			c.failRequest(id, fmt.Errorf("%w: an SSE event over %d bytes", ErrEventTooLarge, c.opts.MaxEventBytes))
 			return
 		}
-		if ms != nil {
-			if ms.cancelled() {
-				return // the call gave up: nobody waits for an answer
-			}
+		if ms != nil && ms.cancelled() {
+			return // the call gave up: nobody waits for an answer
+		}
+		if ms != nil && !ms.legacy {
 			why := "ended"
 			if res.err != nil {
 				why = "broke (" + res.err.Error() + ")"

@@ -536,15 +536,12 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 	if ctx.Done() != nil { // a context that cannot end needs no watch
 		stop = context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	}
-	detached := false
-	if mr != nil {
-		c.trackModern(m.ID, cancel)
-	}
+	detached, tracked := false, false
 	defer func() {
 		if !detached {
 			stop()
 			cancel(nil)
-			if mr != nil {
+			if tracked {
 				c.untrackModern(m.ID)
 			}
 		}
@@ -552,6 +549,14 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 	req, session, err := c.newRequest(reqCtx, http.MethodPost, body, contentJSON+", "+contentSSE, !isInit && mr == nil)
 	if err != nil {
 		return err
+	}
+	// A legacy request without a session is cancelled as a modern one
+	// is, by closing its stream: a session-less server cannot tie a
+	// notifications/cancelled POSTed apart to it (docs/design/streamable-http.md).
+	sessionless := mr == nil && !isInit && session == "" && m.IsRequest()
+	if mr != nil || sessionless {
+		c.trackModern(m.ID, cancel)
+		tracked = true
 	}
 	if mr != nil {
 		setModernHeaders(req, m, mr)
@@ -599,11 +604,12 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 		return err
 	case ct == contentSSE:
 		var ms *modernStream
-		if mr != nil {
+		if tracked {
 			// The end of ctx keeps cancelling the request while its
 			// stream is read: in 2026-07-28 closing the stream is how a
-			// client cancels a request (subscriptions/listen included).
-			ms = &modernStream{call: ctx, req: reqCtx, stop: stop}
+			// client cancels a request (subscriptions/listen included),
+			// and a session-less server has no other way to hear it.
+			ms = &modernStream{call: ctx, req: reqCtx, stop: stop, legacy: mr == nil}
 		} else if !stop() {
 			// ctx ended just now and cancelled the request.
 			return c.requestError(ctx, "POST", context.Cause(ctx))
