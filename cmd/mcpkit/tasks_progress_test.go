@@ -13,8 +13,10 @@ import (
 // tasks/result stream, queued until it is in flight); a 2026-07-28 task's
 // steps as its states' messages, increasing, none twice (the client
 // listens for the task's changes while it waits; a step that came and
-// went before the subscription was agreed is not seen, so the tool is
-// asked for ten steps, a second of work, and at least one must show).
+// went before the subscription was agreed is not seen, so how many show
+// depends on the machine's pace: what is checked here is their order and
+// the outcome, and TestCallTaskProgressGated proves that a step shows
+// while the task runs, without a clock).
 func TestCallTaskProgress(t *testing.T) {
 	forEach(t, func(t *testing.T, g tgt, era string) {
 		if era == "legacy" {
@@ -32,9 +34,6 @@ func TestCallTaskProgress(t *testing.T) {
 		expect(t, r, 0, "counted to 10")
 		re := regexp.MustCompile(`(?m)^task \S+: working: counted (\d+) \((\d+)/10\)$`)
 		lines := re.FindAllStringSubmatch(r.stderr, -1)
-		if len(lines) == 0 {
-			t.Fatalf("no progress in the task's states:\n%s", r.stderr)
-		}
 		last := 0
 		for _, m := range lines {
 			n, _ := strconv.Atoi(m[1])
