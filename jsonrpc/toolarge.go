@@ -144,7 +144,7 @@ func (c *Conn) tooLarge(err error) {
 // holds the id it read.
 func (c *Conn) rejected(data []byte, msg *Message, derr *Error) {
 	c.log.Debug("jsonrpc: rejected message", "code", derr.Code, "err", derr.Message)
-	id, method := identity(edgeOf(data, true), edgeOf(data, false))
+	id, method := identity(transport.Edges(data))
 	answerID := mcp.ID{}
 	if msg != nil {
 		answerID = msg.ID
@@ -157,15 +157,4 @@ func (c *Conn) rejected(data []byte, msg *Message, derr *Error) {
 		cause = fmt.Errorf("jsonrpc: the answer was dropped: %w: a message over %d bytes", transport.ErrMessageTooLarge, c.opts.Limits.maxBytes())
 	}
 	c.unreadable(id, method, answerID, derr, cause)
-}
-
-// edgeOf is the first (head) or last TooLargeEdge bytes of b.
-func edgeOf(b []byte, head bool) []byte {
-	if len(b) <= transport.TooLargeEdge {
-		return b
-	}
-	if head {
-		return b[:transport.TooLargeEdge]
-	}
-	return b[len(b)-transport.TooLargeEdge:]
 }

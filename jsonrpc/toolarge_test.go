@@ -34,7 +34,7 @@ func TestIdentity(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := []byte(tc.msg)
-			id, method := identity(edgeOf(b, true), edgeOf(b, false))
+			id, method := identity(transport.Edges(b))
 			if id != tc.id || method != tc.method {
 				t.Fatalf("identity = %v %v, want %v %v", id, method, tc.id, tc.method)
 			}
@@ -131,7 +131,7 @@ func FuzzIdentity(f *testing.F) {
 		if json.Unmarshal(b, &w, json.RejectUnknownMembers(false)) != nil {
 			return
 		}
-		id, _ := identity(edgeOf(b, true), edgeOf(b, false))
+		id, _ := identity(transport.Edges(b))
 		if !id.IsValid() {
 			return
 		}

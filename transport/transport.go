@@ -149,6 +149,16 @@ type TooLargeError struct {
 // TooLargeError keeps.
 const TooLargeEdge = 512
 
+// Edges returns the first and the last TooLargeEdge bytes of msg (all of
+// it when it is shorter), as sub-slices of msg: what a TooLargeError
+// keeps of a message.
+func Edges(msg []byte) (head, tail []byte) {
+	if len(msg) <= TooLargeEdge {
+		return msg, msg
+	}
+	return msg[:TooLargeEdge], msg[len(msg)-TooLargeEdge:]
+}
+
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%v: a message over %d bytes", ErrMessageTooLarge, e.Limit)
 }

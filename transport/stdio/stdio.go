@@ -109,7 +109,8 @@ func (c *Conn) readLine() ([]byte, error) {
 		frag, err := c.r.ReadSlice('\n')
 		if len(buf)+len(frag) > c.max+2 { // +2: room for "\r\n"
 			e := &transport.TooLargeError{Limit: c.max}
-			e.Head = bytes.Clone(edge(append(buf, frag...), true))
+			head, _ := transport.Edges(append(buf, frag...))
+			e.Head = bytes.Clone(head)
 			e.Tail = keepTail(nil, frag)
 			if derr := c.drain(err, e); derr != nil {
 				return nil, derr
@@ -133,26 +134,17 @@ func (c *Conn) readLine() ([]byte, error) {
 		}
 		if n := len(buf); n > c.max && !(n == c.max+1 && buf[n-1] == '\r') {
 			line := bytes.TrimRight(buf, "\r")
-			return nil, &transport.TooLargeError{Limit: c.max, Head: bytes.Clone(edge(line, true)), Tail: bytes.Clone(edge(line, false))}
+			head, tail := transport.Edges(line)
+			return nil, &transport.TooLargeError{Limit: c.max, Head: bytes.Clone(head), Tail: bytes.Clone(tail)}
 		}
 		return buf, nil
 	}
 }
 
-// edge is the first (head) or last TooLargeEdge bytes of b.
-func edge(b []byte, head bool) []byte {
-	if len(b) <= transport.TooLargeEdge {
-		return b
-	}
-	if head {
-		return b[:transport.TooLargeEdge]
-	}
-	return b[len(b)-transport.TooLargeEdge:]
-}
-
 // keepTail appends frag to tail and keeps the last TooLargeEdge bytes.
 func keepTail(tail, frag []byte) []byte {
-	tail = append(tail, edge(frag, false)...)
+	_, last := transport.Edges(frag)
+	tail = append(tail, last...)
 	if n := len(tail); n > transport.TooLargeEdge {
 		tail = append(tail[:0], tail[n-transport.TooLargeEdge:]...)
 	}
