@@ -237,11 +237,16 @@ func forward[R any](ctx context.Context, u *upstream, req *server.Request, st ro
 	return startLegacy(ctx, u, req, l, in, r, call)
 }
 
-// forwardModern makes a call of a 2026 upstream on its control
-// connection: its input requests come back as results, with certainty;
-// its log messages reach the call only when it is the one call there
+// forwardModern makes a call of a 2026 upstream: its input requests
+// come back as results, with certainty. An upstream reached by URL gets
+// the call on a leased call connection (forwardModernLeased); a command or
+// a Connect transport on its control connection, where its log messages
+// reach the call only when it is the one call there that asked for them
 // (modernSole).
 func forwardModern[R any](ctx context.Context, u *upstream, req *server.Request, st roundState, c *client.Client, call callFunc[R]) (R, error) {
+	if u.cfg.URL != "" {
+		return forwardModernLeased(ctx, u, req, st, call)
+	}
 	var zero R
 	key := u.g.clientKey(ctx, req)
 	if err := u.reserve(key, u.perClientCap(false)); err != nil {
@@ -257,12 +262,48 @@ func forwardModern[R any](ctx context.Context, u *upstream, req *server.Request,
 		rs = st.answers(req)
 	}
 	r := newRelay(ctx, req)
-	in := &inflight{}
+	in := &inflight{logs: req.LogLevel() != ""}
 	in.sink.Store(r)
 	u.addModern(in)
 	res, err := call(r.context(ctx), c, rs, st.State)
 	u.removeModern(in, retiring(ctx, err), c)
 	r.stop()
+	return modernOutcome(u, req, res, err)
+}
+
+// forwardModernLeased makes a call of a 2026 upstream reached by URL on a
+// call connection it leases, as a legacy upstream's calls are: a client of
+// its own over the upstream's HTTP client, so whatever arrives on it (the
+// log messages on the call's response stream) is the call's, with
+// certainty, however many calls are in flight. A connection costs one
+// server/discover when it is opened, and is kept for the next call. A call
+// given up on does not retire it: its response stream is closed, so the
+// upstream has nowhere to send anything more for it.
+func forwardModernLeased[R any](ctx context.Context, u *upstream, req *server.Request, st roundState, call callFunc[R]) (R, error) {
+	var zero R
+	var rs mcp.InputResponses
+	if st.Upstream != "" {
+		rs = st.answers(req)
+	}
+	r := newRelay(ctx, req)
+	in := &inflight{logs: req.LogLevel() != ""}
+	in.sink.Store(r)
+	l, err := u.acquire(ctx, u.g.clientKey(ctx, req), in)
+	if err != nil {
+		r.stop()
+		return zero, upstreamError(err)
+	}
+	res, err := call(r.context(ctx), l.cc.c, rs, st.State)
+	l.release(false)
+	r.stop()
+	return modernOutcome(u, req, res, err)
+}
+
+// modernOutcome is what a 2026 upstream's call gives the client: its
+// result, the gateway's own input-required result relaying the upstream's
+// questions, or the upstream's error.
+func modernOutcome[R any](u *upstream, req *server.Request, res R, err error) (R, error) {
+	var zero R
 	var ire *client.InputRequiredError
 	if errors.As(err, &ire) && ire.TaskID == "" && ire.Result != nil {
 		return zero, u.relayInput(req, ire.Result)

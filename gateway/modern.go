@@ -6,14 +6,18 @@ import (
 	"github.com/mcpkit/mcpkit/client"
 )
 
-// A 2026-07-28 upstream's calls run on its control connection: their
-// input requests come back as results (certain), and a log message
-// carries nothing that names its request. It is given to a call only
-// when that call is certainly its source: the only call in flight on the
-// connection, with no call the gateway gave up on that may still have
-// messages on their way. Over Streamable HTTP a call given up on is over
-// (its response stream is closed, so the upstream can send it nothing
-// more). Over stdio or a Connect transport the client sent the upstream
+// A 2026-07-28 upstream reached by a command or a Connect transport runs
+// its calls on its control connection (another connection would be
+// another process, with state and tasks of its own): their input requests
+// come back as results (certain), and a log message carries nothing that
+// names its request. A 2026 server sends log messages only for a request
+// that carries a level, and the gateway sends one only when its client
+// asked for logs; so a log message is given to a call only when that call
+// is certainly its source: the only call in flight on the connection that
+// asked for logs, with no such call the gateway gave up on that may still
+// have messages on their way. (An upstream reached by URL has its calls
+// on leased call connections instead, where attribution is certain:
+// forwardModernLeased.) Over stdio or a Connect transport the client sent the upstream
 // notifications/cancelled, after which a 2026-07-28 server must send
 // nothing more for the call: what it sent before may still be on its way
 // in. The gateway then asks the upstream server/discover on the same
@@ -35,7 +39,7 @@ func (u *upstream) addModern(in *inflight) {
 func (u *upstream) removeModern(in *inflight, abandoned bool, c *client.Client) {
 	u.mu.Lock()
 	delete(u.modern, in)
-	counted := abandoned && u.cfg.URL == ""
+	counted := abandoned && in.logs
 	if counted {
 		u.abandoned++
 	}
@@ -78,15 +82,23 @@ func (u *upstream) settle(c *client.Client) {
 }
 
 // modernSole is the modern call the control connection's log messages
-// belong to with certainty (nil: none).
+// belong to with certainty (nil: none): the only one in flight that asked
+// for them.
 func (u *upstream) modernSole() *inflight {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if len(u.modern) != 1 || u.abandoned > 0 {
+	if u.abandoned > 0 {
 		return nil
 	}
+	var sole *inflight
 	for in := range u.modern {
-		return in
+		if !in.logs {
+			continue
+		}
+		if sole != nil {
+			return nil
+		}
+		sole = in
 	}
-	return nil
+	return sole
 }

@@ -418,12 +418,27 @@ func (u *upstream) listen(ctx context.Context, c *client.Client) {
 			pause = min(pause*2, u.g.opts.RestartMax)
 			continue
 		}
-		prev.close()
-		prev = nil
+		if prev != nil {
+			prev.close()
+			// An update the upstream sent on the old stream just before
+			// the new one was registered may be lost with it: two HTTP
+			// streams keep no order between them, so the new stream's
+			// acknowledgement can be read first, and closing the old one
+			// drops what it still held (on stdio, the upstream may refuse
+			// to send on a listen request that is ending). The resources
+			// both covered may have changed unseen: say so to their
+			// subscribers, who read them again. resources/updated is a
+			// hint to read; a spurious one costs a read, a lost one a
+			// stale view.
+			for _, uri := range prev.uris {
+				u.onResourceUpdated(ctx, uri)
+			}
+			prev = nil
+		}
 		pause = u.g.opts.RestartMin
 		// What changed before the stream was open was not notified.
 		signal(u.resync)
-		cur := &openListen{cancel: cancel, done: make(chan struct{})}
+		cur := &openListen{cancel: cancel, done: make(chan struct{}), uris: f.ResourceSubscriptions}
 		go func() { // owned by listen: closed by cur.close
 			defer close(cur.done)
 			for range sub.Notifications() {
@@ -441,10 +456,12 @@ func (u *upstream) listen(ctx context.Context, c *client.Client) {
 	}
 }
 
-// openListen is an upstream listen stream and its reader.
+// openListen is an upstream listen stream and its reader; uris are the
+// resources it is subscribed to.
 type openListen struct {
 	cancel context.CancelFunc
 	done   chan struct{}
+	uris   []string
 }
 
 // close ends the stream and waits for its reader; nil does nothing.

@@ -65,6 +65,9 @@ type ask struct {
 type inflight struct {
 	sink atomic.Pointer[relay]
 	pc   atomic.Pointer[pending]
+	// logs: the call asked its upstream for log messages (a 2026
+	// upstream sends none for a request without a level).
+	logs bool
 }
 
 // pend is the call's pending call (nil: none).

@@ -167,3 +167,54 @@ func TestListenSwitchKeepsSubscriptions(t *testing.T) {
 		})
 	}
 }
+
+// TestListenSwitchHintsOldResources: when a 2026 upstream's listen stream
+// is replaced, the subscribers of the resources the old stream covered
+// are told those resources may have changed. An update the upstream wrote
+// on the old stream just before the new one was registered can be lost
+// with it (two HTTP streams keep no order between them: the new stream's
+// acknowledgement may be read first, and closing the old stream drops
+// what it still held), so the gateway gives the hint that makes the
+// client read again. Found by the combination matrix (resource-subscribe
+// through a 2026-07-28 upstream over Streamable HTTP, about 1 run in 8);
+// here no upstream update is made at all, and the hint must still come.
+func TestListenSwitchHintsOldResources(t *testing.T) {
+	const first, second = "file:///first.txt", "file:///second.txt"
+	for _, down := range mcptest.Eras() {
+		t.Run(down.String(), func(t *testing.T) {
+			s := server.New(&server.Options{Info: mcp.Implementation{Name: "hint", Version: "1"}})
+			for _, uri := range []string{first, second} {
+				must(t, s.AddResource(&mcp.Resource{URI: uri, Name: uri}, func(ctx context.Context, req *server.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+					return &mcp.ReadResourceResult{Contents: mcp.ResourceContentsList{&mcp.TextResourceContents{URI: req.Params.URI, Text: "x"}}}, nil
+				}))
+			}
+			mu := newMemUpstream(t, s)
+			g := newGateway(t, &Options{Upstreams: []Upstream{{Name: "w", Prefix: "w", Connect: mu.connect, ProtocolVersion: mcp.Version20260728, HealthInterval: -1}}})
+			<-mu.connected
+			updates := make(chan string, 16)
+			p := mcptest.NewPair(t, g.Server(), &mcptest.Options{Era: down, Client: &client.Options{
+				OnResourceUpdated: func(_ context.Context, uri string) {
+					select {
+					case updates <- uri:
+					default:
+					}
+				},
+			}})
+			subscribe := func(uri string) error {
+				if down == client.EraModern {
+					sub, err := p.Client.Listen(p.Context(), mcp.SubscriptionFilter{ResourceSubscriptions: []string{uri}})
+					if err == nil {
+						t.Cleanup(func() { sub.Close() })
+					}
+					return err
+				}
+				return p.Client.Subscribe(p.Context(), uri)
+			}
+			must(t, subscribe("w+"+first))
+			must(t, subscribe("w+"+second)) // replaces the stream that covered first
+			if got := waitFor(t, updates, "the hint for the first resource"); got != "w+"+first {
+				t.Fatalf("update for %q, want the first resource", got)
+			}
+		})
+	}
+}

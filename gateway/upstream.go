@@ -224,9 +224,12 @@ func (u *upstream) connectWith(ctx, cctx context.Context, version string, cc *ca
 			return nil, fmt.Errorf("gateway: upstream %q: server/discover: %w", u.cfg.Name, err)
 		}
 	}
-	if c.Era() == client.EraModern || c.ServerCapabilities().Logging != nil {
+	if c.Era() == client.EraLegacy && c.ServerCapabilities().Logging != nil {
 		// Everything: the gateway's server passes on to each client only
-		// what its own level lets through.
+		// what its own level lets through. A 2026 upstream gets no level
+		// of the connection's: each call carries its client's own level,
+		// or none (passMeta), so that it sends log messages only for the
+		// calls that want them (modernSole).
 		if err := c.SetLoggingLevel(cctx, mcp.LevelDebug); err != nil {
 			u.g.log.Debug("gateway: upstream refused a log level", "upstream", u.cfg.Name, "err", err)
 		}
