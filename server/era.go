@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/taskrun"
 	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
@@ -116,11 +117,11 @@ type taskActions interface {
 	// questions are answered. Core: the server asks the client itself on
 	// a tasks/result request in flight (SEP-2260), as the shim does.
 	// Extension: the client answers with tasks/update (SEP-2322).
-	gatherTaskInput(ctx context.Context, s *Server, run *taskRun, rec *store.TaskRecord, treq *Request, in *Input) bool
+	gatherTaskInput(ctx context.Context, s *Server, run *taskrun.Run, rec *store.TaskRecord, treq *Request, in *Input) bool
 	// announceTask tells whoever listens that a task's status changed:
 	// notifications/tasks/status on the creating session (core), or
 	// notifications/tasks on the listen streams that name it (extension).
-	announceTask(s *Server, run *taskRun, rec *store.TaskRecord)
+	announceTask(s *Server, run *taskrun.Run, rec *store.TaskRecord)
 }
 
 // taskActs are the eras' task actions by era id: the same empty types

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/taskrun"
 	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
@@ -62,27 +63,16 @@ func (legacyEra) httpStatus(*jsonrpc.Error) int { return statusOK }
 // tasks: the 2025-11-25 core tasks' rules.
 func (legacyEra) tasks() tasks.Rules { return tasks.Core{} }
 
-// legacyCancelMessage is the status message of a 2025 task cancelled by
-// tasks/cancel.
-const legacyCancelMessage = "cancelled by the client"
-
 // cancelTask cancels the task at once and returns it as it now is; a
 // terminal task cannot be cancelled (-32602).
 func (legacyEra) cancelTask(ctx context.Context, s *Server, rec *store.TaskRecord) (any, error) {
 	if rec.Status.Terminal() {
 		return nil, jsonrpc.Errorf(mcp.CodeInvalidParams, "Invalid params: task %q is already %s", rec.ID, rec.Status)
 	}
-	if s.remoteOwner(rec) != "" {
-		// The owner cancels and records it (on the session that created
-		// the task); if it cannot, the record is settled here.
-		if !s.stopTaskAnywhere(ctx, rec) {
-			s.settle(nil, rec, mcp.TaskCancelled, legacyCancelMessage, nil, nil)
-		}
-	} else {
-		run := s.stopTask(rec.ID)
-		s.settle(run, rec, mcp.TaskCancelled, legacyCancelMessage, nil, nil)
-	}
-	cur, err := s.taskStore().Get(ctx, rec.ID)
+	// The owner cancels and records it (on the session that created the
+	// task); if it cannot, the record is settled here.
+	s.tasks.CancelLegacy(ctx, rec)
+	cur, err := s.tasks.Store().Get(ctx, rec.ID)
 	if err != nil {
 		cur = rec
 	}
@@ -90,20 +80,20 @@ func (legacyEra) cancelTask(ctx context.Context, s *Server, rec *store.TaskRecor
 	return &t, nil
 }
 
-func (legacyEra) gatherTaskInput(ctx context.Context, s *Server, run *taskRun, rec *store.TaskRecord, treq *Request, in *Input) bool {
+func (legacyEra) gatherTaskInput(ctx context.Context, s *Server, run *taskrun.Run, rec *store.TaskRecord, treq *Request, in *Input) bool {
 	return s.askTaskInput(ctx, run, rec, treq, in)
 }
 
 // announceTask sends notifications/tasks/status on the session that
 // created the task, while it is open.
-func (legacyEra) announceTask(s *Server, run *taskRun, rec *store.TaskRecord) {
-	if run == nil || run.session == nil || !run.session.ready() {
+func (legacyEra) announceTask(s *Server, run *taskrun.Run, rec *store.TaskRecord) {
+	if run == nil || run.Origin == nil || !run.Origin.Ready() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 	defer cancel()
 	t := tasks.CoreTask(rec)
-	if err := run.session.notify(ctx, mcp.NotificationTasksStatus, &t); err != nil {
+	if err := run.Origin.Notify(ctx, mcp.NotificationTasksStatus, &t); err != nil {
 		s.log.Debug("server: task status not delivered", "task", rec.ID, "err", err)
 	}
 }

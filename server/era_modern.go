@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/taskrun"
 	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
@@ -175,17 +176,15 @@ func (modernEra) cancelTask(ctx context.Context, s *Server, rec *store.TaskRecor
 	if rec.Status.Terminal() {
 		return &mcp.EmptyResult{}, nil
 	}
-	if !s.stopTaskAnywhere(ctx, rec) { // no work anywhere to wind down
-		s.settle(nil, rec, mcp.TaskCancelled, "", nil, nil)
-	}
+	s.tasks.CancelModern(ctx, rec)
 	return &mcp.EmptyResult{}, nil
 }
 
-func (modernEra) gatherTaskInput(ctx context.Context, s *Server, run *taskRun, rec *store.TaskRecord, treq *Request, in *Input) bool {
+func (modernEra) gatherTaskInput(ctx context.Context, s *Server, run *taskrun.Run, rec *store.TaskRecord, treq *Request, in *Input) bool {
 	return s.awaitTaskInput(ctx, run, rec, treq, in)
 }
 
-func (modernEra) announceTask(s *Server, _ *taskRun, rec *store.TaskRecord) {
+func (modernEra) announceTask(s *Server, _ *taskrun.Run, rec *store.TaskRecord) {
 	s.notifyTaskListeners(rec)
 }
 

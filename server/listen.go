@@ -56,7 +56,7 @@ func (s *Server) listen(ctx context.Context, req *Request, wp *wireParams) (any,
 	}
 	l := &listener{ctx: ctx, req: req, filter: agreed, meta: mcp.Meta{mcp.MetaKeySubscriptionID: req.id}}
 	for _, id := range agreed.TaskIDs { // tasks of other instances: noticed when their owner dies
-		defer s.watchTask(id)()
+		defer s.tasks.Watch(id)()
 	}
 	// Register before acknowledging, so that no change made after the
 	// acknowledgement can be missed; deliveries wait for the ack (l.mu).

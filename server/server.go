@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 
 	"github.com/mcpkit/mcpkit/internal/workers"
 	"github.com/mcpkit/mcpkit/store"
@@ -18,6 +17,7 @@ import (
 	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/taskrun"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -193,7 +193,7 @@ type Server struct {
 
 	regErrs registrationErrors // Err
 
-	tasks taskTable
+	tasks *taskrun.Manager // the task machinery (task.go)
 
 	// The interceptor chains (intercept.go): userChain is
 	// Options.Interceptors composed (nil: none); inboundChain serves
@@ -226,8 +226,6 @@ func New(opts *Options) *Server {
 	if s.sealer.max = s.opts.MaxRequestStateBytes; s.sealer.max <= 0 {
 		s.sealer.max = DefaultMaxRequestStateBytes
 	}
-	s.tasks.instance = rand.Text()[:10]
-	s.tasks.stop, s.tasks.kick = make(chan struct{}), make(chan struct{}, 1)
 	if s.opts.TaskStore == nil {
 		s.opts.TaskStore = store.NewMemoryTaskStore(nil)
 	}
@@ -235,6 +233,7 @@ func New(opts *Options) *Server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.tasks = s.newTasks()
 	for _, i := range zeroKeys {
 		s.log.Error("server: Options.RequestStateKeys holds an all-zero key; it is ignored", "index", i)
 	}

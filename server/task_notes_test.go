@@ -118,10 +118,7 @@ func TestTaskProgressAcrossInstances(t *testing.T) {
 		got <- fmt.Sprint(string(res), err)
 	}()
 	waitFor(t, "B to lend its tasks/result to A", func() bool {
-		run := p.fa.srv.taskRun(id)
-		run.mu.Lock()
-		defer run.mu.Unlock()
-		return len(run.carriers) > 0
+		return p.fa.srv.tasks.Lookup(id).Carrying()
 	})
 	p.fa.release <- struct{}{}
 	if r := <-got; !strings.Contains(r, "stepped") {

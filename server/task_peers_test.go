@@ -133,7 +133,7 @@ func newTaskPairB(t *testing.T, modern bool, lease time.Duration, viewB func(sto
 		f  *taskFixture
 		id string
 	}{{p.fa, "instA"}, {p.fb, "instB"}} {
-		x.f.srv.tasks.clock = tasks.Clock{NowFunc: clock.Now, AfterFuncFunc: clock.AfterFunc}
+		x.f.srv.tasks.SetClock(tasks.Clock{NowFunc: clock.Now, AfterFuncFunc: clock.AfterFunc})
 		p.mesh.join(x.f.srv, x.id)
 	}
 	// a and b are one client reaching two instances: one principal (a
@@ -313,7 +313,7 @@ func TestTaskMaxTasks(t *testing.T) {
 			t.Fatalf("second task = %v, want -32603 too many tasks", e)
 		}
 		fx.release <- struct{}{}
-		waitFor(t, "the slot to free", func() bool { return fx.srv.runningTasks() == 0 })
+		waitFor(t, "the slot to free", func() bool { return fx.srv.tasks.Running() == 0 })
 		id := startTask(t, p, "quick", nil)
 		waitStatus(t, p, id, "completed")
 	})
@@ -331,7 +331,7 @@ func TestTaskShutdown(t *testing.T) {
 		if err := fx.srv.Shutdown(ctx); err != nil {
 			t.Fatalf("Shutdown: %v", err)
 		}
-		if n := fx.srv.runningTasks(); n != 0 {
+		if n := fx.srv.tasks.Running(); n != 0 {
 			t.Fatalf("%d tasks still running after Shutdown", n)
 		}
 		raw, e := p.call(t, mcp.MethodTasksGet, map[string]any{"taskId": id})
@@ -373,14 +373,14 @@ func TestTaskCancelCompleteRace(t *testing.T) {
 	for range 50 {
 		s := New(nil)
 		rec := &store.TaskRecord{ID: "t", Status: mcp.TaskWorking, CreatedAt: time.Now(), TTL: time.Minute}
-		if err := s.taskStore().Put(context.Background(), rec); err != nil {
+		if err := s.tasks.Store().Put(context.Background(), rec); err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
-		wg.Go(func() { s.settle(nil, rec.Clone(), mcp.TaskCompleted, "", []byte(`{"content":[]}`), nil) })
-		wg.Go(func() { s.settle(nil, rec.Clone(), mcp.TaskCancelled, "", nil, nil) })
+		wg.Go(func() { s.tasks.Settle(nil, rec.Clone(), mcp.TaskCompleted, "", []byte(`{"content":[]}`), nil) })
+		wg.Go(func() { s.tasks.Settle(nil, rec.Clone(), mcp.TaskCancelled, "", nil, nil) })
 		wg.Wait()
-		cur, _ := s.taskStore().Get(context.Background(), "t")
+		cur, _ := s.tasks.Store().Get(context.Background(), "t")
 		switch cur.Status {
 		case mcp.TaskCompleted:
 			if cur.Result == nil {
@@ -398,11 +398,7 @@ func TestTaskCancelCompleteRace(t *testing.T) {
 
 // watching reports whether a request here waits on the task (test
 // support for ordering: the wait is registered before the test acts).
-func (s *Server) watching(id string) bool {
-	s.tasks.mu.Lock()
-	defer s.tasks.mu.Unlock()
-	return s.tasks.watch[id] != nil
-}
+func (s *Server) watching(id string) bool { return s.tasks.Watching(id) }
 
 func errText(e *jsonrpc.Error) string {
 	if e == nil {
@@ -436,8 +432,8 @@ func TestTaskHeartbeatBeforeStored(t *testing.T) {
 	const lease = 30 * time.Second
 	fx := newTaskFixture(&Options{TaskStore: slow, TaskLease: lease})
 	beats := make(chan struct{}, 16)
-	fx.srv.tasks.clock = tasks.Clock{NowFunc: clock.Now, AfterFuncFunc: clock.AfterFunc}
-	fx.srv.tasks.beat = func() { beats <- struct{}{} }
+	fx.srv.tasks.SetClock(tasks.Clock{NowFunc: clock.Now, AfterFuncFunc: clock.AfterFunc})
+	fx.srv.tasks.OnBeat(func() { beats <- struct{}{} })
 	p := newStdioTaskPeer(t, fx.srv, true)
 	ids := make(chan string, 1)
 	go func() { ids <- startTask(t, p, "quick", nil) }()
@@ -498,7 +494,7 @@ func TestTaskOwnerUnreachable(t *testing.T) {
 		// first moves (a loaded machine): move it a beat at a time until
 		// one finds the task gone.
 		waitFor(t, "the owner to stop the task", func() bool {
-			if p.fa.srv.runningTasks() == 0 {
+			if p.fa.srv.tasks.Running() == 0 {
 				return true
 			}
 			p.clock.Advance(time.Minute / 3)
@@ -513,7 +509,7 @@ func TestTaskListReapsLapsed(t *testing.T) {
 	clock := newManualClock()
 	mem := store.NewMemoryTaskStore(&store.MemoryTaskStoreOptions{Now: clock.Now})
 	fx := newTaskFixture(&Options{TaskStore: mem})
-	fx.srv.tasks.clock = tasks.Clock{NowFunc: clock.Now, AfterFuncFunc: clock.AfterFunc}
+	fx.srv.tasks.SetClock(tasks.Clock{NowFunc: clock.Now, AfterFuncFunc: clock.AfterFunc})
 	p := newStdioTaskPeer(t, fx.srv, false)
 	startTask(t, p, "quick", nil) // the session is open; its id names the lapsed task's session
 	sid := fx.srv.Sessions()[0].ID()

@@ -628,7 +628,7 @@ func TestTaskTTLExpiry(t *testing.T) {
 		clock = newManualClock()
 		fst := store.NewMemoryTaskStore(&store.MemoryTaskStoreOptions{Now: clock.Now})
 		o.TaskTTL, o.TaskStore = serverTTL, fst
-		return func(s *Server) { s.tasks.clock = tasks.Clock{NowFunc: clock.Now, AfterFuncFunc: clock.AfterFunc} }
+		return func(s *Server) { s.tasks.SetClock(tasks.Clock{NowFunc: clock.Now, AfterFuncFunc: clock.AfterFunc}) }
 	}
 	eachPeerSetup(t, nil, setup, func(t *testing.T, fx *taskFixture, p taskPeer) {
 		ttl := serverTTL

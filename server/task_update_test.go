@@ -123,14 +123,9 @@ func TestTaskUpdateBeforeInputRequiredStored(t *testing.T) {
 	id := startTask(t, p, "askThenWait", nil)
 	// The hang guard, not a margin: the task waits for its answer soon.
 	for deadline := time.Now().Add(10 * time.Second); ; runtime.Gosched() {
-		run := fx.srv.taskRun(id)
-		if run != nil {
-			run.mu.Lock()
-			waiting := run.resume != nil
-			run.mu.Unlock()
-			if waiting {
-				break
-			}
+		run := fx.srv.tasks.Lookup(id)
+		if run != nil && run.AwaitingInput() {
+			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the task never waited for its answer")

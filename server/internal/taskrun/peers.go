@@ -1,4 +1,4 @@
-package server
+package taskrun
 
 import (
 	"context"
@@ -38,51 +38,52 @@ import (
 // errPeerGone is a peer call whose instance (or lent request) is gone.
 var errPeerGone = errors.New("server: the instance is gone")
 
-// remoteOwner returns the instance that runs rec when it is another one
+// RemoteOwner returns the instance that runs rec when it is another one
 // this server can reach; "" otherwise.
-func (s *Server) remoteOwner(rec *store.TaskRecord) string {
+func (m *Manager) RemoteOwner(rec *store.TaskRecord) string {
 	owner := rec.Owner
 	if owner == "" {
 		owner = tasks.OwnerOf(rec.ID)
 	}
-	s.tasks.mu.Lock()
-	defer s.tasks.mu.Unlock()
-	if owner == "" || owner == s.tasks.instance || s.tasks.peers == nil {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if owner == "" || owner == m.instance || m.peers == nil {
 		return ""
 	}
 	return owner
 }
 
-// attachPeers implements seam.Protocol.AttachPeers.
-func (s *Server) attachPeers(p seam.Peers) (seam.PeerHandler, func()) {
-	s.tasks.mu.Lock()
-	s.tasks.peers, s.tasks.instance = p, p.ID()
-	s.tasks.mu.Unlock()
+// AttachPeers attaches the other instances (seam.Protocol.AttachPeers):
+// it returns what serves their calls and broadcasts, and the detach.
+func (m *Manager) AttachPeers(p seam.Peers) (seam.PeerHandler, func()) {
+	m.mu.Lock()
+	m.peers, m.instance = p, p.ID()
+	m.mu.Unlock()
 	detach := func() {
-		s.tasks.mu.Lock()
-		if s.tasks.peers == p {
-			s.tasks.peers = nil
+		m.mu.Lock()
+		if m.peers == p {
+			m.peers = nil
 		}
-		s.tasks.mu.Unlock()
+		m.mu.Unlock()
 	}
-	return seam.PeerHandler{Serve: s.servePeer, Deliver: s.deliverPeer}, detach
+	return seam.PeerHandler{Serve: m.servePeer, Deliver: m.deliverPeer}, detach
 }
 
-func (s *Server) peers() seam.Peers {
-	s.tasks.mu.Lock()
-	defer s.tasks.mu.Unlock()
-	return s.tasks.peers
+func (m *Manager) peerSet() seam.Peers {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.peers
 }
 
 // callPeer sends m to instance to and decodes its answer: the result,
 // the error it carries as a *jsonrpc.Error, or errPeerGone.
-func (s *Server) callPeer(ctx context.Context, to string, m *tasks.PeerMsg) (jsontext.Value, error) {
-	p := s.peers()
+func (m *Manager) callPeer(ctx context.Context, to string, msg *tasks.PeerMsg) (jsontext.Value, error) {
+	p := m.peerSet()
 	if p == nil {
 		return nil, errPeerGone
 	}
-	m.From = p.ID()
-	b, err := json.Marshal(m)
+	msg.From = p.ID()
+	b, err := json.Marshal(msg)
 	if err != nil {
 		return nil, err
 	}
@@ -111,8 +112,8 @@ func (s *Server) callPeer(ctx context.Context, to string, m *tasks.PeerMsg) (jso
 }
 
 // tellPeers broadcasts that a task's record changed.
-func (s *Server) tellPeers(id string) {
-	p := s.peers()
+func (m *Manager) tellPeers(id string) {
+	p := m.peerSet()
 	if p == nil {
 		return
 	}
@@ -120,58 +121,58 @@ func (s *Server) tellPeers(id string) {
 	if err != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), taskStoreTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 	defer cancel()
 	if err := p.Broadcast(ctx, b); err != nil {
-		s.log.Debug("server: task status not broadcast", "task", id, "err", err)
+		m.cfg.Log.Debug("server: task status not broadcast", "task", id, "err", err)
 	}
 }
 
 // deliverPeer takes a broadcast. It runs on the carrier's delivery
 // goroutine: it wakes local waiters at once and leaves anything that
 // reads the store to a goroutine of the server's.
-func (s *Server) deliverPeer(raw []byte) {
-	var m tasks.PeerMsg
-	if json.Unmarshal(raw, &m) != nil || m.Op != tasks.OpStatus || m.Task == "" {
+func (m *Manager) deliverPeer(raw []byte) {
+	var msg tasks.PeerMsg
+	if json.Unmarshal(raw, &msg) != nil || msg.Op != tasks.OpStatus || msg.Task == "" {
 		return
 	}
-	s.wakeWatchers(m.Task)
-	if !s.hasTaskListener(m.Task) && s.taskRun(m.Task) == nil {
+	m.wakeWatchers(msg.Task)
+	if !m.host.HasListener(msg.Task) && m.Lookup(msg.Task) == nil {
 		return
 	}
-	s.tasks.mu.Lock()
-	if s.tasks.closing {
-		s.tasks.mu.Unlock()
+	m.mu.Lock()
+	if m.closing {
+		m.mu.Unlock()
 		return
 	}
-	s.tasks.wg.Add(1)
-	s.tasks.mu.Unlock()
-	go func() { // owned by the server: Shutdown waits for it; bounded by taskStoreTimeout
-		defer s.tasks.wg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), taskStoreTimeout)
+	m.wg.Add(1)
+	m.mu.Unlock()
+	go func() { // owned by the Manager: Shutdown waits for it; bounded by StoreTimeout
+		defer m.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 		defer cancel()
-		rec, err := s.taskStore().Get(ctx, m.Task)
+		rec, err := m.cfg.Store.Get(ctx, msg.Task)
 		if err != nil {
 			return
 		}
-		if run := s.taskRun(rec.ID); run != nil && rec.Status.Terminal() {
-			run.cancel(errTaskCancelled) // settled elsewhere
+		if run := m.Lookup(rec.ID); run != nil && rec.Status.Terminal() {
+			run.cancel(errCancelled) // settled elsewhere
 		}
-		if rec.Modern && s.freshTask(rec) {
-			s.notifyTaskListeners(rec)
+		if rec.Modern && m.freshTask(rec) {
+			m.host.NotifyListeners(rec)
 		}
 	}()
 }
 
 // servePeer answers another instance's call about a task of this one,
 // or about a request lent here.
-func (s *Server) servePeer(ctx context.Context, raw []byte) []byte {
-	var m tasks.PeerMsg
+func (m *Manager) servePeer(ctx context.Context, raw []byte) []byte {
+	var msg tasks.PeerMsg
 	var r tasks.PeerReply
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := json.Unmarshal(raw, &msg); err != nil {
 		r.Error = &mcp.TaskError{Code: mcp.CodeInvalidRequest, Message: "Invalid request: " + err.Error()}
 	} else {
-		r = s.servePeerMsg(ctx, &m)
+		r = m.servePeerMsg(ctx, &msg)
 	}
 	b, err := json.Marshal(&r)
 	if err != nil {
@@ -180,7 +181,7 @@ func (s *Server) servePeer(ctx context.Context, raw []byte) []byte {
 	return b
 }
 
-func (s *Server) servePeerMsg(ctx context.Context, m *tasks.PeerMsg) tasks.PeerReply {
+func (m *Manager) servePeerMsg(ctx context.Context, msg *tasks.PeerMsg) tasks.PeerReply {
 	reply := func(v any, err error) tasks.PeerReply {
 		if err != nil {
 			e := seam.ToRPCError(err)
@@ -192,79 +193,82 @@ func (s *Server) servePeerMsg(ctx context.Context, m *tasks.PeerMsg) tasks.PeerR
 		}
 		return tasks.PeerReply{Result: b}
 	}
-	switch m.Op {
+	switch msg.Op {
 	case tasks.OpCancel:
-		return reply(s.cancelHere(ctx, m.Task))
+		return reply(m.cancelHere(ctx, msg.Task))
 	case tasks.OpUpdate:
-		rec, err := s.taskStore().Get(ctx, m.Task)
+		rec, err := m.cfg.Store.Get(ctx, msg.Task)
 		if err != nil {
 			return tasks.PeerReply{Gone: true}
 		}
-		return reply(s.updateTask(ctx, rec, m.Responses))
+		if err := m.updateHere(ctx, rec, msg.Responses); err != nil {
+			return reply(nil, err)
+		}
+		return reply(&mcp.EmptyResult{}, nil) // as tasks/update answers
 	case tasks.OpLend:
-		run := s.taskRun(m.Task)
+		run := m.Lookup(msg.Task)
 		if run == nil {
 			return tasks.PeerReply{Gone: true}
 		}
-		s.borrow(run, m.From, m.Tag)
+		m.borrow(run, msg.From, msg.Tag)
 		return reply(true, nil)
 	case tasks.OpReturn:
-		s.tasks.mu.Lock()
-		cancel := s.tasks.borrowed[m.Tag]
-		s.tasks.mu.Unlock()
+		m.mu.Lock()
+		cancel := m.borrowed[msg.Tag]
+		m.mu.Unlock()
 		if cancel != nil {
 			cancel()
 		}
 		return reply(true, nil)
 	case tasks.OpAsk:
-		s.tasks.mu.Lock()
-		c := s.tasks.lent[m.Tag]
-		s.tasks.mu.Unlock()
-		if c == nil || m.Request == nil {
+		m.mu.Lock()
+		c := m.lent[msg.Tag]
+		m.mu.Unlock()
+		if c == nil || msg.Request == nil {
 			return tasks.PeerReply{Gone: true}
 		}
 		actx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		stop := context.AfterFunc(c.ctx, cancel)
+		stop := context.AfterFunc(c.Ctx, cancel)
 		defer stop()
-		return reply(s.leg(actx, c.req, *m.Request, m.Form))
+		return reply(c.Ask(actx, *msg.Request, msg.Form))
 	case tasks.OpNotify:
-		s.tasks.mu.Lock()
-		c := s.tasks.lent[m.Tag]
-		s.tasks.mu.Unlock()
-		if c == nil || m.Method == "" || c.ctx.Err() != nil {
+		m.mu.Lock()
+		c := m.lent[msg.Tag]
+		m.mu.Unlock()
+		if c == nil || msg.Method == "" || c.Ctx.Err() != nil {
 			return tasks.PeerReply{Gone: true}
 		}
-		return reply(true, c.req.out.Notify(c.ctx, c.req.id, m.Method, m.Params))
+		return reply(true, c.Notify(msg.Method, msg.Params))
 	}
-	return tasks.PeerReply{Error: &mcp.TaskError{Code: mcp.CodeMethodNotFound, Message: "Method not found: " + m.Op}}
+	return tasks.PeerReply{Error: &mcp.TaskError{Code: mcp.CodeMethodNotFound, Message: "Method not found: " + msg.Op}}
 }
 
 // borrow registers, on the owner, a tasks/result request of another
 // instance as a carrier of the task's input requests. It lasts until
 // the lender returns it, or an ask finds it gone.
-func (s *Server) borrow(run *taskRun, from, tag string) {
+func (m *Manager) borrow(run *Run, from, tag string) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s.tasks.mu.Lock()
-	if s.tasks.borrowed == nil {
-		s.tasks.borrowed = make(map[string]context.CancelFunc)
+	m.mu.Lock()
+	if m.borrowed == nil {
+		m.borrowed = make(map[string]context.CancelFunc)
 	}
-	s.tasks.borrowed[tag] = cancel
-	s.tasks.mu.Unlock()
-	c := &carrier{ctx: ctx, ask: func(actx context.Context, ir mcp.InputRequest, form jsontext.Value) (jsontext.Value, error) {
-		raw, err := s.callPeer(actx, from, &tasks.PeerMsg{Op: tasks.OpAsk, Task: run.id, Tag: tag, Request: &ir, Form: form})
+	m.borrowed[tag] = cancel
+	m.mu.Unlock()
+	c := &Carrier{Ctx: ctx, Ask: func(actx context.Context, ir mcp.InputRequest, form jsontext.Value) (jsontext.Value, error) {
+		raw, err := m.callPeer(actx, from, &tasks.PeerMsg{Op: tasks.OpAsk, Task: run.ID, Tag: tag, Request: &ir, Form: form})
 		if err != nil && !isRPCError(err) {
 			cancel() // the lender or its request is gone: ask on the next
 		}
 		return raw, err
-	}, notify: func(method string, params any) error {
+	}, Notify: func(method string, params any) error {
 		raw, err := json.Marshal(params)
 		if err != nil {
 			return nil // cannot be sent anywhere: dropped
 		}
-		nctx, ncancel := context.WithTimeout(ctx, taskStoreTimeout)
+		nctx, ncancel := context.WithTimeout(ctx, StoreTimeout)
 		defer ncancel()
-		if _, err := s.callPeer(nctx, from, &tasks.PeerMsg{Op: tasks.OpNotify, Task: run.id, Tag: tag, Method: method, Params: raw}); err != nil && !isRPCError(err) {
+		if _, err := m.callPeer(nctx, from, &tasks.PeerMsg{Op: tasks.OpNotify, Task: run.ID, Tag: tag, Method: method, Params: raw}); err != nil && !isRPCError(err) {
 			cancel() // the lender or its request is gone: send on the next
 			return err
 		}
@@ -274,22 +278,22 @@ func (s *Server) borrow(run *taskRun, from, tag string) {
 	// What the task reported before this request came goes on it now,
 	// once the lender has its answer (it waits for it: sending from
 	// here could wait on the lender in turn).
-	s.tasks.wg.Add(1)
-	go func() { // owned by the server (Shutdown waits); each send is bounded
-		defer s.tasks.wg.Done()
+	m.wg.Add(1)
+	go func() { // owned by the Manager (Shutdown waits); each send is bounded
+		defer m.wg.Done()
 		run.flushNotes()
 	}()
 	context.AfterFunc(ctx, func() {
 		remove()
-		s.tasks.mu.Lock()
-		delete(s.tasks.borrowed, tag)
-		s.tasks.mu.Unlock()
+		m.mu.Lock()
+		delete(m.borrowed, tag)
+		m.mu.Unlock()
 	})
 	context.AfterFunc(runDone(run), cancel)
 }
 
 // runDone is a context that ends with the run.
-func runDone(run *taskRun) context.Context {
+func runDone(run *Run) context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { // ends with the run
 		<-run.done
@@ -308,39 +312,39 @@ func isRPCError(err error) bool {
 // input requests and waits until the task is terminal (a broadcast, or
 // the heartbeat's reread, wakes it), failing it if its owner's lease
 // runs out. It returns the terminal record.
-func (s *Server) remoteResult(ctx context.Context, req *Request, rec *store.TaskRecord, owner string) (*store.TaskRecord, error) {
+func (m *Manager) remoteResult(ctx context.Context, lent *Carrier, rec *store.TaskRecord, owner string) (*store.TaskRecord, error) {
 	tag := rand.Text()
-	s.tasks.mu.Lock()
-	if s.tasks.lent == nil {
-		s.tasks.lent = make(map[string]*carrier)
+	m.mu.Lock()
+	if m.lent == nil {
+		m.lent = make(map[string]*Carrier)
 	}
-	s.tasks.lent[tag] = &carrier{ctx: ctx, req: req}
-	s.tasks.mu.Unlock()
+	m.lent[tag] = lent
+	m.mu.Unlock()
 	defer func() {
-		s.tasks.mu.Lock()
-		delete(s.tasks.lent, tag)
-		s.tasks.mu.Unlock()
+		m.mu.Lock()
+		delete(m.lent, tag)
+		m.mu.Unlock()
 	}()
-	unwatch := s.watchTask(rec.ID)
+	unwatch := m.Watch(rec.ID)
 	defer unwatch()
-	if _, err := s.callPeer(ctx, owner, &tasks.PeerMsg{Op: tasks.OpLend, Task: rec.ID, Tag: tag}); err == nil {
+	if _, err := m.callPeer(ctx, owner, &tasks.PeerMsg{Op: tasks.OpLend, Task: rec.ID, Tag: tag}); err == nil {
 		defer func() {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskStoreTimeout)
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StoreTimeout)
 			defer cancel()
-			_, _ = s.callPeer(rctx, owner, &tasks.PeerMsg{Op: tasks.OpReturn, Task: rec.ID, Tag: tag})
+			_, _ = m.callPeer(rctx, owner, &tasks.PeerMsg{Op: tasks.OpReturn, Task: rec.ID, Tag: tag})
 		}()
 	}
 	for {
-		wake := s.watchChan(rec.ID)
-		cur, err := s.taskStore().Get(ctx, rec.ID)
+		wake := m.watchChan(rec.ID)
+		cur, err := m.cfg.Store.Get(ctx, rec.ID)
 		if errors.Is(err, store.ErrTaskNotFound) {
-			return nil, unknownTask(rec.ID)
+			return nil, Unknown(rec.ID)
 		} else if err != nil {
 			// The store blinked: the client asks again (503), rather
 			// than take "unknown task" as the task's end.
-			return nil, s.taskStoreFailed(rec.ID, err)
+			return nil, m.StoreFailed(rec.ID, err)
 		}
-		cur = s.reapLapsed(ctx, cur)
+		cur = m.ReapLapsed(ctx, cur)
 		if cur.Status.Terminal() {
 			return cur, nil
 		}
@@ -353,7 +357,7 @@ func (s *Server) remoteResult(ctx context.Context, req *Request, rec *store.Task
 }
 
 // taskWatch is the requests of this process waiting on one task.
-type taskWatch struct {
+type watch struct {
 	n    int
 	wake chan struct{} // closed and replaced when the task may have changed
 	// seen is the last change of the task this process's listen streams
@@ -364,10 +368,10 @@ type taskWatch struct {
 
 // freshTask reports whether rec is a change this process's listen
 // streams have not been told of yet, and records it as told.
-func (s *Server) freshTask(rec *store.TaskRecord) bool {
-	s.tasks.mu.Lock()
-	defer s.tasks.mu.Unlock()
-	w := s.tasks.watch[rec.ID]
+func (m *Manager) freshTask(rec *store.TaskRecord) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w := m.watch[rec.ID]
 	if w == nil {
 		return true
 	}
@@ -378,38 +382,38 @@ func (s *Server) freshTask(rec *store.TaskRecord) bool {
 	return true
 }
 
-// watchTask registers interest in a task (a waiting tasks/result, a
+// Watch registers interest in a task (a waiting tasks/result, a
 // listen stream naming it): the heartbeat rereads it, and a lapsed
 // owner is noticed. The returned func ends the interest.
-func (s *Server) watchTask(id string) func() {
-	s.tasks.mu.Lock()
-	if s.tasks.watch == nil {
-		s.tasks.watch = make(map[string]*taskWatch)
+func (m *Manager) Watch(id string) func() {
+	m.mu.Lock()
+	if m.watch == nil {
+		m.watch = make(map[string]*watch)
 	}
-	w := s.tasks.watch[id]
+	w := m.watch[id]
 	if w == nil {
-		w = &taskWatch{wake: make(chan struct{})}
-		s.tasks.watch[id] = w
+		w = &watch{wake: make(chan struct{})}
+		m.watch[id] = w
 	}
 	w.n++
-	s.startBeatLocked()
-	s.tasks.mu.Unlock()
+	m.startBeatLocked()
+	m.mu.Unlock()
 	return func() {
-		s.tasks.mu.Lock()
+		m.mu.Lock()
 		if w.n--; w.n == 0 {
-			delete(s.tasks.watch, id)
+			delete(m.watch, id)
 		}
-		s.tasks.mu.Unlock()
-		s.kickBeat()
+		m.mu.Unlock()
+		m.kickBeat()
 	}
 }
 
 // watchChan returns a channel closed at the next possible change of a
 // watched task (a closed one when it is not watched).
-func (s *Server) watchChan(id string) <-chan struct{} {
-	s.tasks.mu.Lock()
-	defer s.tasks.mu.Unlock()
-	if w := s.tasks.watch[id]; w != nil {
+func (m *Manager) watchChan(id string) <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w := m.watch[id]; w != nil {
 		return w.wake
 	}
 	c := make(chan struct{})
@@ -418,10 +422,10 @@ func (s *Server) watchChan(id string) <-chan struct{} {
 }
 
 // wakeWatchers wakes the requests waiting on a task.
-func (s *Server) wakeWatchers(id string) {
-	s.tasks.mu.Lock()
-	defer s.tasks.mu.Unlock()
-	if w := s.tasks.watch[id]; w != nil {
+func (m *Manager) wakeWatchers(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w := m.watch[id]; w != nil {
 		close(w.wake)
 		w.wake = make(chan struct{})
 	}
@@ -430,65 +434,51 @@ func (s *Server) wakeWatchers(id string) {
 // checkWatched rereads a watched task (the heartbeat): it fails it if
 // its owner's lease ran out, and wakes its waiters when it is terminal,
 // so that a lost broadcast delays an outcome by one beat at most.
-func (s *Server) checkWatched(id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), taskStoreTimeout)
+func (m *Manager) checkWatched(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 	defer cancel()
-	rec, err := s.taskStore().Get(ctx, id)
+	rec, err := m.cfg.Store.Get(ctx, id)
 	if err != nil {
 		if errors.Is(err, store.ErrTaskNotFound) {
-			s.wakeWatchers(id)
+			m.wakeWatchers(id)
 		}
 		return
 	}
-	rec = s.reapLapsed(ctx, rec)
+	rec = m.ReapLapsed(ctx, rec)
 	if rec.Status.Terminal() {
-		s.wakeWatchers(id)
-		if rec.Modern && s.hasTaskListener(id) && s.freshTask(rec) {
-			s.notifyTaskListeners(rec)
+		m.wakeWatchers(id)
+		if rec.Modern && m.host.HasListener(id) && m.freshTask(rec) {
+			m.host.NotifyListeners(rec)
 		}
 	}
-}
-
-// hasTaskListener reports whether a listen stream here names the task.
-func (s *Server) hasTaskListener(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for l := range s.listeners {
-		for _, t := range l.filter.TaskIDs {
-			if t == id {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // remoteUpdate hands tasks/update answers to the instance that runs the
 // task.
-func (s *Server) remoteUpdate(ctx context.Context, rec *store.TaskRecord, owner string, responses mcp.InputResponses) (any, error) {
-	if _, err := s.callPeer(ctx, owner, &tasks.PeerMsg{Op: tasks.OpUpdate, Task: rec.ID, Responses: responses}); err != nil {
+func (m *Manager) remoteUpdate(ctx context.Context, rec *store.TaskRecord, owner string, responses mcp.InputResponses) error {
+	if _, err := m.callPeer(ctx, owner, &tasks.PeerMsg{Op: tasks.OpUpdate, Task: rec.ID, Responses: responses}); err != nil {
 		if e, ok := jsonrpc.AsError(err); ok {
-			return nil, e
+			return e
 		}
-		return nil, jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: the server instance running task %q did not take the answers (%v); send them again (a task whose instance is gone fails within its lease)", rec.ID, err)
+		return jsonrpc.Errorf(mcp.CodeInternalError, "Internal error: the server instance running task %q did not take the answers (%v); send them again (a task whose instance is gone fails within its lease)", rec.ID, err)
 	}
-	return &mcp.EmptyResult{}, nil
+	return nil
 }
 
-// stopTaskAnywhere cancels the handler of a task wherever it runs and
+// StopAnywhere cancels the handler of a task wherever it runs and
 // reports whether it was running; the owner of a 2025 task also records
 // it cancelled, on the session that created it. A task whose owner
 // cannot be reached is not running as far as this instance can tell:
 // the caller records the cancellation, and the owner, if alive, cancels
 // its handler at its next heartbeat (renew).
-func (s *Server) stopTaskAnywhere(ctx context.Context, rec *store.TaskRecord) bool {
-	owner := s.remoteOwner(rec)
+func (m *Manager) StopAnywhere(ctx context.Context, rec *store.TaskRecord) bool {
+	owner := m.RemoteOwner(rec)
 	if owner == "" {
-		return s.stopTask(rec.ID) != nil
+		return m.Stop(rec.ID) != nil
 	}
-	raw, err := s.callPeer(ctx, owner, &tasks.PeerMsg{Op: tasks.OpCancel, Task: rec.ID})
+	raw, err := m.callPeer(ctx, owner, &tasks.PeerMsg{Op: tasks.OpCancel, Task: rec.ID})
 	if err != nil {
-		s.log.Info("server: the instance of a cancelled task did not answer", "task", rec.ID, "instance", owner, "err", err)
+		m.cfg.Log.Info("server: the instance of a cancelled task did not answer", "task", rec.ID, "instance", owner, "err", err)
 		return false
 	}
 	var running bool
@@ -497,24 +487,13 @@ func (s *Server) stopTaskAnywhere(ctx context.Context, rec *store.TaskRecord) bo
 }
 
 // cancelHere serves tasks.OpCancel on the owner.
-func (s *Server) cancelHere(ctx context.Context, id string) (bool, error) {
-	run := s.stopTask(id)
+func (m *Manager) cancelHere(ctx context.Context, id string) (bool, error) {
+	run := m.Stop(id)
 	if run == nil {
 		return false, nil
 	}
-	if rec, err := s.taskStore().Get(ctx, id); err == nil && !rec.Modern && !rec.Status.Terminal() {
-		s.settle(run, rec, mcp.TaskCancelled, legacyCancelMessage, nil, nil)
+	if rec, err := m.cfg.Store.Get(ctx, id); err == nil && !rec.Modern && !rec.Status.Terminal() {
+		m.Settle(run, rec, mcp.TaskCancelled, CancelledByClient, nil, nil)
 	}
 	return true, nil
-}
-
-// endedBy settles a task whose server is shutting down as failed, and
-// reports whether that is why ctx ended.
-func (s *Server) endedBy(ctx context.Context, run *taskRun, rec *store.TaskRecord) bool {
-	if ctx.Err() == nil || !errors.Is(context.Cause(ctx), errServerShutdown) {
-		return false
-	}
-	const msg = "the server shut down before the task finished"
-	s.settle(run, rec, mcp.TaskFailed, msg, nil, &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: " + msg})
-	return true
 }
