@@ -97,3 +97,30 @@ func (legacyEra) announceTask(s *Server, run *taskrun.Run, rec *store.TaskRecord
 		s.log.Debug("server: task status not delivered", "task", rec.ID, "err", err)
 	}
 }
+
+// askTaskInput puts a 2025-11-25 task in input_required until every
+// request of in is answered, then back to working with the answers on
+// treq: the Manager asks the client as the legacy shim does, on the
+// stream of a tasks/result request in flight. It reports false when the
+// task ended meanwhile (cancelled, expired, or failed).
+func (s *Server) askTaskInput(ctx context.Context, run *taskrun.Run, rec *store.TaskRecord, treq *Request, in *Input) bool {
+	if s.opts.DisableLegacyShim {
+		s.tasks.Settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: the task needs input and the legacy shim is disabled"})
+		return false
+	}
+	if err := treq.Require(in.Needed()); err != nil {
+		e, _ := jsonrpc.AsError(err)
+		s.tasks.Settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: e.Code, Message: e.Message})
+		return false
+	}
+	answers, ok := s.tasks.AskInput(ctx, run, rec, in.keys, in.requests, in.forms)
+	if !ok {
+		return false
+	}
+	// Earlier rounds' answers stay, as in the shim (keptAnswers).
+	kept := keptAnswers(treq, in)
+	treq.inputs, treq.state = answers, in.state
+	treq.setKept(kept)
+	s.tasks.SetStatus(context.Background(), run, rec, mcp.TaskWorking, nil)
+	return true
+}

@@ -194,3 +194,24 @@ func hasTasksExtension(req *Request) bool {
 	_, ok := req.clientCaps().Extensions[mcp.ExtensionTasks]
 	return ok
 }
+
+// awaitTaskInput puts a task of the 2026 extension in input_required
+// until tasks/update has answered every request of in, then back to
+// working with the answers on treq. It reports false when the task
+// ended meanwhile.
+func (s *Server) awaitTaskInput(ctx context.Context, run *taskrun.Run, rec *store.TaskRecord, treq *Request, in *Input) bool {
+	answers, ok := s.tasks.AwaitInput(ctx, run, rec, in.asked(), in.requests, in.forms)
+	if !ok {
+		return false
+	}
+	// Earlier rounds' answers stay, as in the shim (keptAnswers), apart
+	// from this round's.
+	kept := keptAnswers(treq, in)
+	treq.inputs, treq.state = answers, in.state
+	treq.setKept(kept)
+	// Usually a no-op: the Manager's Update stored working already. Not
+	// when that update came before this round's input_required was
+	// stored, or its write failed.
+	s.tasks.SetStatus(context.Background(), run, rec, mcp.TaskWorking, nil)
+	return true
+}

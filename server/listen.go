@@ -155,3 +155,17 @@ func (s *Server) notifyTaskListeners(rec *store.TaskRecord) {
 		cancel()
 	}
 }
+
+// hasTaskListener reports whether a listen stream here names the task.
+func (s *Server) hasTaskListener(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for l := range s.listeners {
+		for _, t := range l.filter.TaskIDs {
+			if t == id {
+				return true
+			}
+		}
+	}
+	return false
+}

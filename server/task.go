@@ -281,54 +281,6 @@ func callHandler(ctx context.Context, fn ToolHandler, req *CallToolRequest) (res
 	return fn(ctx, req)
 }
 
-// askTaskInput puts a 2025-11-25 task in input_required until every
-// request of in is answered, then back to working with the answers on
-// treq: the Manager asks the client as the legacy shim does, on the
-// stream of a tasks/result request in flight. It reports false when the
-// task ended meanwhile (cancelled, expired, or failed).
-func (s *Server) askTaskInput(ctx context.Context, run *taskrun.Run, rec *store.TaskRecord, treq *Request, in *Input) bool {
-	if s.opts.DisableLegacyShim {
-		s.tasks.Settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: mcp.CodeInternalError, Message: "Internal error: the task needs input and the legacy shim is disabled"})
-		return false
-	}
-	if err := treq.Require(in.Needed()); err != nil {
-		e, _ := jsonrpc.AsError(err)
-		s.tasks.Settle(run, rec, mcp.TaskFailed, "", nil, &mcp.TaskError{Code: e.Code, Message: e.Message})
-		return false
-	}
-	answers, ok := s.tasks.AskInput(ctx, run, rec, in.keys, in.requests, in.forms)
-	if !ok {
-		return false
-	}
-	// Earlier rounds' answers stay, as in the shim (keptAnswers).
-	kept := keptAnswers(treq, in)
-	treq.inputs, treq.state = answers, in.state
-	treq.setKept(kept)
-	s.tasks.SetStatus(context.Background(), run, rec, mcp.TaskWorking, nil)
-	return true
-}
-
-// awaitTaskInput puts a task of the 2026 extension in input_required
-// until tasks/update has answered every request of in, then back to
-// working with the answers on treq. It reports false when the task
-// ended meanwhile.
-func (s *Server) awaitTaskInput(ctx context.Context, run *taskrun.Run, rec *store.TaskRecord, treq *Request, in *Input) bool {
-	answers, ok := s.tasks.AwaitInput(ctx, run, rec, in.asked(), in.requests, in.forms)
-	if !ok {
-		return false
-	}
-	// Earlier rounds' answers stay, as in the shim (keptAnswers), apart
-	// from this round's.
-	kept := keptAnswers(treq, in)
-	treq.inputs, treq.state = answers, in.state
-	treq.setKept(kept)
-	// Usually a no-op: the Manager's Update stored working already. Not
-	// when that update came before this round's input_required was
-	// stored, or its write failed.
-	s.tasks.SetStatus(context.Background(), run, rec, mcp.TaskWorking, nil)
-	return true
-}
-
 // discardOut is the outbound of a session-less legacy task: no request
 // can reach its client outside a tasks/result.
 type discardOut struct{}

@@ -140,17 +140,3 @@ func (s *Server) listTasks(ctx context.Context, req *Request, wp *wireParams) (a
 	}
 	return res, nil
 }
-
-// hasTaskListener reports whether a listen stream here names the task.
-func (s *Server) hasTaskListener(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for l := range s.listeners {
-		for _, t := range l.filter.TaskIDs {
-			if t == id {
-				return true
-			}
-		}
-	}
-	return false
-}

@@ -367,35 +367,6 @@ func TestTaskShutdownBounded(t *testing.T) {
 	}
 }
 
-// TestTaskCancelCompleteRace: a cancel and a completion racing on the
-// store settle the task once; the loser changes nothing.
-func TestTaskCancelCompleteRace(t *testing.T) {
-	for range 50 {
-		s := New(nil)
-		rec := &store.TaskRecord{ID: "t", Status: mcp.TaskWorking, CreatedAt: time.Now(), TTL: time.Minute}
-		if err := s.tasks.Store().Put(context.Background(), rec); err != nil {
-			t.Fatal(err)
-		}
-		var wg sync.WaitGroup
-		wg.Go(func() { s.tasks.Settle(nil, rec.Clone(), mcp.TaskCompleted, "", []byte(`{"content":[]}`), nil) })
-		wg.Go(func() { s.tasks.Settle(nil, rec.Clone(), mcp.TaskCancelled, "", nil, nil) })
-		wg.Wait()
-		cur, _ := s.tasks.Store().Get(context.Background(), "t")
-		switch cur.Status {
-		case mcp.TaskCompleted:
-			if cur.Result == nil {
-				t.Fatal("completed without its result")
-			}
-		case mcp.TaskCancelled:
-			if cur.Result != nil {
-				t.Fatal("cancelled with a result")
-			}
-		default:
-			t.Fatalf("status %s", cur.Status)
-		}
-	}
-}
-
 // watching reports whether a request here waits on the task (test
 // support for ordering: the wait is registered before the test acts).
 func (s *Server) watching(id string) bool { return s.tasks.Watching(id) }
