@@ -156,7 +156,7 @@ func answersError(key string, bad *badAnswer) *jsonrpc.Error {
 	return jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: "+bad.at("inputResponses["+strconv.Quote(key)+"]"))
 }
 
-// checkResponses is the check of tasks/update (task.go): each answer to
+// checkResponses is the check of tasks/update (taskHost, for taskrun): each answer to
 // an open request against its method and, for an elicitation, the form
 // the task asked with (forms, as Input.forms); answers to other keys are
 // dropped unchecked, as the tasks extension's update has them ignored.

@@ -52,9 +52,12 @@
 // server/streamhttp, which reaches the server through the internal seam
 // (server/internal/seam). The deployment seams several instances share
 // (session, event and task stores, the broker) are in package store.
-// Tasks run here (task*.go); their rules that need no server — which
-// tasks/* methods an era has, eligibility, rendering, ids, the messages
-// between instances — are in server/internal/tasks, below this package.
+// Tasks are handed off here (task.go: a tools/call that becomes a
+// task; task_methods.go: the tasks/* methods) and run below this
+// package, by the Manager of server/internal/taskrun that each Server
+// owns; their rules that need no server — which tasks/* methods an era
+// has, eligibility, rendering, ids, the messages between instances —
+// are in server/internal/tasks.
 //
 // Options.Interceptors wrap every request and notification the server
 // receives and every message it sends, in both eras (package intercept;

@@ -9,7 +9,8 @@
 // It owns rules as data in, answers out: package server asks a
 // request's era for its Rules (Core or Extension) and hands them what
 // they need (the revision, whether the extension was declared, a tool's
-// task support). Running, storing and announcing tasks stay in server.
+// task support). Running and storing tasks is server/internal/taskrun's;
+// announcing them, server's.
 //
 // It must not import server, server/streamhttp or any carrier; it
 // imports only mcp, jsonrpc, store and internal/revisions.

@@ -7,7 +7,7 @@ import (
 )
 
 // The operations of PeerMsg: what one instance asks of another about a
-// task (server/task_peers.go runs them).
+// task (server/internal/taskrun runs them).
 const (
 	OpStatus = "status" // broadcast: the task's record changed
 	OpCancel = "cancel" // to the owner: cancel the handler
