@@ -8,6 +8,7 @@ package interop
 // of an origin not allowed is refused at the preflight.
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,10 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/server/streamhttp"
 )
 
 // corsPage is the page of the test: it runs the calls against the
@@ -73,12 +78,12 @@ async function modern() {
 })();
 </script>`
 
-// corsPageServer serves corsPage on its own loopback origin.
-func corsPageServer(t *testing.T) *httptest.Server {
+// corsPageServer serves page on its own loopback origin.
+func corsPageServer(t *testing.T, page string) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(corsPage))
+		_, _ = w.Write([]byte(page))
 	}))
 	t.Cleanup(ts.Close)
 	return ts
@@ -102,6 +107,15 @@ type corsOutcome struct {
 // headless Chromium and returns what its calls gave.
 func runCORSPage(t *testing.T, pageURL, endpoint string) corsOutcome {
 	t.Helper()
+	var res corsOutcome
+	pageResult(t, pageURL, endpoint, &res)
+	return res
+}
+
+// pageResult opens the page at pageURL against endpoint in a fresh
+// headless Chromium and decodes window.corsResult into res.
+func pageResult(t *testing.T, pageURL, endpoint string, res any) {
+	t.Helper()
 	ctx := browser(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(pageURL+"/?endpoint="+endpoint)); err != nil {
 		t.Fatalf("opening %s: %v", pageURL, err)
@@ -112,11 +126,9 @@ func runCORSPage(t *testing.T, pageURL, endpoint string) corsOutcome {
 		t.Fatalf("waiting for the page's calls: %v", err)
 	}
 	t.Logf("page at %s: %s", pageURL, out)
-	var res corsOutcome
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
+	if err := json.Unmarshal([]byte(out), res); err != nil {
 		t.Fatalf("page result %s: %v", out, err)
 	}
-	return res
 }
 
 // TestCORSBrowser: with --cors-origin naming the page's origin, the
@@ -125,7 +137,7 @@ func runCORSPage(t *testing.T, pageURL, endpoint string) corsOutcome {
 func TestCORSBrowser(t *testing.T) {
 	t.Parallel()
 	chromium(t)
-	allowed, other := corsPageServer(t), corsPageServer(t)
+	allowed, other := corsPageServer(t, corsPage), corsPageServer(t, corsPage)
 	endpoint := serveHTTPCLI(t, "--cors-origin", allowed.URL)
 	if !strings.HasPrefix(endpoint, "http://127.0.0.1:") || strings.HasPrefix(endpoint, allowed.URL+"/") {
 		t.Fatalf("endpoint %s: want another loopback origin than the page's %s", endpoint, allowed.URL)
@@ -148,4 +160,70 @@ func TestCORSBrowser(t *testing.T) {
 			t.Errorf("calls from %s, an origin not allowed: %+v, want both refused (a TypeError of fetch)", other.URL, res)
 		}
 	})
+}
+
+// corsParamPage calls, from the browser, a 2026-07-28 tool one of whose
+// arguments is mirrored in a header (x-mcp-header, SEP-2243), first
+// without a token (reading the 401's WWW-Authenticate), then with one.
+const corsParamPage = `<!doctype html><meta charset="utf-8"><title>cors</title><script>
+const endpoint = new URLSearchParams(location.search).get("endpoint");
+(async () => {
+  const out = {};
+  const call = (token) => {
+    const h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+      "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "where", "Mcp-Param-Region": "eu-west"};
+    if (token) h["Authorization"] = "Bearer " + token;
+    return fetch(endpoint, {method: "POST", headers: h,
+      body: JSON.stringify({jsonrpc: "2.0", id: 1, method: "tools/call", params: {name: "where", arguments: {region: "eu-west"},
+        _meta: {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
+          "io.modelcontextprotocol/clientInfo": {name: "browser", version: "1"}}}})});
+  };
+  try {
+    let resp = await call("");
+    out.unauthorized = resp.status;
+    out.challenge = resp.headers.get("WWW-Authenticate");
+    resp = await call("letmein");
+    out.status = resp.status;
+    out.text = (await resp.json()).result.content[0].text;
+  } catch (e) { out.failed = String(e); }
+  window.corsResult = JSON.stringify(out);
+})();
+</script>`
+
+// TestCORSBrowserParamHeader: a page calls, with fetch(), a tool whose
+// argument travels in Mcp-Param-Region on an in-process handler behind
+// bearer middleware wrapped in Handler.CORS: the preflight allows the
+// tool's own header and passes the middleware, and the page reads the
+// middleware's 401 challenge before calling with a token.
+func TestCORSBrowserParamHeader(t *testing.T) {
+	t.Parallel()
+	chromium(t)
+	page := corsPageServer(t, corsParamPage)
+	s := server.New(&server.Options{Info: mcp.Implementation{Name: "cors", Version: "1"}})
+	s.AddRawTool(&mcp.Tool{Name: "where", InputSchema: []byte(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)},
+		func(_ context.Context, req *server.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: "served " + string(req.Params.Arguments)}}}, nil
+		})
+	h := streamhttp.NewHandler(s, &streamhttp.Options{CORS: &streamhttp.CORSOptions{AllowedOrigins: []string{page.URL}}})
+	t.Cleanup(func() { _ = h.Close() })
+	bearer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer letmein" {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"`)
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+	ts := httptest.NewServer(h.CORS(bearer))
+	t.Cleanup(ts.Close)
+
+	var res struct {
+		Unauthorized, Status    int
+		Challenge, Text, Failed string
+	}
+	pageResult(t, page.URL, ts.URL, &res)
+	if res.Failed != "" || res.Unauthorized != http.StatusUnauthorized || !strings.HasPrefix(res.Challenge, "Bearer resource_metadata=") ||
+		res.Status != http.StatusOK || !strings.Contains(res.Text, "eu-west") {
+		t.Errorf("calls from the page: %+v", res)
+	}
 }

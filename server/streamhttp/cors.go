@@ -34,7 +34,9 @@ type CORSOptions struct {
 	// credentials: those answers carry "Access-Control-Allow-Origin: *"
 	// and no Access-Control-Allow-Credentials, so cookies and HTTP
 	// authentication are not sent (a bearer token set by the page in
-	// Authorization still is). On a loopback listener "*" lets every web
+	// Authorization still is), nor the Private Network Access answer
+	// that lets a public page reach a private or loopback address (given
+	// to listed origins). On a loopback listener "*" lets every web
 	// page the user visits call the server: list origins instead. Empty:
 	// no origin is allowed and every preflight is refused.
 	AllowedOrigins []string
@@ -209,6 +211,11 @@ func (h *Handler) serveCORS(w http.ResponseWriter, r *http.Request) bool {
 	hdr.Set("Access-Control-Allow-Headers", allowed)
 	if p.maxAge != "" {
 		hdr.Set("Access-Control-Max-Age", p.maxAge)
+	}
+	if explicit && strings.EqualFold(r.Header.Get("Access-Control-Request-Private-Network"), "true") {
+		// Private Network Access: a public page calling a server on a
+		// private or loopback address; allowed for listed origins only.
+		hdr.Set("Access-Control-Allow-Private-Network", "true")
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return true

@@ -226,6 +226,26 @@ func TestCORSPreflightMethodsAndMaxAge(t *testing.T) {
 	}
 }
 
+// TestCORSPrivateNetwork: the Private Network Access preflight of a
+// public page calling a loopback server is allowed for a listed origin,
+// not through "*".
+func TestCORSPrivateNetwork(t *testing.T) {
+	for _, tc := range []struct {
+		origins []string
+		want    string
+	}{{[]string{appOrigin}, "true"}, {[]string{"*"}, ""}} {
+		h := NewHandler(echoServer(), &Options{CORS: &CORSOptions{AllowedOrigins: tc.origins}})
+		r := preflight(t, []string{appOrigin}, "POST", "content-type")
+		r.Header.Set("Access-Control-Request-Private-Network", "true")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if got := w.Header().Get("Access-Control-Allow-Private-Network"); w.Code != http.StatusNoContent || got != tc.want {
+			t.Errorf("allowed %q: status %d, Access-Control-Allow-Private-Network %q, want %q", tc.origins, w.Code, got, tc.want)
+		}
+		h.Close()
+	}
+}
+
 // TestCORSOff: without Options.CORS a preflight is refused as before
 // (405 with no CORS header) and answers carry no CORS header.
 func TestCORSOff(t *testing.T) {
