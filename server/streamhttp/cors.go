@@ -51,13 +51,15 @@ type CORSOptions struct {
 	// 5 seconds).
 	MaxAge time.Duration
 	// AllowedHeaders are request headers allowed beyond the MCP ones
+	// (names that are not header tokens are ignored)
 	// (Accept, Authorization, Content-Type, DPoP, Last-Event-ID,
 	// MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name and
 	// every Mcp-Param-{Name} of SEP-2243), such as "traceparent".
 	AllowedHeaders []string
 	// ExposedHeaders are response headers a page may read beyond the
 	// ones the endpoint sends (Mcp-Session-Id, MCP-Protocol-Version,
-	// WWW-Authenticate, Retry-After).
+	// WWW-Authenticate, Retry-After); names that are not header tokens
+	// are ignored.
 	ExposedHeaders []string
 }
 
@@ -113,7 +115,7 @@ func newCORSPolicy(o *CORSOptions, stateless bool) *corsPolicy {
 	}
 	names := append([]string(nil), corsAllowHeaders...)
 	for _, name := range o.AllowedHeaders {
-		if name = strings.ToLower(strings.TrimSpace(name)); isToken(name) && !p.headers[name] {
+		if name = strings.ToLower(strings.TrimSpace(name)); isToken(name) {
 			names = append(names, name)
 		}
 	}
@@ -125,7 +127,13 @@ func newCORSPolicy(o *CORSOptions, stateless bool) *corsPolicy {
 		}
 	}
 	p.headerList = strings.Join(kept, ", ")
-	p.expose = strings.Join(append(append([]string(nil), corsExposeHeaders...), o.ExposedHeaders...), ", ")
+	expose := append([]string(nil), corsExposeHeaders...)
+	for _, name := range o.ExposedHeaders {
+		if name = strings.TrimSpace(name); isToken(name) {
+			expose = append(expose, name)
+		}
+	}
+	p.expose = strings.Join(expose, ", ")
 	switch maxAge := o.MaxAge; {
 	case maxAge == 0:
 		p.maxAge = strconv.Itoa(int(DefaultCORSMaxAge / time.Second))

@@ -99,7 +99,7 @@ func TestCORSPreflight(t *testing.T) {
 		{name: "origin listed in other case with a slash", opts: CORSOptions{AllowedOrigins: []string{"HTTPS://App.Example.com/"}},
 			origins: []string{appOrigin}, method: "POST", headers: "content-type",
 			status: 204, allowOrigin: appOrigin},
-		{name: "extra allowed header", opts: CORSOptions{AllowedOrigins: []string{appOrigin}, AllowedHeaders: []string{"Traceparent"}},
+		{name: "extra allowed header", opts: CORSOptions{AllowedOrigins: []string{appOrigin}, AllowedHeaders: []string{"Traceparent", "bad name\r\n"}},
 			origins: []string{appOrigin}, method: "POST", headers: "content-type,traceparent",
 			status: 204, allowOrigin: appOrigin},
 		{name: "credentials to a listed origin", opts: CORSOptions{AllowedOrigins: []string{appOrigin}, AllowCredentials: true},
@@ -136,7 +136,7 @@ func TestCORSPreflight(t *testing.T) {
 			origins: []string{appOrigin}, method: "PUT", headers: "content-type", status: 403},
 		{name: "GET on a stateless handler", opts: CORSOptions{AllowedOrigins: []string{appOrigin}}, stateless: true,
 			origins: []string{appOrigin}, method: "GET", headers: "mcp-session-id", status: 403},
-		{name: "header not allowed", opts: CORSOptions{AllowedOrigins: []string{appOrigin}},
+		{name: "header not allowed", opts: CORSOptions{AllowedOrigins: []string{appOrigin}, AllowedHeaders: []string{"x secret"}},
 			origins: []string{appOrigin}, method: "POST", headers: "content-type,x-secret", status: 403},
 		{name: "bare Mcp-Param- prefix", opts: CORSOptions{AllowedOrigins: []string{appOrigin}},
 			origins: []string{appOrigin}, method: "POST", headers: "mcp-param-", status: 403},
@@ -243,6 +243,26 @@ func TestCORSPrivateNetwork(t *testing.T) {
 			t.Errorf("allowed %q: status %d, Access-Control-Allow-Private-Network %q, want %q", tc.origins, w.Code, got, tc.want)
 		}
 		h.Close()
+	}
+}
+
+// TestCORSExtraHeaders: ExposedHeaders and AllowedHeaders add to the
+// MCP ones; names that are not header tokens are dropped.
+func TestCORSExtraHeaders(t *testing.T) {
+	h := NewHandler(echoServer(), &Options{CORS: &CORSOptions{AllowedOrigins: []string{appOrigin},
+		ExposedHeaders: []string{"X-Trace-Id", "bad\r\nname"}, AllowedHeaders: []string{"Traceparent", "a b"}}})
+	defer h.Close()
+	r := preflight(t, []string{appOrigin}, "", "")
+	r.Method = http.MethodGet
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if got := w.Header().Get("Access-Control-Expose-Headers"); got != "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After, X-Trace-Id" {
+		t.Errorf("Access-Control-Expose-Headers %q", got)
+	}
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, preflight(t, []string{appOrigin}, "POST", "traceparent"))
+	if allowed := headerList(w.Header().Get("Access-Control-Allow-Headers")); w.Code != http.StatusNoContent || !slices.Contains(allowed, "traceparent") || slices.Contains(allowed, "a b") {
+		t.Errorf("status %d, Access-Control-Allow-Headers %q", w.Code, allowed)
 	}
 }
 
