@@ -1,0 +1,248 @@
+package group_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/client/group"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// collect lists the tools, returning their names and the servers whose
+// errors were yielded.
+func collect(ctx context.Context, g *group.Group) (names, failed []string, errs []error) {
+	for tool, err := range g.Tools(ctx) {
+		if err != nil {
+			var se *group.ServerError
+			if errors.As(err, &se) {
+				failed = append(failed, se.Server)
+			}
+			errs = append(errs, err)
+			continue
+		}
+		names = append(names, tool.Name)
+	}
+	return names, failed, errs
+}
+
+// TestServerDiesMidway: a server whose connection ends while the group
+// is in use is reported down, its listing yields its error while the
+// others list on, and it is connected again once it can be.
+func TestServerDiesMidway(t *testing.T) {
+	ctx := testContext(t)
+	clk := newClock()
+	hosts := map[string]*host{}
+	var servers []group.Server
+	for _, s := range []struct{ name, version string }{{"legacy", mcp.LatestLegacy}, {"modern", mcp.Version20260728}, {"dies", mcp.LatestLegacy}} {
+		h := newHost(t, newServer(t, s.name))
+		hosts[s.name] = h
+		servers = append(servers, group.Server{Name: s.name, Connect: h.dial, Client: &client.Options{ProtocolVersion: s.version}})
+	}
+	g, err := group.Connect(ctx, servers, &group.Options{Now: clk.Now, RetryMin: time.Second, RetryMax: 4 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = g.Close() }()
+	if names, failed, _ := collect(ctx, g); len(names) != 3 || failed != nil {
+		t.Fatalf("before: %v %v", names, failed)
+	}
+
+	// The server goes away, and cannot be reached for now.
+	c, err := g.Client(ctx, "dies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts["dies"].refuse.Store(true)
+	hosts["dies"].cut()
+	<-c.Done()
+
+	names, failed, errs := collect(ctx, g)
+	if fmt.Sprint(names) != "[legacy_echo modern_echo]" || fmt.Sprint(failed) != "[dies]" || !errors.Is(errs[0], errRefused) {
+		t.Fatalf("after the death: names %v failed %v errs %v", names, failed, errs)
+	}
+	st := g.Servers()[2]
+	if st.State != group.StateDown || !errors.Is(st.Err, errRefused) || !st.NextRetry.Equal(clk.Now().Add(time.Second)) {
+		t.Errorf("status %+v", st)
+	}
+	// The other servers still answer calls.
+	if out, _, err := group.CallTool[echoOut](ctx, g, "modern_echo", echoIn{Text: "x"}); err != nil || out.Server != "modern" {
+		t.Fatalf("modern_echo: %+v %v", out, err)
+	}
+	// Before its retry time the server is not dialled again.
+	dials := hosts["dies"].dials.Load()
+	if _, err := g.CallTool(ctx, &mcp.CallToolParams{Name: "dies_echo"}); !errors.Is(err, group.ErrServerDown) {
+		t.Errorf("dies_echo before the retry: %v", err)
+	}
+	if d := hosts["dies"].dials.Load(); d != dials {
+		t.Errorf("dialled %d times before the retry time", d-dials)
+	}
+
+	// It is back; past the retry time the next use connects it again.
+	hosts["dies"].refuse.Store(false)
+	clk.Add(time.Second)
+	out, _, err := group.CallTool[echoOut](ctx, g, "dies_echo", echoIn{Text: "back"})
+	if err != nil || out.Server != "dies" {
+		t.Fatalf("dies_echo after the retry: %+v %v", out, err)
+	}
+	if st := g.Servers()[2]; st.State != group.StateReady || st.Connects != 2 || st.Err != nil {
+		t.Errorf("status after the reconnection %+v", st)
+	}
+}
+
+// TestRetryBackoff: failed attempts wait RetryMin, doubling up to
+// RetryMax, each on the injected clock; a success resets the wait.
+func TestRetryBackoff(t *testing.T) {
+	ctx := testContext(t)
+	clk := newClock()
+	h := newHost(t, newServer(t, "s"))
+	h.refuse.Store(true)
+	g, err := group.Connect(ctx, []group.Server{{Name: "s", Connect: h.dial}}, &group.Options{Now: clk.Now, RetryMin: time.Second, RetryMax: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = g.Close() }()
+	for i, wait := range []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 3 * time.Second} {
+		st := g.Servers()[0]
+		if got := st.NextRetry.Sub(clk.Now()); got != wait || st.State != group.StateDown {
+			t.Fatalf("attempt %d: next retry in %v (state %s), want %v", i+1, got, st.State, wait)
+		}
+		clk.Add(wait - time.Nanosecond)
+		if _, err := g.Client(ctx, "s"); !errors.Is(err, group.ErrServerDown) || !errors.Is(err, errRefused) {
+			t.Fatalf("before the retry time: %v", err)
+		}
+		clk.Add(time.Nanosecond)
+		if _, err := g.Client(ctx, "s"); errors.Is(err, group.ErrServerDown) || !errors.Is(err, errRefused) {
+			t.Fatalf("at the retry time: %v", err)
+		}
+	}
+	if d := h.dials.Load(); d != 5 {
+		t.Errorf("%d dials, want 5 (Connect's and one per retry)", d)
+	}
+	h.refuse.Store(false)
+	clk.Add(3 * time.Second)
+	c, err := g.Client(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.refuse.Store(true)
+	h.cut()
+	<-c.Done()
+	_, _, errs := collect(ctx, g)
+	if len(errs) != 1 {
+		t.Fatalf("errors %v", errs)
+	}
+	if st := g.Servers()[0]; st.NextRetry.Sub(clk.Now()) != time.Second {
+		t.Errorf("after a success the wait starts again at RetryMin: %+v", st)
+	}
+}
+
+// TestConcurrentUse calls and lists from many goroutines across servers
+// of both eras while one of them is cut and reconnected, then closes the
+// group under load: everything ends, nothing races.
+func TestConcurrentUse(t *testing.T) {
+	ctx := testContext(t)
+	g, hosts := fourServers(t, &group.Options{RetryMin: time.Nanosecond, RetryMax: time.Nanosecond})
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 8 {
+		wg.Go(func() {
+			<-start
+			for j := range 20 {
+				name := []string{"legacy_echo", "modern_echo", "auto_echo"}[(i+j)%3]
+				out, _, err := group.CallTool[echoOut](ctx, g, name, echoIn{Text: "c"})
+				if err == nil && out.Text != "c" {
+					t.Errorf("%s: %+v", name, out)
+				}
+				if err != nil && name != "legacy_echo" { // only legacy is cut below
+					t.Errorf("%s: %v", name, err)
+				}
+				for _, err := range g.Tools(ctx) {
+					var se *group.ServerError
+					if err != nil && (!errors.As(err, &se) || (se.Server != "broken" && se.Server != "legacy")) {
+						t.Errorf("listing: %v", err)
+					}
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		<-start
+		for range 5 {
+			hosts["legacy"].cut()
+			_ = g.Servers()
+		}
+	})
+	close(start)
+	wg.Wait()
+	if err := g.Close(); err != nil {
+		t.Logf("Close: %v", err) // a transport already cut may report it
+	}
+	if _, err := g.CallTool(ctx, &mcp.CallToolParams{Name: "modern_echo"}); !errors.Is(err, group.ErrClosed) {
+		t.Errorf("after Close: %v", err)
+	}
+	for _, st := range g.Servers() {
+		if st.State != group.StateClosed {
+			t.Errorf("%s: %s after Close", st.Name, st.State)
+		}
+	}
+}
+
+// TestCloseEndsAttempts: Close ends a connection attempt in flight (one
+// that waits for its context) and returns; the caller of that attempt
+// gets an error.
+func TestCloseEndsAttempts(t *testing.T) {
+	ctx := testContext(t)
+	h := newHost(t, newServer(t, "slow"))
+	h.refuse.Store(true)
+	g, err := group.Connect(ctx, []group.Server{{Name: "slow", Connect: h.dial}}, &group.Options{RetryMin: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := make(chan struct{})
+	h.mu.Lock()
+	h.block = block
+	h.mu.Unlock()
+	called := make(chan error, 1)
+	go func() { // ends when Close ends the attempt
+		_, err := g.CallTool(ctx, &mcp.CallToolParams{Name: "slow_echo"})
+		called <- err
+	}()
+	<-block // the attempt is in flight
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-called; err == nil {
+		t.Fatal("the call succeeded")
+	}
+}
+
+// TestListStopsEarly: a consumer that stops after the first tool stops
+// the listing of every server (no further server is contacted).
+func TestListStopsEarly(t *testing.T) {
+	ctx := testContext(t)
+	g, hosts := fourServers(t, nil)
+	dials := hosts["broken"].dials.Load()
+	for tool, err := range g.Tools(ctx) {
+		if err != nil || tool.Server != "legacy" {
+			t.Fatalf("first: %+v %v", tool, err)
+		}
+		break
+	}
+	if hosts["broken"].dials.Load() != dials {
+		t.Error("the broken server was tried after the consumer stopped")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	var errs []error
+	for _, err := range g.Tools(cctx) {
+		errs = append(errs, err)
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], context.Canceled) {
+		t.Errorf("with an ended context: %v", errs)
+	}
+}
