@@ -11,8 +11,8 @@ import (
 	"github.com/mcpkit/mcpkit/transport"
 )
 
-// errEnded is the failure of a connection that ended with no error of its
-// own to report.
+// errEnded is the failure of a connection that ended, until the client
+// says why.
 var errEnded = errors.New("connection ended")
 
 // member is one server of a group and its connection. Its fields below mu
@@ -90,19 +90,25 @@ func (m *member) get(ctx context.Context) (*client.Client, error) {
 }
 
 // lost records that the connection of c ended; called with mu held, it
-// unlocks and closes c.
+// unlocks, then learns why and closes c (both may wait for the client's
+// shutdown, so outside the lock).
 func (m *member) lost(c *client.Client) {
-	err := c.Wait()
-	if err == nil {
-		err = errEnded
-	}
 	m.c = nil
 	m.state = StateDown
-	m.err = err
+	m.err = errEnded
 	m.since = m.g.opts.Now()
 	m.next = time.Time{} // a server that was ready is tried again at once
 	m.mu.Unlock()
+	why := c.Wait()
 	_ = c.Close()
+	if why == nil {
+		return
+	}
+	m.mu.Lock()
+	if m.c == nil && m.state == StateDown && m.err == errEnded { // nothing newer happened
+		m.err = fmt.Errorf("%w: %w", errEnded, why)
+	}
+	m.mu.Unlock()
 }
 
 // connect opens a transport and a client within the connect timeout and
