@@ -4,13 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/client/group"
+	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
 )
 
 // collect lists the tools, returning their names and the servers whose
@@ -245,4 +250,148 @@ func TestListStopsEarly(t *testing.T) {
 	if len(errs) != 1 || !errors.Is(errs[0], context.Canceled) {
 		t.Errorf("with an ended context: %v", errs)
 	}
+}
+
+// failList is a client interceptor that fails the requests of one method.
+func failList(method string) intercept.Interceptor {
+	return func(next intercept.Handler) intercept.Handler {
+		return func(ctx context.Context, c *intercept.Call) (any, error) {
+			if !c.Inbound && !c.Notification && c.Method == method {
+				return nil, errFlaky
+			}
+			return next(ctx, c)
+		}
+	}
+}
+
+var errFlaky = errors.New("test: list failed")
+
+// TestListFailsPartWay: a server whose list fails is one error in the
+// merged listing, between the servers before and after it; its calls
+// still work.
+func TestListFailsPartWay(t *testing.T) {
+	ctx := testContext(t)
+	var servers []group.Server
+	for _, s := range []struct{ name, version string }{{"a", mcp.LatestLegacy}, {"flaky", mcp.Version20260728}, {"b", mcp.Version20260728}} {
+		h := newHost(t, newServer(t, s.name))
+		o := &client.Options{ProtocolVersion: s.version}
+		if s.name == "flaky" {
+			o.Interceptors = []intercept.Interceptor{failList(mcp.MethodToolsList)}
+		}
+		servers = append(servers, group.Server{Name: s.name, Connect: h.dial, Client: o})
+	}
+	g, err := group.Connect(ctx, servers, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = g.Close() }()
+	names, failed, errs := collect(ctx, g)
+	if fmt.Sprint(names) != "[a_echo b_echo]" || fmt.Sprint(failed) != "[flaky]" || !errors.Is(errs[0], errFlaky) {
+		t.Fatalf("names %v failed %v errs %v", names, failed, errs)
+	}
+	if res, err := g.CallTool(ctx, &mcp.CallToolParams{Name: "flaky_echo", Arguments: []byte(`{"text":"ok"}`)}); err != nil || res.IsError {
+		t.Errorf("flaky_echo: %+v %v", res, err)
+	}
+	if st := g.Servers()[1]; st.State != group.StateReady {
+		t.Errorf("a failed list changed the state: %+v", st)
+	}
+}
+
+// TestDiesDuringCall: a call in flight when its server's connection is
+// cut fails with that server's error and is not repeated; a call to
+// another server made meanwhile succeeds.
+func TestDiesDuringCall(t *testing.T) {
+	ctx := testContext(t)
+	srv := newServer(t, "dies")
+	entered := make(chan struct{}, 1)
+	var calls atomic.Int32
+	err := server.AddTool(srv, &mcp.Tool{Name: "hang"}, func(ctx context.Context, _ *server.CallToolRequest, _ echoIn) (echoOut, error) {
+		calls.Add(1)
+		entered <- struct{}{}
+		<-ctx.Done()
+		return echoOut{}, ctx.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dies := newHost(t, srv)
+	other := newHost(t, newServer(t, "other"))
+	g, err := group.Connect(ctx, []group.Server{
+		{Name: "dies", Connect: dies.dial, Client: &client.Options{ProtocolVersion: mcp.LatestLegacy}},
+		{Name: "other", Connect: other.dial, Client: &client.Options{ProtocolVersion: mcp.Version20260728}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = g.Close() }()
+	called := make(chan error, 1)
+	go func() { // ends when the cut ends the call
+		_, err := g.CallTool(ctx, &mcp.CallToolParams{Name: "dies_hang", Arguments: []byte(`{"text":"x"}`)})
+		called <- err
+	}()
+	select {
+	case <-entered:
+	case err := <-called:
+		t.Fatalf("the call ended before the tool ran: %v", err)
+	}
+	if out, _, err := group.CallTool[echoOut](ctx, g, "other_echo", echoIn{Text: "meanwhile"}); err != nil || out.Text != "meanwhile" {
+		t.Fatalf("other_echo: %+v %v", out, err)
+	}
+	c, err := g.Client(ctx, "dies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dies.refuse.Store(true)
+	dies.cut()
+	err = <-called
+	var se *group.ServerError
+	if !errors.As(err, &se) || se.Server != "dies" {
+		t.Fatalf("the cut call: %v", err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the tool ran %d times", n)
+	}
+	<-c.Done() // the call may fail just before the connection is marked ended
+	st := g.Servers()[0]
+	if st.State != group.StateDown {
+		t.Errorf("status after the cut: %+v", st)
+	}
+}
+
+// TestRefusedSubscription: a modern server whose list-change
+// subscription cannot be opened is still used; the group logs why.
+func TestRefusedSubscription(t *testing.T) {
+	ctx := testContext(t)
+	h := newHost(t, newServer(t, "m"))
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+	g, err := group.Connect(ctx, []group.Server{{Name: "m", Connect: h.dial, Client: &client.Options{
+		ProtocolVersion: mcp.Version20260728,
+		Interceptors:    []intercept.Interceptor{failList(mcp.MethodSubscriptionsListen)},
+	}}}, &group.Options{Logger: logger, OnListChanged: func(context.Context, group.Change) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = g.Close() }()
+	if st := g.Servers()[0]; st.State != group.StateReady {
+		t.Fatalf("status %+v", st)
+	}
+	mu.Lock()
+	got := logs.String()
+	mu.Unlock()
+	if !strings.Contains(got, "no list-change subscription") || !strings.Contains(got, "server=m") {
+		t.Errorf("log: %q", got)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
