@@ -156,6 +156,15 @@ func TestGroupRoutingErrors(t *testing.T) {
 			t.Errorf("CallTool(%q) = %v, want ErrUnknownName", name, err)
 		}
 	}
+	if _, err := g.CallTool(ctx, nil); !errors.Is(err, group.ErrUnknownName) {
+		t.Errorf("CallTool(nil) = %v", err)
+	}
+	if _, err := g.GetPrompt(ctx, nil); !errors.Is(err, group.ErrUnknownName) {
+		t.Errorf("GetPrompt(nil) = %v", err)
+	}
+	if _, err := g.ReadResource(ctx, nil); !errors.Is(err, group.ErrUnknownName) {
+		t.Errorf("ReadResource(nil) = %v", err)
+	}
 	if _, err := g.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///a.txt"}); !errors.Is(err, group.ErrUnknownName) {
 		t.Errorf("ReadResource of an unprefixed URI = %v", err)
 	}

@@ -2,10 +2,14 @@ package group
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/mcp"
 )
+
+// errNoParams is the error of a call given nil params.
+var errNoParams = fmt.Errorf("%w: no params", ErrUnknownName)
 
 // CallTool calls the tool whose namespaced name is p.Name on its server,
 // under its original name (p itself is not changed). A tool error is a
@@ -13,6 +17,9 @@ import (
 // server is a *ServerError. The call is never repeated on another
 // connection.
 func (g *Group) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	if p == nil {
+		return nil, errNoParams
+	}
 	m, c, orig, err := g.route(ctx, p.Name)
 	if err != nil {
 		return nil, err
@@ -45,6 +52,9 @@ func CallTool[Out any](ctx context.Context, g *Group, name string, args any) (Ou
 // GetPrompt gets the prompt whose namespaced name is p.Name from its
 // server.
 func (g *Group) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	if p == nil {
+		return nil, errNoParams
+	}
 	m, c, orig, err := g.route(ctx, p.Name)
 	if err != nil {
 		return nil, err
@@ -62,6 +72,9 @@ func (g *Group) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.Get
 // by Resources, or expanded from a template of ResourceTemplates) from its
 // server. The contents keep the URIs the server gave.
 func (g *Group) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	if p == nil {
+		return nil, errNoParams
+	}
 	m, c, orig, err := g.route(ctx, p.URI)
 	if err != nil {
 		return nil, err
