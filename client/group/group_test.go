@@ -3,6 +3,7 @@ package group_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -111,6 +112,21 @@ func TestGroupBothEras(t *testing.T) {
 		}
 		if text := res.Messages[0].Content.(*mcp.TextContent).Text; text != "hello from "+p.Server {
 			t.Errorf("%s: %q", p.Name, text)
+		}
+	}
+
+	// Completion is routed by the prompt's name or the template's URI.
+	for _, ref := range []mcp.CompleteReference{
+		{Type: mcp.RefPrompt, Name: "modern_greet"},
+		{Type: mcp.RefResource, URI: "legacy_file:///{name}"},
+	} {
+		res, err := g.Complete(ctx, &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteArgument{Name: "name", Value: "a"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{mcp.RefPrompt: "modern:greet", mcp.RefResource: "legacy:file:///{name}"}[ref.Type]
+		if fmt.Sprint(res.Completion.Values) != "["+want+"]" {
+			t.Errorf("complete %+v: %v, want %s", ref, res.Completion.Values, want)
 		}
 	}
 

@@ -53,6 +53,10 @@ func newServer(t *testing.T, name string) *server.Server {
 	if err := s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "file:///{name}", Name: "files"}, read); err != nil {
 		t.Fatal(err)
 	}
+	s.SetCompletionHandler(func(ctx context.Context, req *server.CompleteRequest) (*mcp.CompleteResult, error) {
+		ref := req.Params.Ref
+		return &mcp.CompleteResult{Completion: mcp.Completion{Values: []string{name + ":" + ref.Name + ref.URI}}}, nil
+	})
 	return s
 }
 

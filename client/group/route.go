@@ -87,3 +87,27 @@ func (g *Group) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*m
 	}
 	return res, nil
 }
+
+// Complete asks the server of a prompt (p.Ref.Name) or of a resource
+// template (p.Ref.URI), namespaced as listed, for completions of an
+// argument.
+func (g *Group) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	if p == nil {
+		return nil, errNoParams
+	}
+	q := *p
+	key := &q.Ref.Name
+	if q.Ref.Type == mcp.RefResource {
+		key = &q.Ref.URI
+	}
+	m, c, orig, err := g.route(ctx, *key)
+	if err != nil {
+		return nil, err
+	}
+	*key = orig
+	res, err := c.Complete(ctx, &q)
+	if err != nil {
+		return nil, m.fail(err)
+	}
+	return res, nil
+}
