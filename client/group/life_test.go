@@ -16,6 +16,7 @@ import (
 	"github.com/mcpkit/mcpkit/intercept"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // collect lists the tools, returning their names and the servers whose
@@ -394,4 +395,50 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestConnectTimeout: an attempt that does not finish within
+// ConnectTimeout ends with the deadline, and the server is down.
+func TestConnectTimeout(t *testing.T) {
+	ctx := testContext(t)
+	stuck := func(ctx context.Context) (transport.Conn, error) {
+		<-ctx.Done() // a server that never answers
+		return nil, ctx.Err()
+	}
+	g, err := group.Connect(ctx, []group.Server{{Name: "stuck", Connect: stuck}}, &group.Options{ConnectTimeout: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = g.Close() }()
+	st := g.Servers()
+	if st[0].State != group.StateDown || !errors.Is(st[0].Err, context.DeadlineExceeded) {
+		t.Errorf("stuck: %+v", st[0])
+	}
+}
+
+// TestDefaults: the zero Options wait DefaultRetryMin after a failed
+// attempt and join names with DefaultSeparator.
+func TestDefaults(t *testing.T) {
+	ctx := testContext(t)
+	clk := newClock()
+	h := newHost(t, newServer(t, "s"))
+	h.refuse.Store(true)
+	g, err := group.Connect(ctx, []group.Server{{Name: "s", Connect: h.dial}}, &group.Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = g.Close() }()
+	if st := g.Servers()[0]; st.NextRetry.Sub(st.Since) != group.DefaultRetryMin {
+		t.Errorf("first wait %v, want %v", st.NextRetry.Sub(st.Since), group.DefaultRetryMin)
+	}
+	if name, _ := g.Name("s", "echo"); name != "s"+group.DefaultSeparator+"echo" {
+		t.Errorf("name %q", name)
+	}
+	for range 10 { // the wait stops doubling at DefaultRetryMax
+		clk.Add(time.Hour)
+		_, _ = g.Client(ctx, "s")
+	}
+	if st := g.Servers()[0]; st.NextRetry.Sub(st.Since) != group.DefaultRetryMax {
+		t.Errorf("wait after many failures %v, want %v", st.NextRetry.Sub(st.Since), group.DefaultRetryMax)
+	}
 }
