@@ -138,8 +138,18 @@ func (e *StatusError) Unwrap() error {
 type Options struct {
 	// HTTPClient sends every request. Default: a client of the Conn's own
 	// (a clone of http.DefaultTransport, no overall timeout: streams are
-	// long-lived), whose idle connections Close closes.
+	// long-lived), whose idle connections Close closes. The Conn sends
+	// with a copy of it under its redirect policy (redirect.go); its
+	// CheckRedirect is consulted after that policy, never instead of it.
 	HTTPClient *http.Client
+	// AllowCrossOriginRedirects follows redirects to another origin
+	// (scheme, host, port); by default they fail with
+	// ErrCrossOriginRedirect. Even then, the MCP headers, credentials,
+	// cookies set by hand and Header never go to the other origin.
+	AllowCrossOriginRedirects bool
+	// MaxRedirects caps the redirects of one request. Default
+	// DefaultMaxRedirects.
+	MaxRedirects int
 	// Header holds extra headers sent on every request (such as
 	// Authorization). The transport's own headers take precedence.
 	Header http.Header
@@ -252,11 +262,15 @@ func New(endpoint string, opts *Options) *Conn {
 	if o.LegacyEndpointTimeout <= 0 {
 		o.LegacyEndpointTimeout = DefaultLegacyEndpointTimeout
 	}
-	c.hc = o.HTTPClient
-	if c.hc == nil {
-		c.hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	if o.MaxRedirects <= 0 {
+		o.MaxRedirects = DefaultMaxRedirects
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 		c.ownClient = true
 	}
+	c.hc = c.redirectClient(hc)
 	c.log = o.Logger
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
