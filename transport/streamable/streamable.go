@@ -138,18 +138,19 @@ func (e *StatusError) Unwrap() error {
 type Options struct {
 	// HTTPClient sends every request. Default: a client of the Conn's own
 	// (a clone of http.DefaultTransport, no overall timeout: streams are
-	// long-lived), whose idle connections Close closes. The Conn sends
-	// with a copy of it under its redirect policy (redirect.go); its
-	// CheckRedirect is consulted after that policy, never instead of it.
+	// long-lived), whose idle connections Close closes. A copy of it
+	// sends, under the redirect policy (redirect.go): its CheckRedirect
+	// is consulted after that policy, never instead of it.
 	HTTPClient *http.Client
 	// AllowCrossOriginRedirects follows redirects to another origin
-	// (scheme, host, port); by default they fail with
-	// ErrCrossOriginRedirect. Even then, the MCP headers, credentials,
-	// cookies set by hand and Header never go to the other origin.
+	// (scheme, host, port), which fail with ErrCrossOriginRedirect by
+	// default; the MCP headers, credentials and Header never go there.
 	AllowCrossOriginRedirects bool
-	// MaxRedirects caps the redirects of one request. Default
-	// DefaultMaxRedirects.
+	// MaxRedirects caps one request's redirects (DefaultMaxRedirects).
 	MaxRedirects int
+	// KeepSession: Close sends no DELETE, so that the session can be
+	// continued later (Resume; client.Options.Resume).
+	KeepSession bool
 	// Header holds extra headers sent on every request (such as
 	// Authorization). The transport's own headers take precedence.
 	Header http.Header
@@ -234,6 +235,7 @@ type Conn struct {
 	contacted atomic.Bool
 	legacy    atomic.Pointer[legacyLink]
 	legacyMu  sync.Mutex
+	resumed   atomic.Bool // Resume set the session (resume.go)
 }
 
 var _ transport.Conn = (*Conn)(nil)
@@ -422,6 +424,8 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 	nf, ok := asNotFound(err)
 	if !ok {
 		return err
+	} else if c.resumed.Load() && !c.contacted.Load() {
+		return c.refuseResumed(nf) // resume.go
 	}
 	c.log.Info("streamable: session not found; re-initializing", "session", nf.session)
 	isInitialized := m.IsNotification() && m.Method == mcp.NotificationInitialized
