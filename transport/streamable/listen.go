@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcpkit/mcpkit/internal/sse"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -161,8 +160,6 @@ func (c *Conn) listen(ctx context.Context) {
 			stop = c.stopCause()
 		case statusCode(res.err) == http.StatusMethodNotAllowed:
 			stop = ErrListen405
-		case errors.Is(res.err, sse.ErrEventTooLarge):
-			stop = fmt.Errorf("%w: an SSE event over %d bytes on the GET stream", ErrEventTooLarge, c.opts.MaxEventBytes)
 		case res.err == nil:
 			failures = 0
 		default:
