@@ -44,8 +44,9 @@ type listenState struct {
 //     listener (ErrListenFailures, wrapping the last failure). A failed
 //     connection that delivered a message first counts as the first of a
 //     new series, so that rare drops of a long-lived stream do not add up;
-//   - an event over Options.MaxEventBytes stops it (ErrEventTooLarge):
-//     reconnecting would replay it;
+//   - an event over Options.MaxEventBytes does not stop it: the event is
+//     dropped and the stream read on (a response among them fails its
+//     request);
 //   - Close stops it (transport.ErrClosed), also during a delay, and so
 //     does the loss of the session (ErrSessionLost).
 //
@@ -70,7 +71,7 @@ func (c *Conn) Listen() {
 
 // ListenerStatus reports whether the listener runs and, when it stopped,
 // why: ErrListen405, ErrListenFailures (wrapping the last failure),
-// ErrEventTooLarge, ErrSessionLost or transport.ErrClosed. Both are zero
+// ErrSessionLost or transport.ErrClosed. Both are zero
 // before Listen.
 func (c *Conn) ListenerStatus() (running bool, stopped error) {
 	c.mu.Lock()

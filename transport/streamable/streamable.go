@@ -155,8 +155,8 @@ type Options struct {
 	// Authorization). The transport's own headers take precedence.
 	Header http.Header
 	// MaxEventBytes caps one SSE event and one JSON body. Default
-	// DefaultMaxEventBytes. A bigger event ends its stream: on a POST
-	// stream the request fails; on the listener, the listener stops.
+	// DefaultMaxEventBytes. A bigger event is dropped and its stream read
+	// on; a response among them fails its request (toolarge.go).
 	MaxEventBytes int
 	// ListenIdleTimeout is how long a listener attempt may receive no byte
 	// (headers included) before it counts as failed. Default
@@ -356,13 +356,12 @@ func (c *Conn) usable() error {
 //     GET and Last-Event-ID after the server's retry: delay (DefaultRetry
 //     when none, never under MinRetry), again on each further end, at most
 //     MaxStreamResumes times in a row without a message. If the stream
-//     fails for good (no event id to resume from, resumes exhausted, an
-//     event over MaxEventBytes, a resume refused with a 4xx), the Conn
-//     queues a JSON-RPC error response (-32603) for the request, naming
-//     the cause, so that the call waiting for it fails. Its data is
-//     transport.LostAnswerData when the stream was lost (every cause
-//     but an event over MaxEventBytes): the error is the connection's,
-//     not the server's answer.
+//     fails for good (no event id to resume from, resumes exhausted, a
+//     resume refused with a 4xx), the Conn queues a JSON-RPC error
+//     response (-32603) for the request, naming the cause, so that the
+//     call waiting for it fails; its data is transport.LostAnswerData:
+//     the error is the connection's, not the server's answer. A response
+//     over MaxEventBytes fails the same way, without that data.
 //   - an HTTP error status: when the body is a JSON-RPC error response to
 //     this request (it carries its id), it is queued for the waiting call
 //     and Write succeeds; otherwise Write returns a *StatusError naming
