@@ -54,14 +54,14 @@ func (c *Conn) consume(body io.Reader, cur *cursor, deliver func(data []byte, m 
 		if d, ok := r.Retry(); ok {
 			cur.retry, cur.hasRetry = d, true
 		}
-		if errors.Is(err, sse.ErrEventTooLarge) {
-			if data, m := c.oversized(ev.Data); m != nil && !deliver(data, m) { // toolarge.go
-				res.stopped = true
-				return res
-			}
-			continue
-		}
 		if err != nil {
+			if errors.Is(err, sse.ErrEventTooLarge) {
+				if data, m := c.oversized(ev.Data); m != nil && !deliver(data, m) { // toolarge.go
+					res.stopped = true
+					return res
+				}
+				continue
+			}
 			if !errors.Is(err, io.EOF) {
 				res.err = err
 			}
