@@ -284,3 +284,42 @@ func TestResumeBadState(t *testing.T) {
 		t.Errorf("bad states sent %v", p)
 	}
 }
+
+// TestResumeOnOldTransportFallsBack: a stored session given to a server
+// that speaks only the 2024-11-05 HTTP+SSE transport is refused (its
+// POST endpoint answers 405), and Connect falls back to that transport
+// with a new session as it would without Resume.
+func TestResumeOnOldTransportFallsBack(t *testing.T) {
+	s := server.New(nil)
+	if err := server.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *server.CallToolRequest, in struct{ S string }) (string, error) {
+		return in.S, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h := streamhttp.NewHandler(s, &streamhttp.Options{LegacySSE: true})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && !r.URL.Query().Has("sessionId") {
+			http.Error(w, "only the HTTP+SSE transport here", http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		h.Close()
+		ts.Close()
+	})
+	conn := streamable.New(ts.URL+"/sse", nil)
+	st := client.SessionState{SessionID: "stored", ProtocolVersion: mcp.LatestLegacy}
+	c, err := client.Connect(testCtx(t), conn, &client.Options{ProtocolVersion: mcp.LatestLegacy, Resume: &st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Resumed() || !conn.Legacy() {
+		t.Errorf("Resumed %v, 2024-11-05 transport %v", c.Resumed(), conn.Legacy())
+	}
+	echo(t, c, "old")
+	if _, ok := c.SessionState(); ok {
+		t.Error("a 2024-11-05 connection reports a session state it cannot resume")
+	}
+}
