@@ -115,6 +115,9 @@ Flags of the client commands:
   --out FILE                 save binary contents (a blob, image or audio;
                              the first one) to FILE instead of showing its
                              size, type and first bytes
+  --session-file FILE        keep the legacy HTTP session in FILE (mode 0600)
+                             and continue it on the next run against the
+                             same URL; a new one when the server lost it
 Without --answer, --accept-defaults or --decline, elicitations are asked on
 the terminal when stdin is one (URL elicitations need an explicit yes), and
 declined otherwise. Without --sampling-reply, sampling requests are shown on
