@@ -30,11 +30,11 @@ var roundTripCeilings = []struct {
 }{
 	{"call-held", 1, 1, "GETEX: the session still exists, its latest state, its TTL restarted"},
 	{"call-loaded", 2, 2, "GETEX, then GETEX again once the copy is made (a change broadcast meanwhile)"},
-	{"resume", 5, 9, "GETEX; PUBLISH attach to the owner, PUBLISH its answer (gone); MULTI LRANGE GET SISMEMBER EXEC replay"},
+	{"resume", 4, 8, "GETEX; PUBLISH attach to the owner, PUBLISH its answer (gone); MULTI LRANGE GET SISMEMBER EXEC replay"},
 	{"broadcast", 4, 4, "PUBLISH change; one EVALSHA(append) per instance, the notification on its GET stream"},
-	{"task-create", 3, 5, "GETEX session; SET record; ZADD EXPIRE NX EXPIRE GT index (one pipeline)"},
+	{"task-create", 2, 5, "GETEX session; one pipeline: SET record, ZADD EXPIRE NX EXPIRE GT index"},
 	{"task-status", 2, 2, "GETEX session; GET record"},
-	{"task-result", 8, 10, "GETEX session; WATCH GET MULTI-SET-EXEC settle (compare-and-set); PUBLISH ×2 settled; GET ×2 record"},
+	{"task-result", 7, 7, "GETEX session; GET EVALSHA(cas) settle; PUBLISH ×2 settled; GET ×2 record"},
 	{"task-expiry", 1, 1, "GET: Redis drops the record itself; a read past the TTL finds it expired"},
 	{"ratelimit", 1, 1, "EVALSHA(take): the token bucket script"},
 	{"dpop", 1, 1, "SET NX PX"},
@@ -75,6 +75,11 @@ func measureRoundTrips(t *testing.T) map[string]tripCount {
 	var c tripCounter
 	cl := countingClient(t, &c)
 	in := newRTInstances(t, cl, p, 3)
+	for _, sc := range scriptNames { // warm: no NOSCRIPT-then-EVAL counted
+		if err := sc.Load(ctx, cl).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	a, b := in.urls[0], in.urls[1]
 	got := map[string]tripCount{}
 	record := func(op string) {

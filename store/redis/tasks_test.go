@@ -16,7 +16,7 @@ import (
 
 // TestTaskStoreContract: the Redis TaskStore keeps the contract of every
 // TaskStore, including the compare-and-set of Update under concurrent
-// writers (WATCH/MULTI on the record's key).
+// writers (a script comparing the record read).
 func TestTaskStoreContract(t *testing.T) {
 	redistest.Need(t)
 	storetest.TaskStore(t, func(t *testing.T) store.TaskStore {
