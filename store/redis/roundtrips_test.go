@@ -30,7 +30,7 @@ var roundTripCeilings = []struct {
 }{
 	{"call-held", 1, 1, "GETEX: the session still exists, its latest state, its TTL restarted"},
 	{"call-loaded", 2, 2, "GETEX, then GETEX again once the copy is made (a change broadcast meanwhile)"},
-	{"resume", 4, 8, "GETEX; PUBLISH attach to the owner, PUBLISH its answer (gone); MULTI LRANGE GET SISMEMBER EXEC replay"},
+	{"resume", 4, 4, "GETEX; PUBLISH attach to the owner, PUBLISH its answer (gone); EVALSHA(load): events, marker, key set"},
 	{"broadcast", 4, 4, "PUBLISH change; one EVALSHA(append) per instance, the notification on its GET stream"},
 	{"task-create", 2, 5, "GETEX session; one pipeline: SET record, ZADD EXPIRE NX EXPIRE GT index"},
 	{"task-status", 2, 2, "GETEX session; GET record"},
