@@ -35,6 +35,7 @@ var roundTripCeilings = []struct {
 	{"task-create", 2, 5, "GETEX session; one pipeline: SET record, ZADD EXPIRE NX EXPIRE GT index"},
 	{"task-status", 2, 2, "GETEX session; GET record"},
 	{"task-result", 7, 7, "GETEX session; GET EVALSHA(cas) settle; PUBLISH ×2 settled; GET ×2 record"},
+	{"task-result-settled", 2, 2, "GETEX session; GET record (final: not read again)"},
 	{"task-expiry", 1, 1, "GET: Redis drops the record itself; a read past the TTL finds it expired"},
 	{"ratelimit", 1, 1, "EVALSHA(take): the token bucket script"},
 	{"dpop", 1, 1, "SET NX PX"},
@@ -54,7 +55,7 @@ func TestRoundTrips(t *testing.T) {
 			t.Errorf("%s: not measured", c.op)
 			continue
 		}
-		t.Logf("%-12s %2d round trips, %2d commands: %s", c.op, m.trips, len(m.cmds), strings.Join(m.cmds, " "))
+		t.Logf("%-20s %2d round trips, %2d commands: %s", c.op, m.trips, len(m.cmds), strings.Join(m.cmds, " "))
 		if m.trips > c.trips || len(m.cmds) > c.cmds {
 			t.Errorf("%s: %d round trips, %d commands (%s); ceiling %d, %d",
 				c.op, m.trips, len(m.cmds), strings.Join(m.cmds, " "), c.trips, c.cmds)
@@ -166,6 +167,14 @@ func measureRoundTrips(t *testing.T) map[string]tripCount {
 		t.Fatalf("tasks/result: %s", out)
 	}
 	record("task-result")
+	// The result read again, on another instance (round robin): the
+	// task is settled, its record final.
+	post(b, tsid, fmt.Sprintf(`{"jsonrpc":"2.0","id":8,"method":"tasks/get","params":{"taskId":%q}}`, m[1])) // B's copy of the session
+	c.reset()
+	if out := post(b, tsid, fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":"tasks/result","params":{"taskId":%q}}`, m[1])); !strings.Contains(out, `"text":"done"`) {
+		t.Fatalf("tasks/result on B: %s", out)
+	}
+	record("task-result-settled")
 
 	// Expiry: Redis drops the record by itself; a read past the TTL on
 	// the store's clock costs one GET.
