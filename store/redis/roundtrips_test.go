@@ -34,7 +34,7 @@ var roundTripCeilings = []struct {
 	{"broadcast", 4, 4, "PUBLISH change; one EVALSHA(append) per instance, the notification on its GET stream"},
 	{"task-create", 2, 5, "GETEX session; one pipeline: SET record, ZADD EXPIRE NX EXPIRE GT index"},
 	{"task-status", 2, 2, "GETEX session; GET record"},
-	{"task-result", 7, 7, "GETEX session; GET EVALSHA(cas) settle; PUBLISH ×2 settled; GET ×2 record"},
+	{"task-result", 7, 7, "GETEX session; GET EVALSHA(cas) settle; PUBLISH ×2 settled; GET record (lookup), GET it again after the wait"},
 	{"task-result-settled", 2, 2, "GETEX session; GET record (final: not read again)"},
 	{"task-expiry", 1, 1, "GET: Redis drops the record itself; a read past the TTL finds it expired"},
 	{"ratelimit", 1, 1, "EVALSHA(take): the token bucket script"},
