@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/ratelimit"
 	"github.com/mcpkit/mcpkit/server"
@@ -210,4 +212,31 @@ func measureRoundTrips(t *testing.T) map[string]tripCount {
 	}
 	record("dpop")
 	return got
+}
+
+// TestTripCounter checks the instrument: a command is one round trip, a
+// pipeline one round trip of all its commands, and connection set-up is
+// not counted.
+func TestTripCounter(t *testing.T) {
+	redistest.Need(t)
+	ctx := context.Background()
+	p := prefix(t)
+	var c tripCounter
+	cl := countingClient(t, &c) // its first command dials (HELLO, CLIENT SETINFO)
+	cl.Get(ctx, p+"a")
+	if trips, cmds := c.take(); trips != 1 || strings.Join(cmds, " ") != "GET" {
+		t.Fatalf("one GET: %d round trips, %q", trips, cmds)
+	}
+	_, err := cl.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		pl.Set(ctx, p+"a", "1", time.Minute)
+		pl.Incr(ctx, p+"b")
+		pl.Expire(ctx, p+"b", time.Minute)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trips, cmds := c.take(); trips != 1 || strings.Join(cmds, " ") != "SET INCR EXPIRE" {
+		t.Fatalf("a pipeline of three: %d round trips, %q", trips, cmds)
+	}
 }
