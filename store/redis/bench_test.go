@@ -91,12 +91,14 @@ func BenchmarkSessionfulToolsCall(b *testing.B) {
 		call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`
 		b.ReportAllocs()
 		b.ResetTimer()
+		cpu := startCPU(b)
 		for b.Loop() {
 			resp, body := post(sid, call)
 			if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"text":"hello"`) {
 				b.Fatalf("%s: %s", resp.Status, body)
 			}
 		}
+		cpu.report(b, b.N)
 	}
 	b.Run("memory", func(b *testing.B) {
 		h := streamhttp.NewHandler(newServer(), nil)

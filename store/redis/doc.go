@@ -18,7 +18,7 @@
 //   - TaskStore implements store.TaskStore: each task's record as JSON
 //     under one key that expires with the task, so that a result
 //     outlives the instance that ran it; Update is a compare-and-set
-//     (WATCH/MULTI), so a cancel and a completion racing on two
+//     (one script, after one GET), so a cancel and a completion racing on two
 //     instances settle the task once; a sorted set per principal (per
 //     session without one) lists them. Pass it as server.Options.TaskStore.
 //   - ReplayCache remembers DPoP proofs (RFC 9449 jti) across instances

@@ -3,7 +3,6 @@ package redisstore
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -120,30 +119,20 @@ func (s *EventStore) Append(ctx context.Context, session, stream string, seq uin
 // it is left, or when every key of the session's events has expired.
 func (s *EventStore) Replay(ctx context.Context, session, stream string, after uint64, fn func(seq uint64, data []byte) error) error {
 	list, marker, set := s.keys(session, stream)
-	var lr *redis.StringSliceCmd
-	var mr *redis.StringCmd
-	var kr *redis.BoolCmd
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		lr = p.LRange(ctx, list, 0, -1)
-		mr = p.Get(ctx, marker)
-		kr = p.SIsMember(ctx, set, list)
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	elems, m, known, err := s.load(ctx, list, marker, set)
+	if err != nil {
 		return fmt.Errorf("redisstore: replaying stream %q: %w", stream, err)
 	}
-	if len(lr.Val()) == 0 && errors.Is(mr.Err(), redis.Nil) && !kr.Val() {
+	if len(elems) == 0 && m == "" && !known {
 		// No event of the stream was ever appended in this session (the
 		// session's set would list it), or all its keys have expired.
 		return store.ErrUnknownStream
 	}
 	var purged uint64
-	if m, err := mr.Result(); err == nil {
+	if m != "" {
 		if purged, err = strconv.ParseUint(m, 10, 64); err != nil {
 			return fmt.Errorf("redisstore: stream %q: bad purge marker %q", stream, m)
 		}
-	} else if !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("redisstore: replaying stream %q: %w", stream, err)
 	}
 	if after < purged {
 		return store.ErrEventsPurged
@@ -153,7 +142,6 @@ func (s *EventStore) Replay(ctx context.Context, session, stream string, after u
 		data []byte
 	}
 	var events []ev
-	elems := lr.Val()
 	if len(elems) == 0 && after > 0 && purged == 0 {
 		// The client holds event after, so it was stored: the stream has
 		// expired or was purged since.
@@ -188,6 +176,36 @@ func (s *EventStore) Replay(ctx context.Context, session, stream string, after u
 		}
 	}
 	return nil
+}
+
+// loadScript reads what Replay needs in one command: the stream's
+// events, its purge marker ("" when none) and whether the session's key
+// set lists the stream (1 or 0). KEYS: list, marker, set.
+var loadScript = redis.NewScript(`
+return {redis.call('LRANGE', KEYS[1], 0, -1), redis.call('GET', KEYS[2]) or '', redis.call('SISMEMBER', KEYS[3], KEYS[1])}
+`)
+
+// load runs loadScript.
+func (s *EventStore) load(ctx context.Context, list, marker, set string) (elems []string, purged string, known bool, err error) {
+	v, err := loadScript.Run(ctx, s.rdb, []string{list, marker, set}).Slice()
+	if err != nil {
+		return nil, "", false, err
+	}
+	if len(v) != 3 {
+		return nil, "", false, fmt.Errorf("unexpected answer %v", v)
+	}
+	raw, _ := v[0].([]any)
+	elems = make([]string, 0, len(raw))
+	for _, e := range raw {
+		str, ok := e.(string)
+		if !ok {
+			return nil, "", false, fmt.Errorf("unexpected event %T", e)
+		}
+		elems = append(elems, str)
+	}
+	purged, _ = v[1].(string)
+	n, _ := v[2].(int64)
+	return elems, purged, n == 1, nil
 }
 
 // Purge implements store.EventStore: it deletes every key of the

@@ -40,7 +40,7 @@ type TaskStoreOptions struct {
 // TaskStore is a store.TaskStore on Redis. Each record is one JSON value
 // whose key expires with the task (CreatedAt + TTL), so a completed
 // task's result outlives the process that ran it and every instance can
-// serve it; Update is a compare-and-set (WATCH/MULTI), so a cancel and a
+// serve it; Update is a compare-and-set (a script), so a cancel and a
 // completion racing on two instances settle the task once. Each
 // principal's tasks (each session's, without a principal) are indexed in
 // a sorted set by creation time, for List.
@@ -128,11 +128,11 @@ func (s *TaskStore) Put(ctx context.Context, rec *store.TaskRecord) error {
 	if err != nil {
 		return fmt.Errorf("redisstore: encoding task %q: %w", rec.ID, err)
 	}
-	// The record first, in one command with its expiry; then the index
-	// (another key, maybe on another node of a Redis Cluster, so not in
-	// the same transaction). A record whose index entry is missing is
-	// still served by id; an index entry without its record is skipped
-	// (and dropped) by List.
+	// The record with its expiry, then the index, in one pipeline: one
+	// round trip. They are not one transaction (the index may live on
+	// another node of a Redis Cluster): a record whose index entry is
+	// missing is still served by id; an index entry without its record
+	// is skipped (and dropped) by List.
 	life := unlimitedIndexTTL
 	args := redis.SetArgs{}
 	if rec.TTL > 0 {
@@ -140,11 +140,9 @@ func (s *TaskStore) Put(ctx context.Context, rec *store.TaskRecord) error {
 		args.ExpireAt = at.Truncate(time.Millisecond).Add(time.Millisecond) // never before the TTL
 		life = time.Until(at) + time.Second
 	}
-	if err := s.rdb.SetArgs(ctx, s.key(rec.ID), b, args).Err(); err != nil {
-		return fmt.Errorf("redisstore: storing task %q: %w", rec.ID, err)
-	}
 	idx := s.indexKey(rec.Principal, rec.SessionID)
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.SetArgs(ctx, s.key(rec.ID), b, args)
 		p.ZAdd(ctx, idx, redis.Z{Score: float64(rec.CreatedAt.UnixMilli()), Member: rec.ID})
 		// The index lives as long as its longest-lived task (NX: a new
 		// index; GT: extend one); a task kept forever keeps it for
@@ -178,62 +176,63 @@ func (s *TaskStore) Get(ctx context.Context, id string) (*store.TaskRecord, erro
 	return rec, nil
 }
 
-// errNoChange ends a transaction whose fn changed nothing.
-var errNoChange = errors.New("redisstore: no change")
+// casScript writes a task's new record if the stored one is still the
+// one read (byte for byte), keeping the key's expiry: the compare and
+// the set are one atomic step on Redis, so an Update costs a GET and
+// this script, two round trips. KEYS: the record. ARGV: the record
+// read, the new one. It returns 1 when written, 0 when another write
+// landed in between, -1 when the record is gone.
+var casScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then
+  return -1
+end
+if cur ~= ARGV[1] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+return 1
+`)
 
-// Update implements store.TaskStore as a compare-and-set: the key is
-// watched while fn runs, and the write is refused (then fn runs again,
-// on the newer record) when another write landed in between.
+// Update implements store.TaskStore as a compare-and-set: fn runs on
+// the record read, and the write (casScript) is refused (then fn runs
+// again, on the newer record) when another write landed in between.
 func (s *TaskStore) Update(ctx context.Context, id string, fn func(*store.TaskRecord) bool) (*store.TaskRecord, bool, error) {
 	key := s.key(id)
 	for range s.opts.UpdateAttempts {
-		var out *store.TaskRecord
-		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
-			b, err := tx.Get(ctx, key).Bytes()
-			if errors.Is(err, redis.Nil) {
-				return store.ErrTaskNotFound
-			}
-			if err != nil {
-				return err
-			}
-			rec, err := decodeTask(b)
-			if err != nil {
-				return fmt.Errorf("redisstore: decoding task %q: %w", id, err)
-			}
-			if rec.Expired(s.opts.Now()) {
-				return store.ErrTaskNotFound
-			}
-			out = rec
-			next := rec.Clone()
-			if !fn(next) {
-				return errNoChange
-			}
-			next.ID = id
-			nb, err := encodeTask(next)
-			if err != nil {
-				return fmt.Errorf("redisstore: encoding task %q: %w", id, err)
-			}
-			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.SetArgs(ctx, key, nb, redis.SetArgs{KeepTTL: true})
-				return nil
-			})
-			if err == nil {
-				out = next
-			}
-			return err
-		}, key)
-		switch {
-		case err == nil:
-			return out.Clone(), true, nil
-		case errors.Is(err, errNoChange):
-			return out, false, nil
-		case errors.Is(err, redis.TxFailedErr):
-			continue // another write won: look again
-		case errors.Is(err, store.ErrTaskNotFound):
+		b, err := s.rdb.Get(ctx, key).Bytes()
+		if errors.Is(err, redis.Nil) {
 			return nil, false, store.ErrTaskNotFound
-		default:
+		}
+		if err != nil {
 			return nil, false, fmt.Errorf("redisstore: updating task %q: %w", id, err)
 		}
+		rec, err := decodeTask(b)
+		if err != nil {
+			return nil, false, fmt.Errorf("redisstore: decoding task %q: %w", id, err)
+		}
+		if rec.Expired(s.opts.Now()) {
+			return nil, false, store.ErrTaskNotFound
+		}
+		next := rec.Clone()
+		if !fn(next) {
+			return rec, false, nil
+		}
+		next.ID = id
+		nb, err := encodeTask(next)
+		if err != nil {
+			return nil, false, fmt.Errorf("redisstore: encoding task %q: %w", id, err)
+		}
+		n, err := casScript.Run(ctx, s.rdb, []string{key}, b, nb).Int64()
+		switch {
+		case err != nil:
+			return nil, false, fmt.Errorf("redisstore: updating task %q: %w", id, err)
+		case n == 1:
+			return next.Clone(), true, nil
+		case n < 0:
+			return nil, false, store.ErrTaskNotFound
+		}
+		// Another write won: look again.
 	}
 	return nil, false, fmt.Errorf("redisstore: updating task %q: %d attempts lost to concurrent writes", id, s.opts.UpdateAttempts)
 }

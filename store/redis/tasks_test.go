@@ -16,7 +16,7 @@ import (
 
 // TestTaskStoreContract: the Redis TaskStore keeps the contract of every
 // TaskStore, including the compare-and-set of Update under concurrent
-// writers (WATCH/MULTI on the record's key).
+// writers (a script comparing the record read).
 func TestTaskStoreContract(t *testing.T) {
 	redistest.Need(t)
 	storetest.TaskStore(t, func(t *testing.T) store.TaskStore {
@@ -101,5 +101,58 @@ func TestTaskStoreDown(t *testing.T) {
 	}
 	if err := st.Put(ctx, &store.TaskRecord{ID: "t", CreatedAt: time.Now(), TTL: time.Hour}); err == nil {
 		t.Fatal("Put succeeded")
+	}
+}
+
+// TestTaskStoreUpdateCAS: a write that lands between Update's read and
+// its compare-and-set (here, made by fn itself) makes Update run fn again
+// on the newer record instead of overwriting it; a record deleted in
+// between ends Update with ErrTaskNotFound and writes nothing.
+func TestTaskStoreUpdateCAS(t *testing.T) {
+	redistest.Need(t)
+	ctx := context.Background()
+	p := prefix(t)
+	st := NewTaskStore(rdb, &TaskStoreOptions{Prefix: p})
+	now := time.Now()
+	rec := &store.TaskRecord{ID: "t", SessionID: "s", Status: mcp.TaskWorking, CreatedAt: now, TTL: time.Hour}
+	if err := st.Put(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	got, changed, err := st.Update(ctx, "t", func(r *store.TaskRecord) bool {
+		seen = append(seen, r.StatusMessage)
+		if len(seen) == 1 {
+			// Another writer wins the race.
+			other := rec.Clone()
+			other.StatusMessage = "other"
+			if err := st.Put(ctx, other); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.Status = mcp.TaskCompleted
+		return true
+	})
+	if err != nil || !changed || got.Status != mcp.TaskCompleted || got.StatusMessage != "other" {
+		t.Fatalf("Update = %+v, %v, %v; want completed over the other write", got, changed, err)
+	}
+	if len(seen) != 2 || seen[0] != "" || seen[1] != "other" {
+		t.Fatalf("fn saw %q; want a second run on the newer record", seen)
+	}
+	if cur, err := st.Get(ctx, "t"); err != nil || cur.Status != mcp.TaskCompleted || cur.StatusMessage != "other" {
+		t.Fatalf("stored %+v, %v", cur, err)
+	}
+
+	_, changed, err = st.Update(ctx, "t", func(r *store.TaskRecord) bool {
+		if err := st.Delete(ctx, "t"); err != nil {
+			t.Fatal(err)
+		}
+		r.StatusMessage = "late"
+		return true
+	})
+	if !errors.Is(err, store.ErrTaskNotFound) || changed {
+		t.Fatalf("Update of a record deleted meanwhile = %v, %v; want ErrTaskNotFound", changed, err)
+	}
+	if n := keyCount(t, p+"task:"); n != 0 {
+		t.Fatalf("Update recreated the deleted record (%d keys)", n)
 	}
 }

@@ -124,16 +124,24 @@ func (m *Manager) Result(ctx context.Context, rec *store.TaskRecord, c, lent *Ca
 		defer left.addCarrier(c)()
 		left.flushNotes()
 	} else if owner := m.RemoteOwner(rec); owner != "" && !rec.Status.Terminal() {
-		if _, err := m.remoteResult(ctx, lent, rec, owner); err != nil {
+		cur, err := m.remoteResult(ctx, lent, rec, owner)
+		if err != nil {
 			return nil, err
 		}
+		rec = cur
 	}
-	id := rec.ID
-	rec, err := m.cfg.Store.Get(ctx, id)
-	if errors.Is(err, store.ErrTaskNotFound) {
-		return nil, Unknown(id)
-	} else if err != nil {
-		return nil, m.StoreFailed(id, err)
+	// A terminal record read during this request is final (no write
+	// replaces a terminal state): only a task that ended meanwhile is
+	// read again, for its outcome.
+	if !rec.Status.Terminal() {
+		id := rec.ID
+		cur, err := m.cfg.Store.Get(ctx, id)
+		if errors.Is(err, store.ErrTaskNotFound) {
+			return nil, Unknown(id)
+		} else if err != nil {
+			return nil, m.StoreFailed(id, err)
+		}
+		rec = cur
 	}
 	related := mcp.RelatedTaskMetadata{TaskID: rec.ID}
 	switch rec.Status {
