@@ -151,6 +151,14 @@ type Options struct {
 	// Observe, when set, sees every message a session reads (in=true) and
 	// writes. It must not retain msg. Tests use it to check the wire.
 	Observe func(in bool, msg []byte)
+	// MaxToolResultBytes caps the size of a tool's result, measured on
+	// its JSON encoding (content, structuredContent and _meta, before the
+	// server adds its own _meta), for typed and raw tools, in both eras,
+	// and for the result of a task. A larger result is replaced by a tool
+	// error (isError, naming the size and the cap), which the model sees
+	// and can act on, and logged at Warn level. Zero:
+	// DefaultMaxToolResultBytes; negative: no cap.
+	MaxToolResultBytes int
 	// ProtocolVersions narrows the protocol revisions the server serves
 	// to those listed (mcp.Version20260728, mcp.Version20251125, …); nil
 	// or empty: every revision this package serves. A revision not
