@@ -56,10 +56,10 @@ func TestRequestCounter(t *testing.T) {
 	connect := func(srv *server.Server, name, version string) (*client.Client, error) {
 		a, b := memory.NewPair()
 		ss := srv.Connect(b)
-		t.Cleanup(func() { ss.Close() })
+		t.Cleanup(func() { _ = ss.Close() })
 		c, err := client.Connect(ctx, a, &client.Options{Info: mcp.Implementation{Name: name, Version: "1"}, ProtocolVersion: version})
 		if err == nil {
-			t.Cleanup(func() { c.Close() })
+			t.Cleanup(func() { _ = c.Close() })
 		}
 		return c, err
 	}
