@@ -17,6 +17,15 @@
 //     mcp.server.session.duration, recorded when a legacy session that
 //     began with initialize ends (WatchClient records
 //     mcp.client.session.duration for a client);
+//   - the counter mcpkit.server.requests (RequestsMetric): every request
+//     a server received, by mcp.protocol.version, mcpkit.protocol.era
+//     ("legacy", "modern") and mcpkit.client.name (clientInfo.name), so
+//     that an operator sees who still speaks the legacy era before
+//     narrowing server.Options.ProtocolVersions. A peer chooses both
+//     values, so both are bounded: a revision this SDK does not know
+//     counts as OtherValue ("_OTHER"), and so does every client name
+//     after the first Options.MaxClientNames (DefaultMaxClientNames,
+//     100) distinct ones;
 //   - trace context in params._meta ("traceparent", "tracestate", with
 //     the configured propagator): injected into every outbound message and
 //     extracted from every inbound one. So a server span is the child of

@@ -59,6 +59,11 @@ type Options struct {
 	// description (the error's text, which may quote the peer's error
 	// message), cut the same way. Zero or less: DefaultMaxStatusLength.
 	MaxStatusLength int
+	// MaxClientNames bounds the distinct client names (clientInfo.name)
+	// the request counter (RequestsMetric) keeps as attribute values: the
+	// first ones seen count under their own name, later ones under
+	// OtherValue. Zero or less: DefaultMaxClientNames.
+	MaxClientNames int
 }
 
 // The default bounds of the values a span takes from a peer.
@@ -85,6 +90,8 @@ type Telemetry struct {
 	clientOp   mcpconv.ClientOperationDuration
 	serverSess mcpconv.ServerSessionDuration
 	clientSess mcpconv.ClientSessionDuration
+	requests   metric.Int64Counter // RequestsMetric (requests.go)
+	names      clientNames
 }
 
 // New returns the instrumentation; opts may be nil. It fails only when
@@ -109,16 +116,22 @@ func New(opts *Options) (*Telemetry, error) {
 	if o.MaxStatusLength <= 0 {
 		o.MaxStatusLength = DefaultMaxStatusLength
 	}
+	if o.MaxClientNames <= 0 {
+		o.MaxClientNames = DefaultMaxClientNames
+	}
 	t := &Telemetry{tracer: o.TracerProvider.Tracer(ScopeName), prop: o.Propagator, maxName: o.MaxNameLength, maxStatus: o.MaxStatusLength}
 	if o.Transport != "" {
 		t.transport = []attribute.KeyValue{semconv.NetworkTransportKey.String(o.Transport)}
 	}
 	meter := o.MeterProvider.Meter(ScopeName)
-	var errs [4]error
+	t.names = clientNames{max: o.MaxClientNames, seen: make(map[string]struct{})}
+	var errs [5]error
 	t.serverOp, errs[0] = mcpconv.NewServerOperationDuration(meter)
 	t.clientOp, errs[1] = mcpconv.NewClientOperationDuration(meter)
 	t.serverSess, errs[2] = mcpconv.NewServerSessionDuration(meter)
 	t.clientSess, errs[3] = mcpconv.NewClientSessionDuration(meter)
+	t.requests, errs[4] = meter.Int64Counter(RequestsMetric, metric.WithUnit("{request}"),
+		metric.WithDescription("Requests a server received, by protocol revision, era and client name."))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, errors.New("otel: making the instruments: " + err.Error())
 	}
@@ -181,6 +194,7 @@ func (t *Telemetry) handle(ctx context.Context, c *intercept.Call, next intercep
 		method := mcpconv.MethodNameAttr(mmethod)
 		if c.Side == intercept.Server && c.Inbound {
 			t.serverOp.Record(ctx, elapsed, method, mattrs...)
+			t.countRequest(ctx, c, res)
 		} else if c.Side == intercept.Client && !c.Inbound {
 			t.clientOp.Record(ctx, elapsed, method, mattrs...)
 		}

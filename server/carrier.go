@@ -47,7 +47,7 @@ func (c *carrierServer) Classify(msg *jsonrpc.Message) (seam.Call, *jsonrpc.Erro
 		return call, e
 	}
 	call.Params, call.Name, call.URI, call.TaskID = wp, wp.Name, wp.URI, wp.TaskID
-	env, claimed, eerr := liftEnvelope(wp)
+	env, claimed, eerr := liftEnvelope(c.srv(), wp)
 	call.Claimed, call.Err = claimed, eerr
 	if env != nil {
 		call.Version, call.Envelope = env.version, env
@@ -119,7 +119,7 @@ func serveStatelessCall(ctx context.Context, s *Server, in *inbound, method stri
 		if err := decodeParams(in.raw, &p); err != nil {
 			return nil, err
 		}
-		return s.initializeResult(p.ProtocolVersion), nil
+		return s.initializeResult(p.ProtocolVersion)
 	case mcp.MethodPing:
 		return struct{}{}, nil
 	case mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe, mcp.MethodLoggingSetLevel:
@@ -131,7 +131,7 @@ func serveStatelessCall(ctx context.Context, s *Server, in *inbound, method stri
 }
 
 // ServesLegacy implements seam.Protocol.
-func (c *carrierServer) ServesLegacy(v string) bool { return eraLegacy.supports(v) }
+func (c *carrierServer) ServesLegacy(v string) bool { return c.srv().servesLegacy(v) }
 
 // ModernStatus implements seam.Protocol.
 func (c *carrierServer) ModernStatus(e *jsonrpc.Error) int { return eraModern.httpStatus(e) }

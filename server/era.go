@@ -25,8 +25,9 @@ import (
 //
 // What each method owns, and the rule it implements:
 type era interface {
-	// supports reports whether this server serves revision v in this
-	// era. Legacy: the revisions initialize negotiates. Modern: the
+	// supports reports whether revision v is one of this era's that the
+	// package implements (a server may serve fewer:
+	// Options.ProtocolVersions, Server.servesLegacy/servesModern). Legacy: the revisions initialize negotiates. Modern: the
 	// revisions an envelope may claim; any other claim, legacy ones
 	// included, is -32022 with data.supported (SEP-2575).
 	supports(v string) bool

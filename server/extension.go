@@ -353,7 +353,7 @@ func (ss *Session) notificationSession(params jsontext.Value) *Session {
 		return ss
 	}
 	if wp, err := decodeWire(params); err == nil {
-		if _, claimed, _ := liftEnvelope(wp); claimed {
+		if _, claimed, _ := liftEnvelope(ss.srv, wp); claimed {
 			return nil
 		}
 	}

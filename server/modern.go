@@ -11,13 +11,15 @@ import (
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
-// legacyVersions are the revisions served through initialize.
+// legacyVersions are the revisions this package serves through
+// initialize (Options.ProtocolVersions narrows them per server).
 var legacyVersions = mcp.LegacyVersions()
 
 func isLegacyVersion(v string) bool { return slices.Contains(legacyVersions, v) }
 
-// modernVersions are the 2026-era revisions this server serves, newest
-// first. They are what server/discover and -32022 advertise.
+// modernVersions are the 2026-era revisions this package serves, newest
+// first; Options.ProtocolVersions narrows them per server (versions.go),
+// and what a server serves is what server/discover and -32022 advertise.
 var modernVersions = []string{mcp.Version20260728}
 
 // quotedModern is the newest modern revision as a JSON string.
@@ -68,10 +70,11 @@ func envelopeMember(env **envelope, name string) *jsontext.Value {
 // once, from the raw members of _meta. claimed is false when _meta has
 // no protocolVersion claim: legacy traffic. A claim whose envelope is
 // malformed is an error (-32602), never a fallback to legacy; a claim of
-// a revision this server does not serve is -32022 (SEP-2575; a
+// a revision this server does not serve (Options.ProtocolVersions) is
+// -32022 (SEP-2575; a
 // modern-style claim naming a legacy revision gets -32022 too), with
 // env.version still set for the header check.
-func liftEnvelope(wp *wireParams) (env *envelope, claimed bool, err *jsonrpc.Error) {
+func liftEnvelope(s *Server, wp *wireParams) (env *envelope, claimed bool, err *jsonrpc.Error) {
 	env = wp.env
 	if env == nil || env.rawVersion == nil {
 		return nil, false, nil
@@ -107,19 +110,14 @@ func liftEnvelope(wp *wireParams) (env *envelope, claimed bool, err *jsonrpc.Err
 			return nil, true, invalidEnvelope("io.modelcontextprotocol/logLevel must be a logging level")
 		}
 	}
-	if !eraModern.supports(env.version) {
-		return env, true, unsupportedVersion(env.version)
+	if !s.servesModern(env.version) {
+		return env, true, s.unsupportedVersion(env.version)
 	}
 	return env, true, nil
 }
 
 func invalidEnvelope(why string) *jsonrpc.Error {
 	return jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: "+why)
-}
-
-func unsupportedVersion(requested string) *jsonrpc.Error {
-	return jsonrpc.NewError(mcp.CodeUnsupportedProtocolVersion, "Unsupported protocol version").
-		WithData(mcp.UnsupportedProtocolVersionData{Supported: modernVersions, Requested: requested})
 }
 
 // serveModern answers one modern request: stateless, with the envelope's
@@ -183,7 +181,7 @@ func (g cancelGuard) Notify(ctx context.Context, related mcp.ID, method string, 
 func (s *Server) discover() *mcp.DiscoverResult {
 	ttl := s.opts.CacheTTL.Milliseconds()
 	return &mcp.DiscoverResult{
-		SupportedVersions: modernVersions,
+		SupportedVersions: s.served.modern,
 		Capabilities:      s.modernCapabilities(),
 		Instructions:      s.opts.Instructions,
 		TTLMs:             &ttl,

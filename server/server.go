@@ -151,6 +151,27 @@ type Options struct {
 	// Observe, when set, sees every message a session reads (in=true) and
 	// writes. It must not retain msg. Tests use it to check the wire.
 	Observe func(in bool, msg []byte)
+	// MaxToolResultBytes caps the size of a tool's result, measured on
+	// its JSON encoding (content, structuredContent and _meta, before the
+	// server adds its own _meta), for typed and raw tools, in both eras,
+	// and for the result of a task. A larger result is replaced by a tool
+	// error (isError, naming the size and the cap), which the model sees
+	// and can act on, and logged at Warn level. Zero:
+	// DefaultMaxToolResultBytes; negative: no cap.
+	MaxToolResultBytes int
+	// ProtocolVersions narrows the protocol revisions the server serves
+	// to those listed (mcp.Version20260728, mcp.Version20251125, …); nil
+	// or empty: every revision this package serves. A revision not
+	// served is refused as its era prescribes: initialize offers the
+	// newest legacy revision served instead, or, when no legacy revision
+	// is served, fails with -32602 naming the revisions served; a 2026
+	// request claiming one fails with -32022 (HTTP 400) and
+	// data.supported; server/discover advertises only the modern ones
+	// served; on Streamable HTTP a legacy request whose
+	// MCP-Protocol-Version is not served is answered 400. A listed
+	// revision this package does not know is a configuration error:
+	// ignored, and reported by Err (docs/design/revisions.md).
+	ProtocolVersions []string
 	// Declare names capabilities the server declares even while nothing
 	// of theirs is registered: Tools, Prompts and Resources set here (any
 	// non-nil value) are declared, with listChanged (and subscribe), and
@@ -193,6 +214,8 @@ type Server struct {
 
 	regErrs registrationErrors // Err
 
+	served served // Options.ProtocolVersions (versions.go)
+
 	tasks *taskrun.Manager // the task machinery (task.go)
 
 	// The interceptor chains (intercept.go): userChain is
@@ -232,6 +255,11 @@ func New(opts *Options) *Server {
 	s.log = s.opts.Logger
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	var verrs []error
+	s.served, verrs = servedVersions(s.opts.ProtocolVersions)
+	for _, err := range verrs {
+		_ = s.noteRegistration(err)
 	}
 	s.tasks = s.newTasks()
 	for _, i := range zeroKeys {

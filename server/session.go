@@ -282,7 +282,7 @@ func (ss *Session) handleRequest(ctx context.Context, msg *jsonrpc.Message) (any
 	}
 	// A request with a modern envelope is served statelessly, whatever
 	// the process has seen before (one stdio process serves both eras).
-	env, claimed, eerr := liftEnvelope(wp)
+	env, claimed, eerr := liftEnvelope(ss.srv, wp)
 	if eerr != nil {
 		return nil, eerr
 	}
@@ -334,7 +334,10 @@ func (ss *Session) initialize(raw jsontext.Value) (any, error) {
 	if p.ProtocolVersion == "" {
 		return nil, jsonrpc.NewError(mcp.CodeInvalidParams, `Invalid params: initialize needs "protocolVersion"`)
 	}
-	res := ss.srv.initializeResult(p.ProtocolVersion)
+	res, err := ss.srv.initializeResult(p.ProtocolVersion)
+	if err != nil {
+		return nil, err
+	}
 	ss.mu.Lock()
 	if ss.state != stateNew {
 		ss.mu.Unlock()
@@ -354,10 +357,15 @@ func (ss *Session) initialize(raw jsontext.Value) (any, error) {
 
 // initializeResult negotiates the revision (lifecycle: echo a supported
 // requested version, otherwise offer our newest legacy one) and
-// describes the server.
-func (s *Server) initializeResult(requested string) *mcp.InitializeResult {
-	version := mcp.LatestLegacy
-	if isLegacyVersion(requested) {
+// describes the server. A server that serves no legacy revision
+// (Options.ProtocolVersions) has none to offer: it refuses
+// (unsupportedInitialize).
+func (s *Server) initializeResult(requested string) (*mcp.InitializeResult, error) {
+	if len(s.served.legacy) == 0 {
+		return nil, s.unsupportedInitialize(requested)
+	}
+	version := s.served.legacy[0]
+	if s.servesLegacy(requested) {
 		version = requested
 	}
 	caps := s.Capabilities()
@@ -369,7 +377,7 @@ func (s *Server) initializeResult(requested string) *mcp.InitializeResult {
 		Capabilities:    caps,
 		ServerInfo:      s.opts.Info,
 		Instructions:    s.opts.Instructions,
-	}
+	}, nil
 }
 
 // paramsObject rejects params that are present but not an object: MCP

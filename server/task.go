@@ -259,7 +259,7 @@ func (j *taskJob) Step(ctx context.Context) taskrun.Step {
 	if merr != nil {
 		return taskFailed("", mcp.CodeInternalError, "Internal error: encoding the result: "+merr.Error())
 	}
-	return taskrun.Step{Kind: taskrun.StepDone, Result: raw}
+	return taskrun.Step{Kind: taskrun.StepDone, Result: j.s.capEncodedToolResult(ctx, j.p.Name, raw)}
 }
 
 func (j *taskJob) Gather(ctx context.Context, run *taskrun.Run, rec *store.TaskRecord) bool {

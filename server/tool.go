@@ -384,10 +384,10 @@ func callTool(ctx context.Context, s *Server, req *Request, wp *wireParams) (any
 		if rpcErr, ok := jsonrpc.AsError(err); ok {
 			return nil, rpcErr
 		}
-		return errorResult(err.Error()), nil
+		return s.capToolResult(ctx, p.Name, errorResult(err.Error())), nil
 	}
 	if res == nil {
 		res = &mcp.CallToolResult{}
 	}
-	return res, nil
+	return s.capToolResult(ctx, p.Name, res), nil
 }

@@ -26,7 +26,9 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, call *se
 	if version == "" {
 		version = mcp.Version20250326 // the spec's assumption when the header is absent
 	}
-	if !h.p.ServesLegacy(version) {
+	// initialize carries its revision in its body, where the server
+	// negotiates it; the header is checked on the requests after it.
+	if msg.Method != mcp.MethodInitialize && !h.p.ServesLegacy(version) {
 		writeError(w, http.StatusBadRequest, msg.ID, mcp.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+version)
 		return
 	}
