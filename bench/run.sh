@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark of mcpkit, go-sdk v1.8.0, mcp-go v1.2.1 and a raw
+# Side-by-side benchmark of mcpkit, go-sdk v1.8.0, mcp-go v1.6.0 and a raw
 # net/http ceiling (see README.md here). Each server runs pinned to CPU 0
 # with GOMAXPROCS=1, the load generator pinned to CPU 1; loopback only.
 #
