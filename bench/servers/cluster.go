@@ -28,16 +28,17 @@ type ClusterStores struct {
 // text (WT, on /mcp-tasks). Several instances given the same shared
 // stores serve the same sessions and tasks behind a round-robin proxy.
 // The returned function closes the handler and shuts the server down.
-func Cluster(st ClusterStores) (http.Handler, func()) {
+func Cluster(st ClusterStores) (http.Handler, func(), error) {
 	s := server.New(&server.Options{Info: mcp.Implementation{Name: "bench-cluster", Version: "1.0.0"}, TaskStore: st.Tasks})
-	server.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text"},
-		func(ctx context.Context, req *server.CallToolRequest, in EchoIn) (EchoOut, error) {
-			return EchoOut(in), nil
-		})
-	server.AddTool(s, &mcp.Tool{Name: "quick", Description: "Echoes its text, as a task if asked", Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}},
-		func(ctx context.Context, req *server.CallToolRequest, in EchoIn) (EchoOut, error) {
-			return EchoOut(in), nil
-		})
+	echo := func(ctx context.Context, req *server.CallToolRequest, in EchoIn) (EchoOut, error) {
+		return EchoOut(in), nil
+	}
+	if err := server.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text"}, echo); err != nil {
+		return nil, nil, err
+	}
+	if err := server.AddTool(s, &mcp.Tool{Name: "quick", Description: "Echoes its text, as a task if asked", Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}}, echo); err != nil {
+		return nil, nil, err
+	}
 	h := streamhttp.NewHandler(s, &streamhttp.Options{SessionStore: st.Sessions, EventStore: st.Events, Broker: st.Broker})
 	mux := http.NewServeMux()
 	mux.Handle(PathSession, h)
@@ -47,14 +48,17 @@ func Cluster(st ClusterStores) (http.Handler, func()) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = s.Shutdown(ctx)
-	}
+	}, nil
 }
 
 // Gateway returns an mcpkit gateway in front of one mcpkit upstream
 // reached over Streamable HTTP at upstreamURL, speaking version to it, and
 // the gateway's downstream handlers: session-less on /mcp (both eras) and
 // sessionful on /mcp-session, like MCPKit's. The upstream's tools keep
-// their names (no prefix). It fails unless the upstream is ready within
+// their names (no prefix). Each downstream connection counts as its own
+// client for the gateway's per-client limits (the load generator's
+// connections are its callers; they all share one IP address, which
+// gateway.ClientAddressKeys would count as one client). It fails unless the upstream is ready within
 // 30 seconds. The returned function closes everything.
 func Gateway(upstreamURL, version string, hc *http.Client) (http.Handler, func(), error) {
 	g, err := gateway.New(&gateway.Options{Upstreams: []gateway.Upstream{{
@@ -74,7 +78,10 @@ func Gateway(upstreamURL, version string, hc *http.Client) (http.Handler, func()
 	mux := http.NewServeMux()
 	mux.Handle(PathStateless, stateless)
 	mux.Handle(PathSession, session)
-	return mux, func() {
+	perConn := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, r.WithContext(gateway.WithClientKey(r.Context(), r.RemoteAddr)))
+	})
+	return perConn, func() {
 		stateless.Close()
 		session.Close()
 		g.Close()

@@ -119,8 +119,7 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 // prefix), or in memory when addr is empty.
 func clusterInstance(addr, prefix string) (http.Handler, func(), error) {
 	if addr == "" {
-		h, closeFn := servers.Cluster(servers.ClusterStores{})
-		return h, closeFn, nil
+		return servers.Cluster(servers.ClusterStores{})
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 64})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -130,12 +129,17 @@ func clusterInstance(addr, prefix string) (http.Handler, func(), error) {
 		rdb.Close()
 		return nil, nil, err
 	}
-	h, closeFn := servers.Cluster(servers.ClusterStores{
+	h, closeFn, err := servers.Cluster(servers.ClusterStores{
 		Sessions: redisstore.NewSessionStore(rdb, &redisstore.SessionStoreOptions{Prefix: prefix}),
 		Events:   redisstore.NewEventStore(rdb, &redisstore.EventStoreOptions{Prefix: prefix}),
 		Broker:   br,
 		Tasks:    redisstore.NewTaskStore(rdb, &redisstore.TaskStoreOptions{Prefix: prefix}),
 	})
+	if err != nil {
+		br.Close()
+		rdb.Close()
+		return nil, nil, err
+	}
 	return h, func() {
 		closeFn()
 		br.Close()
