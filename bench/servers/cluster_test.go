@@ -28,8 +28,8 @@ func callOn(t *testing.T, addr string, w workload.Workload) {
 	}
 	for range 3 {
 		if w.Task {
-			if err := c.TaskCycle(w, sid, deadline); err != nil {
-				t.Fatal(err)
+			if polls, err := c.TaskCycle(w, sid, deadline); err != nil || polls < 1 {
+				t.Fatalf("%d polls: %v", polls, err)
 			}
 			continue
 		}

@@ -75,11 +75,11 @@ func TaskLifecycle(do func(body []byte) (int, []byte, error)) (int, error) {
 	return polls, nil
 }
 
-// TaskCycle is one WT cycle on session sid of this connection.
-func (c *Conn) TaskCycle(w Workload, sid string, deadline time.Time) error {
+// TaskCycle is one WT cycle on session sid of this connection; it returns
+// the number of tasks/get polls.
+func (c *Conn) TaskCycle(w Workload, sid string, deadline time.Time) (int, error) {
 	hs := append([][2]string{{"Mcp-Session-Id", sid}}, w.Headers...)
-	_, err := TaskLifecycle(func(body []byte) (int, []byte, error) {
+	return TaskLifecycle(func(body []byte) (int, []byte, error) {
 		return c.Do(BuildRequest(c.addr, w.Path, hs, body), deadline)
 	})
-	return err
 }

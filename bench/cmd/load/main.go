@@ -84,10 +84,12 @@ type Result struct {
 	FirstError string  `json:"first_error,omitempty"`
 	// Procs: the CPU of the other processes named by -pids (instances
 	// behind a proxy, redis-server, an upstream), over the same window.
-	Procs       []ProcCPU `json:"procs,omitempty"`
-	Description string    `json:"description"`
-	Load        string    `json:"load,omitempty"`
-	Rep         int       `json:"rep,omitempty"`
+	Procs []ProcCPU `json:"procs,omitempty"`
+	// TaskPolls (WT): tasks/get polls per task lifecycle, on average.
+	TaskPolls   float64 `json:"task_polls,omitempty"`
+	Description string  `json:"description"`
+	Load        string  `json:"load,omitempty"`
+	Rep         int     `json:"rep,omitempty"`
 
 	// W9 (mode "sessions"): RPS is sessions opened per second and
 	// CPUPer1k the server's CPU per 1,000 opened; RSSkB and HWMkB are read
@@ -195,6 +197,8 @@ func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration,
 		firstErr atomic.Value
 		late     atomic.Int64
 		stop     atomic.Bool
+		polls    atomic.Int64 // WT: tasks/get polls, over every cycle
+		cycles   atomic.Int64 // WT: cycles completed, warm-up included
 	)
 	fail := func(err error) {
 		firstErr.CompareAndSwap(nil, err.Error())
@@ -287,7 +291,12 @@ func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration,
 				}
 				var err error
 				if w.Task {
-					err = c.TaskCycle(w, sid, time.Now().Add(timeout))
+					var n int
+					n, err = c.TaskCycle(w, sid, time.Now().Add(timeout))
+					if err == nil {
+						polls.Add(int64(n))
+						cycles.Add(1)
+					}
 				} else if w.Churn {
 					err = c.Cycle(w, time.Now().Add(timeout))
 				} else if w.MRTR {
@@ -360,6 +369,9 @@ func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration,
 		}
 	}
 	res.Procs = procs
+	if n := cycles.Load(); n > 0 {
+		res.TaskPolls = float64(polls.Load()) / float64(n)
+	}
 	if pid != 0 && len(all) > 0 {
 		res.CPUPer1k = (cpu1 - cpu0) / float64(len(all)) * 1000
 		res.CPUUtil = (cpu1 - cpu0) / elapsed.Seconds()

@@ -13,7 +13,8 @@ import (
 // load -pids.
 type procRow struct {
 	row
-	Procs []struct {
+	TaskPolls float64 `json:"task_polls"`
+	Procs     []struct {
 		Name     string  `json:"name"`
 		CPUPer1k float64 `json:"cpu_s_per_1k"`
 		CPUUtil  float64 `json:"cpu_util"`
@@ -42,6 +43,9 @@ func printProcs(path string) {
 		var ps []string
 		for _, p := range r.Procs {
 			ps = append(ps, fmt.Sprintf("%s %.4f (%.0f%%)", p.Name, p.CPUPer1k, 100*p.CPUUtil))
+		}
+		if r.TaskPolls > 0 {
+			ps = append(ps, fmt.Sprintf("tasks/get polls per task %.2f", r.TaskPolls))
 		}
 		mode := r.Mode
 		if r.Mode == "open" {
