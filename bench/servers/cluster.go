@@ -3,6 +3,9 @@ package servers
 import (
 	"context"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/gateway"
@@ -86,4 +89,19 @@ func Gateway(upstreamURL, version string, hc *http.Client) (http.Handler, func()
 		session.Close()
 		g.Close()
 	}, nil
+}
+
+// RoundRobin returns the multi-instance workloads' load balancer (cmd/rrproxy):
+// a reverse proxy that sends each request to the next of backends in
+// turn, with no stickiness, over tr. Answers are flushed as they come.
+func RoundRobin(backends []*url.URL, tr http.RoundTripper) *httputil.ReverseProxy {
+	var next atomic.Uint64
+	return &httputil.ReverseProxy{
+		Transport:     tr,
+		FlushInterval: -1,
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(backends[(next.Add(1)-1)%uint64(len(backends))])
+			r.Out.Host = r.In.Host
+		},
+	}
 }

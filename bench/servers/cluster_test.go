@@ -1,10 +1,14 @@
 package servers_test
 
 import (
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpkit/mcpkit/store"
 
 	"github.com/mcpkit/mcpkit/bench/servers"
 	"github.com/mcpkit/mcpkit/bench/workload"
@@ -54,6 +58,39 @@ func TestCluster(t *testing.T) {
 	defer func() { ts.Close(); closeFn() }()
 	for _, wn := range []string{"W3", "WT"} {
 		t.Run(wn, func(t *testing.T) { callOn(t, strings.TrimPrefix(ts.URL, "http://"), workload.All[wn]) })
+	}
+}
+
+// TestClusterRoundRobin runs W3 and WT through the round-robin proxy over
+// two instances that share the in-memory stores and bus, so that every
+// session and task is served by both in turn (as cluster.sh does on
+// Redis); an instance with stores of its own would not know the session.
+func TestClusterRoundRobin(t *testing.T) {
+	bus := store.NewMemoryBus()
+	shared := servers.ClusterStores{
+		Sessions: store.NewMemorySessionStore(),
+		Events:   store.NewMemoryEventStore(nil),
+		Tasks:    store.NewMemoryTaskStore(nil),
+	}
+	var urls []*url.URL
+	for range 2 {
+		st := shared
+		br := bus.Broker()
+		st.Broker = br
+		h, closeFn, err := servers.Cluster(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(h)
+		t.Cleanup(func() { ts.Close(); closeFn(); _ = br.Close() })
+		u, _ := url.Parse(ts.URL)
+		urls = append(urls, u)
+	}
+	tr := &http.Transport{}
+	front := httptest.NewServer(servers.RoundRobin(urls, tr))
+	t.Cleanup(func() { front.Close(); tr.CloseIdleConnections() })
+	for _, wn := range []string{"W3", "WT"} {
+		t.Run(wn, func(t *testing.T) { callOn(t, strings.TrimPrefix(front.URL, "http://"), workload.All[wn]) })
 	}
 }
 

@@ -13,14 +13,14 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/signal"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mcpkit/mcpkit/bench/servers"
 )
 
 func main() {
@@ -41,16 +41,8 @@ func main() {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 1024, 256
-	var next atomic.Uint64
-	p := &httputil.ReverseProxy{
-		Transport:     tr,
-		FlushInterval: -1,
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(urls[(next.Add(1)-1)%uint64(len(urls))])
-			r.Out.Host = r.In.Host
-		},
-		ErrorLog: log.New(os.Stderr, "rrproxy: ", 0),
-	}
+	p := servers.RoundRobin(urls, tr)
+	p.ErrorLog = log.New(os.Stderr, "rrproxy: ", 0)
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
