@@ -84,7 +84,7 @@ load_run() {
 	cleanup
 }
 
-supported() { [[ ($2 != W8 || $1 == mcpkit) && ($1 != raw || ($2 != W3 && $2 != W4 && $2 != W6p && $2 != W7 && $2 != W9)) ]]; }
+supported() { [[ $2 != WT && ($2 != W8 || $1 == mcpkit) && ($1 != raw || ($2 != W3 && $2 != W4 && $2 != W6p && $2 != W7 && $2 != W9)) ]]; }
 
 n=${#SERVERS[@]}
 for rep in $(seq "$R"); do
