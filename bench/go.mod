@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/go-json-experiment/json v1.27.2
-	github.com/mark3labs/mcp-go v1.2.1
+	github.com/mark3labs/mcp-go v1.6.0
 	github.com/mcpkit/mcpkit v0.0.0
 	github.com/mcpkit/mcpkit/otel v0.0.0-00010101000000-000000000000
 	github.com/modelcontextprotocol/go-sdk v1.8.0
@@ -12,12 +12,16 @@ require (
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 )
 
+require go.uber.org/atomic v1.12.0 // indirect
+
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/mcpkit/mcpkit/store/redis v0.0.0
+	github.com/redis/go-redis/v9 v9.23.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
@@ -39,3 +43,5 @@ require (
 replace github.com/mcpkit/mcpkit => ../
 
 replace github.com/mcpkit/mcpkit/otel => ../otel
+
+replace github.com/mcpkit/mcpkit/store/redis => ../store/redis

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark of mcpkit, go-sdk v1.8.0, mcp-go v1.2.1 and a raw
+# Side-by-side benchmark of mcpkit, go-sdk v1.8.0, mcp-go v1.6.0 and a raw
 # net/http ceiling (see README.md here). Each server runs pinned to CPU 0
 # with GOMAXPROCS=1, the load generator pinned to CPU 1; loopback only.
 #
@@ -84,7 +84,7 @@ load_run() {
 	cleanup
 }
 
-supported() { [[ ($2 != W8 || $1 == mcpkit) && ($1 != raw || ($2 != W3 && $2 != W4 && $2 != W6p && $2 != W7 && $2 != W9)) ]]; }
+supported() { [[ $2 != WT && ($2 != W8 || $1 == mcpkit) && ($1 != raw || ($2 != W3 && $2 != W4 && $2 != W6p && $2 != W7 && $2 != W9)) ]]; }
 
 n=${#SERVERS[@]}
 for rep in $(seq "$R"); do

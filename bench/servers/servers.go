@@ -185,7 +185,7 @@ func GoSDK() (stateless, session http.Handler) {
 		gosdk.NewStreamableHTTPHandler(get, &gosdk.StreamableHTTPOptions{JSONResponse: true})
 }
 
-// MCPGo returns mcp-go v1.2.1's stateless streamable server and its
+// MCPGo returns mcp-go v1.6.0's stateless streamable server and its
 // stateful one.
 func MCPGo() (stateless, session http.Handler) {
 	build := func() *mcpgoserver.MCPServer {
@@ -308,7 +308,7 @@ func MCPGoSSE() http.Handler {
 // MCPKitMRTR is mcpkit's W8 server: session-less, with the "confirm" tool,
 // which asks for an elicitation "ok" with a sealed requestState, and
 // echoes its text once it has both back. (go-sdk v1.8.0 and mcp-go
-// v1.2.1 have no 2026-07-28 Multi Round-Trip Requests: W8 is n/a there.)
+// v1.6.0 have no 2026-07-28 Multi Round-Trip Requests: W8 is n/a there.)
 func MCPKitMRTR() *streamhttp.Handler {
 	s := server.New(&server.Options{Info: mcp.Implementation{Name: "bench-mcpkit", Version: "1.0.0"}})
 	server.AddTool(s, &mcp.Tool{Name: "confirm", Description: "Asks for confirmation, then echoes its text"},

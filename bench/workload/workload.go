@@ -106,6 +106,9 @@ type Workload struct {
 	// Want: a successful answer also contains these bytes (W5: the sum
 	// over the decoded arguments).
 	Want []byte
+	// Task: every iteration is a task lifecycle on the session (WT):
+	// TaskLifecycle.
+	Task bool
 	// Sessions: not a request loop but W9, idle sessions opened and
 	// measured (cmd/load).
 	Sessions bool
@@ -122,13 +125,18 @@ var All = map[string]Workload{
 	"W7":  {Name: "W7", Desc: "modern tools/list of 200 tools, 50 a page (latency per 4-page walk)", Path: PathList, Headers: ModernListHeaders, List: true},
 	"W5":  {Name: "W5", Desc: "modern tools/call of a validated nested input: 10 fields, a nested object and an array", Path: PathNested, Headers: ModernNestedHeaders, Body: NestedCall, Want: []byte(NestedWant)},
 	"W9":  {Name: "W9", Desc: "idle legacy sessions (initialize, initialized, then idle): server RSS per session", Path: PathSession, Headers: LegacyHeaders, Body: LegacyCall, Sessions: true},
+	"WT":  {Name: "WT", Desc: "task lifecycle on a legacy session: task-augmented tools/call, tasks/get until completed, tasks/result (latency per cycle)", Path: PathTasks, Headers: LegacyHeaders, Body: TaskCall, Session: true, Task: true},
 	"W4":  {Name: "W4", Desc: "session churn: initialize, initialized, tools/call, DELETE (latency per cycle)", Path: PathSession, Headers: LegacyHeaders, Body: LegacyCall, Churn: true},
 }
 
 // Supported reports whether a server takes part in a workload: the raw
 // ceiling has no sessions, no streams and no tools/list; only mcpkit has
-// 2026-07-28 Multi Round-Trip Requests (W8).
+// 2026-07-28 Multi Round-Trip Requests (W8); WT (tasks) needs benchserver
+// -cluster.
 func Supported(server, workload string) bool {
+	if workload == "WT" {
+		return server == "cluster"
+	}
 	if workload == "W8" {
 		return server == "mcpkit"
 	}

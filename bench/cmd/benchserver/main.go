@@ -20,7 +20,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/mcpkit/mcpkit/bench/servers"
+	redisstore "github.com/mcpkit/mcpkit/store/redis"
 )
 
 func main() {
@@ -29,6 +32,11 @@ func main() {
 	addrFile := flag.String("addr-file", "", "write the bound address here")
 	maxRun := flag.Duration("max-run", 30*time.Minute, "exit after this long regardless")
 	memEndpoint := flag.Bool("mem-endpoint", false, "serve GET "+MemPath+" (W9): GC, return memory to the OS, answer the runtime's memory figures")
+	cluster := flag.Bool("cluster", false, "serve one instance of the multi-instance workloads (W3 on /mcp-session, WT on /mcp-tasks) instead of -sdk; with -redis, on Redis")
+	redisAddr := flag.String("redis", "", "with -cluster: the redis-server (host:port) whose stores the instances share; empty: in memory")
+	redisPrefix := flag.String("redis-prefix", "benchcluster:", "with -redis: the key and channel prefix")
+	gwUpstream := flag.String("gateway-upstream", "", "serve an mcpkit gateway (on /mcp and /mcp-session) in front of the mcpkit upstream at this URL, instead of -sdk")
+	gwVersion := flag.String("gateway-version", "2026-07-28", "with -gateway-upstream: the protocol version spoken upstream")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	flag.Parse()
 
@@ -43,7 +51,19 @@ func main() {
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 
-	h, closeFn, err := servers.New(*sdk)
+	var (
+		h       http.Handler
+		closeFn func()
+		err     error
+	)
+	switch {
+	case *cluster:
+		h, closeFn, err = clusterInstance(*redisAddr, *redisPrefix)
+	case *gwUpstream != "":
+		h, closeFn, err = servers.Gateway(*gwUpstream, *gwVersion, tunedClient())
+	default:
+		h, closeFn, err = servers.New(*sdk)
+	}
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -93,3 +113,44 @@ const MemPath = servers.MemPath
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// clusterInstance is one instance of the multi-instance workloads: on the
+// redis-server at addr (sessions, events, tasks and the broker under
+// prefix), or in memory when addr is empty.
+func clusterInstance(addr, prefix string) (http.Handler, func(), error) {
+	if addr == "" {
+		return servers.Cluster(servers.ClusterStores{})
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 64})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	br, err := redisstore.NewBroker(ctx, rdb, &redisstore.BrokerOptions{Prefix: prefix})
+	if err != nil {
+		rdb.Close()
+		return nil, nil, err
+	}
+	h, closeFn, err := servers.Cluster(servers.ClusterStores{
+		Sessions: redisstore.NewSessionStore(rdb, &redisstore.SessionStoreOptions{Prefix: prefix}),
+		Events:   redisstore.NewEventStore(rdb, &redisstore.EventStoreOptions{Prefix: prefix}),
+		Broker:   br,
+		Tasks:    redisstore.NewTaskStore(rdb, &redisstore.TaskStoreOptions{Prefix: prefix}),
+	})
+	if err != nil {
+		br.Close()
+		rdb.Close()
+		return nil, nil, err
+	}
+	return h, func() {
+		closeFn()
+		br.Close()
+		rdb.Close()
+	}, nil
+}
+
+// tunedClient is the gateway's upstream http.Client: enough idle
+// connections for the load generator's callers.
+func tunedClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, 256
+	return &http.Client{Transport: tr}
+}

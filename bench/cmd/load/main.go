@@ -35,28 +35,58 @@ import (
 	"github.com/mcpkit/mcpkit/bench/workload"
 )
 
+// ProcCPU is one -pids process's CPU over the measured window.
+type ProcCPU struct {
+	Name     string  `json:"name"`
+	PID      int     `json:"pid"`
+	CPUPer1k float64 `json:"cpu_s_per_1k"`
+	CPUUtil  float64 `json:"cpu_util"`
+}
+
+// parsePids reads -pids: name=pid pairs separated by commas.
+func parsePids(s string) []ProcCPU {
+	var ps []ProcCPU
+	for kv := range strings.SplitSeq(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		name, v, ok := strings.Cut(kv, "=")
+		pid, err := strconv.Atoi(v)
+		if !ok || err != nil || pid <= 0 {
+			log.Fatalf("-pids: want name=pid, got %q", kv)
+		}
+		ps = append(ps, ProcCPU{Name: name, PID: pid})
+	}
+	return ps
+}
+
 // Result is one run's summary.
 type Result struct {
-	Server      string  `json:"server"`
-	Workload    string  `json:"workload"`
-	Mode        string  `json:"mode"`
-	Conns       int     `json:"conns"`
-	Rate        float64 `json:"rate,omitempty"`
-	Seconds     float64 `json:"seconds"`
-	Requests    int     `json:"requests"`
-	Errors      int64   `json:"errors"`
-	Late        int64   `json:"late,omitempty"`
-	RPS         float64 `json:"rps"`
-	P50ms       float64 `json:"p50_ms"`
-	P99ms       float64 `json:"p99_ms"`
-	P999ms      float64 `json:"p999_ms"`
-	Maxms       float64 `json:"max_ms"`
-	CPUPer1k    float64 `json:"cpu_s_per_1k,omitempty"`
-	CPUUtil     float64 `json:"cpu_util,omitempty"`
-	LoadUtil    float64 `json:"load_cpu_util"`
-	RSSkB       int64   `json:"rss_kb,omitempty"`
-	HWMkB       int64   `json:"hwm_kb,omitempty"`
-	FirstError  string  `json:"first_error,omitempty"`
+	Server     string  `json:"server"`
+	Workload   string  `json:"workload"`
+	Mode       string  `json:"mode"`
+	Conns      int     `json:"conns"`
+	Rate       float64 `json:"rate,omitempty"`
+	Seconds    float64 `json:"seconds"`
+	Requests   int     `json:"requests"`
+	Errors     int64   `json:"errors"`
+	Late       int64   `json:"late,omitempty"`
+	RPS        float64 `json:"rps"`
+	P50ms      float64 `json:"p50_ms"`
+	P99ms      float64 `json:"p99_ms"`
+	P999ms     float64 `json:"p999_ms"`
+	Maxms      float64 `json:"max_ms"`
+	CPUPer1k   float64 `json:"cpu_s_per_1k,omitempty"`
+	CPUUtil    float64 `json:"cpu_util,omitempty"`
+	LoadUtil   float64 `json:"load_cpu_util"`
+	RSSkB      int64   `json:"rss_kb,omitempty"`
+	HWMkB      int64   `json:"hwm_kb,omitempty"`
+	FirstError string  `json:"first_error,omitempty"`
+	// Procs: the CPU of the other processes named by -pids (instances
+	// behind a proxy, redis-server, an upstream), over the same window.
+	Procs []ProcCPU `json:"procs,omitempty"`
+	// TaskPolls (WT): tasks/get polls per task lifecycle, on average.
+	TaskPolls   float64 `json:"task_polls,omitempty"`
 	Description string  `json:"description"`
 	Load        string  `json:"load,omitempty"`
 	Rep         int     `json:"rep,omitempty"`
@@ -81,7 +111,7 @@ type Result struct {
 func main() {
 	addr := flag.String("addr", "", "server address host:port")
 	addrFile := flag.String("addr-file", "", "read the server address from this file")
-	wname := flag.String("w", "W1", "workload: W1, W2, W3, W4, W5, W6, W6p, W7, W8 or W9 (idle sessions, with -sessions and -pid)")
+	wname := flag.String("w", "W1", "workload: W1, W2, W3, W4, W5, W6, W6p, W7, W8, WT (task lifecycle, benchserver -cluster) or W9 (idle sessions, with -sessions and -pid)")
 	conns := flag.Int("c", 32, "concurrent connections (workers)")
 	dur := flag.Duration("d", 10*time.Second, "measured duration")
 	warmup := flag.Duration("warmup", 2*time.Second, "warm-up before measuring")
@@ -95,6 +125,7 @@ func main() {
 	rep := flag.Int("rep", 0, "repetition number, for the output")
 	sessions := flag.Int("sessions", 10000, "W9: idle sessions to open")
 	settle := flag.Duration("settle", time.Second, "W9: pause after closing the connections, before reading memory")
+	pids := flag.String("pids", "", "other processes whose CPU per 1k requests to report: name=pid,name=pid (instances, redis-server, an upstream)")
 	flag.Parse()
 
 	w, ok := workload.All[*wname]
@@ -118,7 +149,7 @@ func main() {
 		}
 		res = runSessions(w, *addr, *sessions, *conns, *pid, *timeout, *settle)
 	} else {
-		res = run(w, *addr, *conns, *warmup, *dur, *rate, *pid, *timeout, *maxErrors)
+		res = run(w, *addr, *conns, *warmup, *dur, *rate, *pid, parsePids(*pids), *timeout, *maxErrors)
 	}
 	res.Server, res.Load, res.Rep = *label, *loadTag, *rep
 	if *asJSON {
@@ -144,6 +175,9 @@ func main() {
 	if *pid != 0 {
 		fmt.Printf("  server: %.3f CPU-s per 1k requests (%.0f%% of a core), RSS %d kB, HWM %d kB\n", res.CPUPer1k, 100*res.CPUUtil, res.RSSkB, res.HWMkB)
 	}
+	for _, p := range res.Procs {
+		fmt.Printf("  %s (pid %d): %.3f CPU-s per 1k requests (%.0f%% of a core)\n", p.Name, p.PID, p.CPUPer1k, 100*p.CPUUtil)
+	}
 	fmt.Printf("  load generator: %.0f%% of a core\n", 100*res.LoadUtil)
 	if res.FirstError != "" {
 		fmt.Printf("  first error: %s\n", res.FirstError)
@@ -154,7 +188,7 @@ type worker struct {
 	lat []time.Duration
 }
 
-func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration, rate float64, pid int, timeout time.Duration, maxErrors int64) Result {
+func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration, rate float64, pid int, procs []ProcCPU, timeout time.Duration, maxErrors int64) Result {
 	start := time.Now()
 	measureFrom := start.Add(warmup)
 	end := measureFrom.Add(dur)
@@ -163,6 +197,8 @@ func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration,
 		firstErr atomic.Value
 		late     atomic.Int64
 		stop     atomic.Bool
+		polls    atomic.Int64 // WT: tasks/get polls, over every cycle
+		cycles   atomic.Int64 // WT: cycles completed, warm-up included
 	)
 	fail := func(err error) {
 		firstErr.CompareAndSwap(nil, err.Error())
@@ -200,6 +236,9 @@ func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration,
 	go func() {
 		time.Sleep(time.Until(measureFrom))
 		cpu0, self0 = workload.CPUSeconds(pid), workload.CPUSeconds(self)
+		for i := range procs {
+			procs[i].CPUUtil = workload.CPUSeconds(procs[i].PID) // the start, for now
+		}
 		close(cpuReady)
 	}()
 
@@ -211,6 +250,7 @@ func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration,
 		wg.Go(func() {
 			var c *workload.Conn
 			var req []byte
+			var sid string
 			defer func() {
 				if c != nil {
 					c.Close()
@@ -224,7 +264,7 @@ func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration,
 						time.Sleep(10 * time.Millisecond)
 						continue
 					}
-					sid := ""
+					sid = ""
 					if w.Session {
 						if sid, err = c.OpenSession(w.Path, time.Now().Add(timeout)); err != nil {
 							fail(err)
@@ -250,7 +290,14 @@ func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration,
 					}
 				}
 				var err error
-				if w.Churn {
+				if w.Task {
+					var n int
+					n, err = c.TaskCycle(w, sid, time.Now().Add(timeout))
+					if err == nil {
+						polls.Add(int64(n))
+						cycles.Add(1)
+					}
+				} else if w.Churn {
 					err = c.Cycle(w, time.Now().Add(timeout))
 				} else if w.MRTR {
 					err = c.MRTRCycle(w, time.Now().Add(timeout))
@@ -314,6 +361,17 @@ func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration,
 		res.FirstError = workload.Trim(s)
 	}
 	res.LoadUtil = (self1 - self0) / elapsed.Seconds()
+	for i := range procs {
+		d := workload.CPUSeconds(procs[i].PID) - procs[i].CPUUtil
+		procs[i].CPUUtil = d / elapsed.Seconds()
+		if len(all) > 0 {
+			procs[i].CPUPer1k = d / float64(len(all)) * 1000
+		}
+	}
+	res.Procs = procs
+	if n := cycles.Load(); n > 0 {
+		res.TaskPolls = float64(polls.Load()) / float64(n)
+	}
 	if pid != 0 && len(all) > 0 {
 		res.CPUPer1k = (cpu1 - cpu0) / float64(len(all)) * 1000
 		res.CPUUtil = (cpu1 - cpu0) / elapsed.Seconds()

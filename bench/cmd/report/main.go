@@ -92,9 +92,14 @@ func ratio(a, b float64) string {
 
 func main() {
 	peak := flag.Bool("peak", false, "print only 'server workload median-rps' lines (for run.sh)")
+	procs := flag.Bool("procs", false, "print every run with the CPU of each process it measured (cluster.sh, gateway.sh)")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		log.Fatal("usage: report [-peak] results.jsonl")
+		log.Fatal("usage: report [-peak|-procs] results.jsonl")
+	}
+	if *procs {
+		printProcs(flag.Arg(0))
+		return
 	}
 	f, err := os.Open(flag.Arg(0))
 	if err != nil {

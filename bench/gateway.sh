@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The gateway's cost (issue 37): the same call made directly to an mcpkit
+# upstream (benchserver -sdk mcpkit) and through an mcpkit gateway in front
+# of it (benchserver -gateway-upstream, package gateway over Streamable
+# HTTP). Closed loop: ops/s and the CPU per call of the gateway process and
+# of the upstream (/proc/<pid>/stat). Open loop at OPEN percent of the
+# gateway path's peak, the same rate for both paths: the p99 the gateway
+# adds. Upstream and gateway are pinned to SERVER_CPU with GOMAXPROCS=1
+# each, the load generator to LOAD_CPU. Loopback only.
+#
+# Environment (defaults in brackets):
+#   R          repetitions [1]
+#   DUR        measured duration per run [5s]
+#   WARMUP     warm-up per run [1s]
+#   CONNS      closed-loop connections [32]
+#   OPEN_CONNS open-loop connections [64]
+#   WORKLOADS  [W1 W3] (W1 session-less 2026-07-28, W3 sessionful legacy)
+#   UPSTREAM_VERSION the gateway's era upstream [2026-07-28]
+#   OPEN       open-loop load, percent of the gateway path's peak [50]; "" skips
+#   SERVER_CPU, LOAD_CPU [0, 1]
+#   OUT        results directory [bench/results/gateway-<UTC time>]
+set -euo pipefail
+
+cd "$(dirname "$0")"
+R=${R:-1}
+DUR=${DUR:-5s}
+WARMUP=${WARMUP:-1s}
+CONNS=${CONNS:-32}
+OPEN_CONNS=${OPEN_CONNS:-64}
+WORKLOADS=(${WORKLOADS:-W1 W3})
+UPSTREAM_VERSION=${UPSTREAM_VERSION:-2026-07-28}
+OPEN=${OPEN-50}
+SERVER_CPU=${SERVER_CPU:-0}
+LOAD_CPU=${LOAD_CPU:-1}
+OUT=${OUT:-results/gateway-$(date -u +%Y%m%dT%H%M%SZ)}
+(( R >= 1 && R <= 20 )) || { echo "R must be 1..20" >&2; exit 2; }
+
+mkdir -p "$OUT"
+BIN=$OUT/bin
+RES=$OUT/results.jsonl
+: >"$RES"
+echo "building into $BIN"
+go build -trimpath -o "$BIN/" ./cmd/benchserver ./cmd/load ./cmd/report
+
+PIDS=()
+stop_all() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	PIDS=()
+}
+trap stop_all EXIT
+wait_file() { for _ in $(seq 200); do [[ -s $1 ]] && return 0; sleep 0.05; done; echo "no $1" >&2; return 1; }
+
+{
+	echo "date: $(date -u +%FT%TZ)"
+	echo "go: $(go version)"
+	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) CPUs)"
+	echo "uptime before: $(uptime)"
+	echo "settings: R=$R DUR=$DUR WARMUP=$WARMUP CONNS=$CONNS OPEN_CONNS=$OPEN_CONNS OPEN=${OPEN:-none} UPSTREAM_VERSION=$UPSTREAM_VERSION SERVER_CPU=$SERVER_CPU LOAD_CPU=$LOAD_CPU"
+	echo "mcpkit tree: $(git -C .. rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C .. status --porcelain 2>/dev/null | grep -q . && echo ' (uncommitted changes)')"
+} | tee "$OUT/env.txt"
+
+# start: a fresh upstream and a gateway in front of it; sets UP_PID, GW_PID.
+start() {
+	stop_all
+	rm -f "$OUT/addr.up" "$OUT/addr.gw"
+	GOMAXPROCS=1 taskset -c "$SERVER_CPU" "$BIN/benchserver" -sdk mcpkit -addr 127.0.0.1:0 -addr-file "$OUT/addr.up" -max-run 10m 2>>"$OUT/upstream.log" &
+	UP_PID=$!
+	PIDS+=($UP_PID)
+	wait_file "$OUT/addr.up"
+	GOMAXPROCS=1 taskset -c "$SERVER_CPU" "$BIN/benchserver" -gateway-upstream "http://$(cat "$OUT/addr.up")/mcp" -gateway-version "$UPSTREAM_VERSION" \
+		-addr 127.0.0.1:0 -addr-file "$OUT/addr.gw" -max-run 10m 2>>"$OUT/gateway.log" &
+	GW_PID=$!
+	PIDS+=($GW_PID)
+	wait_file "$OUT/addr.gw"
+}
+
+# one LABEL W REP [load flags...]: direct to the upstream or through the gateway.
+one() {
+	local label=$1 w=$2 rep=$3 addr pids
+	shift 3
+	if [[ $label == direct ]]; then addr=$OUT/addr.up; pids="upstream=$UP_PID"; else addr=$OUT/addr.gw; pids="gateway=$GW_PID,upstream=$UP_PID"; fi
+	timeout 300 taskset -c "$LOAD_CPU" "$BIN/load" -addr-file "$addr" -w "$w" -d "$DUR" -warmup "$WARMUP" \
+		-pids "$pids" -server "$label" -rep "$rep" -json "$@" | tee -a "$RES"
+}
+
+for rep in $(seq "$R"); do
+	for w in "${WORKLOADS[@]}"; do
+		start
+		order=(direct gateway)
+		(( rep % 2 == 0 )) && order=(gateway direct)
+		for p in "${order[@]}"; do one "$p" "$w" "$rep" -c "$CONNS"; done
+		if [[ -n $OPEN ]]; then
+			peak=$(jq -r --arg w "$w" --argjson r "$rep" 'select(.server=="gateway" and .workload==$w and .rep==$r and .mode=="closed") | .rps' "$RES" | tail -1)
+			rate=$(awk -v p="$peak" -v f="$OPEN" 'BEGIN {printf "%d", p*f/100}')
+			if (( rate > 0 )); then
+				for p in "${order[@]}"; do one "$p" "$w" "$rep" -c "$OPEN_CONNS" -rate "$rate" -load-tag "$OPEN%"; done
+			fi
+		fi
+	done
+done
+stop_all
+
+echo "uptime after: $(uptime)" | tee -a "$OUT/env.txt"
+echo
+"$BIN/report" -procs "$RES" | tee "$OUT/report.md"
+echo
+echo "results: $OUT"
