@@ -277,8 +277,9 @@ func forwardModern[R any](ctx context.Context, u *upstream, req *server.Request,
 // log messages on the call's response stream) is the call's, with
 // certainty, however many calls are in flight. A connection costs one
 // server/discover when it is opened, and is kept for the next call. A call
-// given up on does not retire it: its response stream is closed, so the
-// upstream has nowhere to send anything more for it.
+// given up on retires it, as on a legacy upstream: its response stream is
+// closed, but a message already read from it may not have been handled
+// yet, and must not reach the connection's next holder.
 func forwardModernLeased[R any](ctx context.Context, u *upstream, req *server.Request, st roundState, call callFunc[R]) (R, error) {
 	var zero R
 	var rs mcp.InputResponses
@@ -294,7 +295,7 @@ func forwardModernLeased[R any](ctx context.Context, u *upstream, req *server.Re
 		return zero, upstreamError(err)
 	}
 	res, err := call(r.context(ctx), l.cc.c, rs, st.State)
-	l.release(false)
+	l.release(retiring(ctx, err))
 	r.stop()
 	return modernOutcome(u, req, res, err)
 }

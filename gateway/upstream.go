@@ -224,17 +224,33 @@ func (u *upstream) connectWith(ctx, cctx context.Context, version string, cc *ca
 			return nil, fmt.Errorf("gateway: upstream %q: server/discover: %w", u.cfg.Name, err)
 		}
 	}
-	if c.Era() == client.EraLegacy && c.ServerCapabilities().Logging != nil {
-		// Everything: the gateway's server passes on to each client only
-		// what its own level lets through. A 2026 upstream gets no level
-		// of the connection's: each call carries its client's own level,
-		// or none (passMeta), so that it sends log messages only for the
-		// calls that want them (modernSole).
+	if wantsAllLogs(c, u.cfg.URL != "", cc) {
 		if err := c.SetLoggingLevel(cctx, mcp.LevelDebug); err != nil {
 			u.g.log.Debug("gateway: upstream refused a log level", "upstream", u.cfg.Name, "err", err)
 		}
 	}
 	return c, nil
+}
+
+// wantsAllLogs reports whether connection c (cc: its call connection, nil
+// for the control connection) asks its upstream for every log message,
+// at debug. A legacy session: yes, the gateway's server passes on to
+// each client only what its own level lets through. A 2026 upstream
+// sends messages only for requests that carry a level, so a connection's
+// level reaches every request made on it: the control connection of an
+// upstream reached by URL asks for all (its own requests, the syncs,
+// health checks, listen streams and task polls, whose messages go to the
+// gateway's log), since no client call runs there (forwardModernLeased);
+// a 2026 command's or Connect transport's control connection carries the
+// clients' calls too, and a call must carry its client's own level or
+// none (passMeta), so that the upstream sends messages only for the
+// calls that want them (modernSole): it asks for nothing of its own. A
+// call connection never does (each call carries its client's level).
+func wantsAllLogs(c *client.Client, byURL bool, cc *callConn) bool {
+	if c.Era() == client.EraLegacy {
+		return c.ServerCapabilities().Logging != nil
+	}
+	return byURL && cc == nil
 }
 
 // dial opens the transport: a command lives as long as ctx (the
@@ -302,6 +318,13 @@ func (u *upstream) clientOptions(version string, cc *callConn) *client.Options {
 		SamplingTools:        true,
 		Listen:               true,
 		OnLog:                u.onLog,
+	}
+	if cc != nil && !cc.control {
+		// A call connection hears no resources/updated (the control
+		// connection's listen stream does), so a result cached on it
+		// could outlive its resource's change: its calls go to the
+		// upstream each time.
+		o.NoCache = true
 	}
 	if cc == nil || cc.control {
 		o.OnToolsListChanged = func(context.Context) { signal(u.resync) }

@@ -48,10 +48,13 @@ var (
 // Host is what a Manager needs from the protocol server that owns it.
 //
 // Concurrency contract: its methods are called from any goroutine (task
-// goroutines, the heartbeat, peer deliveries, requests), never with a
-// lock of the Manager held, and may be called concurrently. Each must
-// return in bounded time (a notification is bounded by the server's
-// notify timeout) and must not call back into the Manager's Shutdown.
+// goroutines, the heartbeat, peer deliveries, requests) and may be
+// called concurrently. Announce, HasListener and NotifyListeners are
+// never called with a lock of the Manager held; CheckResponses is called
+// with one run's lock held, and so does no I/O and never calls the
+// Manager. Each must return in bounded time (a notification is bounded
+// by the server's notify timeout) and must not call back into the
+// Manager's Shutdown.
 type Host interface {
 	// Announce tells whoever listens that a task's status changed, as
 	// its era has it (rec.Modern): notifications/tasks/status on the
