@@ -99,7 +99,7 @@ func newPublicCORS(o *CORSOptions, methods []string) *publicCORS {
 		}
 	}
 	var ms []string
-	for _, m := range append(methods, http.MethodOptions) {
+	for _, m := range append(append([]string(nil), methods...), http.MethodOptions) {
 		if m = strings.ToUpper(strings.TrimSpace(m)); m != "" && !p.methods[m] {
 			p.methods[m] = true
 			ms = append(ms, m)

@@ -206,13 +206,18 @@ func TestMetadataCORSDefault(t *testing.T) {
 // WWW-Authenticate; the wrapped handler sees the real request only.
 func TestCORSTokenEndpoint(t *testing.T) {
 	calls := 0
-	h := CORS(&CORSOptions{AllowedOrigins: []string{corsApp}, MaxAge: 90 * time.Second}, []string{"POST"},
+	methods := make([]string, 1, 4) // room to append: the caller's array stays untouched
+	methods[0] = "POST"
+	h := CORS(&CORSOptions{AllowedOrigins: []string{corsApp}, MaxAge: 90 * time.Second}, methods,
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			calls++
 			w.Header().Set("DPoP-Nonce", "n1")
 			w.WriteHeader(http.StatusBadRequest)
 			_, _ = io.WriteString(w, `{"error":"use_dpop_nonce"}`)
 		}))
+	if extra := methods[:2]; extra[1] != "" {
+		t.Errorf("CORS wrote into the caller's methods: %q", extra)
+	}
 	w := corsDo(h, http.MethodOptions, preflightHdr(corsApp, "POST", "content-type,dpop, authorization"))
 	if w.Code != http.StatusNoContent || w.Header().Get("Access-Control-Allow-Methods") != "POST, OPTIONS" ||
 		w.Header().Get("Access-Control-Max-Age") != "90" || calls != 0 {
