@@ -16,7 +16,10 @@
 // one process; store/redis holds one for several instances), with
 // optional stateless server nonces; and the RFC 9728
 // Protected Resource Metadata document (ProtectedResourceHandler,
-// MountProtectedResource).
+// MountProtectedResource, open to pages of every origin unless
+// ProtectedResourceOptions.CORS narrows it); and CORS, the cross-origin
+// policy of the public OAuth endpoints a browser client reads in
+// discovery (docs/design/cors.md), never allowing credentials.
 //
 // The middleware binds the authenticated principal to the request with
 // server.WithPrincipal, so that sealed MRTR request state minted for one

@@ -90,12 +90,31 @@ func ResourceMetadataURL(resource string) (string, error) {
 	return out.String(), nil
 }
 
+// ProtectedResourceOptions tunes ProtectedResourceHandlerWith and
+// MountProtectedResourceWith. The zero value (and nil) serves the
+// document as ProtectedResourceHandler does.
+type ProtectedResourceOptions struct {
+	// CORS, when set, lets only the pages of its allowed origins read the
+	// document from a browser (the origins given to the MCP endpoint's
+	// CORS, typically). nil: any web page may
+	// (Access-Control-Allow-Origin: *); the document is public and the
+	// answer never allows credentials, so nil is the usual choice.
+	CORS *CORSOptions
+}
+
 // ProtectedResourceHandler serves meta as JSON to GET and HEAD (405
 // otherwise), with CORS open to any origin so that browser-based clients
 // can discover the authorization server. offline_access is removed from
 // scopes_supported; bearer_methods_supported defaults to ["header"]. It
 // returns an error when meta does not Validate.
 func ProtectedResourceHandler(meta ProtectedResourceMetadata) (http.Handler, error) {
+	return ProtectedResourceHandlerWith(meta, nil)
+}
+
+// ProtectedResourceHandlerWith is ProtectedResourceHandler with options:
+// with opts.CORS, preflights and answers follow that policy (CORS)
+// instead of allowing every origin.
+func ProtectedResourceHandlerWith(meta ProtectedResourceMetadata, opts *ProtectedResourceOptions) (http.Handler, error) {
 	if err := meta.Validate(); err != nil {
 		return nil, err
 	}
@@ -107,14 +126,12 @@ func ProtectedResourceHandler(meta ProtectedResourceMetadata) (http.Handler, err
 	if err != nil {
 		return nil, fmt.Errorf("auth: encoding protected resource metadata: %w", err)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serve := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Access-Control-Allow-Origin", "*")
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
 		case http.MethodOptions:
-			h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Mcp-Protocol-Version")
+			h.Set("Allow", "GET, HEAD, OPTIONS")
 			w.WriteHeader(http.StatusNoContent)
 			return
 		default:
@@ -128,6 +145,19 @@ func ProtectedResourceHandler(meta ProtectedResourceMetadata) (http.Handler, err
 		if r.Method == http.MethodGet {
 			_, _ = w.Write(body)
 		}
+	})
+	if opts != nil && opts.CORS != nil {
+		return CORS(opts.CORS, []string{http.MethodGet, http.MethodHead}, serve), nil
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Open to every origin, the same answer whatever the Origin.
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		if r.Method == http.MethodOptions {
+			h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Mcp-Protocol-Version")
+		}
+		serve(w, r)
 	}), nil
 }
 
@@ -141,6 +171,12 @@ func ProtectedResourceHandler(meta ProtectedResourceMetadata) (http.Handler, err
 // all. It returns an error when meta does not Validate, and panics as
 // http.ServeMux.Handle does on conflicting registrations.
 func MountProtectedResource(mux *http.ServeMux, meta ProtectedResourceMetadata) error {
+	return MountProtectedResourceWith(mux, meta, nil)
+}
+
+// MountProtectedResourceWith is MountProtectedResource with options
+// (ProtectedResourceHandlerWith).
+func MountProtectedResourceWith(mux *http.ServeMux, meta ProtectedResourceMetadata, opts *ProtectedResourceOptions) error {
 	if err := meta.Validate(); err != nil {
 		return err
 	}
@@ -149,7 +185,7 @@ func MountProtectedResource(mux *http.ServeMux, meta ProtectedResourceMetadata) 
 	if strings.ContainsAny(p, "{}") {
 		return fmt.Errorf("auth: resource path %q cannot be a ServeMux pattern", u.Path)
 	}
-	h, err := ProtectedResourceHandler(meta)
+	h, err := ProtectedResourceHandlerWith(meta, opts)
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,9 @@ only; beyond loopback it accepts any Host but no browser request (one with
 an Origin), unless --allow-host and --allow-origin (repeatable) name them.
 --cors-origin ORIGIN (repeatable; * for any) lets web pages of another origin
 call the endpoint with fetch(): preflights are answered, the MCP headers
-exposed, and the origin accepted as by --allow-origin.
+exposed, and the origin accepted as by --allow-origin. With --auth, the
+resource metadata and the authorization server's metadata, registration and
+token endpoints answer that origin too, so a page can complete OAuth discovery.
 
 serve --http also serves the deprecated HTTP+SSE transport (2024-11-05) at
 the same URL, for clients that predate Streamable HTTP.

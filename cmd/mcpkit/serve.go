@@ -109,8 +109,9 @@ func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth *aut
 		resource := origin + "/mcp"
 		as, err := newDemoAS(origin, stderr, *withAuth)
 		if err == nil {
+			as.cors = demoASCORS(opts.CORS)
 			as.mount(mux)
-			err = auth.MountProtectedResource(mux, as.metadata(resource))
+			err = auth.MountProtectedResourceWith(mux, as.metadata(resource), &auth.ProtectedResourceOptions{CORS: as.cors})
 		}
 		var ph http.Handler
 		if err == nil {

@@ -68,6 +68,7 @@ type demoAS struct {
 	signer jose.Signer
 	jwk    jose.JSONWebKey    // the public signing key
 	proofs *auth.DPoPVerifier // nil with DPoP off
+	cors   *auth.CORSOptions  // the browser endpoints' CORS (demoASCORS); nil: none
 	// rsSecret authenticates the resource server at /introspect (client
 	// "mcp-resource", client_secret_basic).
 	rsSecret string
@@ -120,7 +121,7 @@ func (a *demoAS) logf(format string, args ...any) {
 
 // mount adds the server's endpoints to mux, at the issuer's root.
 func (a *demoAS) mount(mux *http.ServeMux) {
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+	a.handle(mux, http.MethodGet, "/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		m := map[string]any{
 			"issuer":                                a.issuer,
 			"authorization_endpoint":                a.issuer + "/authorize",
@@ -142,7 +143,7 @@ func (a *demoAS) mount(mux *http.ServeMux) {
 		}
 		writeJSONResponse(w, http.StatusOK, m)
 	})
-	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
+	a.handle(mux, http.MethodPost, "/register", func(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
 		if err := json.UnmarshalRead(http.MaxBytesReader(w, r.Body, 64<<10), &body, json.RejectUnknownMembers(false)); err != nil {
 			writeJSONResponse(w, http.StatusBadRequest, map[string]any{"error": "invalid_client_metadata"})
@@ -176,7 +177,7 @@ func (a *demoAS) mount(mux *http.ServeMux) {
 		ru.RawQuery = rq.Encode()
 		http.Redirect(w, r, ru.String(), http.StatusFound)
 	})
-	mux.HandleFunc("POST /token", a.token)
+	a.handle(mux, http.MethodPost, "/token", a.token)
 	if a.cfg.tokens == tokensJWT {
 		mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
 			writeJSONResponse(w, http.StatusOK, map[string]any{"keys": []jose.JSONWebKey{a.jwk}})
