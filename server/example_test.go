@@ -140,3 +140,13 @@ func ExampleNeedInput() {
 	fmt.Println(out)
 	// Output: gophers dig / channels hum / done
 }
+
+// Narrowing the revisions a server speaks: here only 2026-07-28, so a
+// legacy client's initialize is refused with the revisions served
+// (docs/design/revisions.md).
+func ExampleOptions_protocolVersions() {
+	// Modern clients only: legacy clients get an initialize error naming 2026-07-28.
+	s := server.New(&server.Options{ProtocolVersions: []string{mcp.Version20260728}})
+	fmt.Println(s.ProtocolVersions())
+	// Output: [2026-07-28]
+}

@@ -56,3 +56,21 @@ func ExampleNewHandler() {
 	// modern Hello, Ada!
 	// legacy Hello, Ada!
 }
+
+// Letting a browser app on another origin call the endpoint: preflights
+// from the listed origins are answered and the MCP response headers are
+// exposed to the page (docs/design/cors.md). Other origins stay refused.
+func ExampleOptions_cors() {
+	s := server.New(nil)
+	h := streamhttp.NewHandler(s, &streamhttp.Options{
+		CORS: &streamhttp.CORSOptions{AllowedOrigins: []string{"https://app.example.com"}},
+	})
+	defer h.Shutdown(context.Background())
+	r := httptest.NewRequest(http.MethodOptions, "http://localhost/mcp", nil)
+	r.Header.Set("Origin", "https://app.example.com")
+	r.Header.Set("Access-Control-Request-Method", "POST")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	fmt.Println(w.Code, w.Header().Get("Access-Control-Allow-Origin"))
+	// Output: 204 https://app.example.com
+}
