@@ -303,12 +303,6 @@ func New(opts *Options) (*Gateway, error) {
 		o.RestartMax = DefaultRestartMax
 	}
 	o.RestartMax = max(o.RestartMax, o.RestartMin)
-	if o.TokenCacheSize <= 0 {
-		o.TokenCacheSize = DefaultTokenCacheSize
-	}
-	if o.TokenExpiryMargin <= 0 {
-		o.TokenExpiryMargin = DefaultTokenExpiryMargin
-	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

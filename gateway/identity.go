@@ -232,6 +232,10 @@ func (t *identityTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		closeBody(req)
 		return nil, fmt.Errorf("gateway: upstream %q: refusing to send a caller's identity to another origin (%s)", t.u.cfg.Name, origin(req.URL))
 	}
+	// The connection's caller's newest token (takeConn updates it when a
+	// call of that caller leases the connection). When the request's
+	// context names the caller (not every request of a connection runs
+	// in its call's context), it must be the connection's.
 	subject := *t.who.token.Load()
 	if c := callerFrom(req.Context()); c != nil {
 		if c.key != t.who.key {
@@ -388,7 +392,15 @@ type cachedToken struct {
 	exp   time.Time
 }
 
+// newTokenCache makes the cache; a max or margin not positive is the
+// default.
 func newTokenCache(max int, margin time.Duration, now func() time.Time) *tokenCache {
+	if max <= 0 {
+		max = DefaultTokenCacheSize
+	}
+	if margin <= 0 {
+		margin = DefaultTokenExpiryMargin
+	}
 	return &tokenCache{max: max, margin: margin, now: now, m: map[string]*list.Element{}, lru: list.New()}
 }
 

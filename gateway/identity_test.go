@@ -472,3 +472,13 @@ func TestIdentityOptionsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenCacheDefaults: zero TokenCacheSize and TokenExpiryMargin are
+// the defaults.
+func TestTokenCacheDefaults(t *testing.T) {
+	g, err := New(&Options{Upstreams: []Upstream{{Name: "u", URL: "http://127.0.0.1:1/mcp"}}})
+	must(t, err)
+	if g.tokens.max != DefaultTokenCacheSize || g.tokens.margin != DefaultTokenExpiryMargin {
+		t.Fatalf("cache %d, margin %s; want the defaults", g.tokens.max, g.tokens.margin)
+	}
+}
