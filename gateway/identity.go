@@ -384,6 +384,20 @@ type tokenCache struct {
 	mu  sync.Mutex
 	m   map[string]*list.Element
 	lru *list.List // of *cachedToken, most recent first
+	// flights are the exchanges under way, by key: a second request for
+	// the same token waits for the first's answer.
+	flights map[string]*flight
+	// joinHook, when set (tests), hears of each request that waits for
+	// another's exchange.
+	joinHook func()
+}
+
+// flight is one exchange under way; done is closed once tok or err is
+// set.
+type flight struct {
+	done chan struct{}
+	tok  string
+	err  error
 }
 
 type cachedToken struct {
@@ -401,7 +415,7 @@ func newTokenCache(max int, margin time.Duration, now func() time.Time) *tokenCa
 	if margin <= 0 {
 		margin = DefaultTokenExpiryMargin
 	}
-	return &tokenCache{max: max, margin: margin, now: now, m: map[string]*list.Element{}, lru: list.New()}
+	return &tokenCache{max: max, margin: margin, now: now, m: map[string]*list.Element{}, lru: list.New(), flights: map[string]*flight{}}
 }
 
 // cacheKey names an upstream's token for a caller token; the caller's
@@ -412,7 +426,8 @@ func cacheKey(u *upstream, subject string) string {
 }
 
 // get returns a token of the caller's for u: cached and not within the
-// margin of its expiry, or exchanged now.
+// margin of its expiry, or exchanged now (once for concurrent requests of
+// the same token: the others wait for its answer, or for their ctx).
 func (c *tokenCache) get(ctx context.Context, u *upstream, subject string) (string, error) {
 	key := cacheKey(u, subject)
 	c.mu.Lock()
@@ -426,14 +441,31 @@ func (c *tokenCache) get(ctx context.Context, u *upstream, subject string) (stri
 		c.lru.Remove(e)
 		delete(c.m, key)
 	}
+	if f, ok := c.flights[key]; ok {
+		c.mu.Unlock()
+		if c.joinHook != nil {
+			c.joinHook()
+		}
+		select {
+		case <-f.done:
+			return f.tok, f.err
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	f := &flight{done: make(chan struct{})}
+	c.flights[key] = f
 	c.mu.Unlock()
 	tok, life, err := u.exchange(ctx, subject)
+	c.mu.Lock()
+	delete(c.flights, key)
+	f.tok, f.err = tok, err
+	close(f.done)
 	if err != nil {
+		c.mu.Unlock()
 		return "", err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.m[key]; ok { // exchanged meanwhile by another request
+	if e, ok := c.m[key]; ok {
 		c.lru.Remove(e)
 	}
 	c.m[key] = c.lru.PushFront(&cachedToken{key: key, token: tok, exp: c.now().Add(life)})
@@ -442,6 +474,7 @@ func (c *tokenCache) get(ctx context.Context, u *upstream, subject string) (stri
 		c.lru.Remove(old)
 		delete(c.m, old.Value.(*cachedToken).key)
 	}
+	c.mu.Unlock()
 	return tok, nil
 }
 

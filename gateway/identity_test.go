@@ -33,6 +33,10 @@ type fakeAS struct {
 	lastForm  map[string]string
 	expiresIn int
 	dead      bool // issued tokens are not valid at the upstream
+	// arrived, when set, hears of each exchange request, which then
+	// waits for gate.
+	arrived chan struct{}
+	gate    chan struct{}
 }
 
 func newFakeAS(t *testing.T) *fakeAS {
@@ -46,6 +50,10 @@ func newFakeAS(t *testing.T) *fakeAS {
 			return
 		}
 		f := r.PostForm
+		if a.arrived != nil {
+			a.arrived <- struct{}{}
+			<-a.gate
+		}
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		a.lastForm = map[string]string{}
@@ -480,5 +488,90 @@ func TestTokenCacheDefaults(t *testing.T) {
 	must(t, err)
 	if g.tokens.max != DefaultTokenCacheSize || g.tokens.margin != DefaultTokenExpiryMargin {
 		t.Fatalf("cache %d, margin %s; want the defaults", g.tokens.max, g.tokens.margin)
+	}
+}
+
+// TestTokenExchangeSingleFlight: concurrent requests needing the same
+// caller's token wait for one exchange.
+func TestTokenExchangeSingleFlight(t *testing.T) {
+	as := newFakeAS(t)
+	as.arrived, as.gate = make(chan struct{}, 4), make(chan struct{})
+	var open sync.Once
+	release := func() { open.Do(func() { close(as.gate) }) }
+	t.Cleanup(release) // before the server's Close, which waits for its handlers
+	g, err := New(&Options{Upstreams: []Upstream{exchangeUpstream(as, "http://127.0.0.1:1/mcp", client.EraModern)}})
+	must(t, err)
+	u := g.ups[0]
+	const n = 4
+	joined := make(chan struct{}, n)
+	g.tokens.joinHook = func() { joined <- struct{}{} }
+	toks := make(chan string, n)
+	for range n {
+		go func() {
+			tok, err := g.tokens.get(t.Context(), u, "tok-alice")
+			if err != nil {
+				tok = err.Error()
+			}
+			toks <- tok
+		}()
+	}
+	waitFor(t, as.arrived, "the exchange")
+	for range n - 1 {
+		waitFor(t, joined, "a request joining the exchange")
+	}
+	release()
+	first := waitFor(t, toks, "a token")
+	for range n - 1 {
+		if tok := waitFor(t, toks, "a token"); tok != first {
+			t.Fatalf("tokens %q and %q; want one exchange's", first, tok)
+		}
+	}
+	if c := as.count("tok-alice"); c != 1 {
+		t.Fatalf("%d exchanges; want 1", c)
+	}
+}
+
+// TestIdentityConcurrentCallers: three callers calling at once, more
+// than the connections: every call reaches the upstream as its caller.
+func TestIdentityConcurrentCallers(t *testing.T) {
+	for _, up := range []client.Era{client.EraLegacy, client.EraModern} {
+		t.Run(up.String(), func(t *testing.T) {
+			as := newFakeAS(t)
+			us := newIdentityUpstream(t, as, up)
+			cfg := exchangeUpstream(as, us.srv.URL, up)
+			cfg.MaxConnections = 4 // two calls per caller at once
+			g := newGateway(t, &Options{Upstreams: []Upstream{cfg}})
+			url := serveIdentityGateway(t, g)
+			names := []string{"alice", "bob", "dave"}
+			type answer struct{ want, got string }
+			answers := make(chan answer, 3*len(names)*2)
+			var wg sync.WaitGroup
+			for _, name := range names {
+				c := dialAs(t, url, "tok-"+name, client.EraModern)
+				for range 2 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for range 3 {
+							got, err := whoami(t, c)
+							if err != nil {
+								got = err.Error()
+							}
+							answers <- answer{name, got}
+						}
+					}()
+				}
+			}
+			wg.Wait()
+			close(answers)
+			for a := range answers {
+				if a.got != a.want {
+					t.Errorf("%s's call reached the upstream as %q", a.want, a.got)
+				}
+			}
+			if h := g.Health()[0]; h.Connections > 4 {
+				t.Fatalf("%d call connections; want at most 4", h.Connections)
+			}
+		})
 	}
 }

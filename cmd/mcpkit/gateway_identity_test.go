@@ -318,3 +318,45 @@ func TestGatewayIdentityGuideConfig(t *testing.T) {
 		t.Fatalf("%d identity examples in the guide, want 1", found)
 	}
 }
+
+// TestDemoASOtherGrants: the demo authorization server's client
+// credentials and token exchange refuse what they cannot grant.
+func TestDemoASOtherGrants(t *testing.T) {
+	a := startAS(t, authConfig{tokens: tokensJWT, dpop: dpopOff})
+	good := grantToken(t, a, "alice", "read", "https://r.test/mcp")
+	post := func(a *demoAS, form url.Values) (int, string) {
+		resp, err := http.PostForm(a.issuer+"/token", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v struct {
+			Error string `json:"error"`
+		}
+		_ = json.UnmarshalRead(resp.Body, &v, json.RejectUnknownMembers(false))
+		return resp.StatusCode, v.Error
+	}
+	exchange := func(subject, scope string) url.Values {
+		return url.Values{"grant_type": {grantTokenExchange}, "client_id": {"gw"}, "subject_token": {subject},
+			"subject_token_type": {tokenTypeAccessToken}, "resource": {"https://up.test/mcp"}, "scope": {scope}}
+	}
+	for _, tc := range []struct {
+		name   string
+		as     *demoAS
+		form   url.Values
+		status int
+		code   string
+	}{
+		{"exchange", a, exchange(good, "read"), http.StatusOK, ""},
+		{"not a token", a, exchange("garbage", ""), http.StatusBadRequest, "invalid_grant"},
+		{"another issuer's", a, exchange(grantToken(t, startAS(t, authConfig{tokens: tokensJWT, dpop: dpopOff}), "x", "read", "r"), ""), http.StatusBadRequest, "invalid_grant"},
+		{"scope not held", a, exchange(good, "admin"), http.StatusBadRequest, "invalid_scope"},
+		{"no client", a, url.Values{"grant_type": {grantClientCredentials}, "resource": {"r"}}, http.StatusUnauthorized, "invalid_client"},
+		{"no resource", a, url.Values{"grant_type": {grantClientCredentials}, "client_id": {"c"}}, http.StatusBadRequest, "invalid_target"},
+		{"opaque tokens", startAS(t, authConfig{tokens: tokensOpaque, dpop: dpopOff}), url.Values{"grant_type": {grantClientCredentials}, "client_id": {"c"}, "resource": {"r"}}, http.StatusBadRequest, "unsupported_grant_type"},
+	} {
+		if status, code := post(tc.as, tc.form); status != tc.status || code != tc.code {
+			t.Errorf("%s: %d %q; want %d %q", tc.name, status, code, tc.status, tc.code)
+		}
+	}
+}
