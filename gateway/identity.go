@@ -349,7 +349,7 @@ func drain(resp *http.Response) {
 
 // identityClient is the HTTP client of a call connection bound to who:
 // the upstream's own transport under identityTransport, following
-// redirects within the upstream's origin only.
+// redirects within the upstream's origin only, without cookies.
 func (u *upstream) identityClient(who *connIdentity) *http.Client {
 	base := u.httpClient()
 	rt := base.Transport
@@ -360,8 +360,9 @@ func (u *upstream) identityClient(who *connIdentity) *http.Client {
 	o := origin(uu)
 	return &http.Client{
 		Transport: &identityTransport{u: u, who: who, origin: o, base: rt},
-		Jar:       base.Jar,
-		Timeout:   base.Timeout,
+		// No cookie jar: a jar shared by the callers' connections would
+		// carry what the upstream set for one caller to another.
+		Timeout: base.Timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if origin(req.URL) != o {
 				return fmt.Errorf("gateway: upstream %q: not following a redirect to another origin (%s) with a caller's identity", u.cfg.Name, origin(req.URL))

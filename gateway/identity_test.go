@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -573,5 +574,31 @@ func TestIdentityConcurrentCallers(t *testing.T) {
 				t.Fatalf("%d call connections; want at most 4", h.Connections)
 			}
 		})
+	}
+}
+
+// TestIdentityNoSharedCookies: the callers' connections keep no cookie
+// jar, even when the upstream's HTTP client has one: what the upstream
+// sets for one caller never reaches it with another's requests.
+func TestIdentityNoSharedCookies(t *testing.T) {
+	cookies := make(chan string, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cookies <- r.Header.Get("Cookie")
+		http.SetCookie(w, &http.Cookie{Name: "who", Value: r.Header.Get("Authorization")})
+	}))
+	t.Cleanup(srv.Close)
+	jar, err := cookiejar.New(nil)
+	must(t, err)
+	g, err := New(&Options{Upstreams: []Upstream{{Name: "u", URL: srv.URL, HTTPClient: &http.Client{Jar: jar},
+		Identity: Identity{Mode: IdentityPassThrough}}}})
+	must(t, err)
+	u := g.ups[0]
+	for _, name := range []string{"alice", "bob", "bob"} {
+		resp, err := u.identityClient(newConnIdentity(&caller{key: name, token: "tok-" + name})).Get(srv.URL)
+		must(t, err)
+		resp.Body.Close()
+		if c := waitFor(t, cookies, "a request"); c != "" {
+			t.Fatalf("%s's request carried the cookie %q", name, c)
+		}
 	}
 }
