@@ -212,6 +212,19 @@ type Options struct {
 	// send them, so by default a legacy connection serves them
 	// (docs/design/server-requests.md).
 	StrictServerRequests bool
+	// Resume continues a stored legacy session (SessionState, from
+	// Client.SessionState) instead of opening one with initialize, when
+	// the transport has sessions (transport/streamable) and
+	// ProtocolVersion is not modern: Connect gives the transport the
+	// session id and revision and pings the server. When the server
+	// answers, the session goes on (Resumed reports true) with the
+	// capabilities and identity of the state; when it refuses (404: the
+	// session is gone, or any other error answer), Connect forgets the
+	// session and goes on as if Resume were nil (initialize, or the era
+	// detection), and Resumed reports false. A state that cannot be a
+	// legacy session fails Connect with ErrBadSessionState.
+	// docs/design/client-resume.md.
+	Resume *SessionState
 	// Listen starts the legacy Streamable HTTP transport's GET listening
 	// stream even when no server-request handler is set, so that the
 	// notifications a server sends outside any request (list changes,
@@ -287,6 +300,7 @@ type Client struct {
 	closeOnce sync.Once
 	t         transport.Conn
 	closeErr  error
+	resumed   bool // Connect continued Options.Resume's session
 }
 
 // ErrUnsupportedVersion is returned by Connect when the server answers
@@ -362,7 +376,12 @@ func Connect(ctx context.Context, t transport.Conn, opts *Options) (*Client, err
 	c.stop = stop
 	go c.runNotifications(notesCtx) // owned by c: ends at Close
 	c.conn.Start()
+	resumed := false
+	if c.opts.Resume != nil && !mcp.IsModern(v) {
+		resumed, err = c.resume(ctx)
+	}
 	switch {
+	case err != nil || resumed:
 	case v == "":
 		err = c.detect(ctx)
 	case mcp.IsModern(v):

@@ -70,6 +70,11 @@
 // sends its notifications; the server's arrive at OnNotification. MCP
 // Apps is built on these, in package ext/apps.
 //
+// Sessions. Options.Resume continues a stored legacy session over
+// Streamable HTTP (SessionState, from Client.SessionState) with a ping
+// instead of initialize, and opens a new session when the server no
+// longer has it (Resumed tells which); docs/design/client-resume.md.
+//
 // Options.Interceptors wrap every request and notification the client
 // sends and receives, in both eras, and each answer to an input request
 // (package intercept). Options.KeepAlive pings a legacy server and

@@ -31,7 +31,7 @@ or inspect and call any MCP server.
 
 Usage:
   mcpkit serve [--http ADDR [--auth [--auth-tokens jwt|opaque] [--dpop off|optional|required]]
-               [--allow-host NAME] [--allow-origin ORIGIN] | --stdio]
+               [--allow-host NAME] [--allow-origin ORIGIN] [--cors-origin ORIGIN] | --stdio]
   mcpkit gateway [--http ADDR [--addr-file F]] [--stdio] [--prefix P] [--era auto|legacy|modern]
                  [--header 'K: V'] [--root URI] (--url URL | --config FILE | -- command args...)
   mcpkit inspect  [flags] TARGET
@@ -53,6 +53,9 @@ proofs the endpoint then checks (--dpop optional, the default), or demands
 serve --http on a loopback address accepts loopback Host names and origins
 only; beyond loopback it accepts any Host but no browser request (one with
 an Origin), unless --allow-host and --allow-origin (repeatable) name them.
+--cors-origin ORIGIN (repeatable; * for any) lets web pages of another origin
+call the endpoint with fetch(): preflights are answered, the MCP headers
+exposed, and the origin accepted as by --allow-origin.
 
 serve --http also serves the deprecated HTTP+SSE transport (2024-11-05) at
 the same URL, for clients that predate Streamable HTTP.
@@ -112,6 +115,9 @@ Flags of the client commands:
   --out FILE                 save binary contents (a blob, image or audio;
                              the first one) to FILE instead of showing its
                              size, type and first bytes
+  --session-file FILE        keep the legacy HTTP session in FILE (mode 0600)
+                             and continue it on the next run against the
+                             same URL; a new one when the server lost it
 Without --answer, --accept-defaults or --decline, elicitations are asked on
 the terminal when stdin is one (URL elicitations need an explicit yes), and
 declined otherwise. Without --sampling-reply, sampling requests are shown on

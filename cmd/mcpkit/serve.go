@@ -33,6 +33,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	var hosts, origins listFlag
 	fs.Var(&hosts, "allow-host", "accept this Host `NAME` (host or host:port; repeatable) instead of loopback names only, or any name beyond loopback")
 	fs.Var(&origins, "allow-origin", "accept browser requests from this `ORIGIN` (such as https://app.example.com; repeatable)")
+	var corsOrigins listFlag
+	fs.Var(&corsOrigins, "cors-origin", "let web pages of this `ORIGIN` call the endpoint from a browser (CORS; * for any origin, without cookies; repeatable)")
 	pos, command, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -58,8 +60,12 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		protect = &authCfg
 	}
-	if *useStdio && len(hosts)+len(origins) > 0 {
-		return usageErr("--allow-host and --allow-origin apply to --http only")
+	if *useStdio && len(hosts)+len(origins)+len(corsOrigins) > 0 {
+		return usageErr("--allow-host, --allow-origin and --cors-origin apply to --http only")
+	}
+	cors, err := corsOptions(corsOrigins)
+	if err != nil {
+		return usageErr("%v", err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s, err := newDemoServer(logger)
@@ -72,7 +78,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		return nil
 	}
-	return serveHTTP(ctx, s, *addr, protect, &streamhttp.Options{AllowedHosts: hosts, AllowedOrigins: origins, LegacySSE: true}, stderr)
+	return serveHTTP(ctx, s, *addr, protect, &streamhttp.Options{AllowedHosts: hosts, AllowedOrigins: origins, CORS: cors, LegacySSE: true}, stderr)
 }
 
 // shutdownGrace bounds the shutdown of mcpkit serve --http after SIGINT.
@@ -114,7 +120,7 @@ func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth *aut
 			ln.Close()
 			return err
 		}
-		mux.Handle("/mcp", ph)
+		mux.Handle("/mcp", h.CORS(ph)) // preflights carry no token
 		fmt.Fprintf(stderr, "mcpkit: OAuth required (%s tokens, DPoP %s); authorization server %s (approves every request)\n",
 			withAuth.tokens, withAuth.dpop, origin)
 	} else {
@@ -122,7 +128,7 @@ func serveHTTP(ctx context.Context, s *server.Server, addr string, withAuth *aut
 	}
 	srv := newHTTPServer(mux)
 	fmt.Fprintf(stderr, "mcpkit: serving MCP on %s/mcp (Ctrl-C to stop)\n", origin)
-	for _, line := range accessLines(ln.Addr(), opts.AllowedHosts, opts.AllowedOrigins) {
+	for _, line := range append(accessLines(ln.Addr(), opts.AllowedHosts, opts.AllowedOrigins), corsLines(opts.CORS)...) {
 		fmt.Fprintln(stderr, line)
 	}
 	done := make(chan error, 1)

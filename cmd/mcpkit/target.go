@@ -40,6 +40,7 @@ type clientFlags struct {
 	clientSecret   string
 	timeout        time.Duration
 	out            string
+	sessionFile    string // session_file.go
 }
 
 func (f *clientFlags) register(fs *flag.FlagSet) {
@@ -62,6 +63,7 @@ func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.clientSecret, "client-secret", "", "the pre-registered client's `SECRET` (or $MCPKIT_CLIENT_SECRET)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after `DURATION` (exit code 3); 0: no limit")
 	fs.StringVar(&f.out, "out", "", "save binary (blob) contents to `FILE`")
+	fs.StringVar(&f.sessionFile, "session-file", "", "keep the legacy HTTP session in `FILE` between invocations")
 }
 
 func (f *clientFlags) protocolVersion() (string, error) {
@@ -152,10 +154,13 @@ func connectSide(ctx context.Context, t target, f *clientFlags, opts client.Opti
 	}
 	opts.Info = cliInfo
 	opts.ProtocolVersion = version
+	if err := f.loadSession(t, &opts, stderr); err != nil {
+		return nil, nil, err
+	}
 	var side *sideConn
 	dial := func() (transport.Conn, error) {
 		if t.url != "" {
-			return streamable.New(t.url, &streamable.Options{Header: h, HTTPClient: hc}), nil
+			return streamable.New(t.url, &streamable.Options{Header: h, HTTPClient: hc, KeepSession: f.sessionFile != ""}), nil
 		}
 		cmd := exec.Command(t.command[0], t.command[1:]...)
 		cmd.Stderr = stderr
@@ -186,6 +191,10 @@ func connectSide(ctx context.Context, t target, f *clientFlags, opts client.Opti
 			return nil, nil, fmt.Errorf("connecting to %s: %w", t, err)
 		}
 		return nil, nil, &exitError{code: exitConn, err: fmt.Errorf("connecting to %s: %w", t, err)}
+	}
+	if err := f.saveSession(t, c); err != nil {
+		c.Close()
+		return nil, nil, err
 	}
 	if f.logLevel != "off" && f.logLevel != "" && (c.Era() == client.EraModern || c.ServerCapabilities().Logging != nil) {
 		if err := c.SetLoggingLevel(ctx, mcp.LoggingLevel(f.logLevel)); err != nil {

@@ -15,8 +15,14 @@ import (
 const DefaultMaxEventBytes = 4 << 20
 
 // ErrEventTooLarge is returned by Reader.Next when an event exceeds the
-// cap. The stream cannot be trusted after it: stop reading.
+// cap. The Reader has read the rest of the event and dropped it (keeping
+// at most HeadBytes of its data, in the Event returned with the error):
+// reading may go on with the next event.
 var ErrEventTooLarge = errors.New("sse: event too large")
+
+// HeadBytes is the most of an oversized event's data that Next returns
+// with ErrEventTooLarge: enough to tell whose message it was.
+const HeadBytes = 512
 
 // Event is one dispatched event.
 type Event struct {
@@ -38,7 +44,8 @@ type Reader struct {
 
 	data  []byte
 	typ   string
-	inEvt int // bytes taken by the event being read
+	inEvt int  // bytes taken by the event being read
+	over  bool // the event being read is over the cap: dropped
 }
 
 // NewReader returns a Reader of r that refuses events over maxEventBytes
@@ -65,9 +72,24 @@ func (r *Reader) Retry() (time.Duration, bool) { return r.retry, r.hasRtry }
 // the standard says.
 func (r *Reader) Next() (Event, error) {
 	for {
-		line, err := r.readLine()
+		line, cut, err := r.readLine()
 		if err != nil {
 			return Event{}, err
+		}
+		if cut || (r.over && len(line) > 0) {
+			// The event passed the cap: keep the head of its data (this
+			// line may be its first data line), drop the rest.
+			if !r.over {
+				r.over = true
+				r.field(line)
+			}
+			r.data = r.data[:min(len(r.data), HeadBytes)]
+			continue
+		}
+		if len(line) == 0 && r.over {
+			ev := Event{Type: r.typ, Data: r.data, ID: r.lastID}
+			r.data, r.typ, r.inEvt, r.over = nil, "", 0, false
+			return ev, fmt.Errorf("%w: over %d bytes", ErrEventTooLarge, r.max)
 		}
 		if len(line) == 0 { // dispatch
 			if r.data == nil {
@@ -87,30 +109,31 @@ func (r *Reader) Next() (Event, error) {
 }
 
 // readLine returns one line without its terminator (CRLF, LF or CR),
-// enforcing the event cap across the lines of an event.
-func (r *Reader) readLine() ([]byte, error) {
-	var line []byte
+// enforcing the event cap across the lines of an event: the bytes past
+// the cap are read and dropped, and cut reports that some were.
+func (r *Reader) readLine() (line []byte, cut bool, err error) {
 	for {
 		b, err := r.r.ReadByte()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil, io.EOF // an unterminated line is discarded
+				return nil, false, io.EOF // an unterminated line is discarded
 			}
-			return nil, err
+			return nil, false, err
 		}
 		switch b {
 		case '\n':
-			return line, nil
+			return line, cut, nil
 		case '\r':
 			if next, err := r.r.Peek(1); err == nil && next[0] == '\n' {
 				_, _ = r.r.ReadByte()
 			}
-			return line, nil
+			return line, cut, nil
+		}
+		if r.inEvt >= r.max {
+			cut = true
+			continue
 		}
 		r.inEvt++
-		if r.inEvt > r.max {
-			return nil, fmt.Errorf("%w: over %d bytes", ErrEventTooLarge, r.max)
-		}
 		line = append(line, b)
 	}
 }

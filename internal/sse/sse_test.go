@@ -74,6 +74,34 @@ func TestReaderEventCap(t *testing.T) {
 	}
 }
 
+// TestReaderSkipsOversizedEvent: an event over the cap (one long line,
+// or many lines) is read to its end and dropped; Next returns
+// ErrEventTooLarge with the head of its data (at most HeadBytes) and
+// then the events after it.
+func TestReaderSkipsOversizedEvent(t *testing.T) {
+	long := "event: big\ndata: {\"id\":1," + strings.Repeat("x", 3000) + "\n\n"
+	many := "data: " + strings.Repeat("a", 900) + "\r\ndata: " + strings.Repeat("b", 900) + "\r\nid: 9\r\n\r\n"
+	next := "id: 2\ndata: after\n\n"
+	r := NewReader(strings.NewReader(long+next+many+next), 1000)
+	ev, err := r.Next()
+	if !errors.Is(err, ErrEventTooLarge) || ev.Type != "big" || !strings.HasPrefix(string(ev.Data), `{"id":1,xxx`) || len(ev.Data) > HeadBytes {
+		t.Fatalf("long line: %q (%d bytes) %v", ev.Type, len(ev.Data), err)
+	}
+	if ev, err := r.Next(); err != nil || string(ev.Data) != "after" || ev.ID != "2" {
+		t.Fatalf("after the long line: %+v %v", ev, err)
+	}
+	ev, err = r.Next()
+	if !errors.Is(err, ErrEventTooLarge) || !strings.HasPrefix(string(ev.Data), "aaa") || len(ev.Data) > HeadBytes {
+		t.Fatalf("many lines: %d bytes %v", len(ev.Data), err)
+	}
+	if ev, err := r.Next(); err != nil || string(ev.Data) != "after" || r.LastEventID() != "2" {
+		t.Fatalf("after the many lines: %+v %v (last id %q: the oversized event's id is dropped)", ev, err, r.LastEventID())
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("end: %v", err)
+	}
+}
+
 func TestAppendEventRoundTrip(t *testing.T) {
 	cases := []struct {
 		id    string

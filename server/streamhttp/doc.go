@@ -10,6 +10,12 @@
 // queues are bounded and never waited on (ssequeue.go): a client that
 // does not read its stream has its POSTs refused (429), not held.
 //
+// With Options.CORS (off by default) the handler answers browsers'
+// preflights for the origins it lists and exposes the MCP response
+// headers to their pages (cors.go, docs/design/cors.md); those origins
+// are accepted by the Origin check, and Handler.CORS wraps middleware
+// placed in front of the handler.
+//
 // NewHandler returns an http.Handler. Its Options hold every limit of the
 // HTTP entry (body size and read time, session caps and idle TTL, Host
 // and Origin checks), each with a safe default (docs/design/hardening.md),

@@ -147,6 +147,11 @@ type Options struct {
 	// loopback origin. A request without Origin (not from a browser) is
 	// accepted unless its Sec-Fetch-Site marks it cross-site.
 	AllowedOrigins []string
+	// CORS, when set, answers the preflights of browsers for the origins
+	// it allows and lets their pages read the answers (cors.go,
+	// docs/design/cors.md). Off by default: a page of another origin
+	// cannot call the endpoint from a browser.
+	CORS *CORSOptions
 	// DisableHostCheck turns off the Host and Origin checks.
 	DisableHostCheck bool
 	// MaxSessions caps the legacy sessions the handler holds at once:
@@ -212,7 +217,8 @@ type Handler struct {
 	opts    Options
 	store   store.EventStore
 	log     *slog.Logger
-	cluster *cluster // nil without a Broker
+	cluster *cluster    // nil without a Broker
+	cors    *corsPolicy // nil without Options.CORS
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -311,6 +317,9 @@ func NewHandler(s *server.Server, opts *Options) *Handler {
 	if o.Broker != nil && !o.Stateless {
 		h.cluster = newCluster(h, o.Broker)
 	}
+	if o.CORS != nil {
+		h.cors = newCORSPolicy(o.CORS, o.Stateless)
+	}
 	return h
 }
 
@@ -324,11 +333,17 @@ func (h *Handler) SessionCount() int {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.cors != nil {
+		addVary(w.Header(), "Origin") // refusals too depend on Origin
+	}
 	if !h.opts.DisableHostCheck {
 		if status, msg := h.checkHostOrigin(r); status != 0 {
 			writeError(w, status, mcp.ID{}, mcp.CodeInvalidRequest, msg)
 			return
 		}
+	}
+	if h.cors != nil && h.serveCORS(w, r) {
+		return
 	}
 	if r.Method != http.MethodPost {
 		if name := repeatedMCPHeader(r.Header); name != "" {

@@ -63,6 +63,9 @@ func (h *Handler) checkHostOrigin(r *http.Request) (int, string) {
 		return http.StatusForbidden, "Forbidden: more than one Origin"
 	}
 	origin := values[0]
+	if h.corsAllows(origin) {
+		return 0, ""
+	}
 	if len(h.opts.AllowedOrigins) > 0 {
 		if slices.ContainsFunc(h.opts.AllowedOrigins, func(a string) bool { return strings.EqualFold(a, origin) }) {
 			return 0, ""

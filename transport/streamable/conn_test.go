@@ -408,8 +408,11 @@ func TestConcurrentWrites(t *testing.T) {
 	}
 }
 
-// TestOversizedMessages: an SSE event over MaxEventBytes fails the
-// request (the stream is not trusted after it); so does a JSON body.
+// TestOversizedMessages: an SSE event over MaxEventBytes is dropped and
+// the stream read on: a notification before the response costs nothing
+// else; a response over it fails its request with a -32603 naming
+// MaxEventBytes; a JSON body over it fails its Write; the connection
+// goes on after each.
 func TestOversizedMessages(t *testing.T) {
 	const limit = 1024
 	big := `{"jsonrpc":"2.0","method":"notifications/big","params":{"x":"` + strings.Repeat("x", 2*limit) + `"}}`
@@ -420,6 +423,10 @@ func TestOversizedMessages(t *testing.T) {
 			sseEvent(w, "e_0", 0, "")
 			sseEvent(w, "e_1", 0, big)
 			sseEvent(w, "e_2", 0, result(in.Msg.ID, `{}`))
+		case "sse-big-answer":
+			sseStart(w)
+			sseEvent(w, "e_0", 0, "")
+			sseEvent(w, "e_1", 0, result(in.Msg.ID, `{"x":"`+strings.Repeat("w", 2*limit)+`"}`))
 		case "json":
 			writeJSON(w, http.StatusOK, `{"jsonrpc":"2.0","id":2,"result":{"x":"`+strings.Repeat("y", 2*limit)+`"}}`)
 		case "fits":
@@ -429,9 +436,13 @@ func TestOversizedMessages(t *testing.T) {
 	})
 	c := newConn(t, f, &Options{MaxEventBytes: limit})
 	mustWrite(t, c, request(mcp.IntID(1), "sse", ""))
+	if m := readMsg(t, c); m.ID != mcp.IntID(1) || m.Error != nil {
+		t.Errorf("an oversized notification before the response: Read %v %v, want the response", m, m.Error)
+	}
+	mustWrite(t, c, request(mcp.IntID(4), "sse-big-answer", ""))
 	m := readMsg(t, c)
-	if m.ID != mcp.IntID(1) || m.Error == nil || m.Error.Code != mcp.CodeInternalError || !strings.Contains(m.Error.Message, "MaxEventBytes") {
-		t.Errorf("oversized SSE event: Read %v %v, want a -32603 naming MaxEventBytes", m, m.Error)
+	if m.ID != mcp.IntID(4) || m.Error == nil || m.Error.Code != mcp.CodeInternalError || !strings.Contains(m.Error.Message, "MaxEventBytes") {
+		t.Errorf("oversized SSE response: Read %v %v, want a -32603 naming MaxEventBytes", m, m.Error)
 	}
 	err := c.Write(testCtx(t), transport.Message{Data: []byte(request(mcp.IntID(2), "json", ""))})
 	if !errors.Is(err, ErrEventTooLarge) {

@@ -51,6 +51,12 @@
 //     docs/design/legacy-sse.md): messages are POSTed to the endpoint,
 //     everything the server sends comes on that one stream, and its end
 //     loses the connection.
+//   - Redirects. Only within the endpoint's origin (scheme, host, port),
+//     unless Options.AllowCrossOriginRedirects; never with the MCP
+//     headers, credentials or Options.Header to another origin
+//     (redirect.go, docs/design/client-resume.md).
+//   - A stored session. Resume continues a legacy session without
+//     initialize; Options.KeepSession leaves it open at Close.
 //
 // The transport decodes each message's envelope (jsonrpc.Decode) to
 // route it, unless its writer described it (above), never rewrites one, and only ever synthesizes one message: the

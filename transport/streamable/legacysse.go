@@ -156,6 +156,12 @@ func (c *Conn) readLegacy(rd *sse.Reader, resp *http.Response, cancel context.Ca
 	defer func() { _ = resp.Body.Close() }()
 	for {
 		ev, err := rd.Next()
+		if errors.Is(err, sse.ErrEventTooLarge) {
+			if data, m := c.oversized(ev.Data); m != nil && c.enqueue(c.ctx, data) != nil { // toolarge.go
+				return
+			}
+			continue
+		}
 		if err != nil {
 			if c.ctx.Err() == nil {
 				_ = c.loseSession(fmt.Errorf("%w: %w", ErrLegacyStreamEnded, err))

@@ -100,3 +100,30 @@ func TestLegacyFallbackRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestLegacyOversizedEvent: on the one stream of the 2024-11-05
+// transport, an event over MaxEventBytes is dropped and the connection
+// kept: a response too large fails its request with a -32603 naming
+// MaxEventBytes, and the events after it arrive.
+func TestLegacyOversizedEvent(t *testing.T) {
+	big := strings.Repeat("x", 2048)
+	ts, posts := oldServer(t, "event: endpoint\ndata: /messages?sessionId=s1\n\n"+
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"x\":\""+big+"\"}}\n\n"+
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"hi\"}}\n\n")
+	c := New(ts.URL+"/sse", &Options{MaxEventBytes: 1024})
+	defer c.Close()
+	if err := c.Write(testCtx(t), transport.Message{Data: []byte(initMsg)}); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	recv(t, posts, "the initialize POST")
+	m := readMsg(t, c)
+	if m.Error == nil || m.Error.Code != -32603 || !strings.Contains(m.Error.Message, "MaxEventBytes") {
+		t.Fatalf("the oversized response: %v %v", m, m.Error)
+	}
+	if m := readMsg(t, c); m.Method != "notifications/message" {
+		t.Fatalf("after it: %v", m)
+	}
+	if err := c.usable(); err != nil {
+		t.Errorf("the connection was lost: %v", err)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcpkit/mcpkit/internal/sse"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -45,8 +44,9 @@ type listenState struct {
 //     listener (ErrListenFailures, wrapping the last failure). A failed
 //     connection that delivered a message first counts as the first of a
 //     new series, so that rare drops of a long-lived stream do not add up;
-//   - an event over Options.MaxEventBytes stops it (ErrEventTooLarge):
-//     reconnecting would replay it;
+//   - an event over Options.MaxEventBytes does not stop it: the event is
+//     dropped and the stream read on (a response among them fails its
+//     request);
 //   - Close stops it (transport.ErrClosed), also during a delay, and so
 //     does the loss of the session (ErrSessionLost).
 //
@@ -71,7 +71,7 @@ func (c *Conn) Listen() {
 
 // ListenerStatus reports whether the listener runs and, when it stopped,
 // why: ErrListen405, ErrListenFailures (wrapping the last failure),
-// ErrEventTooLarge, ErrSessionLost or transport.ErrClosed. Both are zero
+// ErrSessionLost or transport.ErrClosed. Both are zero
 // before Listen.
 func (c *Conn) ListenerStatus() (running bool, stopped error) {
 	c.mu.Lock()
@@ -161,8 +161,6 @@ func (c *Conn) listen(ctx context.Context) {
 			stop = c.stopCause()
 		case statusCode(res.err) == http.StatusMethodNotAllowed:
 			stop = ErrListen405
-		case errors.Is(res.err, sse.ErrEventTooLarge):
-			stop = fmt.Errorf("%w: an SSE event over %d bytes on the GET stream", ErrEventTooLarge, c.opts.MaxEventBytes)
 		case res.err == nil:
 			failures = 0
 		default:

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -456,14 +457,29 @@ func TestListenCloseDuringStream(t *testing.T) {
 	}
 }
 
-// TestListenOversizedEvent: an event over MaxEventBytes stops the
-// listener (reconnecting would replay it).
+// TestListenOversizedEvent: an event over MaxEventBytes is dropped and
+// the listener reads on: the next event arrives on the same GET, and a
+// response too large to deliver fails its request with a -32603 naming
+// MaxEventBytes instead of leaving it waiting.
 func TestListenOversizedEvent(t *testing.T) {
-	f := getScript(t, events("id: big\ndata: "+strings.Repeat("x", 2048)+"\n\n"))
+	big := strings.Repeat("x", 2048)
+	f := getScript(t, func(w http.ResponseWriter, r *http.Request, in rec) {
+		sseStart(w)
+		sseRaw(w, "id: big\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{\"x\":\""+big+"\"}}\n\n")
+		sseRaw(w, "data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"x\":\""+big+"\"}}\n\n")
+		sseRaw(w, "data: "+listMsg+"\n\n")
+		hold(r)
+	})
 	c := listening(t, f, &Options{MaxEventBytes: 1024})
-	stopped := waitListener(t, c)
-	if !errors.Is(stopped, ErrEventTooLarge) {
-		t.Errorf("stopped = %v, want ErrEventTooLarge", stopped)
+	m := readMsg(t, c)
+	if m.ID != mcp.IntID(7) || m.Error == nil || m.Error.Code != mcp.CodeInternalError || !strings.Contains(m.Error.Message, "MaxEventBytes") {
+		t.Errorf("the oversized response: %v %v, want a -32603 for id 7 naming MaxEventBytes", m, m.Error)
+	}
+	if m := readMsg(t, c); m.Method != "notifications/tools/list_changed" {
+		t.Errorf("after the oversized events: %v", m)
+	}
+	if running, stopped := c.ListenerStatus(); !running {
+		t.Errorf("the listener stopped: %v", stopped)
 	}
 	if n := f.count(http.MethodGet); n != 1 {
 		t.Errorf("%d GETs, want 1", n)

@@ -38,7 +38,8 @@ func (c *Conn) loseSession(cause error) error {
 }
 
 // Close stops the listener and every stream goroutine, unblocks Read and
-// Write, then ends the session with DELETE (bounded by DeleteTimeout; 404
+// Write, then, unless Options.KeepSession is set, ends the session with
+// DELETE (bounded by DeleteTimeout; 404
 // and 405 answers are fine). It returns the DELETE's failure, if any, and
 // the same on every later call.
 func (c *Conn) Close() error {
@@ -52,7 +53,7 @@ func (c *Conn) Close() error {
 		c.mu.Lock()
 		session := c.session
 		c.mu.Unlock()
-		if session != "" {
+		if session != "" && !c.opts.KeepSession {
 			c.closeErr = c.deleteSession()
 		}
 		if c.ownClient {

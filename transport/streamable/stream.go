@@ -55,6 +55,13 @@ func (c *Conn) consume(body io.Reader, cur *cursor, deliver func(data []byte, m 
 			cur.retry, cur.hasRetry = d, true
 		}
 		if err != nil {
+			if errors.Is(err, sse.ErrEventTooLarge) {
+				if data, m := c.oversized(ev.Data); m != nil && !deliver(data, m) { // toolarge.go
+					res.stopped = true
+					return res
+				}
+				continue
+			}
 			if !errors.Is(err, io.EOF) {
 				res.err = err
 			}
@@ -118,10 +125,6 @@ func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id
 		cancel(nil)
 		_ = body.Close()
 		if gotResponse || res.stopped || c.ctx.Err() != nil {
-			return
-		}
-		if errors.Is(res.err, sse.ErrEventTooLarge) {
-			c.failRequest(id, fmt.Errorf("%w: an SSE event over %d bytes", ErrEventTooLarge, c.opts.MaxEventBytes))
 			return
 		}
 		if ms != nil && ms.cancelled() {

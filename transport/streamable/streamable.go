@@ -138,14 +138,25 @@ func (e *StatusError) Unwrap() error {
 type Options struct {
 	// HTTPClient sends every request. Default: a client of the Conn's own
 	// (a clone of http.DefaultTransport, no overall timeout: streams are
-	// long-lived), whose idle connections Close closes.
+	// long-lived), whose idle connections Close closes. A copy of it
+	// sends, under the redirect policy (redirect.go): its CheckRedirect
+	// is consulted after that policy, never instead of it.
 	HTTPClient *http.Client
+	// AllowCrossOriginRedirects follows redirects to another origin
+	// (scheme, host, port), which fail with ErrCrossOriginRedirect by
+	// default; the MCP headers, credentials and Header never go there.
+	AllowCrossOriginRedirects bool
+	// MaxRedirects caps one request's redirects (DefaultMaxRedirects).
+	MaxRedirects int
+	// KeepSession: Close sends no DELETE, so that the session can be
+	// continued later (Resume; client.Options.Resume).
+	KeepSession bool
 	// Header holds extra headers sent on every request (such as
 	// Authorization). The transport's own headers take precedence.
 	Header http.Header
 	// MaxEventBytes caps one SSE event and one JSON body. Default
-	// DefaultMaxEventBytes. A bigger event ends its stream: on a POST
-	// stream the request fails; on the listener, the listener stops.
+	// DefaultMaxEventBytes. A bigger event is dropped and its stream read
+	// on; a response among them fails its request (toolarge.go).
 	MaxEventBytes int
 	// ListenIdleTimeout is how long a listener attempt may receive no byte
 	// (headers included) before it counts as failed. Default
@@ -224,6 +235,7 @@ type Conn struct {
 	contacted atomic.Bool
 	legacy    atomic.Pointer[legacyLink]
 	legacyMu  sync.Mutex
+	resumed   atomic.Bool // Resume set the session (resume.go)
 }
 
 var _ transport.Conn = (*Conn)(nil)
@@ -252,11 +264,15 @@ func New(endpoint string, opts *Options) *Conn {
 	if o.LegacyEndpointTimeout <= 0 {
 		o.LegacyEndpointTimeout = DefaultLegacyEndpointTimeout
 	}
-	c.hc = o.HTTPClient
-	if c.hc == nil {
-		c.hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	if o.MaxRedirects <= 0 {
+		o.MaxRedirects = DefaultMaxRedirects
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 		c.ownClient = true
 	}
+	c.hc = c.redirectClient(hc)
 	c.log = o.Logger
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -340,13 +356,12 @@ func (c *Conn) usable() error {
 //     GET and Last-Event-ID after the server's retry: delay (DefaultRetry
 //     when none, never under MinRetry), again on each further end, at most
 //     MaxStreamResumes times in a row without a message. If the stream
-//     fails for good (no event id to resume from, resumes exhausted, an
-//     event over MaxEventBytes, a resume refused with a 4xx), the Conn
-//     queues a JSON-RPC error response (-32603) for the request, naming
-//     the cause, so that the call waiting for it fails. Its data is
-//     transport.LostAnswerData when the stream was lost (every cause
-//     but an event over MaxEventBytes): the error is the connection's,
-//     not the server's answer.
+//     fails for good (no event id to resume from, resumes exhausted, a
+//     resume refused with a 4xx), the Conn queues a JSON-RPC error
+//     response (-32603) for the request, naming the cause, so that the
+//     call waiting for it fails; its data is transport.LostAnswerData:
+//     the error is the connection's, not the server's answer. A response
+//     over MaxEventBytes fails the same way, without that data.
 //   - an HTTP error status: when the body is a JSON-RPC error response to
 //     this request (it carries its id), it is queued for the waiting call
 //     and Write succeeds; otherwise Write returns a *StatusError naming
@@ -408,6 +423,8 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 	nf, ok := asNotFound(err)
 	if !ok {
 		return err
+	} else if c.resumed.Load() && !c.contacted.Load() {
+		return c.refuseResumed(nf) // resume.go
 	}
 	c.log.Info("streamable: session not found; re-initializing", "session", nf.session)
 	isInitialized := m.IsNotification() && m.Method == mcp.NotificationInitialized

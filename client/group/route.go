@@ -1,0 +1,113 @@
+package group
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// errNoParams is the error of a call given nil params.
+var errNoParams = fmt.Errorf("%w: no params", ErrUnknownName)
+
+// CallTool calls the tool whose namespaced name is p.Name on its server,
+// under its original name (p itself is not changed). A tool error is a
+// result with IsError set, as from client.CallTool; a failure of the
+// server is a *ServerError. The call is never repeated on another
+// connection.
+func (g *Group) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	if p == nil {
+		return nil, errNoParams
+	}
+	m, c, orig, err := g.route(ctx, p.Name)
+	if err != nil {
+		return nil, err
+	}
+	q := *p
+	q.Name = orig
+	res, err := c.CallTool(ctx, &q)
+	if err != nil {
+		return nil, m.fail(err)
+	}
+	return res, nil
+}
+
+// CallTool is client.CallTool[Out] routed by a namespaced name: the typed
+// call (arguments as any Go value, the result's structuredContent
+// validated and decoded into Out).
+func CallTool[Out any](ctx context.Context, g *Group, name string, args any) (Out, *mcp.CallToolResult, error) {
+	m, c, orig, err := g.route(ctx, name)
+	if err != nil {
+		var zero Out
+		return zero, nil, err
+	}
+	out, res, err := client.CallTool[Out](ctx, c, orig, args)
+	if err != nil {
+		err = m.fail(err)
+	}
+	return out, res, err
+}
+
+// GetPrompt gets the prompt whose namespaced name is p.Name from its
+// server.
+func (g *Group) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	if p == nil {
+		return nil, errNoParams
+	}
+	m, c, orig, err := g.route(ctx, p.Name)
+	if err != nil {
+		return nil, err
+	}
+	q := *p
+	q.Name = orig
+	res, err := c.GetPrompt(ctx, &q)
+	if err != nil {
+		return nil, m.fail(err)
+	}
+	return res, nil
+}
+
+// ReadResource reads the resource whose namespaced URI is p.URI (listed
+// by Resources, or expanded from a template of ResourceTemplates) from its
+// server. The contents keep the URIs the server gave.
+func (g *Group) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	if p == nil {
+		return nil, errNoParams
+	}
+	m, c, orig, err := g.route(ctx, p.URI)
+	if err != nil {
+		return nil, err
+	}
+	q := *p
+	q.URI = orig
+	res, err := c.ReadResource(ctx, &q)
+	if err != nil {
+		return nil, m.fail(err)
+	}
+	return res, nil
+}
+
+// Complete asks the server of a prompt (p.Ref.Name) or of a resource
+// template (p.Ref.URI), namespaced as listed, for completions of an
+// argument.
+func (g *Group) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	if p == nil {
+		return nil, errNoParams
+	}
+	q := *p
+	key := &q.Ref.Name
+	if q.Ref.Type == mcp.RefResource {
+		key = &q.Ref.URI
+	}
+	m, c, orig, err := g.route(ctx, *key)
+	if err != nil {
+		return nil, err
+	}
+	*key = orig
+	res, err := c.Complete(ctx, &q)
+	if err != nil {
+		return nil, m.fail(err)
+	}
+	return res, nil
+}

@@ -1,0 +1,329 @@
+package streamhttp
+
+// Cross-origin resource sharing (Options.CORS; docs/design/cors.md): the
+// preflight a browser sends before a cross-origin POST, GET or DELETE
+// with the MCP headers, and the headers that let the page read the
+// answer. It widens nothing the Host and Origin check refuses: an origin
+// CORS allows is one that check accepts, and any other keeps its 403.
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// DefaultCORSMaxAge is how long a browser may keep a preflight answer
+// (Access-Control-Max-Age) when CORSOptions.MaxAge is zero. Chromium
+// keeps one at most two hours whatever the server says; a shorter time
+// makes a narrowed allow-list take effect sooner.
+const DefaultCORSMaxAge = 10 * time.Minute
+
+// CORSOptions lets web pages of other origins call the endpoint from a
+// browser (fetch, EventSource). Off when Options.CORS is nil.
+type CORSOptions struct {
+	// AllowedOrigins lists the origins whose pages may call the endpoint
+	// ("https://app.example.com": scheme, host and port as the browser
+	// sends them in Origin; compared without regard to case, a trailing
+	// slash ignored; "null" never matches). Each is also accepted by the Host and Origin check
+	// (Options.AllowedOrigins need not repeat it); the Host check still
+	// applies. "*" allows every http and https origin, but never with
+	// credentials: those answers carry "Access-Control-Allow-Origin: *"
+	// and no Access-Control-Allow-Credentials, so cookies and HTTP
+	// authentication are not sent (a bearer token set by the page in
+	// Authorization still is), nor the Private Network Access answer
+	// that lets a public page reach a private or loopback address (given
+	// to listed origins). On a loopback listener "*" lets every web
+	// page the user visits call the server: list origins instead. Empty:
+	// no origin is allowed and every preflight is refused.
+	AllowedOrigins []string
+	// AllowCredentials answers Access-Control-Allow-Credentials: true to
+	// the origins listed by name (not to "*"), so that a page may send
+	// cookies or HTTP authentication (fetch with credentials: "include").
+	// Bearer tokens in Authorization do not need it.
+	AllowCredentials bool
+	// MaxAge is how long a browser may cache a preflight answer
+	// (Access-Control-Max-Age, whole seconds). Default
+	// DefaultCORSMaxAge; negative: no header (browsers then keep it
+	// 5 seconds).
+	MaxAge time.Duration
+	// AllowedHeaders are request headers allowed beyond the MCP ones
+	// (names that are not header tokens are ignored)
+	// (Accept, Authorization, Content-Type, DPoP, Last-Event-ID,
+	// MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name and
+	// every Mcp-Param-{Name} of SEP-2243), such as "traceparent".
+	AllowedHeaders []string
+	// ExposedHeaders are response headers a page may read beyond the
+	// ones the endpoint sends (Mcp-Session-Id, MCP-Protocol-Version,
+	// WWW-Authenticate, Retry-After); names that are not header tokens
+	// are ignored.
+	ExposedHeaders []string
+}
+
+// corsAllowHeaders are the request headers an MCP client in a browser
+// sends that are not CORS-safelisted: both eras' transport headers, the
+// SEP-2243 ones (Mcp-Param-{Name} is matched by prefix), and those of
+// authorization (Authorization, RFC 9449 DPoP).
+var corsAllowHeaders = []string{
+	"accept", "authorization", "content-type", "dpop", "last-event-id",
+	"mcp-method", "mcp-name", "mcp-protocol-version", "mcp-session-id",
+}
+
+// corsExposeHeaders are the response headers of the endpoint a page
+// must read and that are not CORS-safelisted: the session id and
+// revision of the legacy era, the authorization challenge of a 401 or
+// 403 (MCP authorization), and the wait of a 429 or 503. SEP-2243
+// defines request headers only.
+var corsExposeHeaders = []string{"Mcp-Session-Id", "Mcp-Protocol-Version", "WWW-Authenticate", "Retry-After"}
+
+// corsParamPrefix starts the SEP-2243 headers that mirror tool arguments
+// (x-mcp-header), whose names only the tools know: a browser lists them
+// in Access-Control-Request-Headers, and a preflight allows each.
+const corsParamPrefix = "mcp-param-"
+
+// corsPolicy is CORSOptions prepared once by NewHandler.
+type corsPolicy struct {
+	origins     map[string]bool // lower-case, without a trailing slash
+	any         bool            // "*"
+	credentials bool
+	methods     string // Access-Control-Allow-Methods
+	headers     map[string]bool
+	headerList  string // the allowed headers, before any Mcp-Param-*
+	expose      string
+	maxAge      string // "" for none
+}
+
+func newCORSPolicy(o *CORSOptions, stateless bool) *corsPolicy {
+	p := &corsPolicy{origins: make(map[string]bool), credentials: o.AllowCredentials, headers: make(map[string]bool)}
+	for _, origin := range o.AllowedOrigins {
+		origin = strings.TrimSpace(origin)
+		if origin == "*" {
+			p.any = true
+			continue
+		}
+		// "null" (sandboxed frames, file: pages of any site) names no one.
+		if origin = strings.ToLower(strings.TrimSuffix(origin, "/")); origin != "" && origin != "null" {
+			p.origins[origin] = true
+		}
+	}
+	p.methods = "POST, GET, DELETE, OPTIONS"
+	if stateless {
+		p.methods = "POST, OPTIONS"
+	}
+	names := append([]string(nil), corsAllowHeaders...)
+	for _, name := range o.AllowedHeaders {
+		if name = strings.ToLower(strings.TrimSpace(name)); isToken(name) {
+			names = append(names, name)
+		}
+	}
+	var kept []string
+	for _, name := range names {
+		if !p.headers[name] {
+			p.headers[name] = true
+			kept = append(kept, name)
+		}
+	}
+	p.headerList = strings.Join(kept, ", ")
+	expose := append([]string(nil), corsExposeHeaders...)
+	for _, name := range o.ExposedHeaders {
+		if name = strings.TrimSpace(name); isToken(name) {
+			expose = append(expose, name)
+		}
+	}
+	p.expose = strings.Join(expose, ", ")
+	switch maxAge := o.MaxAge; {
+	case maxAge == 0:
+		p.maxAge = strconv.Itoa(int(DefaultCORSMaxAge / time.Second))
+	case maxAge > 0:
+		p.maxAge = strconv.FormatInt(int64(maxAge/time.Second), 10)
+	}
+	return p
+}
+
+// match reports whether origin may call the endpoint, and whether by
+// name (explicit) rather than through "*".
+func (p *corsPolicy) match(origin string) (ok, explicit bool) {
+	if p.origins[strings.ToLower(origin)] {
+		return true, true
+	}
+	if !p.any {
+		return false, false
+	}
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		u.Path == "" && u.RawQuery == "" && u.User == nil, false
+}
+
+// allows reports whether the Host and Origin check accepts origin on
+// the strength of the CORS allow-list.
+func (h *Handler) corsAllows(origin string) bool {
+	if h.cors == nil {
+		return false
+	}
+	ok, _ := h.cors.match(origin)
+	return ok
+}
+
+// serveCORS applies the CORS rules to a request the Host and Origin
+// check has passed, and reports whether it answered it: a preflight is
+// answered here (204 with the CORS headers, or 403 without them); any
+// other request gets, when its Origin is allowed, the headers that let
+// the page read the answer, and goes on.
+func (h *Handler) serveCORS(w http.ResponseWriter, r *http.Request) bool {
+	p := h.cors
+	hdr := w.Header()
+	addVary(hdr, "Origin")
+	origins := r.Header["Origin"]
+	preflight := r.Method == http.MethodOptions && len(r.Header["Access-Control-Request-Method"]) > 0
+	if len(origins) != 1 {
+		if preflight {
+			writeError(w, http.StatusForbidden, mcp.ID{}, mcp.CodeInvalidRequest, "Forbidden: a CORS preflight needs exactly one Origin")
+			return true
+		}
+		return false
+	}
+	origin := origins[0]
+	ok, explicit := p.match(origin)
+	if !preflight {
+		if ok {
+			setAllowOrigin(hdr, origin, explicit, p.credentials)
+			hdr.Set("Access-Control-Expose-Headers", p.expose)
+		}
+		return false
+	}
+	addVary(hdr, "Access-Control-Request-Method")
+	addVary(hdr, "Access-Control-Request-Headers")
+	if !ok {
+		writeError(w, http.StatusForbidden, mcp.ID{}, mcp.CodeInvalidRequest, "Forbidden: Origin not allowed (CORS)")
+		return true
+	}
+	method := strings.TrimSpace(r.Header.Get("Access-Control-Request-Method"))
+	if !p.allowsMethod(method) {
+		writeError(w, http.StatusForbidden, mcp.ID{}, mcp.CodeInvalidRequest, "Forbidden: method "+strconv.Quote(method)+" not allowed (CORS; allowed: "+p.methods+")")
+		return true
+	}
+	params, bad := p.requestedParams(r.Header["Access-Control-Request-Headers"])
+	if bad != "" {
+		writeError(w, http.StatusForbidden, mcp.ID{}, mcp.CodeInvalidRequest, "Forbidden: header "+strconv.Quote(bad)+" not allowed (CORS)")
+		return true
+	}
+	setAllowOrigin(hdr, origin, explicit, p.credentials)
+	hdr.Set("Access-Control-Allow-Methods", p.methods)
+	allowed := p.headerList
+	if len(params) > 0 {
+		allowed += ", " + strings.Join(params, ", ")
+	}
+	hdr.Set("Access-Control-Allow-Headers", allowed)
+	if p.maxAge != "" {
+		hdr.Set("Access-Control-Max-Age", p.maxAge)
+	}
+	if explicit && strings.EqualFold(r.Header.Get("Access-Control-Request-Private-Network"), "true") {
+		// Private Network Access: a public page calling a server on a
+		// private or loopback address; allowed for listed origins only.
+		hdr.Set("Access-Control-Allow-Private-Network", "true")
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}
+
+func (p *corsPolicy) allowsMethod(m string) bool {
+	for part := range strings.SplitSeq(p.methods, ", ") {
+		if m == part {
+			return true
+		}
+	}
+	return false
+}
+
+// requestedParams checks the headers a preflight asks for (lower-case
+// names, comma-separated, over one or more lines) and returns the
+// Mcp-Param-* ones among them, or the first that is not allowed.
+func (p *corsPolicy) requestedParams(lines []string) (params []string, bad string) {
+	seen := make(map[string]bool)
+	for _, line := range lines {
+		for name := range strings.SplitSeq(line, ",") {
+			name = strings.ToLower(strings.TrimSpace(name))
+			switch {
+			case name == "" || seen[name]:
+				continue
+			case !isToken(name):
+				return nil, name
+			case p.headers[name]:
+			case len(name) > len(corsParamPrefix) && strings.HasPrefix(name, corsParamPrefix):
+				params = append(params, name)
+			default:
+				return nil, name
+			}
+			seen[name] = true
+		}
+	}
+	return params, ""
+}
+
+func setAllowOrigin(hdr http.Header, origin string, explicit, credentials bool) {
+	if !explicit {
+		hdr.Set("Access-Control-Allow-Origin", "*")
+		return
+	}
+	hdr.Set("Access-Control-Allow-Origin", origin)
+	if credentials {
+		hdr.Set("Access-Control-Allow-Credentials", "true")
+	}
+}
+
+// addVary adds name to the Vary header unless it is there already.
+func addVary(hdr http.Header, name string) {
+	for _, v := range hdr.Values("Vary") {
+		for part := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(part), name) {
+				return
+			}
+		}
+	}
+	hdr.Add("Vary", name)
+}
+
+// isToken reports whether s is an RFC 9110 token (a header name).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// CORS wraps next, a handler placed in front of h (authorization
+// middleware, typically, which would refuse a preflight for want of a
+// token), so that preflights are answered before it and its answers (a
+// 401 with WWW-Authenticate) carry the CORS headers a page needs to read
+// them. Requests refused by the Host and Origin check get their 403
+// here. Without Options.CORS it returns next unchanged.
+func (h *Handler) CORS(next http.Handler) http.Handler {
+	if h.cors == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		addVary(w.Header(), "Origin")
+		if !h.opts.DisableHostCheck {
+			if status, msg := h.checkHostOrigin(r); status != 0 {
+				writeError(w, status, mcp.ID{}, mcp.CodeInvalidRequest, msg)
+				return
+			}
+		}
+		if h.serveCORS(w, r) {
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
