@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,17 @@ type callConn struct {
 	// retired). Read by the connection's handlers, on its reader.
 	holder atomic.Pointer[inflight]
 	gen    uint64 // the control connection's generation it was opened in
+	// who is the caller the connection is bound to (an upstream with a
+	// caller identity, identity.go): leased only to that caller's calls.
+	who *connIdentity
+}
+
+// owner is the caller cc is bound to ("" for the gateway's own).
+func (cc *callConn) owner() string {
+	if cc.who == nil {
+		return ""
+	}
+	return cc.who.key
 }
 
 // lease is a call's hold of a connection and of one of the upstream's
@@ -201,7 +213,17 @@ func (u *upstream) unreserve(key string) {
 
 // takeConn takes an idle connection, or opens one while fewer than
 // MaxConnections are open, or waits for one to come free.
+//
+// With a caller identity the pool is partitioned by caller: a connection
+// bound to one caller is leased only to that caller's calls, and when
+// MaxConnections are open and none idle is the caller's, the least
+// recently idle one of another caller is closed to make room.
 func (u *upstream) takeConn(ctx context.Context, deadline <-chan time.Time) (*callConn, error) {
+	who := callerFrom(ctx)
+	owner := ""
+	if who != nil {
+		owner = who.key
+	}
 	for {
 		u.mu.Lock()
 		if u.c == nil || u.poolClosed {
@@ -219,12 +241,18 @@ func (u *upstream) takeConn(ctx context.Context, deadline <-chan time.Time) (*ca
 				return cc, nil
 			}
 		} else {
-			for len(u.idle) > 0 {
-				cc := u.idle[len(u.idle)-1]
-				u.idle = u.idle[:len(u.idle)-1]
+			for i := len(u.idle) - 1; i >= 0; i-- {
+				cc := u.idle[i]
+				if cc.owner() != owner {
+					continue
+				}
+				u.idle = slices.Delete(u.idle, i, i+1)
 				if !ended(cc.c) {
 					u.leased++
 					u.mu.Unlock()
+					if who != nil {
+						cc.who.token.Store(&who.token)
+					}
 					return cc, nil
 				}
 				// It died idle (the upstream closed it): closed and
@@ -237,12 +265,27 @@ func (u *upstream) takeConn(ctx context.Context, deadline <-chan time.Time) (*ca
 				}()
 			}
 		}
+		if u.ctlCC == nil && u.open >= u.cfg.MaxConnections && len(u.idle) > 0 {
+			// Every connection is open, none idle is this caller's: the
+			// one idle longest (another caller's) makes room.
+			cc := u.idle[0]
+			u.idle = slices.Delete(u.idle, 0, 1)
+			u.dropConnLocked(cc)
+			u.closers.Add(1)
+			go func() {
+				defer u.closers.Done()
+				cc.c.Close()
+			}()
+		}
 		if u.ctlCC == nil && u.open < u.cfg.MaxConnections {
 			u.open++
 			u.leased++
 			gen, version := u.gen, u.c.ProtocolVersion()
 			u.mu.Unlock()
 			cc := &callConn{gen: gen}
+			if who != nil {
+				cc.who = newConnIdentity(who)
+			}
 			c, err := u.dialCall(ctx, version, cc)
 			if err != nil {
 				u.mu.Lock()

@@ -33,6 +33,16 @@
 // (Options.MaxInFlightPerClient, MaxPendingPerClient, ClientKey) keep one
 // client from holding an upstream's slots and connections.
 //
+// Identity: an upstream reached by URL is called with the gateway's
+// own headers (the default), or for each caller (Upstream.Identity): the
+// caller's own bearer token, to the upstream's origin only, or a token
+// exchanged for the upstream (RFC 8693), cached per caller token until it
+// nears its expiry (Options.TokenCacheSize, TokenExpiryMargin). The
+// caller's token is kept by CallerTokens, outside the authentication
+// middleware; the call connections of such an upstream are then each
+// bound to one caller and leased to that caller's calls only
+// (docs/design/gateway-identity.md).
+//
 // Progress, log messages, cancellation, list changes and resource
 // updates pass through. An upstream that fails to start or dies is
 // reported (Health, the log), its items are withdrawn (clients get

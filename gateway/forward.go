@@ -209,6 +209,10 @@ func forward[R any](ctx context.Context, u *upstream, req *server.Request, st ro
 	if st.Pending != "" {
 		return resumeLegacy(ctx, u, req, st, call)
 	}
+	ctx, err := u.identify(ctx, req)
+	if err != nil {
+		return zero, upstreamError(err)
+	}
 	// A 2026 upstream asks only for what the calling client can answer,
 	// and refuses (SEP-2575) what needs more, as it would refuse the client.
 	ctx = client.WithCapabilities(ctx, bridged(req.ClientCapabilities()))
@@ -385,6 +389,10 @@ func putInput(in *server.Input, key string, params any) {
 // JSON-RPC errors as they are (code, message, data), anything else as
 // -32603 naming the cause.
 func upstreamError(err error) error {
+	var ie *IdentityError
+	if errors.As(err, &ie) {
+		return ie.rpc()
+	}
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {
 		return je

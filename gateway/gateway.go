@@ -112,6 +112,14 @@ type Options struct {
 	// round. Without one, such a retry must reach the instance that
 	// answered the previous round (or it fails with -32602).
 	Broker store.Broker
+	// TokenCacheSize bounds the tokens obtained by exchange for the
+	// upstreams whose Identity is IdentityExchange (one per caller token
+	// and upstream); past it the least recently used is dropped. Default
+	// DefaultTokenCacheSize.
+	TokenCacheSize int
+	// TokenExpiryMargin is how long before its expiry an exchanged token
+	// is exchanged again. Default DefaultTokenExpiryMargin.
+	TokenExpiryMargin time.Duration
 	// Logger receives the gateway's diagnostics: upstream state changes,
 	// name collisions, log messages of upstreams that no call claims (at
 	// the slog level matching their MCP level: a warning at Warn).
@@ -196,6 +204,13 @@ type Upstream struct {
 	// ConnectTimeout bounds each connection attempt (the handshake and
 	// the first listing). Default DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// Identity says whose identity the upstream's calls carry: the
+	// gateway's (Header, the default), the caller's own token, or one
+	// exchanged for the caller (RFC 8693). A caller's identity needs a
+	// URL upstream and callers authenticated in front of the gateway
+	// (CallerTokens outside the auth middleware); the call connections
+	// are then each bound to one caller (docs/design/gateway-identity.md).
+	Identity Identity
 	// HealthInterval is how often the connected upstream is checked.
 	// Default DefaultHealthInterval; negative: never.
 	HealthInterval time.Duration
@@ -238,6 +253,10 @@ type Gateway struct {
 	// settleHook, when set (tests), sees the end of every abandoned 2026
 	// call's count (modern.go, settle).
 	settleHook func()
+
+	// now is the clock of the exchanged tokens' expiry (tests replace it).
+	now    func() time.Time
+	tokens *tokenCache
 
 	pending *pendingTable
 	peers   *peers
@@ -311,7 +330,9 @@ func New(opts *Options) (*Gateway, error) {
 			return time.AfterFunc(d, f).Stop
 		},
 		names: newNameTable(),
+		now:   time.Now,
 	}
+	g.tokens = newTokenCache(o.TokenCacheSize, o.TokenExpiryMargin, func() time.Time { return g.now() })
 	g.pending = newPendingTable(o.MaxPending, o.MaxPendingPerClient, o.InputTimeout, g)
 	g.peers = newPeers(g, o.Broker)
 	// Innermost: a request the user's interceptors (auth, rate limits)
@@ -350,6 +371,9 @@ func New(opts *Options) (*Gateway, error) {
 		}
 		if n != 1 {
 			return nil, fmt.Errorf("gateway: upstream %q: set exactly one of Command, URL and Connect", u.Name)
+		}
+		if err := checkIdentity(&u); err != nil {
+			return nil, err
 		}
 		if u.CallTimeout <= 0 {
 			u.CallTimeout = DefaultCallTimeout

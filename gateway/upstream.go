@@ -182,7 +182,9 @@ func (u *upstream) connect(ctx context.Context) (*client.Client, *callConn, erro
 	cctx, cancel := context.WithTimeout(ctx, u.cfg.ConnectTimeout)
 	defer cancel()
 	var cc *callConn
-	if u.cfg.MaxConnections == 1 {
+	if u.cfg.MaxConnections == 1 && u.cfg.Identity.Mode == IdentityStatic {
+		// (A caller's identity never rides the control connection: its
+		// calls get a call connection of their own even then.)
 		cc = &callConn{control: true}
 	}
 	c, err := u.connectWith(ctx, cctx, u.cfg.ProtocolVersion, cc)
@@ -200,7 +202,7 @@ func (u *upstream) connect(ctx context.Context) (*client.Client, *callConn, erro
 // detects the era), bounded by cctx; a command lives as long as ctx. cc
 // is the call connection it becomes (nil: the control connection).
 func (u *upstream) connectWith(ctx, cctx context.Context, version string, cc *callConn) (*client.Client, error) {
-	conn, err := u.dial(ctx, cctx)
+	conn, err := u.dial(ctx, cctx, cc)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +210,7 @@ func (u *upstream) connectWith(ctx, cctx context.Context, version string, cc *ca
 	if err != nil && version == "" && len(u.cfg.Command) > 0 && errors.Is(err, client.ErrProbeClosed) {
 		// A legacy stdio server that exits on the modern probe: launch it
 		// again and speak legacy.
-		if conn, err = u.dial(ctx, cctx); err != nil {
+		if conn, err = u.dial(ctx, cctx, cc); err != nil {
 			return nil, err
 		}
 		c, err = client.Connect(cctx, conn, u.clientOptions(mcp.LatestLegacy, cc))
@@ -255,14 +257,20 @@ func wantsAllLogs(c *client.Client, byURL bool, cc *callConn) bool {
 
 // dial opens the transport: a command lives as long as ctx (the
 // gateway), the rest is bounded by cctx.
-func (u *upstream) dial(ctx, cctx context.Context) (transport.Conn, error) {
+func (u *upstream) dial(ctx, cctx context.Context, cc *callConn) (transport.Conn, error) {
 	switch {
 	case u.cfg.Connect != nil:
 		return u.cfg.Connect(cctx)
 	case u.cfg.URL != "":
+		hc := u.httpClient()
+		if cc != nil && cc.who != nil {
+			// A caller's call connection: the caller's identity on each
+			// of its requests (identity.go).
+			hc = u.identityClient(cc.who)
+		}
 		return streamable.New(u.cfg.URL, &streamable.Options{
 			Header:     u.cfg.Header,
-			HTTPClient: u.httpClient(),
+			HTTPClient: hc,
 			Logger:     u.g.log,
 		}), nil
 	}

@@ -185,6 +185,9 @@ type gatewayPlan struct {
 	auth       *authFileConfig
 	authOpts   auth.Options // without Resource, known once listening
 	log        *slog.Logger
+	// callerTokens: an upstream acts with its callers' identity, so the
+	// callers' tokens are kept (gateway.CallerTokens, outside auth).
+	callerTokens bool
 }
 
 // plan turns c, read from source, into the options of gateway,
@@ -245,7 +248,9 @@ func (c *gatewayConfig) plan(source string, out io.Writer) (*gatewayPlan, error)
 			return nil, err
 		}
 		p.opts.Upstreams = append(p.opts.Upstreams, u)
+		p.callerTokens = p.callerTokens || c.Upstreams[i].Identity.usesCaller()
 	}
+	c.Gateway.identityLimits(&p.opts)
 	if h := c.HTTP; h != nil && h.Addr != "" {
 		p.addr, p.path = h.Addr, h.path()
 		if !h.NoHealth {
@@ -309,6 +314,13 @@ func (u *upstreamConfig) upstream(at string, out io.Writer) (gateway.Upstream, e
 	}
 	for _, r := range u.Roots {
 		g.Roots = append(g.Roots, mcp.Root{URI: r})
+	}
+	if u.Identity != nil {
+		id, err := u.Identity.identity(at)
+		if err != nil {
+			return g, err
+		}
+		g.Identity = id
 	}
 	return g, nil
 }
@@ -501,7 +513,11 @@ func (p *gatewayPlan) mux(g *gateway.Gateway, h http.Handler, addr net.Addr, ori
 	if err := auth.MountProtectedResource(mux, meta); err != nil {
 		return nil, err
 	}
-	mux.Handle(p.path, mw(h))
+	h = mw(h)
+	if p.callerTokens {
+		h = gateway.CallerTokens(h)
+	}
+	mux.Handle(p.path, h)
 	return mux, nil
 }
 

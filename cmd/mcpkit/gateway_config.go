@@ -73,6 +73,8 @@ type limitsConfig struct {
 	MaxInFlightPerClient int      `json:"maxInFlightPerClient"`
 	RestartMin           duration `json:"restartMin"`
 	RestartMax           duration `json:"restartMax"`
+	TokenCacheSize       int      `json:"tokenCacheSize"`
+	TokenExpiryMargin    duration `json:"tokenExpiryMargin"`
 }
 
 // httpConfig is the HTTP listener and the streamhttp.Options that matter.
@@ -110,6 +112,7 @@ type upstreamConfig struct {
 	QueueTimeout    duration          `json:"queueTimeout"`
 	ConnectTimeout  duration          `json:"connectTimeout"`
 	HealthInterval  duration          `json:"healthInterval"`
+	Identity        *identityConfig   `json:"identity"`
 }
 
 // authFileConfig is the resource server in front of the HTTP endpoint.
@@ -322,6 +325,17 @@ func (c *gatewayConfig) check() error {
 		if err := u.check(at); err != nil {
 			return err
 		}
+		if u.Identity != nil {
+			if err := u.Identity.check(at, u, c.Auth); err != nil {
+				return err
+			}
+		}
+	}
+	if c.Gateway.TokenCacheSize < 0 {
+		return fieldErr("gateway.tokenCacheSize", "must not be negative")
+	}
+	if c.Gateway.TokenExpiryMargin < 0 {
+		return fieldErr("gateway.tokenExpiryMargin", "must not be negative")
 	}
 	if h := c.HTTP; h != nil {
 		if err := h.check(); err != nil {

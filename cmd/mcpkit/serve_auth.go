@@ -128,7 +128,7 @@ func (a *demoAS) mount(mux *http.ServeMux) {
 			"token_endpoint":                        a.issuer + "/token",
 			"registration_endpoint":                 a.issuer + "/register",
 			"response_types_supported":              []string{"code"},
-			"grant_types_supported":                 []string{"authorization_code"},
+			"grant_types_supported":                 []string{"authorization_code", grantClientCredentials, grantTokenExchange},
 			"code_challenge_methods_supported":      []string{"S256"},
 			"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
 		}
@@ -196,6 +196,9 @@ func (a *demoAS) token(w http.ResponseWriter, r *http.Request) {
 	client := r.PostForm.Get("client_id")
 	if user, _, ok := r.BasicAuth(); ok {
 		client = user
+	}
+	if a.otherGrant(w, r, client) {
+		return
 	}
 	var jkt string
 	if a.proofs != nil {
