@@ -198,15 +198,18 @@ type Conn struct {
 	reinitMu  sync.Mutex // one re-initialization at a time
 	reinitSeq atomic.Int64
 
-	mu          sync.Mutex
-	closed      bool
-	session     string
-	version     string
-	initParams  jsontext.Value // of the initialize request, for replay
-	sawInit     bool
-	initialized []byte // the notifications/initialized message, for replay
-	lostErr     error
-	lis         listenState
+	mu      sync.Mutex
+	closed  bool
+	session string
+	version string
+	// sessionValue is the Mcp-Session-Id header's value, shared by the
+	// requests of the session (see valueJSON).
+	sessionValue []string
+	initParams   jsontext.Value // of the initialize request, for replay
+	sawInit      bool
+	initialized  []byte // the notifications/initialized message, for replay
+	lostErr      error
+	lis          listenState
 	// modern holds the 2026-07-28 requests in flight, by id, with what
 	// cancels their POST (closing its stream is their cancellation).
 	modern map[mcp.ID]context.CancelCauseFunc
@@ -224,9 +227,25 @@ type Conn struct {
 	contacted atomic.Bool
 	legacy    atomic.Pointer[legacyLink]
 	legacyMu  sync.Mutex
+
+	// responder is the jsonrpc.Conn's direct delivery of a JSON answer
+	// (SetResponder); nil until one is set.
+	responder atomic.Pointer[func([]byte) bool]
 }
 
-var _ transport.Conn = (*Conn)(nil)
+var (
+	_ transport.Conn    = (*Conn)(nil)
+	_ jsonrpc.Responder = (*Conn)(nil)
+)
+
+// SetResponder implements jsonrpc.Responder: a JSON answer to a POSTed
+// request is handed to deliver on the goroutine of the Write that sent
+// the request, decoded once, instead of being queued for Read (the
+// answer to initialize excepted: the Conn reads it first). Whatever
+// deliver declines is queued as before.
+func (c *Conn) SetResponder(deliver func(data []byte) bool) {
+	c.responder.Store(&deliver)
+}
 
 // outLimits: the envelope of an outgoing message is decoded only to route
 // it; the layers above bound what they send.
@@ -504,9 +523,13 @@ func (c *Conn) newRequest(ctx context.Context, method string, body []byte, accep
 		}
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", contentJSON)
+		req.Header["Content-Type"] = valueJSON
 	}
-	if accept != "" {
+	switch accept {
+	case "":
+	case acceptPOST:
+		req.Header["Accept"] = valueAcceptPOST
+	default:
 		req.Header.Set("Accept", accept)
 	}
 	if !sessionHeaders {
@@ -514,14 +537,52 @@ func (c *Conn) newRequest(ctx context.Context, method string, body []byte, accep
 	}
 	c.mu.Lock()
 	session, version := c.session, c.version
+	if session != "" && (c.sessionValue == nil || c.sessionValue[0] != session) {
+		c.sessionValue = []string{session}
+	}
+	sessionValue := c.sessionValue
 	c.mu.Unlock()
 	if session != "" {
-		req.Header.Set(headerSessionID, session)
+		req.Header[canonicalSessionID] = sessionValue
 	}
 	if version != "" {
-		req.Header.Set(headerProtocolVersion, version)
+		req.Header[canonicalProtocolVersion] = versionValue(version)
 	}
 	return req, session, nil
+}
+
+// The Accept header of a POST.
+const acceptPOST = contentJSON + ", " + contentSSE
+
+// The canonical forms of the header names set straight into a request's
+// http.Header (http.CanonicalHeaderKey; TestCanonicalHeaderNames).
+const (
+	canonicalSessionID       = "Mcp-Session-Id"
+	canonicalProtocolVersion = "Mcp-Protocol-Version"
+)
+
+// Header values every request shares: net/http never changes the values
+// of a request's headers, and a slice whose length is its capacity is
+// never appended to in place (an Add makes a new one).
+var (
+	valueJSON       = []string{contentJSON}
+	valueAcceptPOST = []string{acceptPOST}
+	versionValues   = map[string][]string{}
+)
+
+func init() {
+	for _, v := range []string{mcp.Version20241105, mcp.Version20250326, mcp.Version20250618, mcp.Version20251125, mcp.Version20260728} {
+		versionValues[v] = []string{v}
+	}
+}
+
+// versionValue returns the MCP-Protocol-Version header's value for v:
+// shared for the revisions mcp names, a new one for any other.
+func versionValue(v string) []string {
+	if vs, ok := versionValues[v]; ok {
+		return vs
+	}
+	return []string{v}
 }
 
 // post sends one message and handles the answer (see Write). It returns
@@ -546,7 +607,7 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 			}
 		}
 	}()
-	req, session, err := c.newRequest(reqCtx, http.MethodPost, body, contentJSON+", "+contentSSE, !isInit && mr == nil)
+	req, session, err := c.newRequest(reqCtx, http.MethodPost, body, acceptPOST, !isInit && mr == nil)
 	if err != nil {
 		return err
 	}
@@ -630,6 +691,9 @@ func (c *Conn) answerJSON(ctx context.Context, resp *http.Response, m *jsonrpc.M
 	data, err := readCapped(resp.Body, resp.ContentLength, c.opts.MaxEventBytes)
 	if err != nil {
 		return false, c.requestError(ctx, "POST", err)
+	}
+	if d := c.responder.Load(); d != nil && !isInit && (*d)(data) {
+		return true, nil // decoded once, and its call has it
 	}
 	in, derr := wire.DecodeOwned(data, inLimits(c.opts.MaxEventBytes)) // data is only read from now on
 	if derr != nil {
