@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -295,6 +296,27 @@ func newContent(typ string) (Content, error) {
 	return nil, fmt.Errorf("mcp: unknown content type %q", typ)
 }
 
+// plainText decodes the everyday text block, {"type":"text","text":"…"}
+// byte for byte, whose text has no escape, control character or invalid
+// UTF-8: what the full decoder would make of it, without it. Anything
+// else reports false.
+func plainText(raw jsontext.Value) (*TextContent, bool) {
+	const open, end = `{"type":"text","text":"`, `"}`
+	if len(raw) < len(open)+len(end) || string(raw[:len(open)]) != open || string(raw[len(raw)-len(end):]) != end {
+		return nil, false
+	}
+	text := raw[len(open) : len(raw)-len(end)]
+	for _, b := range text {
+		if b < 0x20 || b == '"' || b == '\\' {
+			return nil, false
+		}
+	}
+	if !utf8.Valid(text) {
+		return nil, false
+	}
+	return &TextContent{Text: string(text)}, true
+}
+
 // leadingContent returns a new block of the type raw names in its first
 // member when it is written {"type":"text" (or another known type)
 // without whitespace or escapes, as encoders usually write it; nil
@@ -331,6 +353,9 @@ func leadingContent(raw jsontext.Value) Content {
 
 // DecodeContent decodes one content block, choosing its Go type by "type".
 func DecodeContent(raw jsontext.Value) (Content, error) {
+	if t, ok := plainText(raw); ok {
+		return t, nil
+	}
 	c := leadingContent(raw)
 	if c == nil {
 		var probe struct {
