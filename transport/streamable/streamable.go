@@ -231,6 +231,13 @@ type Conn struct {
 	// responder is the jsonrpc.Conn's direct delivery of a JSON answer
 	// (SetResponder); nil until one is set.
 	responder atomic.Pointer[func([]byte) bool]
+	// unread counts the messages queued for Read and not yet dealt
+	// with: taken by Read, and the reader back in Read for the next one
+	// (handedOut, the reader's own, marks a message given and not yet
+	// counted off). A JSON answer goes straight to its call only when
+	// it is zero, so it never overtakes a message that came before it.
+	unread    atomic.Int64
+	handedOut bool
 }
 
 var (
@@ -240,9 +247,10 @@ var (
 
 // SetResponder implements jsonrpc.Responder: a JSON answer to a POSTed
 // request is handed to deliver on the goroutine of the Write that sent
-// the request, decoded once, instead of being queued for Read (the
-// answer to initialize excepted: the Conn reads it first). Whatever
-// deliver declines is queued as before.
+// the request, decoded once, instead of being queued for Read, when no
+// message queued before it is still to be dealt with (the answer to
+// initialize excepted: the Conn reads it first). Whatever deliver
+// declines, or comes while earlier messages wait, is queued as before.
 func (c *Conn) SetResponder(deliver func(data []byte) bool) {
 	c.responder.Store(&deliver)
 }
@@ -307,6 +315,12 @@ func (c *Conn) ProtocolVersion() string {
 // transport.ErrClosed after Close, and ErrSessionLost (once the queued
 // messages are taken) when the session was lost for good.
 func (c *Conn) Read(ctx context.Context) ([]byte, error) {
+	if c.handedOut {
+		// The reader calls Read again once it has dealt with the
+		// message it was given last: that one is done (see unread).
+		c.handedOut = false
+		c.unread.Add(-1)
+	}
 	select {
 	case <-c.done:
 		return nil, transport.ErrClosed
@@ -314,12 +328,14 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	}
 	select {
 	case m := <-c.queue:
+		c.handedOut = true
 		return m, nil
 	case <-c.done:
 		return nil, transport.ErrClosed
 	case <-c.lost:
 		select {
 		case m := <-c.queue:
+			c.handedOut = true
 			return m, nil
 		default:
 		}
@@ -692,7 +708,10 @@ func (c *Conn) answerJSON(ctx context.Context, resp *http.Response, m *jsonrpc.M
 	if err != nil {
 		return false, c.requestError(ctx, "POST", err)
 	}
-	if d := c.responder.Load(); d != nil && !isInit && (*d)(data) {
+	// Delivered at once only when every message queued before it has
+	// been dealt with: a notification that came first on another stream
+	// (a list change before the answer) keeps its place.
+	if d := c.responder.Load(); d != nil && !isInit && c.unread.Load() == 0 && (*d)(data) {
 		return true, nil // decoded once, and its call has it
 	}
 	in, derr := wire.DecodeOwned(data, inLimits(c.opts.MaxEventBytes)) // data is only read from now on
@@ -761,12 +780,15 @@ func (c *Conn) noteInitResult(m *jsonrpc.Message) {
 
 // enqueue hands one message to Read.
 func (c *Conn) enqueue(ctx context.Context, msg []byte) error {
+	c.unread.Add(1)
 	select {
 	case c.queue <- msg:
 		return nil
 	case <-c.ctx.Done():
+		c.unread.Add(-1)
 		return transport.ErrClosed
 	case <-ctx.Done():
+		c.unread.Add(-1)
 		return ctx.Err()
 	}
 }
