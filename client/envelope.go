@@ -110,6 +110,15 @@ func (e *outEnvelope) encode(params any) (_ jsontext.Value, out *bytes.Buffer, _
 	switch v := params.(type) {
 	case jsontext.Value:
 		raw = v
+	case *mcp.CallToolParams:
+		if b, ok := appendPlainCall(body.AvailableBuffer(), v); ok {
+			raw = b
+			break
+		}
+		if err := json.MarshalWrite(body, v); err != nil {
+			return nil, out, err
+		}
+		raw = body.Bytes()
 	default:
 		if err := json.MarshalWrite(body, v); err != nil {
 			return nil, out, err
@@ -150,6 +159,32 @@ func (e *outEnvelope) encode(params any) (_ jsontext.Value, out *bytes.Buffer, _
 		out.WriteByte('}')
 	}
 	return out.Bytes(), out, nil
+}
+
+// appendPlainCall appends the everyday tools/call params, a name and
+// arguments and nothing else, as the reflective encoder writes them
+// (TestAppendPlainCall holds the two to the same bytes); false, with
+// nothing to use, for any other params: those with a _meta, a task,
+// input responses or a request state, arguments with whitespace or an
+// escape (which the encoder may write differently) or invalid, a name
+// that is not valid UTF-8.
+func appendPlainCall(b []byte, p *mcp.CallToolParams) ([]byte, bool) {
+	if p.Meta != nil || p.Task != nil || len(p.InputResponses) > 0 || p.RequestState != "" {
+		return nil, false
+	}
+	b = append(b, `{"name":`...)
+	b, err := jsontext.AppendQuote(b, p.Name)
+	if err != nil {
+		return nil, false
+	}
+	if p.Arguments != nil {
+		if len(p.Arguments) == 0 || bytes.ContainsAny(p.Arguments, " \t\r\n\\") || !p.Arguments.IsValid() {
+			return nil, false
+		}
+		b = append(b, `,"arguments":`...)
+		b = append(b, p.Arguments...)
+	}
+	return append(b, '}'), true
 }
 
 // putEnvelopeBuf returns a buffer of encode to the pool (nil: none).

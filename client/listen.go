@@ -329,6 +329,15 @@ func (t *tap) Read(ctx context.Context) ([]byte, error) {
 	return msg, err
 }
 
+// SetResponder passes jsonrpc's direct delivery of responses on to the
+// transport when it takes one (jsonrpc.Responder): a response is no
+// cancellation, so the tap has nothing to see in it.
+func (t *tap) SetResponder(deliver func(data []byte) bool) {
+	if r, ok := t.Conn.(jsonrpc.Responder); ok {
+		r.SetResponder(deliver)
+	}
+}
+
 // serverCancelled ends the subscription a server's notifications/cancelled
 // names.
 func (c *Client) serverCancelled(msg []byte) {

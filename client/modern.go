@@ -206,7 +206,10 @@ func (c *Client) exchange(ctx context.Context, method string, params, result any
 }
 
 func complete(method string, raw jsontext.Value, result any, opts json.Options) error {
-	rt, err := peekResultType(raw)
+	rt, err := mcp.ResultComplete, error(nil)
+	if _, rawOut := result.(*jsontext.Value); result == nil || rawOut || !leadsComplete(raw) {
+		rt, err = peekResultType(raw)
+	}
 	if err != nil {
 		return fmt.Errorf("client: %s: the result is not a JSON object: %w", method, err)
 	}
@@ -233,6 +236,19 @@ func complete(method string, raw jsontext.Value, result any, opts json.Options) 
 		return fmt.Errorf("client: %s: decoding the result: %w", method, err)
 	}
 	return nil
+}
+
+// leadingComplete is how a result whose first member says it is complete
+// begins, as servers usually write it.
+const leadingComplete = `{"resultType":"` + string(mcp.ResultComplete) + `"`
+
+// leadsComplete reports whether raw's first member is resultType
+// "complete", written without whitespace or escapes: the rest of raw is
+// then decoded whole into a typed result, whose decoder refuses what the
+// peek would (a second resultType, invalid JSON), so the peek is spared.
+func leadsComplete(raw jsontext.Value) bool {
+	n := len(leadingComplete)
+	return len(raw) > n && string(raw[:n]) == leadingComplete && (raw[n] == ',' || raw[n] == '}')
 }
 
 // peekResultType returns the resultType member of a raw result, or "" if

@@ -213,6 +213,9 @@ func NewConn(t transport.Conn, o *ConnOptions) *Conn {
 func (c *Conn) Start() {
 	c.startOnce.Do(func() {
 		c.reader = make(chan struct{}) // made here: a Conn fed by Process never has one
+		if r, ok := c.t.(Responder); ok {
+			r.SetResponder(c.deliverDirect)
+		}
 		go c.readLoop()
 	})
 }

@@ -1,8 +1,10 @@
 package mcp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -294,20 +296,81 @@ func newContent(typ string) (Content, error) {
 	return nil, fmt.Errorf("mcp: unknown content type %q", typ)
 }
 
+// plainText decodes the everyday text block, {"type":"text","text":"…"}
+// byte for byte, whose text has no escape, control character or invalid
+// UTF-8: what the full decoder would make of it, without it. Anything
+// else reports false.
+func plainText(raw jsontext.Value) (*TextContent, bool) {
+	const open, end = `{"type":"text","text":"`, `"}`
+	if len(raw) < len(open)+len(end) || string(raw[:len(open)]) != open || string(raw[len(raw)-len(end):]) != end {
+		return nil, false
+	}
+	text := raw[len(open) : len(raw)-len(end)]
+	for _, b := range text {
+		if b < 0x20 || b == '"' || b == '\\' {
+			return nil, false
+		}
+	}
+	if !utf8.Valid(text) {
+		return nil, false
+	}
+	return &TextContent{Text: string(text)}, true
+}
+
+// leadingContent returns a new block of the type raw names in its first
+// member when it is written {"type":"text" (or another known type)
+// without whitespace or escapes, as encoders usually write it; nil
+// otherwise. The block's own decoder then reads the whole of raw and
+// checks its type again, so the probe is spared without accepting more.
+func leadingContent(raw jsontext.Value) Content {
+	const open = `{"type":"`
+	if len(raw) <= len(open) || string(raw[:len(open)]) != open {
+		return nil
+	}
+	rest := raw[len(open):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || end+1 >= len(rest) || (rest[end+1] != ',' && rest[end+1] != '}') {
+		return nil
+	}
+	switch string(rest[:end]) { // no backslash can be in a known type's name
+	case ContentTypeText:
+		return new(TextContent)
+	case ContentTypeImage:
+		return new(ImageContent)
+	case ContentTypeAudio:
+		return new(AudioContent)
+	case ContentTypeResourceLink:
+		return new(ResourceLink)
+	case ContentTypeResource:
+		return new(EmbeddedResource)
+	case ContentTypeToolUse:
+		return new(ToolUseContent)
+	case ContentTypeToolResult:
+		return new(ToolResultContent)
+	}
+	return nil
+}
+
 // DecodeContent decodes one content block, choosing its Go type by "type".
 func DecodeContent(raw jsontext.Value) (Content, error) {
-	var probe struct {
-		Type *string `json:"type"`
+	if t, ok := plainText(raw); ok {
+		return t, nil
 	}
-	if err := json.Unmarshal(raw, &probe); err != nil {
-		return nil, err
-	}
-	if probe.Type == nil {
-		return nil, errors.New(`mcp: content block without "type"`)
-	}
-	c, err := newContent(*probe.Type)
-	if err != nil {
-		return nil, err
+	c := leadingContent(raw)
+	if c == nil {
+		var probe struct {
+			Type *string `json:"type"`
+		}
+		if err := json.Unmarshal(raw, &probe); err != nil {
+			return nil, err
+		}
+		if probe.Type == nil {
+			return nil, errors.New(`mcp: content block without "type"`)
+		}
+		var err error
+		if c, err = newContent(*probe.Type); err != nil {
+			return nil, err
+		}
 	}
 	if err := json.Unmarshal(raw, c); err != nil {
 		return nil, err

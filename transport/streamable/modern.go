@@ -85,11 +85,30 @@ func modernOf(m *jsonrpc.Message, known transport.Modern) (modernRequest, bool) 
 // for tools/call, prompts/get, resources/read and the tasks extension's
 // tasks/get, tasks/update and tasks/cancel, Mcp-Name.
 func setModernHeaders(req *http.Request, m *jsonrpc.Message, mr *modernRequest) {
-	req.Header.Set(headerProtocolVersion, mr.version)
-	req.Header.Set(headerMethod, m.Method)
+	req.Header[canonicalProtocolVersion] = versionValue(mr.version)
+	req.Header[headerMethod] = methodValue(m.Method)
 	if mr.hasName {
-		req.Header.Set(headerName, mcpheader.Encode(mr.name))
+		req.Header[headerName] = []string{mcpheader.Encode(mr.name)}
 	}
+}
+
+// methodValues are the Mcp-Method header's values of the everyday
+// methods, shared (see valueJSON).
+var methodValues = map[string][]string{}
+
+func init() {
+	for _, m := range []string{mcp.MethodToolsCall, mcp.MethodToolsList, mcp.MethodResourcesRead, mcp.MethodResourcesList,
+		mcp.MethodPromptsGet, mcp.MethodPromptsList, mcp.MethodServerDiscover} {
+		methodValues[m] = []string{m}
+	}
+}
+
+// methodValue returns the Mcp-Method header's value for method.
+func methodValue(method string) []string {
+	if vs, ok := methodValues[method]; ok {
+		return vs
+	}
+	return []string{method}
 }
 
 // addMessageHeaders adds the headers of a written message

@@ -2,6 +2,7 @@ package streamable
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -57,5 +58,19 @@ func TestModernRouteFromWriter(t *testing.T) {
 	readMsg(t, c)
 	if got := f.next(t, http.MethodPost).Header.Get("Mcp-Name"); got != "in-body" {
 		t.Errorf("Mcp-Name %q, want the params' in-body", got)
+	}
+}
+
+// TestCanonicalHeaderNames: the names set straight into a request's
+// http.Header map must be in canonical form, or net/http would send them
+// apart from (and beside) a value set with Header.Set.
+func TestCanonicalHeaderNames(t *testing.T) {
+	for _, name := range []string{canonicalSessionID, canonicalProtocolVersion, headerMethod, headerName, "Content-Type", "Accept"} {
+		if got := http.CanonicalHeaderKey(name); got != name {
+			t.Errorf("%q is not canonical (%q)", name, got)
+		}
+	}
+	if !strings.EqualFold(canonicalProtocolVersion, headerProtocolVersion) || !strings.EqualFold(canonicalSessionID, headerSessionID) {
+		t.Error("the canonical names differ from the header names")
 	}
 }

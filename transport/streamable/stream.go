@@ -349,7 +349,7 @@ func (c *Conn) replayInitialize(ctx context.Context, id mcp.ID, body []byte) (se
 	defer cancel(nil)
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	defer stop()
-	req, _, err := c.newRequest(reqCtx, http.MethodPost, body, contentJSON+", "+contentSSE, false)
+	req, _, err := c.newRequest(reqCtx, http.MethodPost, body, acceptPOST, false)
 	if err != nil {
 		return "", "", err
 	}

@@ -209,15 +209,18 @@ type Conn struct {
 	reinitMu  sync.Mutex // one re-initialization at a time
 	reinitSeq atomic.Int64
 
-	mu          sync.Mutex
-	closed      bool
-	session     string
-	version     string
-	initParams  jsontext.Value // of the initialize request, for replay
-	sawInit     bool
-	initialized []byte // the notifications/initialized message, for replay
-	lostErr     error
-	lis         listenState
+	mu      sync.Mutex
+	closed  bool
+	session string
+	version string
+	// sessionValue is the Mcp-Session-Id header's value, shared by the
+	// requests of the session (see valueJSON).
+	sessionValue []string
+	initParams   jsontext.Value // of the initialize request, for replay
+	sawInit      bool
+	initialized  []byte // the notifications/initialized message, for replay
+	lostErr      error
+	lis          listenState
 	// modern holds the 2026-07-28 requests in flight, by id, with what
 	// cancels their POST (closing its stream is their cancellation).
 	modern map[mcp.ID]context.CancelCauseFunc
@@ -236,9 +239,33 @@ type Conn struct {
 	legacy    atomic.Pointer[legacyLink]
 	legacyMu  sync.Mutex
 	resumed   atomic.Bool // Resume set the session (resume.go)
+
+	// responder is the jsonrpc.Conn's direct delivery of a JSON answer
+	// (SetResponder); nil until one is set.
+	responder atomic.Pointer[func([]byte) bool]
+	// unread counts the messages queued for Read and not yet dealt
+	// with: taken by Read, and the reader back in Read for the next one
+	// (handedOut, the reader's own, marks a message given and not yet
+	// counted off). A JSON answer goes straight to its call only when
+	// it is zero, so it never overtakes a message that came before it.
+	unread    atomic.Int64
+	handedOut bool
 }
 
-var _ transport.Conn = (*Conn)(nil)
+var (
+	_ transport.Conn    = (*Conn)(nil)
+	_ jsonrpc.Responder = (*Conn)(nil)
+)
+
+// SetResponder implements jsonrpc.Responder: a JSON answer to a POSTed
+// request is handed to deliver on the goroutine of the Write that sent
+// the request, decoded once, instead of being queued for Read, when no
+// message queued before it is still to be dealt with (the answer to
+// initialize excepted: the Conn reads it first). Whatever deliver
+// declines, or comes while earlier messages wait, is queued as before.
+func (c *Conn) SetResponder(deliver func(data []byte) bool) {
+	c.responder.Store(&deliver)
+}
 
 // outLimits: the envelope of an outgoing message is decoded only to route
 // it; the layers above bound what they send.
@@ -304,6 +331,12 @@ func (c *Conn) ProtocolVersion() string {
 // transport.ErrClosed after Close, and ErrSessionLost (once the queued
 // messages are taken) when the session was lost for good.
 func (c *Conn) Read(ctx context.Context) ([]byte, error) {
+	if c.handedOut {
+		// The reader calls Read again once it has dealt with the
+		// message it was given last: that one is done (see unread).
+		c.handedOut = false
+		c.unread.Add(-1)
+	}
 	select {
 	case <-c.done:
 		return nil, transport.ErrClosed
@@ -311,12 +344,14 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	}
 	select {
 	case m := <-c.queue:
+		c.handedOut = true
 		return m, nil
 	case <-c.done:
 		return nil, transport.ErrClosed
 	case <-c.lost:
 		select {
 		case m := <-c.queue:
+			c.handedOut = true
 			return m, nil
 		default:
 		}
@@ -521,9 +556,13 @@ func (c *Conn) newRequest(ctx context.Context, method string, body []byte, accep
 		}
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", contentJSON)
+		req.Header["Content-Type"] = valueJSON
 	}
-	if accept != "" {
+	switch accept {
+	case "":
+	case acceptPOST:
+		req.Header["Accept"] = valueAcceptPOST
+	default:
 		req.Header.Set("Accept", accept)
 	}
 	if !sessionHeaders {
@@ -531,14 +570,52 @@ func (c *Conn) newRequest(ctx context.Context, method string, body []byte, accep
 	}
 	c.mu.Lock()
 	session, version := c.session, c.version
+	if session != "" && (c.sessionValue == nil || c.sessionValue[0] != session) {
+		c.sessionValue = []string{session}
+	}
+	sessionValue := c.sessionValue
 	c.mu.Unlock()
 	if session != "" {
-		req.Header.Set(headerSessionID, session)
+		req.Header[canonicalSessionID] = sessionValue
 	}
 	if version != "" {
-		req.Header.Set(headerProtocolVersion, version)
+		req.Header[canonicalProtocolVersion] = versionValue(version)
 	}
 	return req, session, nil
+}
+
+// The Accept header of a POST.
+const acceptPOST = contentJSON + ", " + contentSSE
+
+// The canonical forms of the header names set straight into a request's
+// http.Header (http.CanonicalHeaderKey; TestCanonicalHeaderNames).
+const (
+	canonicalSessionID       = "Mcp-Session-Id"
+	canonicalProtocolVersion = "Mcp-Protocol-Version"
+)
+
+// Header values every request shares: net/http never changes the values
+// of a request's headers, and a slice whose length is its capacity is
+// never appended to in place (an Add makes a new one).
+var (
+	valueJSON       = []string{contentJSON}
+	valueAcceptPOST = []string{acceptPOST}
+	versionValues   = map[string][]string{}
+)
+
+func init() {
+	for _, v := range []string{mcp.Version20241105, mcp.Version20250326, mcp.Version20250618, mcp.Version20251125, mcp.Version20260728} {
+		versionValues[v] = []string{v}
+	}
+}
+
+// versionValue returns the MCP-Protocol-Version header's value for v:
+// shared for the revisions mcp names, a new one for any other.
+func versionValue(v string) []string {
+	if vs, ok := versionValues[v]; ok {
+		return vs
+	}
+	return []string{v}
 }
 
 // post sends one message and handles the answer (see Write). It returns
@@ -563,7 +640,7 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 			}
 		}
 	}()
-	req, session, err := c.newRequest(reqCtx, http.MethodPost, body, contentJSON+", "+contentSSE, !isInit && mr == nil)
+	req, session, err := c.newRequest(reqCtx, http.MethodPost, body, acceptPOST, !isInit && mr == nil)
 	if err != nil {
 		return err
 	}
@@ -648,6 +725,12 @@ func (c *Conn) answerJSON(ctx context.Context, resp *http.Response, m *jsonrpc.M
 	if err != nil {
 		return false, c.requestError(ctx, "POST", err)
 	}
+	// Delivered at once only when every message queued before it has
+	// been dealt with: a notification that came first on another stream
+	// (a list change before the answer) keeps its place.
+	if d := c.responder.Load(); d != nil && !isInit && c.unread.Load() == 0 && (*d)(data) {
+		return true, nil // decoded once, and its call has it
+	}
 	in, derr := wire.DecodeOwned(data, inLimits(c.opts.MaxEventBytes)) // data is only read from now on
 	if derr != nil {
 		return true, fmt.Errorf("streamable: the JSON answer to %s is not a JSON-RPC message: %w", m.Method, derr)
@@ -714,12 +797,15 @@ func (c *Conn) noteInitResult(m *jsonrpc.Message) {
 
 // enqueue hands one message to Read.
 func (c *Conn) enqueue(ctx context.Context, msg []byte) error {
+	c.unread.Add(1)
 	select {
 	case c.queue <- msg:
 		return nil
 	case <-c.ctx.Done():
+		c.unread.Add(-1)
 		return transport.ErrClosed
 	case <-ctx.Done():
+		c.unread.Add(-1)
 		return ctx.Err()
 	}
 }
