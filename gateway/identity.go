@@ -47,9 +47,10 @@ const (
 	IdentityExchange IdentityMode = "exchange"
 )
 
-// Identity configures the identity an upstream's calls carry. The
-// control connection (lists, subscriptions, health checks, task and
-// skills requests) always carries the static Header.
+// Identity configures the identity an upstream's calls carry, and the
+// follow-ups of the tasks they start. The control connection (lists,
+// subscriptions, health checks, skills requests) always carries the
+// static Header.
 type Identity struct {
 	// Mode chooses the identity; the zero value is IdentityStatic.
 	Mode IdentityMode

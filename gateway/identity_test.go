@@ -17,6 +17,7 @@ import (
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/mcptest"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/server/streamhttp"
 	"github.com/mcpkit/mcpkit/transport/streamable"
@@ -108,6 +109,15 @@ func newIdentityUpstream(t *testing.T, as *fakeAS, era client.Era) *identityUpst
 	must(t, server.AddTool(s, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *server.CallToolRequest, in struct{}) (echoOut, error) {
 		return echoOut{Text: server.CallerOf(ctx, req.Request).Principal}, nil
 	}))
+	// A task of the upstream's answers to the caller who started it
+	// (TestIdentityTaskFollowUps).
+	must(t, server.AddTool(s, &mcp.Tool{Name: "taskwho", Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}},
+		func(ctx context.Context, req *server.CallToolRequest, in struct{}) (*mcp.CallToolResult, error) {
+			who := server.CallerOf(ctx, req.Request).Principal
+			return nil, server.ContinueAsTask(func(ctx context.Context, req *server.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: who}}}, nil
+			})
+		}))
 	u := &identityUpstream{}
 	h := streamhttp.NewHandler(s, nil)
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -600,5 +610,33 @@ func TestIdentityNoSharedCookies(t *testing.T) {
 		if c := waitFor(t, cookies, "a request"); c != "" {
 			t.Fatalf("%s's request carried the cookie %q", name, c)
 		}
+	}
+}
+
+// TestIdentityTaskFollowUps: a task a caller starts on an upstream called
+// with each caller's identity is followed (its status and result) with
+// that caller's identity too: the upstream binds a task to the requestor
+// that made it, and answers another "unknown task". The gateway used to
+// follow every upstream task on its control connection, as itself.
+func TestIdentityTaskFollowUps(t *testing.T) {
+	for _, down := range mcptest.Eras() {
+		t.Run(down.String(), func(t *testing.T) {
+			as := newFakeAS(t)
+			us := newIdentityUpstream(t, as, client.EraModern)
+			g := newGateway(t, &Options{Upstreams: []Upstream{exchangeUpstream(as, us.srv.URL, client.EraModern)}})
+			alice := dialAs(t, serveIdentityGateway(t, g), "tok-alice", down)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			task, err := alice.StartToolTask(ctx, &mcp.CallToolParams{Name: "taskwho"})
+			must(t, err)
+			if task.ID == "" {
+				t.Fatalf("no task: %+v", task)
+			}
+			res, err := alice.TaskResult(ctx, task.ID)
+			must(t, err)
+			if got := res.Content[0].(*mcp.TextContent).Text; got != "alice" {
+				t.Fatalf("the task answered %q", got)
+			}
+		})
 	}
 }

@@ -65,6 +65,9 @@ func (u *upstream) taskCall(ctx context.Context, c *client.Client, q *mcp.CallTo
 // when it relayed the upstream task's input requests.
 func (u *upstream) awaitTask(id string) server.ToolHandler {
 	return func(ctx context.Context, req *server.CallToolRequest) (*mcp.CallToolResult, error) {
+		if u.cfg.Identity.Mode != IdentityStatic {
+			return u.awaitTaskAsCaller(ctx, req, id)
+		}
 		// A task's wait counts as one of its client's calls on u, and as a
 		// call in flight on the control connection (the upstream's log
 		// messages meanwhile go to no other call: modern.go).
@@ -81,27 +84,53 @@ func (u *upstream) awaitTask(id string) server.ToolHandler {
 		in := &inflight{}
 		u.addModern(in)
 		defer func() { u.removeModern(in, ctx.Err() != nil, c) }()
-		ctx = client.WithCapabilities(ctx, bridged(req.ClientCapabilities()))
-		if st, err := u.roundOf(req.Request); err == nil && st.Task == id {
-			if err := c.UpdateTask(ctx, id, st.answers(req.Request)); err != nil {
-				return nil, upstreamError(err)
-			}
-		}
-		res, err := c.TaskResult(ctx, id)
-		var ire *client.InputRequiredError
-		if errors.As(err, &ire) && ire.TaskID == id && ire.Result != nil {
-			return nil, u.relayInputFor(req.Request, ire.Result, id)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				// The client cancelled the gateway's task: the upstream's goes too.
-				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-				_ = c.CancelTask(cctx, id) // best effort: the upstream task may be over
-				cancel()
-			}
+		return u.followTask(ctx, req, id, c)
+	}
+}
+
+// awaitTaskAsCaller is awaitTask for an upstream called with each
+// caller's identity: the upstream task belongs to the caller who started
+// it (an upstream binds a task to its requestor), so its status, answers
+// and result are asked on a call connection bound to that caller, never
+// on the control connection, which carries the gateway's own identity.
+func (u *upstream) awaitTaskAsCaller(ctx context.Context, req *server.CallToolRequest, id string) (*mcp.CallToolResult, error) {
+	ctx, err := u.identify(ctx, req.Request)
+	if err != nil {
+		return nil, upstreamError(err)
+	}
+	l, err := u.acquire(ctx, u.g.clientKey(ctx, req.Request), &inflight{})
+	if err != nil {
+		return nil, upstreamError(err)
+	}
+	res, err := u.followTask(ctx, req, id, l.cc.c)
+	l.release(retiring(ctx, err))
+	return res, err
+}
+
+// followTask waits on c for upstream task id's outcome, after passing on
+// the client's answers when the gateway relayed the task's input
+// requests.
+func (u *upstream) followTask(ctx context.Context, req *server.CallToolRequest, id string, c *client.Client) (*mcp.CallToolResult, error) {
+	ctx = client.WithCapabilities(ctx, bridged(req.ClientCapabilities()))
+	if st, err := u.roundOf(req.Request); err == nil && st.Task == id {
+		if err := c.UpdateTask(ctx, id, st.answers(req.Request)); err != nil {
 			return nil, upstreamError(err)
 		}
-		u.contentURIs(res.Content)
-		return res, nil
 	}
+	res, err := c.TaskResult(ctx, id)
+	var ire *client.InputRequiredError
+	if errors.As(err, &ire) && ire.TaskID == id && ire.Result != nil {
+		return nil, u.relayInputFor(req.Request, ire.Result, id)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			// The client cancelled the gateway's task: the upstream's goes too.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			_ = c.CancelTask(cctx, id) // best effort: the upstream task may be over
+			cancel()
+		}
+		return nil, upstreamError(err)
+	}
+	u.contentURIs(res.Content)
+	return res, nil
 }
