@@ -7,12 +7,12 @@ package auth
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/mcpkit/mcpkit/internal/corsorigin"
 )
 
 // DefaultCORSMaxAge is how long a browser may keep a preflight answer of
@@ -74,8 +74,7 @@ func CORS(o *CORSOptions, methods []string, next http.Handler) http.Handler {
 
 // publicCORS is CORSOptions prepared once.
 type publicCORS struct {
-	origins map[string]bool // lower-case, without a trailing slash
-	any     bool
+	allow   corsorigin.List
 	methods map[string]bool
 	allowM  string // Access-Control-Allow-Methods
 	headers map[string]bool
@@ -87,17 +86,7 @@ func newPublicCORS(o *CORSOptions, methods []string) *publicCORS {
 	if o == nil {
 		o = &CORSOptions{}
 	}
-	p := &publicCORS{origins: map[string]bool{}, methods: map[string]bool{}, headers: map[string]bool{}}
-	for _, origin := range o.AllowedOrigins {
-		origin = strings.TrimSpace(origin)
-		if origin == "*" {
-			p.any = true
-			continue
-		}
-		if origin = strings.ToLower(strings.TrimSuffix(origin, "/")); origin != "" && origin != "null" {
-			p.origins[origin] = true
-		}
-	}
+	p := &publicCORS{allow: corsorigin.Parse(o.AllowedOrigins), methods: map[string]bool{}, headers: map[string]bool{}}
 	var ms []string
 	for _, m := range append(append([]string(nil), methods...), http.MethodOptions) {
 		if m = strings.ToUpper(strings.TrimSpace(m)); m != "" && !p.methods[m] {
@@ -108,33 +97,20 @@ func newPublicCORS(o *CORSOptions, methods []string) *publicCORS {
 	p.allowM = strings.Join(ms, ", ")
 	var hs []string
 	for _, name := range append(append([]string(nil), corsPublicHeaders...), o.AllowedHeaders...) {
-		if name = strings.ToLower(strings.TrimSpace(name)); isHeaderToken(name) && !p.headers[name] {
+		if name = strings.ToLower(strings.TrimSpace(name)); corsorigin.IsToken(name) && !p.headers[name] {
 			p.headers[name] = true
 			hs = append(hs, name)
 		}
 	}
 	p.allowH = strings.Join(hs, ", ")
-	switch {
-	case o.MaxAge == 0:
-		p.maxAge = strconv.Itoa(int(DefaultCORSMaxAge / time.Second))
-	case o.MaxAge > 0:
-		p.maxAge = strconv.FormatInt(int64(o.MaxAge/time.Second), 10)
-	}
+	p.maxAge = corsorigin.MaxAge(o.MaxAge, DefaultCORSMaxAge)
 	return p
 }
 
 // match reports whether origin may read the answers, and whether by name
 // rather than through "*".
 func (p *publicCORS) match(origin string) (ok, explicit bool) {
-	if p.origins[strings.ToLower(strings.TrimSuffix(origin, "/"))] {
-		return true, true
-	}
-	if !p.any {
-		return false, false
-	}
-	u, err := url.Parse(origin)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
-		u.Path == "" && u.RawQuery == "" && u.User == nil, false
+	return p.allow.Match(origin)
 }
 
 // serve applies the policy and reports whether it answered r (a
@@ -204,21 +180,4 @@ func corsRefuse(w http.ResponseWriter, why string) {
 	w.WriteHeader(http.StatusForbidden)
 	body, _ := json.Marshal(map[string]string{"error": "invalid_request", "error_description": "Forbidden: " + why})
 	_, _ = w.Write(body)
-}
-
-// isHeaderToken reports whether s is an RFC 9110 token (a header name).
-func isHeaderToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

@@ -8,11 +8,11 @@ package streamhttp
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/corsorigin"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -86,8 +86,7 @@ const corsParamPrefix = "mcp-param-"
 
 // corsPolicy is CORSOptions prepared once by NewHandler.
 type corsPolicy struct {
-	origins     map[string]bool // lower-case, without a trailing slash
-	any         bool            // "*"
+	allow       corsorigin.List
 	credentials bool
 	methods     string // Access-Control-Allow-Methods
 	headers     map[string]bool
@@ -97,25 +96,14 @@ type corsPolicy struct {
 }
 
 func newCORSPolicy(o *CORSOptions, stateless bool) *corsPolicy {
-	p := &corsPolicy{origins: make(map[string]bool), credentials: o.AllowCredentials, headers: make(map[string]bool)}
-	for _, origin := range o.AllowedOrigins {
-		origin = strings.TrimSpace(origin)
-		if origin == "*" {
-			p.any = true
-			continue
-		}
-		// "null" (sandboxed frames, file: pages of any site) names no one.
-		if origin = strings.ToLower(strings.TrimSuffix(origin, "/")); origin != "" && origin != "null" {
-			p.origins[origin] = true
-		}
-	}
+	p := &corsPolicy{allow: corsorigin.Parse(o.AllowedOrigins), credentials: o.AllowCredentials, headers: make(map[string]bool)}
 	p.methods = "POST, GET, DELETE, OPTIONS"
 	if stateless {
 		p.methods = "POST, OPTIONS"
 	}
 	names := append([]string(nil), corsAllowHeaders...)
 	for _, name := range o.AllowedHeaders {
-		if name = strings.ToLower(strings.TrimSpace(name)); isToken(name) {
+		if name = strings.ToLower(strings.TrimSpace(name)); corsorigin.IsToken(name) {
 			names = append(names, name)
 		}
 	}
@@ -129,32 +117,19 @@ func newCORSPolicy(o *CORSOptions, stateless bool) *corsPolicy {
 	p.headerList = strings.Join(kept, ", ")
 	expose := append([]string(nil), corsExposeHeaders...)
 	for _, name := range o.ExposedHeaders {
-		if name = strings.TrimSpace(name); isToken(name) {
+		if name = strings.TrimSpace(name); corsorigin.IsToken(name) {
 			expose = append(expose, name)
 		}
 	}
 	p.expose = strings.Join(expose, ", ")
-	switch maxAge := o.MaxAge; {
-	case maxAge == 0:
-		p.maxAge = strconv.Itoa(int(DefaultCORSMaxAge / time.Second))
-	case maxAge > 0:
-		p.maxAge = strconv.FormatInt(int64(maxAge/time.Second), 10)
-	}
+	p.maxAge = corsorigin.MaxAge(o.MaxAge, DefaultCORSMaxAge)
 	return p
 }
 
 // match reports whether origin may call the endpoint, and whether by
 // name (explicit) rather than through "*".
 func (p *corsPolicy) match(origin string) (ok, explicit bool) {
-	if p.origins[strings.ToLower(origin)] {
-		return true, true
-	}
-	if !p.any {
-		return false, false
-	}
-	u, err := url.Parse(origin)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
-		u.Path == "" && u.RawQuery == "" && u.User == nil, false
+	return p.allow.Match(origin)
 }
 
 // allows reports whether the Host and Origin check accepts origin on
@@ -249,7 +224,7 @@ func (p *corsPolicy) requestedParams(lines []string) (params []string, bad strin
 			switch {
 			case name == "" || seen[name]:
 				continue
-			case !isToken(name):
+			case !corsorigin.IsToken(name):
 				return nil, name
 			case p.headers[name]:
 			case len(name) > len(corsParamPrefix) && strings.HasPrefix(name, corsParamPrefix):
@@ -284,23 +259,6 @@ func addVary(hdr http.Header, name string) {
 		}
 	}
 	hdr.Add("Vary", name)
-}
-
-// isToken reports whether s is an RFC 9110 token (a header name).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // CORS wraps next, a handler placed in front of h (authorization
