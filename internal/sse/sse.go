@@ -81,7 +81,9 @@ func (r *Reader) Next() (Event, error) {
 			// line may be its first data line), drop the rest.
 			if !r.over {
 				r.over = true
-				r.field(line)
+				if len(line) > 0 { // a line cut whole has no field to read
+					r.field(line)
+				}
 			}
 			r.data = r.data[:min(len(r.data), HeadBytes)]
 			continue
