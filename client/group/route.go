@@ -52,62 +52,46 @@ func CallTool[Out any](ctx context.Context, g *Group, name string, args any) (Ou
 // GetPrompt gets the prompt whose namespaced name is p.Name from its
 // server.
 func (g *Group) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	if p == nil {
-		return nil, errNoParams
-	}
-	m, c, orig, err := g.route(ctx, p.Name)
-	if err != nil {
-		return nil, err
-	}
-	q := *p
-	q.Name = orig
-	res, err := c.GetPrompt(ctx, &q)
-	if err != nil {
-		return nil, m.fail(err)
-	}
-	return res, nil
+	return routed(ctx, g, p, func(q *mcp.GetPromptParams) *string { return &q.Name }, (*client.Client).GetPrompt)
 }
 
 // ReadResource reads the resource whose namespaced URI is p.URI (listed
 // by Resources, or expanded from a template of ResourceTemplates) from its
 // server. The contents keep the URIs the server gave.
 func (g *Group) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
-	if p == nil {
-		return nil, errNoParams
-	}
-	m, c, orig, err := g.route(ctx, p.URI)
-	if err != nil {
-		return nil, err
-	}
-	q := *p
-	q.URI = orig
-	res, err := c.ReadResource(ctx, &q)
-	if err != nil {
-		return nil, m.fail(err)
-	}
-	return res, nil
+	return routed(ctx, g, p, func(q *mcp.ReadResourceParams) *string { return &q.URI }, (*client.Client).ReadResource)
 }
 
 // Complete asks the server of a prompt (p.Ref.Name) or of a resource
 // template (p.Ref.URI), namespaced as listed, for completions of an
 // argument.
 func (g *Group) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	return routed(ctx, g, p, func(q *mcp.CompleteParams) *string {
+		if q.Ref.Type == mcp.RefResource {
+			return &q.Ref.URI
+		}
+		return &q.Ref.Name
+	}, (*client.Client).Complete)
+}
+
+// routed sends a copy of p to the server that the namespaced name at
+// key(copy) belongs to, with that name replaced by the server's own, and
+// records a failure against the server.
+func routed[P, R any](ctx context.Context, g *Group, p *P, key func(*P) *string, call func(*client.Client, context.Context, *P) (R, error)) (R, error) {
+	var zero R
 	if p == nil {
-		return nil, errNoParams
+		return zero, errNoParams
 	}
 	q := *p
-	key := &q.Ref.Name
-	if q.Ref.Type == mcp.RefResource {
-		key = &q.Ref.URI
-	}
-	m, c, orig, err := g.route(ctx, *key)
+	k := key(&q)
+	m, c, orig, err := g.route(ctx, *k)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	*key = orig
-	res, err := c.Complete(ctx, &q)
+	*k = orig
+	res, err := call(c, ctx, &q)
 	if err != nil {
-		return nil, m.fail(err)
+		return zero, m.fail(err)
 	}
 	return res, nil
 }
