@@ -107,20 +107,18 @@ func (e *outEnvelope) encode(params any) (_ jsontext.Value, out *bytes.Buffer, _
 	body := envelopeBufs.Get().(*bytes.Buffer)
 	defer putEnvelopeBuf(body)
 	var raw []byte
+	done := false
 	switch v := params.(type) {
 	case jsontext.Value:
-		raw = v
+		raw, done = v, true
 	case *mcp.CallToolParams:
 		if b, ok := appendPlainCall(body.AvailableBuffer(), v); ok {
-			raw = b
-			break
+			body.Write(b) // into the pooled buffer, which keeps what it grew to
+			raw, done = body.Bytes(), true
 		}
-		if err := json.MarshalWrite(body, v); err != nil {
-			return nil, out, err
-		}
-		raw = body.Bytes()
-	default:
-		if err := json.MarshalWrite(body, v); err != nil {
+	}
+	if !done {
+		if err := json.MarshalWrite(body, params); err != nil {
 			return nil, out, err
 		}
 		raw = body.Bytes()
