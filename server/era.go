@@ -25,13 +25,6 @@ import (
 //
 // What each method owns, and the rule it implements:
 type era interface {
-	// supports reports whether revision v is one of this era's that the
-	// package implements (a server may serve fewer:
-	// Options.ProtocolVersions, Server.servesLegacy/servesModern). Legacy: the revisions initialize negotiates. Modern: the
-	// revisions an envelope may claim; any other claim, legacy ones
-	// included, is -32022 with data.supported (SEP-2575).
-	supports(v string) bool
-
 	// openInput checks a retried multi round-trip request's answers
 	// before its handler runs (SEP-2322): modern opens the sealed
 	// requestState and checks inputResponses against what it says was

@@ -20,8 +20,6 @@ import (
 // contract.
 type legacyEra struct{}
 
-func (legacyEra) supports(v string) bool { return isLegacyVersion(v) }
-
 // openInput ignores the client's inputResponses and requestState: only
 // the in-process shim supplies answers on a legacy request.
 func (legacyEra) openInput(context.Context, *Server, *Request, mcp.InputResponses, string) error {

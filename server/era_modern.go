@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"slices"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -17,8 +16,6 @@ import (
 // (SEP-2322) and tasks are the io.modelcontextprotocol/tasks extension.
 // See era for each method's contract.
 type modernEra struct{}
-
-func (modernEra) supports(v string) bool { return slices.Contains(modernVersions, v) }
 
 // openInput opens a retry's sealed requestState (tampered, expired,
 // foreign or for another request → -32602, and the handler never runs)

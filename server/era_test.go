@@ -42,13 +42,6 @@ func TestEraTables(t *testing.T) {
 		}
 	}
 
-	if !eraLegacy.supports(mcp.Version20251125) || eraLegacy.supports(mcp.Version20260728) {
-		t.Error("legacy era: wrong versions")
-	}
-	if !eraModern.supports(mcp.Version20260728) || eraModern.supports(mcp.Version20251125) {
-		t.Error("modern era: wrong versions")
-	}
-
 	for id, e := range eras {
 		if got := taskEra(&store.TaskRecord{Modern: e.tasks().Modern()}); got != taskActs[id] {
 			t.Errorf("taskEra of a %T task = %T", e, got)
