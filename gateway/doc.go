@@ -50,7 +50,8 @@
 // items come back when it does.
 //
 // See docs/design/gateway.md (Attribution, Fairness). Package gateway
-// uses the public API of server and client only; it must not import
+// uses the public API of server and client only (and auth/oauth's
+// challenge parser, for an upstream's refusal); it must not import
 // server/streamhttp (the caller chooses the carrier; its tests do),
 // store/redis or any internal package but internal/jsontok.
 package gateway

@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/mcpkit/mcpkit/auth/oauth"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
@@ -290,7 +291,7 @@ func (t *identityTransport) refused(resp *http.Response, err error) (*http.Respo
 		return resp, err
 	}
 	e := &IdentityError{Upstream: t.u.cfg.Name, Status: resp.StatusCode}
-	params := challengeParams(resp.Header.Get("WWW-Authenticate"))
+	params := oauth.BearerChallenge(resp.Header) // nil reads as empty
 	e.Code, e.Scope = params["error"], params["scope"]
 	if e.Code == "" {
 		e.Code = "invalid_token"
@@ -306,35 +307,6 @@ func (t *identityTransport) refused(resp *http.Response, err error) (*http.Respo
 	drain(resp)
 	t.u.g.log.Warn("gateway: upstream refused a caller's identity", "upstream", t.u.cfg.Name, "status", e.Status, "error", e.Code)
 	return nil, e
-}
-
-// challengeParams reads the auth-params of a Bearer challenge (quoted or
-// not); enough for error and scope.
-func challengeParams(h string) map[string]string {
-	out := map[string]string{}
-	_, rest, ok := strings.Cut(h, " ")
-	if !ok {
-		return out
-	}
-	for rest != "" {
-		rest = strings.TrimLeft(rest, " ,")
-		k, v, ok := strings.Cut(rest, "=")
-		if !ok {
-			break
-		}
-		k = strings.ToLower(strings.TrimSpace(k))
-		if strings.HasPrefix(v, `"`) {
-			end := strings.IndexByte(v[1:], '"')
-			if end < 0 {
-				break
-			}
-			out[k], rest = v[1:1+end], v[2+end:]
-			continue
-		}
-		val, r, _ := strings.Cut(v, ",")
-		out[k], rest = strings.TrimSpace(val), r
-	}
-	return out
 }
 
 func closeBody(req *http.Request) {
