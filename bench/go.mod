@@ -12,7 +12,10 @@ require (
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 )
 
-require go.uber.org/atomic v1.12.0 // indirect
+require (
+	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+)
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
