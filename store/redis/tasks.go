@@ -159,21 +159,28 @@ func (s *TaskStore) Put(ctx context.Context, rec *store.TaskRecord) error {
 
 // Get implements store.TaskStore.
 func (s *TaskStore) Get(ctx context.Context, id string) (*store.TaskRecord, error) {
+	rec, _, err := s.load(ctx, id, "loading")
+	return rec, err
+}
+
+// load reads task id's record and its stored bytes; a missing or expired
+// record is store.ErrTaskNotFound. doing names the operation in errors.
+func (s *TaskStore) load(ctx context.Context, id, doing string) (*store.TaskRecord, []byte, error) {
 	b, err := s.rdb.Get(ctx, s.key(id)).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return nil, store.ErrTaskNotFound
+		return nil, nil, store.ErrTaskNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: loading task %q: %w", id, err)
+		return nil, nil, fmt.Errorf("redisstore: %s task %q: %w", doing, id, err)
 	}
 	rec, err := decodeTask(b)
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: decoding task %q: %w", id, err)
+		return nil, nil, fmt.Errorf("redisstore: decoding task %q: %w", id, err)
 	}
 	if rec.Expired(s.opts.Now()) {
-		return nil, store.ErrTaskNotFound
+		return nil, nil, store.ErrTaskNotFound
 	}
-	return rec, nil
+	return rec, b, nil
 }
 
 // casScript writes a task's new record if the stored one is still the
@@ -200,19 +207,9 @@ return 1
 func (s *TaskStore) Update(ctx context.Context, id string, fn func(*store.TaskRecord) bool) (*store.TaskRecord, bool, error) {
 	key := s.key(id)
 	for range s.opts.UpdateAttempts {
-		b, err := s.rdb.Get(ctx, key).Bytes()
-		if errors.Is(err, redis.Nil) {
-			return nil, false, store.ErrTaskNotFound
-		}
+		rec, b, err := s.load(ctx, id, "updating")
 		if err != nil {
-			return nil, false, fmt.Errorf("redisstore: updating task %q: %w", id, err)
-		}
-		rec, err := decodeTask(b)
-		if err != nil {
-			return nil, false, fmt.Errorf("redisstore: decoding task %q: %w", id, err)
-		}
-		if rec.Expired(s.opts.Now()) {
-			return nil, false, store.ErrTaskNotFound
+			return nil, false, err
 		}
 		next := rec.Clone()
 		if !fn(next) {
