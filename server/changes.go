@@ -31,6 +31,48 @@ type change struct{ method, uri string }
 type changeQueue struct {
 	pending []change
 	sending bool // the session's sender goroutine runs
+	// held are the changes made between the answer to initialize and
+	// notifications/initialized, sent once the session is ready. The
+	// client has its list results still to fetch, but a change made in
+	// that window may be one it fetched before the server made it: the
+	// lists it holds would stay stale with nothing to say so. One entry
+	// per (method, uri), as pending; before initialized no resource is
+	// subscribed, so at most one per list kind.
+	held []change
+}
+
+// deliverWhenReady delivers a change to a ready session, holds it for a
+// session that answered initialize but has not heard initialized yet,
+// and drops it for one that has not initialized.
+func (ss *Session) deliverWhenReady(method, uri string) {
+	ss.mu.Lock()
+	switch ss.state {
+	case stateReady:
+		ss.mu.Unlock()
+		ss.deliverChange(method, uri)
+		return
+	case stateInitialized:
+		c := change{method, uri}
+		for _, h := range ss.changes.held {
+			if h == c {
+				ss.mu.Unlock()
+				return
+			}
+		}
+		ss.changes.held = append(ss.changes.held, c)
+	}
+	ss.mu.Unlock()
+}
+
+// releaseHeld delivers the changes held until the session was ready.
+func (ss *Session) releaseHeld() {
+	ss.mu.Lock()
+	held := ss.changes.held
+	ss.changes.held = nil
+	ss.mu.Unlock()
+	for _, c := range held {
+		ss.deliverChange(c.method, c.uri)
+	}
 }
 
 // deliverChange sends a change to ss without waiting for its client.

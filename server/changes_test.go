@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -108,5 +111,83 @@ func TestStuckSessionsDoNotDelayChanges(t *testing.T) {
 	httpenv.RecvT(t, heard, "the healthy session's tools list_changed")
 	for _, out := range outs {
 		httpenv.RecvT(t, out.blocked, "a stuck session's notification write")
+	}
+}
+
+// TestChangeBeforeInitializedIsHeld: a list change made after the
+// server answered initialize but before it read notifications/initialized
+// reaches the client once it is ready. It used to be dropped, so a
+// client that listed tools in that window kept a stale list with nothing
+// to say so. The tools change must come before a prompts change made
+// after the session was ready (changes keep their order).
+func TestChangeBeforeInitializedIsHeld(t *testing.T) {
+	s := server.New(nil)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(context.Background(), stdio.NewConn(inR, outW, nil)) }()
+	t.Cleanup(func() {
+		inW.Close()
+		outR.Close()
+		<-served
+	})
+	lines := make(chan string, 16)
+	go func() { // ends when outR is closed at cleanup
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	write := func(msg string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := func(what string) string {
+		t.Helper()
+		line := httpenv.RecvT(t, lines, what)
+		if line == "" {
+			t.Fatalf("the server closed its output before %s", what)
+		}
+		return line
+	}
+	write(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"early","version":"1"}}}`)
+	if line := next("the answer to initialize"); !strings.Contains(line, `"id":1`) {
+		t.Fatalf("first line %s, want the answer to initialize", line)
+	}
+	noop := func(context.Context, *server.CallToolRequest, struct{}) (string, error) { return "", nil }
+	if err := server.AddTool(s, &mcp.Tool{Name: "early"}, noop); err != nil {
+		t.Fatal(err)
+	}
+	write(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	write(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	var got []string
+	for !slices.Contains(got, "ping") {
+		line := next("the answer to ping")
+		switch {
+		case strings.Contains(line, `"id":2`):
+			got = append(got, "ping")
+		case strings.Contains(line, mcp.NotificationToolsListChanged):
+			got = append(got, "tools")
+		}
+	}
+	if err := s.AddPrompt(&mcp.Prompt{Name: "later"}, func(context.Context, *server.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for !slices.Contains(got, "prompts") {
+		line := next("prompts/list_changed")
+		switch {
+		case strings.Contains(line, mcp.NotificationToolsListChanged):
+			got = append(got, "tools")
+		case strings.Contains(line, mcp.NotificationPromptsListChanged):
+			got = append(got, "prompts")
+		}
+	}
+	if i := slices.Index(got, "tools"); i < 0 || i > slices.Index(got, "prompts") {
+		t.Fatalf("notifications %v: want tools/list_changed, held until initialized, before prompts/list_changed", got)
 	}
 }

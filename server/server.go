@@ -426,13 +426,13 @@ func (s *Server) deliverChange(method, uri string) {
 	}
 	s.notifyListeners(method, uri, items)
 	for _, ss := range s.Sessions() {
-		if !ss.ready() || (method == mcp.NotificationResourcesUpdated && !ss.isSubscribed(uri)) {
+		if !ss.initializedOrReady() || (method == mcp.NotificationResourcesUpdated && !ss.isSubscribed(uri)) {
 			continue
 		}
 		if !s.hears(ss.viewContext(), Caller{Principal: ss.principalOf(), Session: ss}, method, uri, items) {
 			continue
 		}
-		ss.deliverChange(method, uri)
+		ss.deliverWhenReady(method, uri)
 	}
 }
 

@@ -174,6 +174,13 @@ func (ss *Session) ready() bool {
 	return ss.state == stateReady
 }
 
+// initializedOrReady reports whether initialize has been answered.
+func (ss *Session) initializedOrReady() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.state != stateNew
+}
+
 // logLevel returns the minimum level the client asked for; before
 // logging/setLevel the server sends info and above.
 func (ss *Session) logLevel() mcp.LoggingLevel {
@@ -266,6 +273,7 @@ func (ss *Session) initialized() error {
 		ss.mu.Unlock()
 		return err
 	}
+	ss.releaseHeld()
 	return nil
 }
 

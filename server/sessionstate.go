@@ -36,7 +36,13 @@ func (ss *Session) stateLocked() *store.SessionState {
 // it had, unless st is older than what the session holds.
 func (ss *Session) restore(st *store.SessionState) {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
+	defer func() {
+		ready := ss.state == stateReady && len(ss.changes.held) > 0
+		ss.mu.Unlock()
+		if ready { // initialized reached another instance first
+			ss.releaseHeld()
+		}
+	}()
 	if st.Revision < ss.rev {
 		return
 	}
