@@ -40,8 +40,14 @@ func (s *Server) capToolResult(ctx context.Context, name string, res *mcp.CallTo
 	if max < 0 || res == nil {
 		return res
 	}
-	if bound, ok := resultBound(res); ok && bound <= max {
+	// The quick bound settles almost every result; a large text result
+	// gets a tighter one, a scan of its bytes, before being encoded.
+	if bound, ok := resultBound(res, false); ok && bound <= max {
 		return res
+	} else if ok {
+		if bound, _ := resultBound(res, true); bound <= max {
+			return res
+		}
 	}
 	var n countWriter
 	if err := json.MarshalWrite(&n, res); err != nil {
@@ -92,8 +98,11 @@ const (
 
 // resultBound is an upper bound of res's encoded size, from the sizes of
 // its parts; ok is false when res holds a kind of content it does not
-// bound (then the result is encoded to be measured).
-func resultBound(res *mcp.CallToolResult) (n int, ok bool) {
+// bound (then the result is encoded to be measured). With tight, text
+// content is bounded byte by byte (textBound) rather than at escapeMax
+// per byte: a scan, much cheaper than an encoding, which spares a large
+// text result of mostly plain characters being encoded to be measured.
+func resultBound(res *mcp.CallToolResult, tight bool) (n int, ok bool) {
 	if n, ok = metaBound(res.Meta); !ok {
 		return 0, false
 	}
@@ -103,7 +112,11 @@ func resultBound(res *mcp.CallToolResult) (n int, ok bool) {
 		var meta mcp.Meta
 		switch v := c.(type) {
 		case *mcp.TextContent:
-			item, meta = escapeMax*len(v.Text)+annotationsBound(v.Annotations), v.Meta
+			item, meta = escapeMax*len(v.Text), v.Meta
+			if tight {
+				item = textBound(v.Text)
+			}
+			item += annotationsBound(v.Annotations)
 		case *mcp.ImageContent:
 			item, meta = 4*((len(v.Data)+2)/3)+escapeMax*len(v.MIMEType)+annotationsBound(v.Annotations), v.Meta
 		case *mcp.AudioContent:
@@ -145,6 +158,37 @@ func annotationsBound(a *mcp.Annotations) int {
 	n := itemOverhead + escapeMax*len(a.LastModified)
 	for _, r := range a.Audience {
 		n += itemOverhead + escapeMax*len(r)
+	}
+	return n
+}
+
+// byteBound is, per byte of a string, the most bytes the encoder can
+// write for it: 1 for a plain ASCII character; 2 for '"' and '\\'; 6
+// (\u00XX) for a control character and for the characters an HTML-safe
+// encoding escapes; 3 for a byte of a multi-byte character (U+2028 and
+// U+2029, escaped, take 6 for 3 bytes; an invalid byte becomes U+FFFD,
+// 3 bytes, when invalid UTF-8 is allowed).
+var byteBound = func() (t [256]uint8) {
+	for b := range 256 {
+		switch {
+		case b < 0x20 || b == 0x7f || b == '<' || b == '>' || b == '&':
+			t[b] = escapeMax
+		case b == '"' || b == '\\':
+			t[b] = 2
+		case b >= 0x80:
+			t[b] = 3
+		default:
+			t[b] = 1
+		}
+	}
+	return t
+}()
+
+// textBound bounds the encoded size of s, quotes included.
+func textBound(s string) int {
+	n := 2
+	for i := 0; i < len(s); i++ {
+		n += int(byteBound[s[i]])
 	}
 	return n
 }

@@ -160,20 +160,49 @@ func TestToolResultBound(t *testing.T) {
 			Meta: mcp.Meta{"x": jsontext.Value(`[1,2,3]`)}},
 	}
 	for i, res := range cases {
-		bound, ok := resultBound(res)
-		if !ok {
-			t.Errorf("case %d: not bounded", i)
-			continue
-		}
-		b, err := jsonv2.Marshal(res, jsontext.AllowInvalidUTF8(true))
-		if err != nil {
-			t.Fatalf("case %d: %v", i, err)
-		}
-		if bound < len(b) {
-			t.Errorf("case %d: bound %d below the encoded size %d", i, bound, len(b))
+		for _, tight := range []bool{false, true} {
+			bound, ok := resultBound(res, tight)
+			if !ok {
+				t.Errorf("case %d: not bounded", i)
+				continue
+			}
+			for _, opts := range [][]jsonv2.Options{
+				{jsontext.AllowInvalidUTF8(true)},
+				{jsontext.AllowInvalidUTF8(true), jsontext.EscapeForHTML(true), jsontext.EscapeForJS(true)},
+			} {
+				b, err := jsonv2.Marshal(res, opts...)
+				if err != nil {
+					t.Fatalf("case %d: %v", i, err)
+				}
+				if bound < len(b) {
+					t.Errorf("case %d (tight %v): bound %d below the encoded size %d", i, tight, bound, len(b))
+				}
+			}
 		}
 	}
-	if _, ok := resultBound(&mcp.CallToolResult{Meta: mcp.Meta{"n": 1}}); ok {
+	if _, ok := resultBound(&mcp.CallToolResult{Meta: mcp.Meta{"n": 1}}, false); ok {
 		t.Error("a _meta value of another type was bounded")
+	}
+}
+
+// TestToolResultCapLargeTextNotEncoded: a large text result of plain
+// characters under the cap is settled by the tight bound, a scan of its
+// bytes, and not encoded once more just to be measured (the quick bound,
+// six bytes a byte, put any text over about 680 KiB past the default
+// cap). Encoding it allocates; the scan does not.
+func TestToolResultCapLargeTextNotEncoded(t *testing.T) {
+	s := New(nil)
+	ctx := context.Background()
+	res := &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: strings.Repeat("plain text, line after line\n", 3<<20/28)}}}
+	if quick, _ := resultBound(res, false); quick <= DefaultMaxToolResultBytes {
+		t.Fatalf("the quick bound %d is under the cap: the case tests nothing", quick)
+	}
+	var got *mcp.CallToolResult
+	allocs := testing.AllocsPerRun(5, func() { got = s.capToolResult(ctx, "big", res) })
+	if got != res {
+		t.Fatal("a 3 MiB text result under the cap was replaced")
+	}
+	if allocs != 0 {
+		t.Errorf("capToolResult allocated %v times for a text result the scan settles; want 0 (no encoding)", allocs)
 	}
 }
