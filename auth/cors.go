@@ -7,8 +7,6 @@ package auth
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -65,111 +63,32 @@ const corsPublicExpose = "DPoP-Nonce, WWW-Authenticate"
 func CORS(o *CORSOptions, methods []string, next http.Handler) http.Handler {
 	p := newPublicCORS(o, methods)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p.serve(w, r) {
+		if preflight, refusal := p.Apply(w.Header(), r); preflight {
+			if refusal != "" {
+				corsRefuse(w, refusal)
+			} else {
+				w.WriteHeader(http.StatusNoContent)
+			}
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// publicCORS is CORSOptions prepared once.
-type publicCORS struct {
-	allow   corsorigin.List
-	methods map[string]bool
-	allowM  string // Access-Control-Allow-Methods
-	headers map[string]bool
-	allowH  string // Access-Control-Allow-Headers
-	maxAge  string // "" for none
-}
-
-func newPublicCORS(o *CORSOptions, methods []string) *publicCORS {
+// newPublicCORS prepares o for an endpoint serving methods: the shared
+// rules of internal/corsorigin, never with credentials.
+func newPublicCORS(o *CORSOptions, methods []string) *corsorigin.Policy {
 	if o == nil {
 		o = &CORSOptions{}
 	}
-	p := &publicCORS{allow: corsorigin.Parse(o.AllowedOrigins), methods: map[string]bool{}, headers: map[string]bool{}}
-	var ms []string
-	for _, m := range append(append([]string(nil), methods...), http.MethodOptions) {
-		if m = strings.ToUpper(strings.TrimSpace(m)); m != "" && !p.methods[m] {
-			p.methods[m] = true
-			ms = append(ms, m)
-		}
-	}
-	p.allowM = strings.Join(ms, ", ")
-	var hs []string
-	for _, name := range append(append([]string(nil), corsPublicHeaders...), o.AllowedHeaders...) {
-		if name = strings.ToLower(strings.TrimSpace(name)); corsorigin.IsToken(name) && !p.headers[name] {
-			p.headers[name] = true
-			hs = append(hs, name)
-		}
-	}
-	p.allowH = strings.Join(hs, ", ")
-	p.maxAge = corsorigin.MaxAge(o.MaxAge, DefaultCORSMaxAge)
-	return p
-}
-
-// match reports whether origin may read the answers, and whether by name
-// rather than through "*".
-func (p *publicCORS) match(origin string) (ok, explicit bool) {
-	return p.allow.Match(origin)
-}
-
-// serve applies the policy and reports whether it answered r (a
-// preflight).
-func (p *publicCORS) serve(w http.ResponseWriter, r *http.Request) bool {
-	hdr := w.Header()
-	hdr.Add("Vary", "Origin") // the answer depends on it, refusals too
-	origins := r.Header["Origin"]
-	preflight := r.Method == http.MethodOptions && len(r.Header["Access-Control-Request-Method"]) > 0
-	if !preflight {
-		if len(origins) == 1 {
-			if ok, explicit := p.match(origins[0]); ok {
-				setPublicAllowOrigin(hdr, origins[0], explicit)
-				hdr.Set("Access-Control-Expose-Headers", corsPublicExpose)
-			}
-		}
-		return false
-	}
-	if len(origins) != 1 {
-		corsRefuse(w, "a CORS preflight needs exactly one Origin")
-		return true
-	}
-	ok, explicit := p.match(origins[0])
-	if !ok {
-		corsRefuse(w, "Origin not allowed (CORS)")
-		return true
-	}
-	if m := strings.TrimSpace(r.Header.Get("Access-Control-Request-Method")); !p.methods[m] {
-		corsRefuse(w, "method "+strconv.Quote(m)+" not allowed (CORS; allowed: "+p.allowM+")")
-		return true
-	}
-	for _, line := range r.Header["Access-Control-Request-Headers"] {
-		for name := range strings.SplitSeq(line, ",") {
-			if name = strings.ToLower(strings.TrimSpace(name)); name != "" && !p.headers[name] {
-				corsRefuse(w, "header "+strconv.Quote(name)+" not allowed (CORS)")
-				return true
-			}
-		}
-	}
-	setPublicAllowOrigin(hdr, origins[0], explicit)
-	hdr.Set("Access-Control-Allow-Methods", p.allowM)
-	hdr.Set("Access-Control-Allow-Headers", p.allowH)
-	if p.maxAge != "" {
-		hdr.Set("Access-Control-Max-Age", p.maxAge)
-	}
-	if explicit && strings.EqualFold(r.Header.Get("Access-Control-Request-Private-Network"), "true") {
-		// Private Network Access, for listed origins only (as streamhttp).
-		hdr.Set("Access-Control-Allow-Private-Network", "true")
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return true
-}
-
-func setPublicAllowOrigin(hdr http.Header, origin string, explicit bool) {
-	if explicit {
-		hdr.Set("Access-Control-Allow-Origin", origin)
-		return
-	}
-	hdr.Set("Access-Control-Allow-Origin", "*")
+	return corsorigin.NewPolicy(corsorigin.PolicyOptions{
+		Origins:       o.AllowedOrigins,
+		Methods:       methods,
+		Headers:       append(append([]string(nil), corsPublicHeaders...), o.AllowedHeaders...),
+		Expose:        corsPublicExpose,
+		MaxAge:        o.MaxAge,
+		DefaultMaxAge: DefaultCORSMaxAge,
+	})
 }
 
 // corsRefuse answers a refused preflight: 403, an OAuth error body, and

@@ -1,6 +1,9 @@
 package corsorigin
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -51,5 +54,58 @@ func TestMaxAge(t *testing.T) {
 	}
 	if got := MaxAge(-1, time.Minute); got != "" {
 		t.Errorf("negative: %q", got)
+	}
+}
+
+// TestPolicyApply: a preflight allowed by origin, method and headers gets
+// the answer's headers (prefixed headers echoed, credentials only to a
+// listed origin); a refused one gets a reason and no Access-Control-*
+// header; a plain request gets the allow and expose headers.
+func TestPolicyApply(t *testing.T) {
+	p := NewPolicy(PolicyOptions{Origins: []string{"https://app.example", "*"}, Methods: []string{"post"},
+		Headers: []string{"Content-Type", "bad header"}, HeaderPrefix: "mcp-param-", Expose: "X-A", Credentials: true})
+	pre := func(origin, method, headers string) *http.Request {
+		r := httptest.NewRequest(http.MethodOptions, "/", nil)
+		r.Header.Set("Origin", origin)
+		r.Header.Set("Access-Control-Request-Method", method)
+		if headers != "" {
+			r.Header.Set("Access-Control-Request-Headers", headers)
+		}
+		return r
+	}
+	hdr := http.Header{}
+	if pf, why := p.Apply(hdr, pre("https://APP.example", "POST", "content-type, mcp-param-region")); !pf || why != "" {
+		t.Fatalf("allowed preflight: %v %q", pf, why)
+	}
+	if got := hdr.Get("Access-Control-Allow-Headers"); got != "content-type, mcp-param-region" {
+		t.Errorf("Allow-Headers %q", got)
+	}
+	if hdr.Get("Access-Control-Allow-Origin") != "https://APP.example" || hdr.Get("Access-Control-Allow-Credentials") != "true" ||
+		hdr.Get("Access-Control-Allow-Methods") != "POST, OPTIONS" {
+		t.Errorf("answer headers %v", hdr)
+	}
+	hdr = http.Header{}
+	if _, why := p.Apply(hdr, pre("https://other.example", "POST", "")); why != "" || hdr.Get("Access-Control-Allow-Origin") != "*" ||
+		hdr.Get("Access-Control-Allow-Credentials") != "" {
+		t.Errorf("through *: %q %v", why, hdr)
+	}
+	for _, r := range []*http.Request{pre("https://app.example", "DELETE", ""), pre("https://app.example", "POST", "x-other"),
+		pre("https://app.example", "POST", "mcp-param-"), pre("null", "POST", ""), pre("file://x", "POST", "")} {
+		hdr = http.Header{}
+		pf, why := p.Apply(hdr, r)
+		if !pf || why == "" {
+			t.Errorf("%v: not refused", r.Header)
+		}
+		for name := range hdr {
+			if strings.HasPrefix(name, "Access-Control-") {
+				t.Errorf("%v: refusal sets %s", r.Header, name)
+			}
+		}
+	}
+	hdr = http.Header{}
+	r := httptest.NewRequest(http.MethodPost, "/", nil)
+	r.Header.Set("Origin", "https://app.example")
+	if pf, _ := p.Apply(hdr, r); pf || hdr.Get("Access-Control-Expose-Headers") != "X-A" || hdr.Get("Vary") != "Origin" {
+		t.Errorf("plain request: preflight %v, headers %v", pf, hdr)
 	}
 }

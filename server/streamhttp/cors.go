@@ -8,7 +8,6 @@ package streamhttp
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -84,62 +83,35 @@ var corsExposeHeaders = []string{"Mcp-Session-Id", "Mcp-Protocol-Version", "WWW-
 // in Access-Control-Request-Headers, and a preflight allows each.
 const corsParamPrefix = "mcp-param-"
 
-// corsPolicy is CORSOptions prepared once by NewHandler.
-type corsPolicy struct {
-	allow       corsorigin.List
-	credentials bool
-	methods     string // Access-Control-Allow-Methods
-	headers     map[string]bool
-	headerList  string // the allowed headers, before any Mcp-Param-*
-	expose      string
-	maxAge      string // "" for none
-}
-
-func newCORSPolicy(o *CORSOptions, stateless bool) *corsPolicy {
-	p := &corsPolicy{allow: corsorigin.Parse(o.AllowedOrigins), credentials: o.AllowCredentials, headers: make(map[string]bool)}
-	p.methods = "POST, GET, DELETE, OPTIONS"
+// newCORSPolicy prepares o once for NewHandler: the shared rules of
+// internal/corsorigin, with the endpoint's methods and MCP headers.
+func newCORSPolicy(o *CORSOptions, stateless bool) *corsorigin.Policy {
+	methods := []string{http.MethodPost, http.MethodGet, http.MethodDelete}
 	if stateless {
-		p.methods = "POST, OPTIONS"
+		methods = []string{http.MethodPost}
 	}
-	names := append([]string(nil), corsAllowHeaders...)
-	for _, name := range o.AllowedHeaders {
-		if name = strings.ToLower(strings.TrimSpace(name)); corsorigin.IsToken(name) {
-			names = append(names, name)
-		}
-	}
-	var kept []string
-	for _, name := range names {
-		if !p.headers[name] {
-			p.headers[name] = true
-			kept = append(kept, name)
-		}
-	}
-	p.headerList = strings.Join(kept, ", ")
 	expose := append([]string(nil), corsExposeHeaders...)
 	for _, name := range o.ExposedHeaders {
 		if name = strings.TrimSpace(name); corsorigin.IsToken(name) {
 			expose = append(expose, name)
 		}
 	}
-	p.expose = strings.Join(expose, ", ")
-	p.maxAge = corsorigin.MaxAge(o.MaxAge, DefaultCORSMaxAge)
-	return p
+	return corsorigin.NewPolicy(corsorigin.PolicyOptions{
+		Origins:       o.AllowedOrigins,
+		Methods:       methods,
+		Headers:       append(append([]string(nil), corsAllowHeaders...), o.AllowedHeaders...),
+		HeaderPrefix:  corsParamPrefix,
+		Expose:        strings.Join(expose, ", "),
+		Credentials:   o.AllowCredentials,
+		MaxAge:        o.MaxAge,
+		DefaultMaxAge: DefaultCORSMaxAge,
+	})
 }
 
-// match reports whether origin may call the endpoint, and whether by
-// name (explicit) rather than through "*".
-func (p *corsPolicy) match(origin string) (ok, explicit bool) {
-	return p.allow.Match(origin)
-}
-
-// allows reports whether the Host and Origin check accepts origin on
+// corsAllows reports whether the Host and Origin check accepts origin on
 // the strength of the CORS allow-list.
 func (h *Handler) corsAllows(origin string) bool {
-	if h.cors == nil {
-		return false
-	}
-	ok, _ := h.cors.match(origin)
-	return ok
+	return h.cors != nil && h.cors.Allows(origin)
 }
 
 // serveCORS applies the CORS rules to a request the Host and Origin
@@ -148,117 +120,16 @@ func (h *Handler) corsAllows(origin string) bool {
 // other request gets, when its Origin is allowed, the headers that let
 // the page read the answer, and goes on.
 func (h *Handler) serveCORS(w http.ResponseWriter, r *http.Request) bool {
-	p := h.cors
-	hdr := w.Header()
-	addVary(hdr, "Origin")
-	origins := r.Header["Origin"]
-	preflight := r.Method == http.MethodOptions && len(r.Header["Access-Control-Request-Method"]) > 0
-	if len(origins) != 1 {
-		if preflight {
-			writeError(w, http.StatusForbidden, mcp.ID{}, mcp.CodeInvalidRequest, "Forbidden: a CORS preflight needs exactly one Origin")
-			return true
-		}
+	preflight, refusal := h.cors.Apply(w.Header(), r)
+	switch {
+	case !preflight:
 		return false
+	case refusal != "":
+		writeError(w, http.StatusForbidden, mcp.ID{}, mcp.CodeInvalidRequest, "Forbidden: "+refusal)
+	default:
+		w.WriteHeader(http.StatusNoContent)
 	}
-	origin := origins[0]
-	ok, explicit := p.match(origin)
-	if !preflight {
-		if ok {
-			setAllowOrigin(hdr, origin, explicit, p.credentials)
-			hdr.Set("Access-Control-Expose-Headers", p.expose)
-		}
-		return false
-	}
-	addVary(hdr, "Access-Control-Request-Method")
-	addVary(hdr, "Access-Control-Request-Headers")
-	if !ok {
-		writeError(w, http.StatusForbidden, mcp.ID{}, mcp.CodeInvalidRequest, "Forbidden: Origin not allowed (CORS)")
-		return true
-	}
-	method := strings.TrimSpace(r.Header.Get("Access-Control-Request-Method"))
-	if !p.allowsMethod(method) {
-		writeError(w, http.StatusForbidden, mcp.ID{}, mcp.CodeInvalidRequest, "Forbidden: method "+strconv.Quote(method)+" not allowed (CORS; allowed: "+p.methods+")")
-		return true
-	}
-	params, bad := p.requestedParams(r.Header["Access-Control-Request-Headers"])
-	if bad != "" {
-		writeError(w, http.StatusForbidden, mcp.ID{}, mcp.CodeInvalidRequest, "Forbidden: header "+strconv.Quote(bad)+" not allowed (CORS)")
-		return true
-	}
-	setAllowOrigin(hdr, origin, explicit, p.credentials)
-	hdr.Set("Access-Control-Allow-Methods", p.methods)
-	allowed := p.headerList
-	if len(params) > 0 {
-		allowed += ", " + strings.Join(params, ", ")
-	}
-	hdr.Set("Access-Control-Allow-Headers", allowed)
-	if p.maxAge != "" {
-		hdr.Set("Access-Control-Max-Age", p.maxAge)
-	}
-	if explicit && strings.EqualFold(r.Header.Get("Access-Control-Request-Private-Network"), "true") {
-		// Private Network Access: a public page calling a server on a
-		// private or loopback address; allowed for listed origins only.
-		hdr.Set("Access-Control-Allow-Private-Network", "true")
-	}
-	w.WriteHeader(http.StatusNoContent)
 	return true
-}
-
-func (p *corsPolicy) allowsMethod(m string) bool {
-	for part := range strings.SplitSeq(p.methods, ", ") {
-		if m == part {
-			return true
-		}
-	}
-	return false
-}
-
-// requestedParams checks the headers a preflight asks for (lower-case
-// names, comma-separated, over one or more lines) and returns the
-// Mcp-Param-* ones among them, or the first that is not allowed.
-func (p *corsPolicy) requestedParams(lines []string) (params []string, bad string) {
-	seen := make(map[string]bool)
-	for _, line := range lines {
-		for name := range strings.SplitSeq(line, ",") {
-			name = strings.ToLower(strings.TrimSpace(name))
-			switch {
-			case name == "" || seen[name]:
-				continue
-			case !corsorigin.IsToken(name):
-				return nil, name
-			case p.headers[name]:
-			case len(name) > len(corsParamPrefix) && strings.HasPrefix(name, corsParamPrefix):
-				params = append(params, name)
-			default:
-				return nil, name
-			}
-			seen[name] = true
-		}
-	}
-	return params, ""
-}
-
-func setAllowOrigin(hdr http.Header, origin string, explicit, credentials bool) {
-	if !explicit {
-		hdr.Set("Access-Control-Allow-Origin", "*")
-		return
-	}
-	hdr.Set("Access-Control-Allow-Origin", origin)
-	if credentials {
-		hdr.Set("Access-Control-Allow-Credentials", "true")
-	}
-}
-
-// addVary adds name to the Vary header unless it is there already.
-func addVary(hdr http.Header, name string) {
-	for _, v := range hdr.Values("Vary") {
-		for part := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(part), name) {
-				return
-			}
-		}
-	}
-	hdr.Add("Vary", name)
 }
 
 // CORS wraps next, a handler placed in front of h (authorization
@@ -272,7 +143,7 @@ func (h *Handler) CORS(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		addVary(w.Header(), "Origin")
+		corsorigin.AddVary(w.Header(), "Origin")
 		if !h.opts.DisableHostCheck {
 			if status, msg := h.checkHostOrigin(r); status != 0 {
 				writeError(w, status, mcp.ID{}, mcp.CodeInvalidRequest, msg)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/corsorigin"
 	"github.com/mcpkit/mcpkit/internal/httpbody"
 	"github.com/mcpkit/mcpkit/internal/workers"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
@@ -217,8 +218,8 @@ type Handler struct {
 	opts    Options
 	store   store.EventStore
 	log     *slog.Logger
-	cluster *cluster    // nil without a Broker
-	cors    *corsPolicy // nil without Options.CORS
+	cluster *cluster           // nil without a Broker
+	cors    *corsorigin.Policy // nil without Options.CORS
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -334,7 +335,7 @@ func (h *Handler) SessionCount() int {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cors != nil {
-		addVary(w.Header(), "Origin") // refusals too depend on Origin
+		corsorigin.AddVary(w.Header(), "Origin") // refusals too depend on Origin
 	}
 	if !h.opts.DisableHostCheck {
 		if status, msg := h.checkHostOrigin(r); status != 0 {
