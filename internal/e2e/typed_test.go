@@ -224,7 +224,13 @@ func TestTypedToolResultBreaksSchema(t *testing.T) {
 func TestTypedCallRelistsAfterChange(t *testing.T) {
 	t.Parallel()
 	srv, _ := typedServer()
-	s := (&fixture{srv: srv}).connect(t, mcp.LatestLegacy, nil)
+	changed := make(chan struct{}, 1)
+	s := (&fixture{srv: srv}).connect(t, mcp.LatestLegacy, &client.Options{OnToolsListChanged: func(context.Context) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}})
 	ctx := testCtx(t)
 	if _, _, err := client.CallTool[addOut](ctx, s.c, "add", addIn{A: 1, B: 1}); err != nil {
 		t.Fatal(err)
@@ -235,10 +241,13 @@ func TestTypedCallRelistsAfterChange(t *testing.T) {
 		}); err != nil {
 		t.Fatal(err)
 	}
-	// The change notification precedes the ping's answer on the
-	// connection, and the client handles it on its reader.
-	if err := s.c.Ping(ctx); err != nil {
-		t.Fatal(err)
+	// The server sends change notifications from a goroutine of the
+	// session's, so they keep no order with answers: wait for the
+	// client's callback, which runs after it forgot the schemas.
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("no tools/list_changed")
 	}
 	_, _, err := client.CallTool[map[string]any](ctx, s.c, "strict", nil)
 	if err == nil || !strings.Contains(err.Error(), "outputSchema") {
