@@ -48,6 +48,19 @@ type Broker interface {
 	Receive(fn func(msg []byte))
 }
 
+// GapNotifier is an optional interface of a Broker that can tell when it
+// may have lost messages: after its connection to the other instances
+// broke and came back (a Redis pub/sub client that subscribed again).
+// The Streamable HTTP handler then reads every session it holds from the
+// SessionStore at the session's next request, since a DELETE or state
+// change made elsewhere may not have reached it.
+type GapNotifier interface {
+	// NotifyGaps sets the function called each time messages may have
+	// been lost; nil stops the calls. Calls may come from any goroutine
+	// and must return quickly.
+	NotifyGaps(fn func())
+}
+
 // ErrBrokerClosed is returned by a closed broker.
 var ErrBrokerClosed = errors.New("store: broker closed")
 
