@@ -26,8 +26,10 @@ import (
 // Delivery is at most once and, between two instances, in send order:
 // what is lost while the broker is disconnected stays lost, which the
 // handler tolerates (a relayed stream ends and the client resumes it from
-// the event store; a state change is read from the SessionStore on the
-// session's next request). See docs/design/multi-instance.md.
+// the event store; a state change or a DELETE is read from the
+// SessionStore when the session's copy is next checked, within
+// streamhttp's SessionCheckInterval, or at once after a gap a
+// GapNotifier reports). See docs/design/multi-instance.md.
 //
 // One Broker serves one HTTP handler. Implementations must be safe for
 // concurrent use.
