@@ -26,8 +26,10 @@ import (
 // Delivery is at most once and, between two instances, in send order:
 // what is lost while the broker is disconnected stays lost, which the
 // handler tolerates (a relayed stream ends and the client resumes it from
-// the event store; a state change is read from the SessionStore on the
-// session's next request). See docs/design/multi-instance.md.
+// the event store; a state change or a DELETE is read from the
+// SessionStore when the session's copy is next checked, within
+// streamhttp's SessionCheckInterval, or at once after a gap a
+// GapNotifier reports). See docs/design/multi-instance.md.
 //
 // One Broker serves one HTTP handler. Implementations must be safe for
 // concurrent use.
@@ -46,6 +48,19 @@ type Broker interface {
 	// goroutine, in order, and must return quickly. msg is the
 	// receiver's to keep.
 	Receive(fn func(msg []byte))
+}
+
+// GapNotifier is an optional interface of a Broker that can tell when it
+// may have lost messages: after its connection to the other instances
+// broke and came back (a Redis pub/sub client that subscribed again).
+// The Streamable HTTP handler then reads every session it holds from the
+// SessionStore at the session's next request, since a DELETE or state
+// change made elsewhere may not have reached it.
+type GapNotifier interface {
+	// NotifyGaps sets the function called each time messages may have
+	// been lost; nil stops the calls. Calls may come from any goroutine
+	// and must return quickly.
+	NotifyGaps(fn func())
 }
 
 // ErrBrokerClosed is returned by a closed broker.

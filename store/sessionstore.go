@@ -34,9 +34,11 @@ type SessionState struct {
 
 // SessionStore keeps the state of legacy HTTP sessions outside one
 // process, so that several instances behind a load balancer can serve the
-// same session. The handler calls Get on every request of a session —
-// whether the session still exists and its latest state are the store's
-// to say — and Put whenever the state changes. Pair it with a shared
+// same session. Whether the session still exists and its latest state
+// are the store's to say: the handler calls Get for a session it holds
+// no copy of, and for one it does once its copy is older than
+// streamhttp's SessionCheckInterval (or after the Broker reported a
+// gap), and Put whenever the state changes. Pair it with a shared
 // EventStore for resumption across instances, and a Broker for answers,
 // notifications and live streams that cross instances.
 //

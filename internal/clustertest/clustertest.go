@@ -149,7 +149,17 @@ type Cluster struct {
 	Release chan struct{}
 	// Tasks reports what the task tools see (NewServer).
 	Tasks *TaskEvents
+	// skew is how far Advance has moved the instances' clocks ahead of
+	// the real time (nanoseconds).
+	skew atomic.Int64
 }
+
+// Advance moves the clock of every instance ahead by d: a session copy
+// then reads the SessionStore again (streamhttp SessionCheckInterval)
+// without the test sleeping.
+func (c *Cluster) Advance(d time.Duration) { c.skew.Add(int64(d)) }
+
+func (c *Cluster) now() time.Time { return time.Now().Add(time.Duration(c.skew.Load())) }
 
 // StateKey is the requestState key every instance shares.
 var StateKey = server.RequestStateKey([]byte("clustertest-shared-state-key-32b"))
@@ -183,6 +193,7 @@ func New(t *testing.T, n int, backend func(i int) Backend) *Cluster {
 			Broker:        b.Broker,
 			RetryInterval: 50 * time.Millisecond,
 			KeepAlive:     200 * time.Millisecond,
+			Now:           c.now,
 		})
 		node.ts = httptest.NewServer(node.Handler)
 		c.Nodes = append(c.Nodes, node)

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/server/streamhttp"
 	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
@@ -151,6 +152,11 @@ func Delete(t *testing.T, c *Cluster) {
 	if err := cl.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// The other instances hear of the DELETE through the broker, a moment
+	// after it was answered (streamhttp TestSessionCopyDeleteElsewhere);
+	// past SessionCheckInterval each asks the store, which no longer has
+	// the session, whether or not that message has come.
+	c.Advance(streamhttp.DefaultSessionCheckInterval)
 	for _, n := range c.Nodes {
 		req, _ := http.NewRequest(http.MethodPost, n.ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"ping"}`))
 		req.Header.Set("Content-Type", "application/json")

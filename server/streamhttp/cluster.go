@@ -26,6 +26,10 @@ const (
 	// call made while serving a request, so that an unreachable store
 	// fails the request (503) instead of hanging it.
 	DefaultStoreTimeout = 2 * time.Second
+	// DefaultSessionCheckInterval is how long an instance serves a
+	// session from its own copy before reading it from the SessionStore
+	// again (Options.SessionCheckInterval).
+	DefaultSessionCheckInterval = time.Second
 	// relayAttachTimeout is how long a resumed stream waits for the
 	// instance that owns it to start relaying.
 	relayAttachTimeout = 5 * time.Second
@@ -105,8 +109,19 @@ func newCluster(h *Handler, b store.Broker) *cluster {
 	c.goTracked(c.run)
 	c.attachPeers()
 	b.Receive(c.receive)
+	if g, ok := b.(store.GapNotifier); ok {
+		g.NotifyGaps(c.gap)
+	}
 	c.stopRel = h.p.AddRelay(c.announce)
 	return c
+}
+
+// gap is called when the broker may have lost messages (it reconnected):
+// a lost "ended" or "state" would leave a session copy wrong, so every
+// copy reads the store again at its next request.
+func (c *cluster) gap() {
+	c.h.gaps.Add(1)
+	c.h.log.Info("streamhttp: the cluster broker may have lost messages; session copies are checked against the store again")
 }
 
 // run delivers the changes other instances announce, in order.
@@ -135,6 +150,9 @@ func (c *cluster) run() {
 // for the goroutines it started.
 func (c *cluster) close() {
 	c.b.Receive(nil)
+	if g, ok := c.b.(store.GapNotifier); ok {
+		g.NotifyGaps(nil)
+	}
 	c.stopRel()
 	c.peerStop()
 	c.mu.Lock()
@@ -238,6 +256,9 @@ func (c *cluster) receive(raw []byte) {
 		}
 	case kindEnded:
 		if hs := h.local(m.Session); hs != nil {
+			// At once, before it ends: a request that comes meanwhile
+			// asks the store, which no longer has it.
+			hs.invalidate()
 			c.goTracked(func() { h.endSession(hs) })
 		}
 	case kindChange:

@@ -109,6 +109,20 @@ type Options struct {
 	// It also bounds each EventStore append (see docs/design/hardening.md
 	// for what a failed append means). Default DefaultStoreTimeout.
 	StoreTimeout time.Duration
+	// SessionCheckInterval is how long an instance serves a session from
+	// its own copy before it reads the session from the SessionStore
+	// again (which also restarts the store's TTL). Within it, DELETE and
+	// state changes made on other instances reach the copy through the
+	// Broker; the reading catches what the Broker lost, and a Broker that
+	// reports a reconnection (store.GapNotifier) makes every copy read
+	// the store again at its next request. Keep it well below the
+	// store's TTL. Default DefaultSessionCheckInterval; negative: every
+	// request of a session reads the store. Only used with a
+	// SessionStore (docs/design/multi-instance.md).
+	SessionCheckInterval time.Duration
+	// Now is the handler's clock, for idle times and
+	// SessionCheckInterval (tests). Nil: time.Now.
+	Now func() time.Time
 	// SessionTTL closes sessions idle this long and frees all they
 	// hold. Default DefaultSessionTTL; negative never.
 	SessionTTL time.Duration
@@ -244,6 +258,9 @@ type Handler struct {
 	sseEnding map[*sseSession]chan struct{}
 	// now is the clock of idle times and the sweep (tests replace it).
 	now func() time.Time
+	// gaps counts the times the Broker reported it may have lost
+	// messages: a session copy checked before the latest is stale.
+	gaps atomic.Uint64
 	// closeAfter, when positive, replaces DefaultCloseTimeout (tests).
 	closeAfter time.Duration
 	// workers run the legacy sessions' handlers on warm goroutines
@@ -301,6 +318,12 @@ func NewHandler(s *server.Server, opts *Options) *Handler {
 	}
 	if o.StoreTimeout <= 0 {
 		o.StoreTimeout = DefaultStoreTimeout
+	}
+	if o.SessionCheckInterval == 0 {
+		o.SessionCheckInterval = DefaultSessionCheckInterval
+	}
+	if o.Now != nil {
+		h.now = o.Now
 	}
 	if o.LegacySSEQueue <= 0 {
 		o.LegacySSEQueue = DefaultLegacySSEQueue

@@ -27,6 +27,11 @@ type httpSession struct {
 	ss       seam.Session
 	lastSeen atomic.Int64 // unix nanoseconds of the last HTTP activity
 	busy     busyCount    // HTTP requests being served for the session
+	// checkedUntil (unix nanoseconds; 0: never) is when this copy must
+	// next be read from the SessionStore; checkedGap is the Handler's
+	// gaps when it was read (sessionstore.go, fresh).
+	checkedUntil atomic.Int64
+	checkedGap   atomic.Uint64
 
 	// ending is set (under h.mu) once endSession has begun closing it.
 	ending bool

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/mcpkit/mcpkit/server/internal/seam"
 
@@ -33,6 +34,7 @@ func (h *Handler) saver(hs *httpSession) func() error {
 		saving.Lock()
 		defer saving.Unlock()
 		state := ss.Snapshot()
+		gap, start := h.gaps.Load(), h.now()
 		ctx, cancel := context.WithTimeout(context.Background(), h.opts.StoreTimeout)
 		defer cancel()
 		if err := st.Put(ctx, ss.ID(), state); err != nil {
@@ -42,6 +44,8 @@ func (h *Handler) saver(hs *httpSession) func() error {
 			ss.Unrecord(state.Revision)
 			return seam.ErrStoreUnavailable
 		}
+		// The store holds this state now, its TTL restarted.
+		hs.checked(gap, start)
 		if h.cluster != nil {
 			h.cluster.broadcast(ctx, &clusterMsg{Kind: kindState, Session: ss.ID(), State: state})
 		}
@@ -49,13 +53,19 @@ func (h *Handler) saver(hs *httpSession) func() error {
 	}
 }
 
-// sharedSession checks a session against the SessionStore on each of its
-// requests: the store knows whether it still exists (DELETE or the
-// store's TTL may have ended it on another instance), and has its latest
-// state, which other instances may have changed. hs is this instance's
-// copy (nil if none, or busy). It returns the session marked busy (nil
-// when unknown), or a status when the store failed.
+// sharedSession checks a session against the SessionStore: the store
+// knows whether it still exists (DELETE or the store's TTL may have ended
+// it on another instance), and has its latest state, which other
+// instances may have changed. A copy read within SessionCheckInterval,
+// and since the Broker last reported a gap, is served as it is: the
+// Broker brings it DELETE and state changes made elsewhere meanwhile. hs
+// is this instance's copy (nil if none, or busy). It returns the session
+// marked busy (nil when unknown), or a status when the store failed.
 func (h *Handler) sharedSession(ctx context.Context, id string, hs *httpSession) (*httpSession, int) {
+	if hs != nil && hs.fresh() {
+		return hs, 0
+	}
+	gap, start := h.gaps.Load(), h.now()
 	ctx, cancel := context.WithTimeout(ctx, h.opts.StoreTimeout)
 	defer cancel()
 	st, err := h.opts.SessionStore.Get(ctx, id)
@@ -74,6 +84,7 @@ func (h *Handler) sharedSession(ctx context.Context, id string, hs *httpSession)
 		return nil, http.StatusServiceUnavailable
 	case hs != nil:
 		hs.ss.Restore(st)
+		hs.checked(gap, start)
 		return hs, 0
 	}
 	hs = h.loadSession(id, st)
@@ -83,10 +94,38 @@ func (h *Handler) sharedSession(ctx context.Context, id string, hs *httpSession)
 		// broadcast), and restore skips it if it is not newer.
 		if again, err := h.opts.SessionStore.Get(ctx, id); err == nil {
 			hs.ss.Restore(again)
+			hs.checked(gap, start)
 		}
 	}
 	return hs, 0
 }
+
+// fresh reports whether the copy may be served without reading the
+// store: it was read (or written) less than SessionCheckInterval ago,
+// and the Broker has reported no gap since.
+func (hs *httpSession) fresh() bool {
+	h := hs.h
+	if h.opts.SessionCheckInterval < 0 {
+		return false
+	}
+	until := hs.checkedUntil.Load()
+	return until != 0 && hs.checkedGap.Load() == h.gaps.Load() && h.now().UnixNano() < until
+}
+
+// checked records that the store held the copy's state at start, when
+// the Broker had reported gap gaps. Two checks racing may mix their
+// fields: each was a true reading of the store, and the copy has applied
+// both (Restore keeps the newer state).
+func (hs *httpSession) checked(gap uint64, start time.Time) {
+	if hs.h.opts.SessionCheckInterval < 0 {
+		return
+	}
+	hs.checkedGap.Store(gap)
+	hs.checkedUntil.Store(start.Add(hs.h.opts.SessionCheckInterval).UnixNano())
+}
+
+// invalidate makes the copy read the store at its next request.
+func (hs *httpSession) invalidate() { hs.checkedUntil.Store(0) }
 
 // loadSession serves here a session another instance created, from its
 // stored state. The session is returned marked busy, as session does;

@@ -28,7 +28,8 @@ import (
 //
 //   - redis-proxy: three instances sharing Redis (sessions, events,
 //     broker) behind the round-robin proxy: each call lands on the next
-//     instance and reads the session from Redis (one GETEX).
+//     instance, which serves it from its copy of the session (read from
+//     Redis with one GETEX once per SessionCheckInterval).
 //
 //     cd store/redis && go test -run '^$' -bench SessionfulToolsCall -benchmem
 func BenchmarkSessionfulToolsCall(b *testing.B) {

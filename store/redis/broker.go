@@ -29,7 +29,9 @@ type BrokerOptions struct {
 // Pub/sub delivers at most once: messages published while an instance is
 // disconnected from Redis are lost to it (the client library reconnects
 // and subscribes again by itself). The server tolerates that (see
-// store.Broker).
+// store.Broker); the Broker reports each new subscription after the first
+// ones (store.GapNotifier), so that the server reads again from the
+// SessionStore the sessions whose news it may have missed.
 type Broker struct {
 	rdb    redis.UniversalClient
 	prefix string
@@ -39,10 +41,14 @@ type Broker struct {
 
 	mu     sync.Mutex
 	fn     func([]byte)
+	gap    func()
 	closed bool
 }
 
-var _ store.Broker = (*Broker)(nil)
+var (
+	_ store.Broker      = (*Broker)(nil)
+	_ store.GapNotifier = (*Broker)(nil)
+)
 
 // NewBroker subscribes a new instance to rdb and returns once Redis has
 // confirmed the subscriptions: when Redis cannot be reached, it fails
@@ -71,21 +77,33 @@ func NewBroker(ctx context.Context, rdb redis.UniversalClient, opts *BrokerOptio
 			confirmed++
 		}
 	}
-	ch := b.ps.Channel(redis.WithChannelSize(size))
+	// With the subscriptions: a confirmation after the first ones is the
+	// client library subscribing again after a reconnection.
+	ch := b.ps.ChannelWithSubscriptions(redis.WithChannelSize(size))
 	go b.loop(ch) // owned by b: ends at Close, when ch is closed
 	return b, nil
 }
 
 func (b *Broker) channel(id string) string { return b.prefix + "i:" + id }
 
-func (b *Broker) loop(ch <-chan *redis.Message) {
+func (b *Broker) loop(ch <-chan any) {
 	defer close(b.done)
 	for m := range ch {
-		b.mu.Lock()
-		fn := b.fn
-		b.mu.Unlock()
-		if fn != nil {
-			fn([]byte(m.Payload))
+		switch m := m.(type) {
+		case *redis.Message:
+			b.mu.Lock()
+			fn := b.fn
+			b.mu.Unlock()
+			if fn != nil {
+				fn([]byte(m.Payload))
+			}
+		case *redis.Subscription:
+			b.mu.Lock()
+			gap := b.gap
+			b.mu.Unlock()
+			if gap != nil && m.Kind == "subscribe" {
+				gap()
+			}
 		}
 	}
 }
@@ -117,6 +135,16 @@ func (b *Broker) Receive(fn func([]byte)) {
 	b.mu.Unlock()
 }
 
+// NotifyGaps implements store.GapNotifier: fn is called, on the
+// delivery goroutine, each time the Broker subscribes again after its
+// connection to Redis broke (once per channel), since what was published
+// meanwhile is lost to it.
+func (b *Broker) NotifyGaps(fn func()) {
+	b.mu.Lock()
+	b.gap = fn
+	b.mu.Unlock()
+}
+
 // Close unsubscribes the instance: from then on the others see it gone.
 // It does not close rdb.
 func (b *Broker) Close() error {
@@ -127,6 +155,7 @@ func (b *Broker) Close() error {
 	}
 	b.closed = true
 	b.fn = nil
+	b.gap = nil
 	b.mu.Unlock()
 	err := b.ps.Close()
 	<-b.done

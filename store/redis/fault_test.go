@@ -11,6 +11,7 @@ import (
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/internal/clustertest"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/streamhttp"
 	"github.com/mcpkit/mcpkit/store/redis/internal/redistest"
 )
 
@@ -55,6 +56,8 @@ func TestRedisRestartMidSession(t *testing.T) {
 	}
 
 	srv.Stop()
+	// Past SessionCheckInterval, the session's copies read the store.
+	c.Advance(streamhttp.DefaultSessionCheckInterval)
 	for range 2 {
 		start := time.Now()
 		_, err = cl.CallTool(ctx, ask)

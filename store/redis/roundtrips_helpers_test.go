@@ -124,11 +124,15 @@ type rtInstances struct {
 	urls    []string
 	servers []*server.Server
 	release chan struct{} // closed: the "wait" tool returns
+	// clock is the instances' clock: it stands still unless the test
+	// moves it, so that no session copy reads the store again
+	// (streamhttp SessionCheckInterval) because the machine was slow.
+	clock *manualClock
 }
 
 func newRTInstances(t *testing.T, cl *redis.Client, p string, n int) *rtInstances {
 	t.Helper()
-	in := &rtInstances{release: make(chan struct{})}
+	in := &rtInstances{release: make(chan struct{}), clock: &manualClock{now: time.Unix(1_000_000, 0)}}
 	sessions := NewSessionStore(cl, &SessionStoreOptions{Prefix: p})
 	events := NewEventStore(cl, &EventStoreOptions{Prefix: p})
 	tasks := NewTaskStore(cl, &TaskStoreOptions{Prefix: p})
@@ -160,7 +164,7 @@ func newRTInstances(t *testing.T, cl *redis.Client, p string, n int) *rtInstance
 					return "", ctx.Err()
 				}
 			})
-		h := streamhttp.NewHandler(s, &streamhttp.Options{SessionStore: sessions, EventStore: events, Broker: br})
+		h := streamhttp.NewHandler(s, &streamhttp.Options{SessionStore: sessions, EventStore: events, Broker: br, Now: in.clock.Now})
 		ts := httptest.NewServer(h)
 		t.Cleanup(func() {
 			ts.Close()

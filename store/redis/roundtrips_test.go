@@ -16,6 +16,7 @@ import (
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/ratelimit"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/server/streamhttp"
 	"github.com/mcpkit/mcpkit/store"
 	"github.com/mcpkit/mcpkit/store/redis/internal/redistest"
 )
@@ -30,7 +31,8 @@ var roundTripCeilings = []struct {
 	trips, cmds int
 	what        string // what the round trips are
 }{
-	{"call-held", 1, 1, "GETEX: the session still exists, its latest state, its TTL restarted"},
+	{"call-held", 0, 0, "none: the instance's copy, kept right by the broker, read again only once a SessionCheckInterval"},
+	{"call-held-recheck", 1, 1, "GETEX, once a SessionCheckInterval: the session still exists, its latest state, its TTL restarted"},
 	{"call-loaded", 2, 2, "GETEX, then GETEX again once the copy is made (a change broadcast meanwhile)"},
 	{"resume", 4, 4, "GETEX; PUBLISH attach to the owner, PUBLISH its answer (gone); EVALSHA(load): events, marker, key set"},
 	{"broadcast", 4, 4, "PUBLISH change; one EVALSHA(append) per instance, the notification on its GET stream"},
@@ -107,6 +109,15 @@ func measureRoundTrips(t *testing.T) map[string]tripCount {
 		t.Fatalf("call: %s", out)
 	}
 	record("call-held")
+
+	// The same once SessionCheckInterval has passed: the copy is read
+	// again (and the session's TTL restarted), once.
+	in.clock.advance(streamhttp.DefaultSessionCheckInterval)
+	c.reset()
+	if out := post(a, sid, echo); !strings.Contains(out, `"text":"hi"`) {
+		t.Fatalf("call: %s", out)
+	}
+	record("call-held-recheck")
 
 	// The same on an instance that has no copy of the session yet.
 	c.reset()

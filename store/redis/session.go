@@ -20,9 +20,11 @@ const DefaultPrefix = "mcpkit:"
 type SessionStoreOptions struct {
 	// Prefix is put before every key. Default DefaultPrefix.
 	Prefix string
-	// TTL is how long a session is kept after its last use (each of its
-	// requests reads it with Get, which restarts the TTL, as Put does).
-	// Default 1h. Keep it at least as long as the handler's idle timeout.
+	// TTL is how long a session is kept after its last read or write
+	// (Get restarts the TTL, as Put does; an instance holding a copy
+	// reads it once per streamhttp SessionCheckInterval while in use).
+	// Default 1h. Keep it longer than the handler's idle timeout plus
+	// that interval.
 	TTL time.Duration
 }
 
