@@ -45,6 +45,12 @@ type SessionState struct {
 // Implementations must be safe for concurrent use. Get returns
 // ErrUnknownSession for an id it does not hold; a store that expires idle
 // sessions restarts the session's idle time on Get as on Put.
+//
+// Put with a Revision of 1 creates the session (initialize). A later
+// revision updates a session that must still exist: a store should
+// return ErrUnknownSession when it holds none (deleted or expired)
+// rather than create it again, so that an instance whose copy has not
+// yet heard of a DELETE cannot bring the session back by saving a change.
 type SessionStore interface {
 	Put(ctx context.Context, id string, st *SessionState) error
 	Get(ctx context.Context, id string) (*SessionState, error)
@@ -76,8 +82,11 @@ func (s *MemorySessionStore) Put(_ context.Context, id string, st *SessionState)
 	c := *st
 	c.Subscriptions = slices.Clone(st.Subscriptions)
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[id]; !ok && st.Revision > 1 {
+		return ErrUnknownSession // ended meanwhile: not created again
+	}
 	s.m[id] = c
-	s.mu.Unlock()
 	return nil
 }
 

@@ -87,8 +87,16 @@ func TestMemorySessionStore(t *testing.T) {
 	if _, err := st.Get(ctx, "s"); !errors.Is(err, ErrUnknownSession) {
 		t.Fatalf("Get of an unknown session: %v", err)
 	}
+	if err := st.Put(ctx, "s", &SessionState{Revision: 2}); !errors.Is(err, ErrUnknownSession) {
+		t.Fatalf("Put of a later revision of an unknown session: %v, want ErrUnknownSession", err)
+	}
+	if err := st.Put(ctx, "s", &SessionState{Revision: 1}); err != nil {
+		t.Fatal(err)
+	}
 	in := &SessionState{ProtocolVersion: "2025-11-25", Subscriptions: []string{"a"}, Revision: 3}
-	_ = st.Put(ctx, "s", in)
+	if err := st.Put(ctx, "s", in); err != nil {
+		t.Fatal(err)
+	}
 	in.Subscriptions[0] = "changed"
 	got, err := st.Get(ctx, "s")
 	if err != nil || got.Revision != 3 || got.Subscriptions[0] != "a" {
@@ -97,6 +105,14 @@ func TestMemorySessionStore(t *testing.T) {
 	_ = st.Delete(ctx, "s")
 	if _, err := st.Get(ctx, "s"); !errors.Is(err, ErrUnknownSession) {
 		t.Fatalf("Get after Delete: %v", err)
+	}
+	// A change saved by a copy that missed the DELETE does not bring
+	// the session back.
+	if err := st.Put(ctx, "s", &SessionState{Revision: 4}); !errors.Is(err, ErrUnknownSession) {
+		t.Fatalf("Put after Delete: %v, want ErrUnknownSession", err)
+	}
+	if _, err := st.Get(ctx, "s"); !errors.Is(err, ErrUnknownSession) {
+		t.Fatalf("Get after a Put that followed Delete: %v", err)
 	}
 }
 

@@ -38,6 +38,12 @@ func (h *Handler) saver(hs *httpSession) func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), h.opts.StoreTimeout)
 		defer cancel()
 		if err := st.Put(ctx, ss.ID(), state); err != nil {
+			if errors.Is(err, store.ErrUnknownSession) {
+				// Ended elsewhere (DELETE, TTL) and this copy has not heard
+				// of it: the store did not bring it back, and the next
+				// request reads the store and gets the 404.
+				hs.invalidate()
+			}
 			h.log.Warn("streamhttp: session store put failed", "session", ss.ID(), "err", err)
 			// The change is undone (update): this revision was never
 			// recorded, and the next change takes its number.

@@ -56,13 +56,24 @@ func (s *SessionStore) key(id string) string {
 }
 
 // Put implements store.SessionStore: it stores the state and restarts
-// the session's TTL.
+// the session's TTL. A revision after the first updates only a session
+// the store still holds (SET XX): one deleted or expired meanwhile is
+// not created again, and Put returns store.ErrUnknownSession.
 func (s *SessionStore) Put(ctx context.Context, id string, st *store.SessionState) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("redisstore: encoding session %q: %w", id, err)
 	}
-	if err := s.rdb.Set(ctx, s.key(id), b, s.opts.TTL).Err(); err != nil {
+	if st.Revision <= 1 {
+		err = s.rdb.Set(ctx, s.key(id), b, s.opts.TTL).Err()
+	} else {
+		var set bool
+		set, err = s.rdb.SetXX(ctx, s.key(id), b, s.opts.TTL).Result()
+		if errors.Is(err, redis.Nil) || (err == nil && !set) {
+			return store.ErrUnknownSession
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("redisstore: storing session %q: %w", id, err)
 	}
 	return nil

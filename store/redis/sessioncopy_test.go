@@ -79,7 +79,7 @@ func newCopyCluster(t *testing.T, n int) *copyCluster {
 			t.Fatal(err)
 		}
 		br := &tellingBroker{Broker: inner, messages: make(chan string, 64), gaps: make(chan struct{}, 4)}
-		s := server.New(nil)
+		s := server.New(&server.Options{Logging: true})
 		h := streamhttp.NewHandler(s, &streamhttp.Options{SessionStore: sessions, EventStore: events, Broker: br, Now: cc.clock.Now})
 		ts := httptest.NewServer(h)
 		t.Cleanup(func() {
@@ -190,6 +190,27 @@ func TestSessionCopyOnRedis(t *testing.T) {
 		cc.clock.advance(streamhttp.DefaultSessionCheckInterval)
 		if got := cc.ping(t, 0, sid); got != http.StatusNotFound {
 			t.Fatalf("after the interval: %d, want 404", got)
+		}
+	})
+	t.Run("lost message then a change", func(t *testing.T) {
+		// A change saved through a copy that has not heard of the DELETE
+		// must not bring the session back: the key stays gone, the change
+		// fails, and the next request reads the store and gets the 404.
+		cc := newCopyCluster(t, 1)
+		sid := rtSession(t, cc.urls[0])
+		ctx := context.Background()
+		if err := rdb.Del(ctx, cc.key(sid)).Err(); err != nil { // no message: as if lost
+			t.Fatal(err)
+		}
+		resp, body := rtDo(t, http.MethodPost, cc.urls[0], sid, `{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"debug"}}`)
+		if resp.StatusCode == http.StatusOK && !strings.Contains(body, `"error"`) {
+			t.Fatalf("setLevel on a deleted session: %s %s, want an error", resp.Status, body)
+		}
+		if n := rdb.Exists(ctx, cc.key(sid)).Val(); n != 0 {
+			t.Fatal("the change through a stale copy created the deleted session again")
+		}
+		if got := cc.ping(t, 0, sid); got != http.StatusNotFound {
+			t.Fatalf("after the refused change: %d, want 404", got)
 		}
 	})
 	t.Run("broker reconnects", func(t *testing.T) {

@@ -53,6 +53,11 @@ func TestSessionStoreRoundTrip(t *testing.T) {
 	if err := s.Delete(ctx, "s1"); err != nil {
 		t.Errorf("Delete of a deleted session: %v", err)
 	}
+	// A later revision saved after the DELETE (by a copy that missed it)
+	// does not create the session again.
+	if err := s.Put(ctx, "s1", &store.SessionState{Revision: 2}); !errors.Is(err, store.ErrUnknownSession) {
+		t.Errorf("Put of revision 2 after Delete: %v, want ErrUnknownSession", err)
+	}
 	if n := keyCount(t, p); n != 0 {
 		t.Errorf("%d keys left", n)
 	}
