@@ -2,7 +2,9 @@
 // one SDK over Streamable HTTP: /mcp (session-less, both eras),
 // /mcp-session (sessionful legacy) and the other workloads' endpoints.
 // With -mem-endpoint it also serves GET /debug/bench-mem for W9 and the
-// soak. It writes the address it listens on to -addr-file
+// soak. -gateway-upstream serves an mcpkit gateway instead, and
+// -relay-upstream a plain net/http reverse proxy (the gateway's floor), both
+// in front of an upstream benchserver. It writes the address it listens on to -addr-file
 // and runs until SIGINT/SIGTERM or -max-run; -cpuprofile profiles the run.
 package main
 
@@ -36,6 +38,7 @@ func main() {
 	redisAddr := flag.String("redis", "", "with -cluster: the redis-server (host:port) whose stores the instances share; empty: in memory")
 	redisPrefix := flag.String("redis-prefix", "benchcluster:", "with -redis: the key and channel prefix")
 	gwUpstream := flag.String("gateway-upstream", "", "serve an mcpkit gateway (on /mcp and /mcp-session) in front of the mcpkit upstream at this URL, instead of -sdk")
+	relayUpstream := flag.String("relay-upstream", "", "serve a plain net/http reverse proxy (every path) in front of the upstream at this URL, instead of -sdk: the gateway workload's floor")
 	gwVersion := flag.String("gateway-version", "2026-07-28", "with -gateway-upstream: the protocol version spoken upstream")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	flag.Parse()
@@ -61,6 +64,9 @@ func main() {
 		h, closeFn, err = clusterInstance(*redisAddr, *redisPrefix)
 	case *gwUpstream != "":
 		h, closeFn, err = servers.Gateway(*gwUpstream, *gwVersion, tunedClient())
+	case *relayUpstream != "":
+		h, err = relay(*relayUpstream, tunedClient())
+		closeFn = func() {}
 	default:
 		h, closeFn, err = servers.New(*sdk)
 	}
