@@ -26,6 +26,9 @@
 #              them beside the load generator, off the upstream's core
 #   GW_PROFILE a directory: the gateway writes a CPU profile of each
 #              workload's runs there (gateway-<W>-<rep>.prof)
+#   GW_TIMING  1: the gateway and the relay time each request, its upstream
+#              round trips and the difference (benchserver -timing); each
+#              run's percentiles go to $OUT/timing.jsonl (warm-up included)
 #   OUT        results directory [bench/results/gateway-<UTC time>]
 set -euo pipefail
 
@@ -43,6 +46,7 @@ SERVER_CPU=${SERVER_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
 GW_CPU=${GW_CPU:-$SERVER_CPU}
 GW_PROFILE=${GW_PROFILE:-}
+GW_TIMING=${GW_TIMING:-}
 OUT=${OUT:-results/gateway-$(date -u +%Y%m%dT%H%M%SZ)}
 (( R >= 1 && R <= 20 )) || { echo "R must be 1..20" >&2; exit 2; }
 
@@ -74,7 +78,8 @@ wait_file() { for _ in $(seq 200); do [[ -s $1 ]] && return 0; sleep 0.05; done;
 # start W REP: a fresh upstream, a gateway and a relay in front of it; sets
 # UP_PID, GW_PID, RELAY_PID.
 start() {
-	local prof=()
+	local prof=() timed=()
+	[[ -n $GW_TIMING ]] && timed=(-timing)
 	[[ -n $GW_PROFILE ]] && mkdir -p "$GW_PROFILE" && prof=(-cpuprofile "$GW_PROFILE/gateway-$1-$2.prof")
 	stop_all
 	rm -f "$OUT/addr.up" "$OUT/addr.gw" "$OUT/addr.relay"
@@ -83,11 +88,11 @@ start() {
 	PIDS+=($UP_PID)
 	wait_file "$OUT/addr.up"
 	GOMAXPROCS=1 taskset -c "$GW_CPU" "$BIN/benchserver" -gateway-upstream "http://$(cat "$OUT/addr.up")/mcp" -gateway-version "$UPSTREAM_VERSION" \
-		-addr 127.0.0.1:0 -addr-file "$OUT/addr.gw" -max-run 10m "${prof[@]}" 2>>"$OUT/gateway.log" &
+		-addr 127.0.0.1:0 -addr-file "$OUT/addr.gw" -max-run 10m "${timed[@]}" "${prof[@]}" 2>>"$OUT/gateway.log" &
 	GW_PID=$!
 	PIDS+=($GW_PID)
 	GOMAXPROCS=1 taskset -c "$GW_CPU" "$BIN/benchserver" -relay-upstream "http://$(cat "$OUT/addr.up")" \
-		-addr 127.0.0.1:0 -addr-file "$OUT/addr.relay" -max-run 10m 2>>"$OUT/relay.log" &
+		-addr 127.0.0.1:0 -addr-file "$OUT/addr.relay" -max-run 10m "${timed[@]}" 2>>"$OUT/relay.log" &
 	RELAY_PID=$!
 	PIDS+=($RELAY_PID)
 	wait_file "$OUT/addr.gw"
@@ -105,8 +110,14 @@ one() {
 	gateway) addr=$OUT/addr.gw; pids="gateway=$GW_PID,upstream=$UP_PID" ;;
 	*) echo "unknown path $label" >&2; return 2 ;;
 	esac
+	local timed=
+	[[ -n $GW_TIMING && $label != direct ]] && timed=http://$(cat "$addr")/debug/bench-timing
+	[[ -n $timed ]] && curl -fsS "$timed" >/dev/null # start the figures afresh
 	timeout 300 taskset -c "$LOAD_CPU" "$BIN/load" -addr-file "$addr" -w "$w" -d "$DUR" -warmup "$WARMUP" \
 		-pids "$pids" -server "$label" -rep "$rep" -json "$@" | tee -a "$RES"
+	if [[ -n $timed ]]; then
+		curl -fsS "$timed" | jq -c --arg s "$label" --arg w "$w" --argjson r "$rep" --arg m "$*" '{server: $s, workload: $w, rep: $r, load: $m} + .' | tee -a "$OUT/timing.jsonl"
+	fi
 }
 
 for rep in $(seq "$R"); do

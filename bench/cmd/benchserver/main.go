@@ -40,6 +40,7 @@ func main() {
 	gwUpstream := flag.String("gateway-upstream", "", "serve an mcpkit gateway (on /mcp and /mcp-session) in front of the mcpkit upstream at this URL, instead of -sdk")
 	relayUpstream := flag.String("relay-upstream", "", "serve a plain net/http reverse proxy (every path) in front of the upstream at this URL, instead of -sdk: the gateway workload's floor")
 	gwVersion := flag.String("gateway-version", "2026-07-28", "with -gateway-upstream: the protocol version spoken upstream")
+	timed := flag.Bool("timing", false, "with -gateway-upstream or -relay-upstream: time each request, its upstream round trips and the difference; GET "+TimingPath+" answers the percentiles and starts again")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	flag.Parse()
 
@@ -58,20 +59,29 @@ func main() {
 		h       http.Handler
 		closeFn func()
 		err     error
+		tm      *timing
 	)
+	hc := tunedClient()
+	if *timed {
+		tm = newTiming()
+		hc.Transport = tm.transport(hc.Transport)
+	}
 	switch {
 	case *cluster:
 		h, closeFn, err = clusterInstance(*redisAddr, *redisPrefix)
 	case *gwUpstream != "":
-		h, closeFn, err = servers.Gateway(*gwUpstream, *gwVersion, tunedClient())
+		h, closeFn, err = servers.Gateway(*gwUpstream, *gwVersion, hc)
 	case *relayUpstream != "":
-		h, err = relay(*relayUpstream, tunedClient())
+		h, err = relay(*relayUpstream, hc)
 		closeFn = func() {}
 	default:
 		h, closeFn, err = servers.New(*sdk)
 	}
 	if err != nil {
 		log.Fatal(err)
+	}
+	if tm != nil {
+		h = tm.handler(h)
 	}
 	if *memEndpoint {
 		mux := http.NewServeMux()
