@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"runtime/trace"
 	"syscall"
 	"time"
 
@@ -41,6 +42,7 @@ func main() {
 	relayUpstream := flag.String("relay-upstream", "", "serve a plain net/http reverse proxy (every path) in front of the upstream at this URL, instead of -sdk: the gateway workload's floor")
 	gwVersion := flag.String("gateway-version", "2026-07-28", "with -gateway-upstream: the protocol version spoken upstream")
 	timed := flag.Bool("timing", false, "with -gateway-upstream or -relay-upstream: time each request, its upstream round trips and the difference; GET "+TimingPath+" answers the percentiles and starts again")
+	traceFile := flag.String("trace", "", "write an execution trace of the whole run to this file (go tool trace; keep runs short)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	flag.Parse()
 
@@ -53,6 +55,17 @@ func main() {
 			log.Fatal(err)
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := trace.Start(f); err != nil {
+			log.Fatal(err)
+		}
+		defer func() { trace.Stop(); f.Close() }()
 	}
 
 	var (
