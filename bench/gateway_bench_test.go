@@ -115,7 +115,9 @@ func (m *memServe) connect(ctx context.Context) (transport.Conn, error) {
 // connect or url, speaking era up to it, and fails b unless it is ready.
 func startGateway(b testing.TB, up client.Era, connect func(context.Context) (transport.Conn, error), url string, hc *http.Client) *gateway.Gateway {
 	b.Helper()
-	g, err := gateway.New(&gateway.Options{Upstreams: []gateway.Upstream{{
+	// The callers share one client, which the gateway counts as one:
+	// let it have them all in flight (the default cap is 8).
+	g, err := gateway.New(&gateway.Options{MaxInFlightPerClient: gwCallers, Upstreams: []gateway.Upstream{{
 		Name: "echo", Connect: connect, URL: url, HTTPClient: hc, ProtocolVersion: gwVersion(up), HealthInterval: -1,
 	}}})
 	if err != nil {

@@ -170,7 +170,7 @@ func (u *upstream) acquire(ctx context.Context, key string, in *inflight) (*leas
 		return nil, err
 	}
 	l := &lease{u: u, key: key, slot: true}
-	deadline := u.g.queueAfter(u.cfg.QueueTimeout)
+	deadline := u.queueWait()
 	cc, err := u.takeConn(ctx, deadline)
 	if err != nil {
 		u.unreserve(key)
@@ -186,8 +186,26 @@ func (u *upstream) acquire(ctx context.Context, key string, in *inflight) (*leas
 	return l, nil
 }
 
+// queueWait is the QueueTimeout of one acquisition. Its clock starts when
+// the call first has to wait: a call that finds a connection and a slot
+// free, as most do, costs no timer.
+type queueWait struct {
+	u *upstream
+	c <-chan time.Time
+}
+
+func (u *upstream) queueWait() *queueWait { return &queueWait{u: u} }
+
+// C is the channel the timeout fires on, started at the first call.
+func (q *queueWait) C() <-chan time.Time {
+	if q.c == nil {
+		q.c = q.u.g.queueAfter(q.u.cfg.QueueTimeout)
+	}
+	return q.c
+}
+
 // takeSlot takes one of u's MaxInFlight slots.
-func (u *upstream) takeSlot(ctx context.Context, deadline <-chan time.Time) error {
+func (u *upstream) takeSlot(ctx context.Context, deadline *queueWait) error {
 	select {
 	case u.sem <- struct{}{}:
 		return nil
@@ -198,7 +216,7 @@ func (u *upstream) takeSlot(ctx context.Context, deadline <-chan time.Time) erro
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-deadline:
+	case <-deadline.C():
 		return errQueueTimeout(u, u.cfg.QueueTimeout)
 	}
 }
@@ -218,7 +236,7 @@ func (u *upstream) unreserve(key string) {
 // bound to one caller is leased only to that caller's calls, and when
 // MaxConnections are open and none idle is the caller's, the least
 // recently idle one of another caller is closed to make room.
-func (u *upstream) takeConn(ctx context.Context, deadline <-chan time.Time) (*callConn, error) {
+func (u *upstream) takeConn(ctx context.Context, deadline *queueWait) (*callConn, error) {
 	who := callerFrom(ctx)
 	owner := ""
 	if who != nil {
@@ -307,13 +325,22 @@ func (u *upstream) takeConn(ctx context.Context, deadline <-chan time.Time) (*ca
 			return cc, nil
 		}
 		wake := u.wake
+		u.waiting++
 		u.mu.Unlock()
+		timeout := deadline.C()
+		var err error
 		select {
 		case <-wake:
 		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-deadline:
-			return nil, errQueueTimeout(u, u.cfg.QueueTimeout)
+			err = ctx.Err()
+		case <-timeout:
+			err = errQueueTimeout(u, u.cfg.QueueTimeout)
+		}
+		u.mu.Lock()
+		u.waiting--
+		u.mu.Unlock()
+		if err != nil {
+			return nil, err
 		}
 	}
 }
@@ -329,7 +356,12 @@ func ended(c *client.Client) bool {
 }
 
 // wakeLocked wakes the calls waiting for a connection (under u.mu).
+// wakeLocked wakes the calls waiting for a connection (under u.mu); with
+// none waiting, as on most releases, it costs nothing.
 func (u *upstream) wakeLocked() {
+	if u.waiting == 0 {
+		return
+	}
 	close(u.wake)
 	u.wake = make(chan struct{})
 }
@@ -373,7 +405,7 @@ func (l *lease) dropSlot() {
 // takeSlot takes a slot again for the call's next round, waiting at most
 // QueueTimeout.
 func (l *lease) takeSlot(ctx context.Context) error {
-	if err := l.u.takeSlot(ctx, l.u.g.queueAfter(l.u.cfg.QueueTimeout)); err != nil {
+	if err := l.u.takeSlot(ctx, l.u.queueWait()); err != nil {
 		return err
 	}
 	l.mu.Lock()

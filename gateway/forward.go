@@ -41,15 +41,15 @@ type roundState struct {
 // roundOf reads the gateway's state in req, once per request: the zero
 // roundState on a first round, an error when the state is not u's.
 func (u *upstream) roundOf(req *server.Request) (roundState, error) {
-	var st roundState
 	raw := req.RequestState()
 	if raw == "" {
-		return st, nil
+		return roundState{}, nil // a first round: nothing decoded, nothing allocated
 	}
-	if err := json.Unmarshal([]byte(raw), &st); err != nil || st.Upstream != u.cfg.Name {
+	st := new(roundState)
+	if err := json.Unmarshal([]byte(raw), st); err != nil || st.Upstream != u.cfg.Name {
 		return roundState{}, jsonrpc.NewError(mcp.CodeInvalidParams, "Invalid params: requestState does not belong to this call")
 	}
-	return st, nil
+	return *st, nil
 }
 
 // answers are the client's answers to the input requests st relayed (an
@@ -78,19 +78,23 @@ func (u *upstream) toolHandler(name string, tasks, required bool) server.ToolHan
 		if tasks && st.Task != "" {
 			return u.awaitTask(st.Task)(ctx, req)
 		}
-		p := mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments, Meta: passMeta(req.Request)}
+		// One params value for every round of the call (a round sets its
+		// own answers and state; rounds run one after the other).
+		q := &mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments, Meta: passMeta(req.Request)}
 		res, err := forward(ctx, u, req.Request, st, func(ctx context.Context, c *client.Client, rs mcp.InputResponses, state string) (*mcp.CallToolResult, error) {
-			q := p
 			q.InputResponses, q.RequestState = rs, state
 			if tasks && c.Era() == client.EraModern && (required || wantsTask(req)) {
-				return u.taskCall(ctx, c, &q)
+				return u.taskCall(ctx, c, q)
 			}
-			res, err := c.CallTool(ctx, &q)
+			res, err := c.CallTool(ctx, q)
 			if res != nil {
 				u.contentURIs(res.Content)
 			}
 			return res, err
 		})
+		if err == nil {
+			return res, nil
+		}
 		var ut *upstreamTask
 		if errors.As(err, &ut) {
 			return nil, server.ContinueAsTask(u.awaitTask(ut.id))
@@ -257,7 +261,7 @@ func forwardModern[R any](ctx context.Context, u *upstream, req *server.Request,
 		return zero, err
 	}
 	defer u.unreserve(key)
-	if err := u.takeSlot(ctx, u.g.queueAfter(u.cfg.QueueTimeout)); err != nil {
+	if err := u.takeSlot(ctx, u.queueWait()); err != nil {
 		return zero, upstreamError(err)
 	}
 	defer func() { <-u.sem }()
@@ -308,6 +312,9 @@ func forwardModernLeased[R any](ctx context.Context, u *upstream, req *server.Re
 // result, the gateway's own input-required result relaying the upstream's
 // questions, or the upstream's error.
 func modernOutcome[R any](u *upstream, req *server.Request, res R, err error) (R, error) {
+	if err == nil {
+		return res, nil
+	}
 	var zero R
 	var ire *client.InputRequiredError
 	if errors.As(err, &ire) && ire.TaskID == "" && ire.Result != nil {

@@ -92,7 +92,6 @@ func TestRetiredControlNotLeased(t *testing.T) {
 		_, err := a.Client.CallTool(actx, &mcp.CallToolParams{Name: "block"})
 		aDone <- err
 	}()
-	<-queued
 	<-started
 	b := mcptest.NewPair(t, g.Server(), &mcptest.Options{Client: &client.Options{Info: mcp.Implementation{Name: "b", Version: "1"}}})
 	bDone := make(chan error, 1)

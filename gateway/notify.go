@@ -92,7 +92,11 @@ func (r *relay) log(p *mcp.LoggingMessageParams) {
 // context asks the upstream for progress on the call, for r, when the
 // client asked for progress.
 func (r *relay) context(ctx context.Context) context.Context {
-	if _, ok := r.req.Meta().ProgressToken(); !ok {
+	m := r.req.Meta()
+	if _, present := m[mcp.MetaKeyProgressToken]; !present {
+		return ctx // the common case, told without decoding anything
+	}
+	if _, ok := m.ProgressToken(); !ok {
 		return ctx
 	}
 	return client.WithProgress(ctx, r.progress)

@@ -70,7 +70,8 @@ type upstream struct {
 	open       int // connections open or being opened
 	leased     int
 	gen        uint64
-	wake       chan struct{}  // closed when a connection comes free
+	wake       chan struct{}  // closed when a connection comes free, if waiting > 0
+	waiting    int            // calls waiting on wake (takeConn)
 	perClient  map[string]int // calls of each client key (waiting, running, parked)
 	poolClosed bool           // the gateway closed: no more connections
 	closers    sync.WaitGroup // retired connections being closed
@@ -482,7 +483,7 @@ func (u *upstream) control() (*client.Client, error) {
 // and the control connection's client, for a request of a 2026
 // upstream's task (tasks.go); release gives the slot back.
 func (u *upstream) acquireControl(ctx context.Context) (*client.Client, func(), error) {
-	if err := u.takeSlot(ctx, u.g.queueAfter(u.cfg.QueueTimeout)); err != nil {
+	if err := u.takeSlot(ctx, u.queueWait()); err != nil {
 		return nil, nil, err
 	}
 	c, err := u.control()

@@ -2,7 +2,9 @@
 // one SDK over Streamable HTTP: /mcp (session-less, both eras),
 // /mcp-session (sessionful legacy) and the other workloads' endpoints.
 // With -mem-endpoint it also serves GET /debug/bench-mem for W9 and the
-// soak. It writes the address it listens on to -addr-file
+// soak. -gateway-upstream serves an mcpkit gateway instead, and
+// -relay-upstream a plain net/http reverse proxy (the gateway's floor), both
+// in front of an upstream benchserver. It writes the address it listens on to -addr-file
 // and runs until SIGINT/SIGTERM or -max-run; -cpuprofile profiles the run.
 package main
 
@@ -17,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"runtime/trace"
 	"syscall"
 	"time"
 
@@ -36,7 +39,10 @@ func main() {
 	redisAddr := flag.String("redis", "", "with -cluster: the redis-server (host:port) whose stores the instances share; empty: in memory")
 	redisPrefix := flag.String("redis-prefix", "benchcluster:", "with -redis: the key and channel prefix")
 	gwUpstream := flag.String("gateway-upstream", "", "serve an mcpkit gateway (on /mcp and /mcp-session) in front of the mcpkit upstream at this URL, instead of -sdk")
+	relayUpstream := flag.String("relay-upstream", "", "serve a plain net/http reverse proxy (every path) in front of the upstream at this URL, instead of -sdk: the gateway workload's floor")
 	gwVersion := flag.String("gateway-version", "2026-07-28", "with -gateway-upstream: the protocol version spoken upstream")
+	timed := flag.Bool("timing", false, "with -gateway-upstream or -relay-upstream: time each request, its upstream round trips and the difference; GET "+TimingPath+" answers the percentiles and starts again")
+	traceFile := flag.String("trace", "", "write an execution trace of the whole run to this file (go tool trace; keep runs short)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	flag.Parse()
 
@@ -51,21 +57,44 @@ func main() {
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := trace.Start(f); err != nil {
+			log.Fatal(err)
+		}
+		defer func() { trace.Stop(); f.Close() }()
+	}
+
 	var (
 		h       http.Handler
 		closeFn func()
 		err     error
+		tm      *timing
 	)
+	hc := tunedClient()
+	if *timed {
+		tm = newTiming()
+		hc.Transport = tm.transport(hc.Transport)
+	}
 	switch {
 	case *cluster:
 		h, closeFn, err = clusterInstance(*redisAddr, *redisPrefix)
 	case *gwUpstream != "":
-		h, closeFn, err = servers.Gateway(*gwUpstream, *gwVersion, tunedClient())
+		h, closeFn, err = servers.Gateway(*gwUpstream, *gwVersion, hc)
+	case *relayUpstream != "":
+		h, err = relay(*relayUpstream, hc)
+		closeFn = func() {}
 	default:
 		h, closeFn, err = servers.New(*sdk)
 	}
 	if err != nil {
 		log.Fatal(err)
+	}
+	if tm != nil {
+		h = tm.handler(h)
 	}
 	if *memEndpoint {
 		mux := http.NewServeMux()
