@@ -11,6 +11,14 @@
 # persistence, and killed at the end. Without redis-server only the
 # in-memory runs are made.
 #
+# Two modes (MODES): "proxy", the load generator sends to rrproxy, which
+# sends each request to the next instance; "direct", the load generator
+# keeps a connection to each instance and sends each request to the next
+# itself (load -addr a,b,c), so no proxy process shares the load's core
+# and the instances, not the proxy, bound the run. Both spread a
+# session's requests over every instance alike. Direct configurations
+# are labelled "<config> direct".
+#
 # Environment (defaults in brackets):
 #   R          repetitions [1]
 #   DUR        measured duration per run [5s]
@@ -19,6 +27,7 @@
 #   INSTANCES  instance counts on Redis ["1 2 3"]
 #   WORKLOADS  [W3 WT]
 #   MEMORY     1: also one instance in memory [1]
+#   MODES      proxy, direct or both ["proxy direct"]
 #   SERVER_CPU instances and redis-server [0]
 #   LOAD_CPU   load generator and proxy [1]
 #   REDIS_SERVER the redis-server binary [redis-server]
@@ -33,12 +42,14 @@ CONNS=${CONNS:-32}
 INSTANCES=(${INSTANCES:-1 2 3})
 WORKLOADS=(${WORKLOADS:-W3 WT})
 MEMORY=${MEMORY:-1}
+MODES=(${MODES:-proxy direct})
 SERVER_CPU=${SERVER_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
 OUT=${OUT:-results/cluster-$(date -u +%Y%m%dT%H%M%SZ)}
 (( R >= 1 && R <= 20 )) || { echo "R must be 1..20" >&2; exit 2; }
 for n in "${INSTANCES[@]}"; do (( n >= 1 && n <= 8 )) || { echo "INSTANCES must be 1..8 each" >&2; exit 2; }; done
+for m in "${MODES[@]}"; do [[ $m == proxy || $m == direct ]] || { echo "MODES: proxy and/or direct" >&2; exit 2; }; done
 
 mkdir -p "$OUT"
 BIN=$OUT/bin
@@ -93,14 +104,15 @@ fi
 	echo "redis: $([[ -n $REDIS_ADDR ]] && "$REDIS_SERVER" --version || echo none)"
 	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) CPUs)"
 	echo "uptime before: $(uptime)"
-	echo "settings: R=$R DUR=$DUR WARMUP=$WARMUP CONNS=$CONNS INSTANCES=${INSTANCES[*]:-none} MEMORY=$MEMORY SERVER_CPU=$SERVER_CPU LOAD_CPU=$LOAD_CPU"
+	echo "settings: R=$R DUR=$DUR WARMUP=$WARMUP CONNS=$CONNS INSTANCES=${INSTANCES[*]:-none} MEMORY=$MEMORY MODES=${MODES[*]} SERVER_CPU=$SERVER_CPU LOAD_CPU=$LOAD_CPU"
 	echo "mcpkit tree: $(git -C .. rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C .. status --porcelain 2>/dev/null | grep -q . && echo ' (uncommitted changes)')"
 } | tee "$OUT/env.txt"
 
-# config_run LABEL N REDIS_ADDR WORKLOAD REP: N instances (on Redis if the
-# address is set), the proxy in front, one load run.
+# config_run LABEL N REDIS_ADDR WORKLOAD REP MODE: N instances (on Redis
+# if the address is set), the proxy in front (MODE proxy) or none
+# (direct: the load generator round-robins itself), one load run.
 config_run() {
-	local label=$1 n=$2 raddr=$3 w=$4 rep=$5 addrs=() procs=""
+	local label=$1 n=$2 raddr=$3 w=$4 rep=$5 mode=$6 addrs=() procs="" target
 	stop_all
 	for i in $(seq "$n"); do
 		rm -f "$OUT/addr.$i"
@@ -110,23 +122,32 @@ config_run() {
 		procs+="i$i=$!,"
 	done
 	for i in $(seq "$n"); do wait_file "$OUT/addr.$i"; addrs+=("$(cat "$OUT/addr.$i")"); done
-	rm -f "$OUT/addr.proxy"
-	GOMAXPROCS=1 taskset -c "$LOAD_CPU" "$BIN/rrproxy" -backends "$(IFS=,; echo "${addrs[*]}")" \
-		-addr-file "$OUT/addr.proxy" -max-run 10m 2>>"$OUT/proxy.log" &
-	PIDS+=($!)
-	procs+="proxy=$!"
+	if [[ $mode == proxy ]]; then
+		rm -f "$OUT/addr.proxy"
+		GOMAXPROCS=1 taskset -c "$LOAD_CPU" "$BIN/rrproxy" -backends "$(IFS=,; echo "${addrs[*]}")" \
+			-addr-file "$OUT/addr.proxy" -max-run 10m 2>>"$OUT/proxy.log" &
+		PIDS+=($!)
+		procs+="proxy=$!"
+		wait_file "$OUT/addr.proxy"
+		target=$(cat "$OUT/addr.proxy")
+	else
+		label+=" direct"
+		procs=${procs%,}
+		target=$(IFS=,; echo "${addrs[*]}")
+	fi
 	[[ -n $raddr ]] && procs+=",redis=$REDIS_PID"
-	wait_file "$OUT/addr.proxy"
-	timeout 300 taskset -c "$LOAD_CPU" "$BIN/load" -addr-file "$OUT/addr.proxy" -w "$w" -d "$DUR" -warmup "$WARMUP" \
+	timeout 300 taskset -c "$LOAD_CPU" "$BIN/load" -addr "$target" -w "$w" -d "$DUR" -warmup "$WARMUP" \
 		-c "$CONNS" -pids "$procs" -server "$label" -rep "$rep" -json | tee -a "$RES"
 	stop_all
 }
 
 for rep in $(seq "$R"); do
 	for w in "${WORKLOADS[@]}"; do
-		[[ $MEMORY == 1 ]] && config_run "memory-1" 1 "" "$w" "$rep"
-		for n in "${INSTANCES[@]}"; do
-			config_run "redis-$n" "$n" "$REDIS_ADDR" "$w" "$rep"
+		for mode in "${MODES[@]}"; do
+			[[ $MEMORY == 1 ]] && config_run "memory-1" 1 "" "$w" "$rep" "$mode"
+			for n in "${INSTANCES[@]}"; do
+				config_run "redis-$n" "$n" "$REDIS_ADDR" "$w" "$rep" "$mode"
+			done
 		done
 	done
 done

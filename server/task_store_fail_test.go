@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -76,14 +77,17 @@ func TestTaskStoreFailureIsUnavailable(t *testing.T) {
 }
 
 // TestTaskResultStoreFailureAfterWait: a 2025-11-25 tasks/result that
-// waited for its task, then fails to read the finished record, answers
-// jsonrpc.ErrUnavailable (it used to answer "unknown task", naming the
-// record it had just lost).
+// waited for its task, which ended with no outcome stored (its TTL
+// elapsed: the record is deleted), then fails to read the record,
+// answers jsonrpc.ErrUnavailable (it used to answer "unknown task",
+// naming the record it had just lost).
 func TestTaskResultStoreFailureAfterWait(t *testing.T) {
-	ts := &failAfterWaitStore{MemoryTaskStore: store.NewMemoryTaskStore(nil), firstGet: make(chan struct{})}
+	clock := newManualClock()
+	ts := &failAfterWaitStore{MemoryTaskStore: store.NewMemoryTaskStore(&store.MemoryTaskStoreOptions{Now: clock.Now}), firstGet: make(chan struct{})}
 	fx := newTaskFixture(&Options{TaskStore: ts})
+	fx.srv.tasks.SetClock(tasks.Clock{NowFunc: clock.Now, AfterFuncFunc: clock.AfterFunc})
 	p := newStdioTaskPeer(t, fx.srv, false)
-	id := startTask(t, p, "block", nil)
+	id := startTask(t, p, "block", map[string]any{"ttl": 100})
 	ts.failNext.Store(2) // lookupTask's Get succeeds, the one after the wait fails
 	ts.armed.Store(true)
 	done := make(chan *jsonrpc.Error, 1)
@@ -92,10 +96,38 @@ func TestTaskResultStoreFailureAfterWait(t *testing.T) {
 		done <- e
 	}()
 	<-ts.firstGet // tasks/result is past its lookup, waiting for the task
-	close(fx.release)
+	clock.Advance(101 * time.Millisecond)
 	e := <-done
 	if e == nil || e.Code != jsonrpc.ErrUnavailable.Code || e.Message != jsonrpc.ErrUnavailable.Message {
 		t.Fatalf("tasks/result whose final read fails = %v, want %v", e, jsonrpc.ErrUnavailable)
+	}
+}
+
+// TestTaskResultAfterWaitNoRead: a 2025-11-25 tasks/result that waited
+// for its task on the instance that ran it answers the outcome that
+// instance settled, without reading the record back: here every read
+// after the lookup fails, and the result still comes.
+func TestTaskResultAfterWaitNoRead(t *testing.T) {
+	ts := &failAfterWaitStore{MemoryTaskStore: store.NewMemoryTaskStore(nil), firstGet: make(chan struct{}), failAll: true}
+	fx := newTaskFixture(&Options{TaskStore: ts})
+	p := newStdioTaskPeer(t, fx.srv, false)
+	id := startTask(t, p, "block", nil)
+	ts.failNext.Store(2)
+	ts.armed.Store(true)
+	type answer struct {
+		raw []byte
+		e   *jsonrpc.Error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		raw, e := p.call(t, mcp.MethodTasksResult, map[string]any{"taskId": id})
+		done <- answer{raw, e}
+	}()
+	<-ts.firstGet
+	close(fx.release)
+	a := <-done
+	if a.e != nil || !strings.Contains(string(a.raw), `"released"`) {
+		t.Fatalf("tasks/result after the wait = %s, %v; want the result", a.raw, a.e)
 	}
 }
 
@@ -105,15 +137,16 @@ type failAfterWaitStore struct {
 	*store.MemoryTaskStore
 	armed    atomic.Bool
 	failNext atomic.Int32
+	failAll  bool // every Get after the first fails, not only the second
 	firstGet chan struct{}
 }
 
 func (f *failAfterWaitStore) Get(ctx context.Context, id string) (*store.TaskRecord, error) {
 	if f.armed.Load() {
-		switch f.failNext.Add(-1) {
-		case 1:
+		switch n := f.failNext.Add(-1); {
+		case n == 1:
 			defer close(f.firstGet)
-		case 0:
+		case n == 0, n < 0 && f.failAll:
 			return nil, errStoreDown
 		}
 	}

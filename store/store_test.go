@@ -134,3 +134,55 @@ func TestMemoryZeroValues(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMemoryTaskStoreSweepCost: a Put among many live records looks at
+// none of them (a full scan on every Put was most of a task's CPU in
+// memory), while records still expire in order, a record replaced with
+// a later expiry is kept, and a deleted one leaves nothing behind.
+func TestMemoryTaskStoreSweepCost(t *testing.T) {
+	ctx := context.Background()
+	now := time.Unix(1000, 0)
+	st := NewMemoryTaskStore(&MemoryTaskStoreOptions{Now: func() time.Time { return now }})
+	const n = 1000
+	for i := range n {
+		// Created one millisecond apart, each kept for a minute.
+		rec := &TaskRecord{ID: fmt.Sprintf("t%04d", i), Principal: "p", CreatedAt: now.Add(time.Duration(i) * time.Millisecond), TTL: time.Minute}
+		if err := st.Put(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st.examined != 0 {
+		t.Fatalf("%d Puts of live records examined %d records, want 0", n, st.examined)
+	}
+	// t0000 replaced: it now lives a minute from t0999's creation.
+	if err := st.Put(ctx, &TaskRecord{ID: "t0000", Principal: "p", CreatedAt: now.Add(n * time.Millisecond), TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Delete(ctx, "t0001")
+	// Past the expiry of the first 10 records (t0000's first life among them).
+	now = now.Add(time.Minute + 9*time.Millisecond + time.Nanosecond)
+	if err := st.Put(ctx, &TaskRecord{ID: "new", Principal: "p", CreatedAt: now, TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if st.examined != 10 {
+		t.Fatalf("a Put past 10 expiries examined %d records, want 10", st.examined)
+	}
+	if _, err := st.Get(ctx, "t0000"); err != nil {
+		t.Fatalf("the replaced record: %v, want it kept", err)
+	}
+	for _, id := range []string{"t0002", "t0009"} {
+		if _, ok := st.recs[id]; ok {
+			t.Fatalf("%s past its TTL still held", id)
+		}
+	}
+	if _, ok := st.recs["t0010"]; !ok {
+		t.Fatal("t0010 dropped before its TTL")
+	}
+	recs, _ := st.List(ctx, "p", "")
+	if want := n - 10 + 1 + 1; len(recs) != want { // t0010…t0999, t0000 again, new
+		t.Fatalf("List = %d records, want %d", len(recs), want)
+	}
+	if len(st.due) != len(st.recs) { // one entry per live record: the stale ones came due and went
+		t.Fatalf("expiry heap %d entries for %d records", len(st.due), len(st.recs))
+	}
+}

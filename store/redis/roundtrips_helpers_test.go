@@ -3,6 +3,7 @@ package redisstore
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +27,19 @@ type tripCounter struct {
 	mu    sync.Mutex
 	trips int
 	cmds  []string
+	// gotGet, when set (afterGet), is closed once the next GET has its
+	// answer.
+	gotGet chan struct{}
+}
+
+// afterGet returns a channel closed once the next GET sent has been
+// answered.
+func (c *tripCounter) afterGet() <-chan struct{} {
+	ch := make(chan struct{})
+	c.mu.Lock()
+	c.gotGet = ch
+	c.mu.Unlock()
+	return ch
 }
 
 func (c *tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -39,7 +53,17 @@ func (c *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		c.trips++
 		c.cmds = append(c.cmds, cmdName(cmd))
 		c.mu.Unlock()
-		return next(ctx, cmd)
+		err := next(ctx, cmd)
+		if strings.EqualFold(cmd.Name(), "get") {
+			c.mu.Lock()
+			ch := c.gotGet
+			c.gotGet = nil
+			c.mu.Unlock()
+			if ch != nil {
+				close(ch)
+			}
+		}
+		return err
 	}
 }
 
@@ -185,6 +209,29 @@ func rtDo(t *testing.T, method, url, sid, body string, hdr ...string) (*http.Res
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	return resp, string(out)
+}
+
+// rtPlain posts body on session sid of url with no testing.T (from a
+// goroutine of a test) and returns the answer's body, or why not.
+func rtPlain(url, sid, body string) (string, error) {
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", mcp.Version20251125)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("status %s: %s", resp.Status, out)
+	}
+	return string(out), err
 }
 
 // rtOpen sends one request and returns the answer unread.

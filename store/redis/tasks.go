@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -19,6 +20,10 @@ import (
 // it, Update fails rather than spin against writers that keep winning.
 const DefaultTaskUpdateAttempts = 100
 
+// DefaultTaskKnownRecords bounds, when TaskStoreOptions.KnownRecords
+// is zero, how many records a TaskStore remembers as it last wrote them.
+const DefaultTaskKnownRecords = 10000
+
 // unlimitedIndexTTL is the life of a task index that lists a task kept
 // without a TTL.
 const unlimitedIndexTTL = 10 * 365 * 24 * time.Hour
@@ -31,6 +36,16 @@ type TaskStoreOptions struct {
 	// UpdateAttempts bounds the compare-and-set attempts of one Update.
 	// Default DefaultTaskUpdateAttempts.
 	UpdateAttempts int
+	// KnownRecords bounds how many records, not yet terminal, this store
+	// remembers as it last wrote them (Put, Update), so that Update tries
+	// its compare-and-set on those bytes without reading the record
+	// first: one round trip instead of two when no other writer came in
+	// between (a task's owner settling it), and still one more, not two,
+	// when one did (the script answers the record it found). A record
+	// leaves once written terminal or deleted; past the bound an entry
+	// is dropped (its next Update reads first). Default
+	// DefaultTaskKnownRecords; negative: none.
+	KnownRecords int
 	// Now is the clock records are checked against (TaskRecord.Expired);
 	// nil is time.Now. Redis itself drops a record at its expiry on its
 	// own clock.
@@ -47,6 +62,16 @@ type TaskStoreOptions struct {
 type TaskStore struct {
 	rdb  redis.UniversalClient
 	opts TaskStoreOptions
+
+	mu    sync.Mutex
+	known map[string]knownTask // at most opts.KnownRecords
+}
+
+// knownTask is a record as this store last wrote it: the stored bytes
+// and the record they encode (never handed out: callers get clones).
+type knownTask struct {
+	b   []byte
+	rec *store.TaskRecord
 }
 
 var _ store.TaskStore = (*TaskStore)(nil)
@@ -66,7 +91,51 @@ func NewTaskStore(rdb redis.UniversalClient, opts *TaskStoreOptions) *TaskStore 
 	if s.opts.Now == nil {
 		s.opts.Now = time.Now
 	}
+	switch {
+	case s.opts.KnownRecords == 0:
+		s.opts.KnownRecords = DefaultTaskKnownRecords
+	case s.opts.KnownRecords < 0:
+		s.opts.KnownRecords = 0
+	}
+	s.known = make(map[string]knownTask)
 	return s
+}
+
+// remember keeps rec (the store's own copy) and its bytes b as the
+// latest this store wrote of a task; a terminal record never changes
+// again, so it is forgotten instead.
+func (s *TaskStore) remember(rec *store.TaskRecord, b []byte) {
+	if rec.Status.Terminal() || s.opts.KnownRecords == 0 {
+		s.forget(rec.ID)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.known[rec.ID]; !ok && len(s.known) >= s.opts.KnownRecords {
+		for id := range s.known { // full: drop any one
+			delete(s.known, id)
+			break
+		}
+	}
+	s.known[rec.ID] = knownTask{b: b, rec: rec}
+}
+
+func (s *TaskStore) forget(id string) {
+	s.mu.Lock()
+	delete(s.known, id)
+	s.mu.Unlock()
+}
+
+// recall returns a copy of the record this store last wrote of task id,
+// with its bytes, if it remembers it.
+func (s *TaskStore) recall(id string) (*store.TaskRecord, []byte, bool) {
+	s.mu.Lock()
+	k, ok := s.known[id]
+	s.mu.Unlock()
+	if !ok {
+		return nil, nil, false
+	}
+	return k.rec.Clone(), k.b, true
 }
 
 func (s *TaskStore) key(id string) string { return s.opts.Prefix + "task:{" + id + "}" }
@@ -152,8 +221,10 @@ func (s *TaskStore) Put(ctx context.Context, rec *store.TaskRecord) error {
 		return nil
 	})
 	if err != nil {
+		s.forget(rec.ID)
 		return fmt.Errorf("redisstore: storing task %q: %w", rec.ID, err)
 	}
+	s.remember(rec.Clone(), b)
 	return nil
 }
 
@@ -184,35 +255,51 @@ func (s *TaskStore) load(ctx context.Context, id, doing string) (*store.TaskReco
 }
 
 // casScript writes a task's new record if the stored one is still the
-// one read (byte for byte), keeping the key's expiry: the compare and
-// the set are one atomic step on Redis, so an Update costs a GET and
-// this script, two round trips. KEYS: the record. ARGV: the record
-// read, the new one. It returns 1 when written, 0 when another write
-// landed in between, -1 when the record is gone.
+// one expected (byte for byte), keeping the key's expiry: the compare and
+// the set are one atomic step on Redis. KEYS: the record. ARGV: the
+// record expected, the new one. It returns 1 when written, -1 when the
+// record is gone, and the stored record when another write landed
+// (the next attempt compares against it, with no read of its own).
 var casScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if not cur then
   return -1
 end
 if cur ~= ARGV[1] then
-  return 0
+  return cur
 end
 redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
 return 1
 `)
 
 // Update implements store.TaskStore as a compare-and-set: fn runs on
-// the record read, and the write (casScript) is refused (then fn runs
-// again, on the newer record) when another write landed in between.
+// the record as last known (written here, or read), and the write
+// (casScript) is refused, answering the stored record, on which fn
+// runs again, when another write landed in between. A record this
+// store wrote last (KnownRecords) is not read first: the owner of a
+// task settles it in one round trip. When fn declines a change on such
+// a remembered record, the record is read to confirm it: Update
+// reports the record as stored, never a stale copy.
 func (s *TaskStore) Update(ctx context.Context, id string, fn func(*store.TaskRecord) bool) (*store.TaskRecord, bool, error) {
 	key := s.key(id)
+	rec, b, known := s.recall(id)
+	if known && rec.Expired(s.opts.Now()) {
+		s.forget(id)
+		return nil, false, store.ErrTaskNotFound
+	}
 	for range s.opts.UpdateAttempts {
-		rec, b, err := s.load(ctx, id, "updating")
-		if err != nil {
-			return nil, false, err
+		if rec == nil {
+			var err error
+			if rec, b, err = s.load(ctx, id, "updating"); err != nil {
+				return nil, false, err
+			}
 		}
 		next := rec.Clone()
 		if !fn(next) {
+			if known { // remembered, perhaps stale: read to confirm
+				rec, known = nil, false
+				continue
+			}
 			return rec, false, nil
 		}
 		next.ID = id
@@ -220,17 +307,37 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(*store.TaskRe
 		if err != nil {
 			return nil, false, fmt.Errorf("redisstore: encoding task %q: %w", id, err)
 		}
-		n, err := casScript.Run(ctx, s.rdb, []string{key}, b, nb).Int64()
-		switch {
-		case err != nil:
+		v, err := casScript.Run(ctx, s.rdb, []string{key}, b, nb).Result()
+		if err != nil {
+			s.forget(id)
 			return nil, false, fmt.Errorf("redisstore: updating task %q: %w", id, err)
-		case n == 1:
-			return next.Clone(), true, nil
-		case n < 0:
-			return nil, false, store.ErrTaskNotFound
 		}
-		// Another write won: look again.
+		switch v := v.(type) {
+		case int64:
+			if v < 0 {
+				s.forget(id)
+				return nil, false, store.ErrTaskNotFound
+			}
+			s.remember(next.Clone(), nb)
+			return next.Clone(), true, nil
+		case string:
+			// Another write won: fn runs again on what it wrote.
+			cur, err := decodeTask([]byte(v))
+			if err != nil {
+				s.forget(id)
+				return nil, false, fmt.Errorf("redisstore: decoding task %q: %w", id, err)
+			}
+			if cur.Expired(s.opts.Now()) {
+				s.forget(id)
+				return nil, false, store.ErrTaskNotFound
+			}
+			rec, b, known = cur, []byte(v), false
+		default:
+			s.forget(id)
+			return nil, false, fmt.Errorf("redisstore: updating task %q: unexpected answer %T", id, v)
+		}
 	}
+	s.forget(id)
 	return nil, false, fmt.Errorf("redisstore: updating task %q: %d attempts lost to concurrent writes", id, s.opts.UpdateAttempts)
 }
 
@@ -281,6 +388,7 @@ func (s *TaskStore) List(ctx context.Context, principal, sessionID string) ([]*s
 // Delete implements store.TaskStore; the index entry goes at the next
 // List.
 func (s *TaskStore) Delete(ctx context.Context, id string) error {
+	s.forget(id)
 	if err := s.rdb.Del(ctx, s.key(id)).Err(); err != nil {
 		return fmt.Errorf("redisstore: deleting task %q: %w", id, err)
 	}

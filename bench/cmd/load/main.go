@@ -109,8 +109,8 @@ type Result struct {
 }
 
 func main() {
-	addr := flag.String("addr", "", "server address host:port")
-	addrFile := flag.String("addr-file", "", "read the server address from this file")
+	addr := flag.String("addr", "", "server address host:port; several, comma-separated: each worker keeps a connection to each and sends each request to the next in turn (the instances of cluster.sh without a proxy)")
+	addrFile := flag.String("addr-file", "", "read the server address (or comma-separated addresses) from this file")
 	wname := flag.String("w", "W1", "workload: W1, W2, W3, W4, W5, W6, W6p, W7, W8, WT (task lifecycle, benchserver -cluster) or W9 (idle sessions, with -sessions and -pid)")
 	conns := flag.Int("c", 32, "concurrent connections (workers)")
 	dur := flag.Duration("d", 10*time.Second, "measured duration")
@@ -139,6 +139,10 @@ func main() {
 		}
 		*addr = strings.TrimSpace(string(b))
 	}
+	addrs := splitAddrs(*addr)
+	if len(addrs) > 1 && (w.Sessions || w.Churn || w.MRTR || w.List || *rate > 0) {
+		log.Fatal("several addresses (round robin over instances) need a closed-loop request workload (W1–W3, W5, W6, WT)")
+	}
 	if *addr == "" || *conns < 1 || *dur <= 0 || *dur > time.Hour || *warmup < 0 || *conns > 10000 {
 		log.Fatal("need -addr or -addr-file, 1 ≤ -c ≤ 10000, 0 < -d ≤ 1h, -warmup ≥ 0")
 	}
@@ -149,7 +153,7 @@ func main() {
 		}
 		res = runSessions(w, *addr, *sessions, *conns, *pid, *timeout, *settle)
 	} else {
-		res = run(w, *addr, *conns, *warmup, *dur, *rate, *pid, parsePids(*pids), *timeout, *maxErrors)
+		res = run(w, addrs, *conns, *warmup, *dur, *rate, *pid, parsePids(*pids), *timeout, *maxErrors)
 	}
 	res.Server, res.Load, res.Rep = *label, *loadTag, *rep
 	if *asJSON {
@@ -188,7 +192,39 @@ type worker struct {
 	lat []time.Duration
 }
 
-func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration, rate float64, pid int, procs []ProcCPU, timeout time.Duration, maxErrors int64) Result {
+// splitAddrs reads -addr: one host:port or several, comma-separated.
+func splitAddrs(s string) []string {
+	var out []string
+	for a := range strings.SplitSeq(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// dialAll connects to each of addrs; on an error it closes what it
+// opened.
+func dialAll(addrs []string) ([]*workload.Conn, error) {
+	cs := make([]*workload.Conn, 0, len(addrs))
+	for _, a := range addrs {
+		c, err := workload.Dial(a)
+		if err != nil {
+			closeAll(cs)
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+func closeAll(cs []*workload.Conn) {
+	for _, c := range cs {
+		c.Close()
+	}
+}
+
+func run(w workload.Workload, addrs []string, conns int, warmup, dur time.Duration, rate float64, pid int, procs []ProcCPU, timeout time.Duration, maxErrors int64) Result {
 	start := time.Now()
 	measureFrom := start.Add(warmup)
 	end := measureFrom.Add(dur)
@@ -248,34 +284,42 @@ func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration,
 		wk := &worker{lat: make([]time.Duration, 0, 1<<14)}
 		workers[i] = wk
 		wg.Go(func() {
-			var c *workload.Conn
-			var req []byte
+			// One connection per address; with several, each request
+			// goes to the next (round robin over the instances, as
+			// rrproxy does, with no proxy hop), the session opened on
+			// one of them (worker i's on instance i mod n).
+			var cs []*workload.Conn
+			var reqs [][]byte // per connection: w's request on the session
 			var sid string
-			defer func() {
-				if c != nil {
-					c.Close()
-				}
-			}()
+			var hs [][2]string // the session's headers (WT over several)
+			turn := 0
+			defer func() { closeAll(cs) }()
 			for !stop.Load() {
-				if c == nil {
+				if cs == nil {
 					var err error
-					if c, err = workload.Dial(addr); err != nil {
+					if cs, err = dialAll(addrs); err != nil {
 						fail(err)
 						time.Sleep(10 * time.Millisecond)
 						continue
 					}
-					sid = ""
+					sid, turn = "", i
 					if w.Session {
-						if sid, err = c.OpenSession(w.Path, time.Now().Add(timeout)); err != nil {
+						if sid, err = cs[i%len(cs)].OpenSession(w.Path, time.Now().Add(timeout)); err != nil {
 							fail(err)
-							c.Close()
-							c = nil
+							closeAll(cs)
+							cs = nil
 							time.Sleep(10 * time.Millisecond)
 							continue
 						}
+						turn++ // the next request goes to the next instance
 					}
-					req = w.Request(addr, sid)
+					reqs = reqs[:0]
+					for _, c := range cs {
+						reqs = append(reqs, w.Request(c.Addr(), sid))
+					}
+					hs = append([][2]string{{"Mcp-Session-Id", sid}}, w.Headers...)
 				}
+				c := cs[turn%len(cs)]
 				var t0 time.Time
 				if due != nil {
 					d, ok := <-due
@@ -290,31 +334,44 @@ func run(w workload.Workload, addr string, conns int, warmup, dur time.Duration,
 					}
 				}
 				var err error
-				if w.Task {
+				deadline := time.Now().Add(timeout)
+				if w.Task && len(cs) > 1 {
 					var n int
-					n, err = c.TaskCycle(w, sid, time.Now().Add(timeout))
+					n, err = workload.TaskLifecycle(func(body []byte) (int, []byte, error) {
+						c := cs[turn%len(cs)]
+						turn++
+						return c.Do(workload.BuildRequest(c.Addr(), w.Path, hs, body), deadline)
+					})
+					if err == nil {
+						polls.Add(int64(n))
+						cycles.Add(1)
+					}
+				} else if w.Task {
+					var n int
+					n, err = c.TaskCycle(w, sid, deadline)
 					if err == nil {
 						polls.Add(int64(n))
 						cycles.Add(1)
 					}
 				} else if w.Churn {
-					err = c.Cycle(w, time.Now().Add(timeout))
+					err = c.Cycle(w, deadline)
 				} else if w.MRTR {
-					err = c.MRTRCycle(w, time.Now().Add(timeout))
+					err = c.MRTRCycle(w, deadline)
 				} else if w.List {
-					err = c.ListCycle(w, time.Now().Add(timeout))
+					err = c.ListCycle(w, deadline)
 				} else {
 					var st int
 					var body []byte
-					if st, body, err = c.Do(req, time.Now().Add(timeout)); err == nil {
+					if st, body, err = c.Do(reqs[turn%len(cs)], deadline); err == nil {
 						err = w.Check(st, body)
 					}
+					turn++
 				}
 				t1 := time.Now()
 				if err != nil {
 					fail(err)
-					c.Close()
-					c = nil
+					closeAll(cs)
+					cs = nil
 					continue
 				}
 				if !t0.Before(measureFrom) && t1.Before(end.Add(timeout)) {

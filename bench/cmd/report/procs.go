@@ -14,6 +14,7 @@ import (
 type procRow struct {
 	row
 	TaskPolls float64 `json:"task_polls"`
+	LoadUtil  float64 `json:"load_cpu_util"`
 	Procs     []struct {
 		Name     string  `json:"name"`
 		CPUPer1k float64 `json:"cpu_s_per_1k"`
@@ -43,6 +44,9 @@ func printProcs(path string) {
 		var ps []string
 		for _, p := range r.Procs {
 			ps = append(ps, fmt.Sprintf("%s %.4f (%.0f%%)", p.Name, p.CPUPer1k, 100*p.CPUUtil))
+		}
+		if r.LoadUtil > 0 {
+			ps = append(ps, fmt.Sprintf("load generator %.0f%% of a core", 100*r.LoadUtil))
 		}
 		if r.TaskPolls > 0 {
 			ps = append(ps, fmt.Sprintf("tasks/get polls per task %.2f", r.TaskPolls))

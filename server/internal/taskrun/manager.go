@@ -155,7 +155,11 @@ type Run struct {
 	cancel     context.CancelCauseFunc
 	stopExpire func() bool
 	done       chan struct{} // closed once the task is terminal
-	stored     atomic.Bool   // the record is in the store: the heartbeat renews it
+	// final is the task's terminal record as stored, set before done is
+	// closed (read after it); nil when the task ended with none (expired,
+	// its record gone, its outcome not stored before shutdown).
+	final  *store.TaskRecord
+	stored atomic.Bool // the record is in the store: the heartbeat renews it
 
 	mu      sync.Mutex
 	answers mcp.InputResponses // every answer received so far

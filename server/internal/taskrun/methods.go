@@ -115,6 +115,9 @@ func (m *Manager) Result(ctx context.Context, rec *store.TaskRecord, c, lent *Ca
 		select {
 		case <-run.done:
 			run.flushNotes() // its last steps, before its outcome
+			if run.final != nil {
+				rec = run.final // as settled here: final, no need to read it back
+			}
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

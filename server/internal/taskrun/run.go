@@ -78,11 +78,15 @@ func (m *Manager) Begin(ctx context.Context, rec *store.TaskRecord, origin Origi
 }
 
 // Go runs a task begun with Begin in a goroutine of the Manager's
-// (Shutdown cancels it and waits for it).
+// (Shutdown cancels it and waits for it). rec is the Manager's from
+// then on: the caller must not use it again.
 func (m *Manager) Go(run *Run, rec *store.TaskRecord, job Job) {
 	go func() { // owned by the Manager: claim counted it
 		defer func() {
 			run.stopExpire()
+			if rec.Status.Terminal() { // settled: the loop no longer writes rec
+				run.final = rec
+			}
 			close(run.done)
 			m.mu.Lock()
 			delete(m.runs, run.ID)
