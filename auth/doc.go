@@ -32,7 +32,9 @@
 // Package auth imports server (for WithPrincipal only), jsonrpc (the same
 // strict decoder the server uses, so that the scope peek and the server
 // agree on what a body says), internal/httpbody (the server's own body
-// reader, with its size and time bounds) and mcp. It must not import
+// reader, with its size and time bounds), internal/corsorigin (the CORS
+// rules it shares with server/streamhttp), internal/expiry (the replay
+// cache's expiry queue) and mcp. It must not import
 // client or any transport package, nor the OAuth client (auth/oauth);
 // only its end-to-end DPoP test does, to run that client against
 // Require.

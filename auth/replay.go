@@ -1,11 +1,12 @@
 package auth
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/mcpkit/mcpkit/internal/expiry"
 )
 
 // DefaultReplayCacheSize is how many proofs a MemoryReplayCache
@@ -29,7 +30,7 @@ type MemoryReplayCache struct {
 
 	mu    sync.Mutex
 	until map[string]time.Time
-	queue expiryHeap
+	queue expiry.Queue
 }
 
 // NewMemoryReplayCache returns a cache of at most max entries (default
@@ -46,10 +47,10 @@ func (c *MemoryReplayCache) Seen(_ context.Context, key string, until time.Time)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
-	for len(c.queue) > 0 && !c.queue[0].until.After(now) {
-		e := heap.Pop(&c.queue).(expiry)
-		if u, ok := c.until[e.key]; ok && !u.After(now) {
-			delete(c.until, e.key)
+	for e, ok := c.queue.Peek(); ok && !e.At.After(now); e, ok = c.queue.Peek() {
+		c.queue.Pop()
+		if u, ok := c.until[e.Key]; ok && !u.After(now) {
+			delete(c.until, e.Key)
 		}
 	}
 	if u, ok := c.until[key]; ok && u.After(now) {
@@ -62,7 +63,7 @@ func (c *MemoryReplayCache) Seen(_ context.Context, key string, until time.Time)
 		return false, ErrReplayCacheFull
 	}
 	c.until[key] = until
-	heap.Push(&c.queue, expiry{key: key, until: until})
+	c.queue.Push(key, until)
 	return false, nil
 }
 
@@ -71,23 +72,4 @@ func (c *MemoryReplayCache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.until)
-}
-
-type expiry struct {
-	key   string
-	until time.Time
-}
-
-// expiryHeap orders entries by expiry, earliest first.
-type expiryHeap []expiry
-
-func (h expiryHeap) Len() int           { return len(h) }
-func (h expiryHeap) Less(i, j int) bool { return h[i].until.Before(h[j].until) }
-func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(expiry)) }
-func (h *expiryHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
 }

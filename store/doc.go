@@ -19,6 +19,7 @@
 // Redis for deployments of several processes.
 //
 // Package store is a leaf: it imports only the protocol vocabulary (mcp)
-// and never the server, the client or a transport, so that a store
+// and internal/expiry (the in-memory task store's expiry queue), and never
+// the server, the client or a transport, so that a store
 // implementation depends on nothing that serves requests.
 package store

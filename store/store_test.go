@@ -182,7 +182,7 @@ func TestMemoryTaskStoreSweepCost(t *testing.T) {
 	if want := n - 10 + 1 + 1; len(recs) != want { // t0010…t0999, t0000 again, new
 		t.Fatalf("List = %d records, want %d", len(recs), want)
 	}
-	if len(st.due) != len(st.recs) { // one entry per live record: the stale ones came due and went
-		t.Fatalf("expiry heap %d entries for %d records", len(st.due), len(st.recs))
+	if st.due.Len() != len(st.recs) { // one entry per live record: the stale ones came due and went
+		t.Fatalf("expiry heap %d entries for %d records", st.due.Len(), len(st.recs))
 	}
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/expiry"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -116,30 +116,10 @@ type MemoryTaskStore struct {
 	// full scan on each Put was most of a task's CPU). An entry whose
 	// record was deleted or replaced meanwhile is dropped when it comes
 	// due.
-	due expiryHeap
+	due expiry.Queue
 	now func() time.Time
 	// examined counts the records sweeps looked at (tests hold it).
 	examined int
-}
-
-// expiry is one entry of a MemoryTaskStore's expiry heap.
-type expiry struct {
-	at time.Time
-	id string
-}
-
-// expiryHeap is a min-heap of expiries (container/heap).
-type expiryHeap []expiry
-
-func (h expiryHeap) Len() int           { return len(h) }
-func (h expiryHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(expiry)) }
-func (h *expiryHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
 }
 
 // MemoryTaskStoreOptions configures a MemoryTaskStore. The zero value
@@ -164,11 +144,11 @@ func NewMemoryTaskStore(opts *MemoryTaskStoreOptions) *MemoryTaskStore {
 // record that came due, nothing for the others.
 func (m *MemoryTaskStore) sweep() {
 	now := m.now()
-	for len(m.due) > 0 && now.After(m.due[0].at) {
-		e := heap.Pop(&m.due).(expiry)
+	for e, ok := m.due.Peek(); ok && now.After(e.At); e, ok = m.due.Peek() {
+		m.due.Pop()
 		m.examined++
-		if r, ok := m.recs[e.id]; ok && r.Expired(now) {
-			delete(m.recs, e.id)
+		if r, ok := m.recs[e.Key]; ok && r.Expired(now) {
+			delete(m.recs, e.Key)
 		}
 	}
 }
@@ -181,7 +161,7 @@ func (m *MemoryTaskStore) Put(_ context.Context, rec *TaskRecord) error {
 	c := rec.Clone()
 	m.recs[rec.ID] = c
 	if c.TTL > 0 {
-		heap.Push(&m.due, expiry{at: c.CreatedAt.Add(c.TTL), id: c.ID})
+		m.due.Push(c.ID, c.CreatedAt.Add(c.TTL))
 	}
 	return nil
 }
