@@ -86,14 +86,6 @@ const (
 	// assumedLifetime is the lifetime of an exchanged token whose answer
 	// gave no expires_in.
 	assumedLifetime = 5 * time.Minute
-	// maxExchangeAnswer bounds the token endpoint's answer.
-	maxExchangeAnswer = 64 << 10
-)
-
-// RFC 8693 names.
-const (
-	grantTokenExchange   = "urn:ietf:params:oauth:grant-type:token-exchange"
-	tokenTypeAccessToken = "urn:ietf:params:oauth:token-type:access_token"
 )
 
 // callerTokenKey is the context key of WithCallerToken.
@@ -473,72 +465,46 @@ func (c *tokenCache) len() int {
 // u's: the token and its lifetime.
 func (u *upstream) exchange(ctx context.Context, subject string) (string, time.Duration, error) {
 	id := u.cfg.Identity
-	form := url.Values{
-		"grant_type":           {grantTokenExchange},
-		"subject_token":        {subject},
-		"subject_token_type":   {tokenTypeAccessToken},
-		"requested_token_type": {tokenTypeAccessToken},
-		"audience":             {id.Audience},
-		"resource":             {id.Resource},
+	x := &oauth.TokenExchange{
+		TokenEndpoint: id.TokenEndpoint, ClientID: id.ClientID, ClientSecret: id.ClientSecret,
+		SubjectToken: subject, SubjectTokenType: oauth.TokenTypeAccessToken, RequestedTokenType: oauth.TokenTypeAccessToken,
+		Audience: id.Audience, Resource: id.Resource, Scope: strings.Join(id.Scopes, " "),
+		HTTPClient: id.HTTPClient,
 	}
-	if len(id.Scopes) > 0 {
-		form.Set("scope", strings.Join(id.Scopes, " "))
-	}
-	if id.ClientSecret == "" && id.ClientID != "" {
-		form.Set("client_id", id.ClientID)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, id.TokenEndpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return "", 0, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if id.ClientSecret != "" {
-		req.SetBasicAuth(url.QueryEscape(id.ClientID), url.QueryEscape(id.ClientSecret))
-	}
-	hc := http.Client{Transport: http.DefaultTransport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	if id.HTTPClient != nil {
-		hc.Transport, hc.Timeout, hc.Jar = id.HTTPClient.Transport, id.HTTPClient.Timeout, id.HTTPClient.Jar
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		u.g.log.Warn("gateway: token exchange failed", "upstream", u.cfg.Name, "err", errors.Unwrap(err))
+	t, err := x.Exchange(ctx)
+	var te *oauth.TokenError
+	if err != nil && !errors.As(err, &te) {
+		u.g.log.Warn("gateway: token exchange failed", "upstream", u.cfg.Name, "err", err)
 		return "", 0, &IdentityError{Upstream: u.cfg.Name, Status: http.StatusBadGateway, Code: "temporarily_unavailable",
 			Description: "the token exchange could not reach the authorization server"}
 	}
-	defer resp.Body.Close()
-	var v struct {
-		AccessToken string `json:"access_token"`
-		TokenType   string `json:"token_type"`
-		ExpiresIn   int64  `json:"expires_in"`
-		Error       string `json:"error"`
-		Description string `json:"error_description"`
+	if te == nil && t.TokenType != "" && !strings.EqualFold(t.TokenType, "Bearer") {
+		te = &oauth.TokenError{StatusCode: http.StatusOK}
 	}
-	jerr := json.UnmarshalRead(io.LimitReader(resp.Body, maxExchangeAnswer), &v, json.RejectUnknownMembers(false))
-	if resp.StatusCode != http.StatusOK || jerr != nil || v.AccessToken == "" || (v.TokenType != "" && !strings.EqualFold(v.TokenType, "Bearer")) {
-		e := &IdentityError{Upstream: u.cfg.Name, Status: http.StatusForbidden, Code: v.Error, Description: "token exchange refused"}
-		if resp.StatusCode == http.StatusOK {
+	if te != nil {
+		e := &IdentityError{Upstream: u.cfg.Name, Status: http.StatusForbidden, Code: te.Code, Description: "token exchange refused"}
+		if te.StatusCode == http.StatusOK {
 			e.Code, e.Description = "server_error", "the token exchange gave no usable bearer token"
 		} else {
 			if e.Code == "" {
 				e.Code = "server_error"
 			}
-			if v.Description != "" {
-				e.Description += ": " + v.Description
+			if te.Description != "" {
+				e.Description += ": " + te.Description
 			}
 		}
 		if e.Code == "invalid_grant" || e.Code == "invalid_token" {
 			// The caller's token itself was refused.
 			e.Status = http.StatusUnauthorized
 		}
-		u.g.log.Warn("gateway: token exchange refused", "upstream", u.cfg.Name, "status", resp.StatusCode, "error", e.Code)
+		u.g.log.Warn("gateway: token exchange refused", "upstream", u.cfg.Name, "status", te.StatusCode, "error", e.Code)
 		return "", 0, e
 	}
 	life := assumedLifetime
-	if v.ExpiresIn > 0 {
-		life = time.Duration(v.ExpiresIn) * time.Second
+	if t.ExpiresIn > 0 {
+		life = t.ExpiresIn
 	}
-	return v.AccessToken, life, nil
+	return t.AccessToken, life, nil
 }
 
 // checkIdentity checks u's Identity and fills its defaults.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/mcpkit/mcpkit/auth/oauth"
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -65,7 +66,7 @@ func newFakeAS(t *testing.T) *fakeAS {
 		sub := f.Get("subject_token")
 		a.exchanges[sub]++
 		name, ok := strings.CutPrefix(sub, "tok-")
-		if f.Get("grant_type") != grantTokenExchange || !ok || name == "bad" {
+		if f.Get("grant_type") != oauth.GrantTypeTokenExchange || !ok || name == "bad" {
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprint(w, `{"error":"invalid_grant","error_description":"subject token not accepted"}`)
 			return
@@ -75,7 +76,7 @@ func newFakeAS(t *testing.T) *fakeAS {
 		if !a.dead {
 			a.valid[tok] = name
 		}
-		fmt.Fprintf(w, `{"access_token":%q,"token_type":"Bearer","expires_in":%d,"issued_token_type":%q}`, tok, a.expiresIn, tokenTypeAccessToken)
+		fmt.Fprintf(w, `{"access_token":%q,"token_type":"Bearer","expires_in":%d,"issued_token_type":%q}`, tok, a.expiresIn, oauth.TokenTypeAccessToken)
 	}))
 	t.Cleanup(a.srv.Close)
 	return a
@@ -262,7 +263,7 @@ func TestIdentityExchangePerCaller(t *testing.T) {
 		as.mu.Lock()
 		f := as.lastForm
 		as.mu.Unlock()
-		if f["audience"] != us.srv.URL || f["resource"] != us.srv.URL || f["scope"] != "read write" || f["subject_token_type"] != tokenTypeAccessToken {
+		if f["audience"] != us.srv.URL || f["resource"] != us.srv.URL || f["scope"] != "read write" || f["subject_token_type"] != oauth.TokenTypeAccessToken {
 			t.Fatalf("exchange form %v", f)
 		}
 		if h := g.Health()[0]; h.Connections != 2 {

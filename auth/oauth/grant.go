@@ -2,13 +2,10 @@ package oauth
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
 )
 
 // Grant types and token types of the extension grants.
@@ -129,60 +126,24 @@ func (x *IDJAGExchange) Assertion(ctx context.Context, r *GrantRequest) (string,
 	if x.TokenEndpoint == "" {
 		return "", errors.New("oauth: IDJAGExchange without the IdP token endpoint")
 	}
-	if _, err := checkURL("identity provider token endpoint", x.TokenEndpoint); err != nil {
-		return "", err
-	}
-	form := url.Values{
-		"grant_type":           {GrantTypeTokenExchange},
-		"requested_token_type": {TokenTypeIDJAG},
-		"audience":             {r.Issuer},
-		"resource":             {r.Resource},
-		"subject_token":        {subject},
-		"subject_token_type":   {TokenTypeIDToken},
-	}
-	if r.Scope != "" {
-		form.Set("scope", r.Scope)
-	}
-	if x.ClientSecret == "" && x.ClientID != "" {
-		form.Set("client_id", x.ClientID)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, x.TokenEndpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if x.ClientSecret != "" {
-		req.SetBasicAuth(url.QueryEscape(x.ClientID), url.QueryEscape(x.ClientSecret))
-	}
 	hc := x.HTTPClient
 	if hc == nil {
 		hc = r.HTTPClient
 	}
-	resp, err := send(hc, req, "identity provider token endpoint", followNone)
+	t, err := (&TokenExchange{
+		TokenEndpoint: x.TokenEndpoint, ClientID: x.ClientID, ClientSecret: x.ClientSecret,
+		SubjectToken: subject, SubjectTokenType: TokenTypeIDToken, RequestedTokenType: TokenTypeIDJAG,
+		Audience: r.Issuer, Resource: r.Resource, Scope: r.Scope, HTTPClient: hc,
+	}).Exchange(ctx)
+	if te := (*TokenError)(nil); errors.As(err, &te) {
+		te.Description = "identity provider token exchange: " + te.Description
+		return "", te
+	}
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes))
-	if err != nil {
-		return "", err
+	if t.IssuedTokenType != "" && t.IssuedTokenType != TokenTypeIDJAG {
+		return "", &TokenError{StatusCode: http.StatusOK, Description: fmt.Sprintf("identity provider token exchange issued %s, not an ID-JAG", t.IssuedTokenType)}
 	}
-	var v struct {
-		AccessToken     string `json:"access_token"`
-		IssuedTokenType string `json:"issued_token_type"`
-		Error           string `json:"error"`
-		Description     string `json:"error_description"`
-	}
-	jerr := json.Unmarshal(body, &v)
-	if resp.StatusCode != http.StatusOK {
-		return "", &TokenError{StatusCode: resp.StatusCode, Code: v.Error, Description: "identity provider token exchange: " + v.Description}
-	}
-	if jerr != nil || v.AccessToken == "" {
-		return "", &TokenError{StatusCode: resp.StatusCode, Description: "identity provider token exchange: no access_token in the answer"}
-	}
-	if v.IssuedTokenType != "" && v.IssuedTokenType != TokenTypeIDJAG {
-		return "", &TokenError{StatusCode: resp.StatusCode, Description: fmt.Sprintf("identity provider token exchange issued %s, not an ID-JAG", v.IssuedTokenType)}
-	}
-	return v.AccessToken, nil
+	return t.AccessToken, nil
 }
