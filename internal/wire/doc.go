@@ -64,3 +64,11 @@ func EncodeResult(id mcp.ID, result any) ([]byte, error) {
 func EncodeError(id mcp.ID, e *jsonrpc.Error) []byte {
 	return rpccodec.EncodeError(id, (*rpccodec.Error)(e))
 }
+
+// AppendPlainCall appends tools/call params that hold only a name and
+// plain arguments as the encoder writes them, without reflection; false
+// for any other params, which the caller then encodes (see
+// rpccodec.AppendPlainCall).
+func AppendPlainCall(b []byte, p *mcp.CallToolParams) ([]byte, bool) {
+	return rpccodec.AppendPlainCall(b, p)
+}
