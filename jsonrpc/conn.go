@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/rpccodec"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -394,6 +395,10 @@ func decodeResult(raw jsontext.Value, result any) error {
 	case *jsontext.Value:
 		*r = raw
 		return nil
+	case *mcp.CallToolResult:
+		if rpccodec.DecodeToolResult(raw, r, nil) {
+			return nil // the everyday result, without the struct decoder
+		}
 	}
 	if err := json.Unmarshal(raw, result); err != nil {
 		return fmt.Errorf("jsonrpc: decoding result: %w", err)

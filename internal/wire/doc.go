@@ -72,3 +72,11 @@ func EncodeError(id mcp.ID, e *jsonrpc.Error) []byte {
 func AppendPlainCall(b []byte, p *mcp.CallToolParams) ([]byte, bool) {
 	return rpccodec.AppendPlainCall(b, p)
 }
+
+// DecodeToolResult decodes an everyday tools/call result into a zero *r
+// without the struct decoder, meta decoding its top-level _meta (nil:
+// json.Unmarshal); false, with *r untouched, for anything it leaves to
+// the decoder (see rpccodec.DecodeToolResult).
+func DecodeToolResult(raw []byte, r *mcp.CallToolResult, meta func([]byte, *mcp.Meta) error) bool {
+	return rpccodec.DecodeToolResult(raw, r, meta)
+}
