@@ -99,7 +99,11 @@ func decodeToolMember(out *mcp.CallToolResult, bit uint8, val []byte, meta func(
 		if !ok {
 			return false
 		}
-		out.ResultType = mcp.ResultType(s)
+		if string(s) == string(mcp.ResultComplete) {
+			out.ResultType = mcp.ResultComplete // the everyday one, without a new string
+		} else {
+			out.ResultType = mcp.ResultType(s)
+		}
 	case memberContent:
 		cs, ok := decodeContents(val)
 		if !ok {
