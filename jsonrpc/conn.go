@@ -318,9 +318,7 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 	}()
 	related := c.related(ctx, opts.Related)
 	route := opts.Modern
-	if route.Version != "" {
-		route.ID, route.Method = id, method // what the carrier would otherwise decode msg for
-	}
+	route.ID, route.Method = id, method // what the carrier would otherwise decode msg for
 	if err := ctx.Err(); err != nil {
 		return err // nothing was written: there is nothing to cancel
 	}

@@ -99,10 +99,10 @@ type Modern struct {
 	Name    string
 	HasName bool
 	// ID and Method are the request's id and method. jsonrpc.Conn fills
-	// them in when it writes a request the caller described with a
-	// Modern (jsonrpc.CallOptions.Modern); a carrier given both may route
-	// the request without decoding Data at all, which is then a request
-	// jsonrpc.Conn encoded itself.
+	// them in for every request it writes, of either era (Version alone
+	// says whether it is a 2026-07-28 request); a carrier given both may
+	// route the request without decoding Data at all, which is then a
+	// request jsonrpc.Conn encoded itself.
 	ID     mcp.ID
 	Method string
 }
