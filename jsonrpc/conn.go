@@ -325,7 +325,8 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 	if opts.Sent != nil {
 		opts.Sent(id)
 	}
-	if err := c.write(ctx, transport.Message{Data: msg, Related: related, Header: opts.Header, Local: opts.Local, Modern: route}); err != nil {
+	// msg is this call's own (encodeRequest's fresh bytes), handed over.
+	if err := c.write(ctx, transport.Message{Data: msg, Owned: true, Related: related, Header: opts.Header, Local: opts.Local, Modern: route}); err != nil {
 		// The write began, so the request may have reached the peer: an
 		// HTTP POST aborted before the answer's headers has usually been
 		// read by the server already. In 2025-11-25 a dropped request is

@@ -410,7 +410,10 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	body := bytes.Clone(msg) // the Conn's own: it may be sent again (a retry, re-initialization)
+	body := msg // the Conn's own: it may be sent again (a retry, re-initialization)
+	if !out.Owned {
+		body = bytes.Clone(msg)
+	}
 	var m *jsonrpc.Message
 	if r := out.Modern; r.ID.IsValid() && r.Method != "" && (r.Version != "" || plainLegacy(r.Method, body)) {
 		// A request jsonrpc.Conn encoded and described: its route is
