@@ -278,9 +278,12 @@ type Client struct {
 	capsTasksJSON jsontext.Value
 
 	// identity is the server's serverInfo, which results need not
-	// repeat; resultOpts decode a modern result with decodeResultMeta.
-	identity   atomic.Pointer[identity]
-	resultOpts json.Options
+	// repeat; resultOpts decode a modern result with decodeResultMeta,
+	// and resultMetaFn (resultMeta) is the same for the fast decode of a
+	// tools/call result (wire.DecodeToolResult).
+	identity     atomic.Pointer[identity]
+	resultOpts   json.Options
+	resultMetaFn func([]byte, *mcp.Meta) error
 
 	chain intercept.Interceptor // Options.Interceptors composed; nil: none
 	// keepAliveErr is why the keepalive closed the connection.

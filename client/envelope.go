@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -161,28 +162,13 @@ func (e *outEnvelope) encode(params any) (_ jsontext.Value, out *bytes.Buffer, _
 
 // appendPlainCall appends the everyday tools/call params, a name and
 // arguments and nothing else, as the reflective encoder writes them
-// (TestAppendPlainCall holds the two to the same bytes); false, with
-// nothing to use, for any other params: those with a _meta, a task,
-// input responses or a request state, arguments with whitespace or an
-// escape (which the encoder may write differently) or invalid, a name
-// that is not valid UTF-8.
+// (wire.AppendPlainCall; TestAppendPlainCall holds the two to the same
+// bytes); false, with nothing to use, for any other params.
 func appendPlainCall(b []byte, p *mcp.CallToolParams) ([]byte, bool) {
-	if p.Meta != nil || p.Task != nil || len(p.InputResponses) > 0 || p.RequestState != "" {
-		return nil, false
+	if b, ok := wire.AppendPlainCall(b, p); ok {
+		return b, true
 	}
-	b = append(b, `{"name":`...)
-	b, err := jsontext.AppendQuote(b, p.Name)
-	if err != nil {
-		return nil, false
-	}
-	if p.Arguments != nil {
-		if len(p.Arguments) == 0 || bytes.ContainsAny(p.Arguments, " \t\r\n\\") || !p.Arguments.IsValid() {
-			return nil, false
-		}
-		b = append(b, `,"arguments":`...)
-		b = append(b, p.Arguments...)
-	}
-	return append(b, '}'), true
+	return nil, false
 }
 
 // putEnvelopeBuf returns a buffer of encode to the pool (nil: none).

@@ -52,6 +52,11 @@ func (c *Client) decodeResultMeta(dec *jsontext.Decoder, m *mcp.Meta) error {
 	if err != nil {
 		return err
 	}
+	return c.resultMeta(raw, m)
+}
+
+// resultMeta is decodeResultMeta from the raw _meta object.
+func (c *Client) resultMeta(raw []byte, m *mcp.Meta) error {
 	id := c.identity.Load()
 	if id != nil && bytes.Equal(raw, id.only) {
 		*m = nil
@@ -74,6 +79,15 @@ func (c *Client) decodeResultMeta(dec *jsontext.Decoder, m *mcp.Meta) error {
 	}
 	*m = out
 	return nil
+}
+
+// decodeMeta returns the decoder of a modern result's own _meta that
+// matches decodeOpts(method): nil where that is nil.
+func (c *Client) decodeMeta(method string) func([]byte, *mcp.Meta) error {
+	if c.decodeOpts(method) == nil {
+		return nil
+	}
+	return c.resultMetaFn
 }
 
 // decodeOpts returns the options a modern result of method is decoded

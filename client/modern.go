@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -41,6 +42,7 @@ func (c *Client) prepareModern() error {
 		return fmt.Errorf("client: encoding Options.Info: %w", err)
 	}
 	c.resultOpts = json.WithUnmarshalers(json.UnmarshalFromFunc(c.decodeResultMeta))
+	c.resultMetaFn = c.resultMeta
 	switch {
 	case c.opts.NoCache:
 	case c.opts.Cache != nil:
@@ -202,10 +204,13 @@ func (c *Client) exchange(ctx context.Context, method string, params, result any
 			return &taskStarted{raw: raw}
 		}
 	}
-	return complete(method, raw, result, c.decodeOpts(method))
+	return complete(method, raw, result, c.decodeOpts(method), c.decodeMeta(method))
 }
 
-func complete(method string, raw jsontext.Value, result any, opts json.Options) error {
+// complete decodes a result that says it is complete into result, with
+// opts; meta, the same as opts for the result's own _meta, serves the
+// fast decode of a tools/call result (nil when opts is).
+func complete(method string, raw jsontext.Value, result any, opts json.Options, meta func([]byte, *mcp.Meta) error) error {
 	rt, err := mcp.ResultComplete, error(nil)
 	if _, rawOut := result.(*jsontext.Value); result == nil || rawOut || !leadsComplete(raw) {
 		rt, err = peekResultType(raw)
@@ -226,6 +231,10 @@ func complete(method string, raw jsontext.Value, result any, opts json.Options) 
 	case *jsontext.Value:
 		*r = raw
 		return nil
+	case *mcp.CallToolResult:
+		if wire.DecodeToolResult(raw, r, meta) {
+			return nil // the everyday result, without the struct decoder
+		}
 	}
 	if opts == nil {
 		err = json.Unmarshal(raw, result)

@@ -61,7 +61,7 @@ func TestPeekResultTypeEscapes(t *testing.T) {
 	}
 	// What that means for a call: an escaped input_required is not
 	// taken for a complete result.
-	err := complete(mcp.MethodToolsCall, jsontext.Value(`{"result\u0054ype":"input_required","inputRequests":{"a":{"method":"roots/list"}}}`), &mcp.CallToolResult{}, nil)
+	err := complete(mcp.MethodToolsCall, jsontext.Value(`{"result\u0054ype":"input_required","inputRequests":{"a":{"method":"roots/list"}}}`), &mcp.CallToolResult{}, nil, nil)
 	var ir *InputRequiredError
 	if !errors.As(err, &ir) {
 		t.Errorf("complete = %v, want an *InputRequiredError", err)

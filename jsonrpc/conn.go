@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/rpccodec"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -317,16 +318,15 @@ func (c *Conn) CallWith(ctx context.Context, method string, params, result any, 
 	}()
 	related := c.related(ctx, opts.Related)
 	route := opts.Modern
-	if route.Version != "" {
-		route.ID, route.Method = id, method // what the carrier would otherwise decode msg for
-	}
+	route.ID, route.Method = id, method // what the carrier would otherwise decode msg for
 	if err := ctx.Err(); err != nil {
 		return err // nothing was written: there is nothing to cancel
 	}
 	if opts.Sent != nil {
 		opts.Sent(id)
 	}
-	if err := c.write(ctx, transport.Message{Data: msg, Related: related, Header: opts.Header, Local: opts.Local, Modern: route}); err != nil {
+	// msg is this call's own (encodeRequest's fresh bytes), handed over.
+	if err := c.write(ctx, transport.Message{Data: msg, Owned: true, Related: related, Header: opts.Header, Local: opts.Local, Modern: route}); err != nil {
 		// The write began, so the request may have reached the peer: an
 		// HTTP POST aborted before the answer's headers has usually been
 		// read by the server already. In 2025-11-25 a dropped request is
@@ -394,6 +394,10 @@ func decodeResult(raw jsontext.Value, result any) error {
 	case *jsontext.Value:
 		*r = raw
 		return nil
+	case *mcp.CallToolResult:
+		if rpccodec.DecodeToolResult(raw, r, nil) {
+			return nil // the everyday result, without the struct decoder
+		}
 	}
 	if err := json.Unmarshal(raw, result); err != nil {
 		return fmt.Errorf("jsonrpc: decoding result: %w", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
@@ -297,24 +298,67 @@ func newContent(typ string) (Content, error) {
 }
 
 // plainText decodes the everyday text block, {"type":"text","text":"…"}
-// byte for byte, whose text has no escape, control character or invalid
-// UTF-8: what the full decoder would make of it, without it. Anything
-// else reports false.
+// byte for byte, whose text has no control character or invalid UTF-8
+// and no escape other than the two-character ones (\" \\ \/ \b \f \n \r
+// \t: JSON text inside a text block, as a tool's result usually holds,
+// escapes its quotes): what the full decoder would make of it, without
+// it. Anything else (a \u escape among them) reports false.
 func plainText(raw jsontext.Value) (*TextContent, bool) {
 	const open, end = `{"type":"text","text":"`, `"}`
 	if len(raw) < len(open)+len(end) || string(raw[:len(open)]) != open || string(raw[len(raw)-len(end):]) != end {
 		return nil, false
 	}
 	text := raw[len(open) : len(raw)-len(end)]
-	for _, b := range text {
-		if b < 0x20 || b == '"' || b == '\\' {
+	escapes := 0
+	for i := 0; i < len(text); i++ {
+		switch b := text[i]; {
+		case b == '\\':
+			if i+1 == len(text) || unescapeByte(text[i+1]) == 0 {
+				return nil, false // a \u escape, an invalid one, or the closing quote escaped
+			}
+			escapes++
+			i++
+		case b < 0x20 || b == '"':
 			return nil, false
 		}
 	}
 	if !utf8.Valid(text) {
 		return nil, false
 	}
-	return &TextContent{Text: string(text)}, true
+	if escapes == 0 {
+		return &TextContent{Text: string(text)}, true
+	}
+	var sb strings.Builder
+	sb.Grow(len(text) - escapes)
+	for i := 0; i < len(text); i++ {
+		if b := text[i]; b != '\\' {
+			sb.WriteByte(b)
+			continue
+		}
+		i++
+		sb.WriteByte(unescapeByte(text[i]))
+	}
+	return &TextContent{Text: sb.String()}, true
+}
+
+// unescapeByte returns the byte a two-character JSON escape \c stands
+// for, or 0 when \c is not one (\u, or not an escape at all).
+func unescapeByte(c byte) byte {
+	switch c {
+	case '"', '\\', '/':
+		return c
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	}
+	return 0
 }
 
 // leadingContent returns a new block of the type raw names in its first

@@ -34,7 +34,7 @@ type Conn interface {
 
 	// Write sends one message. Neither msg.Data nor msg.Header (nor the
 	// bytes they refer to) may be retained after Write returns: a carrier
-	// that keeps a message copies it. Write honours ctx cancellation where
+	// that keeps a message copies it, unless msg.Owned hands Data over. Write honours ctx cancellation where
 	// the carrier allows it; ctx carries nothing else a carrier reads.
 	Write(ctx context.Context, msg Message) error
 
@@ -49,6 +49,15 @@ type Conn interface {
 type Message struct {
 	// Data is the message: one whole JSON value.
 	Data []byte
+
+	// Owned hands Data over to the carrier: the writer made it for this
+	// message alone and neither changes nor reuses its bytes, so a
+	// carrier that keeps the message (to send it again) may keep Data
+	// itself instead of a copy. jsonrpc.Conn sets it on the requests it
+	// encodes. Nobody may change the bytes afterwards, the carrier
+	// included; a wrapper that replaces Data keeps Owned only if it hands
+	// its new bytes over in the same way.
+	Owned bool
 
 	// Related is the id of the peer request the message belongs to: its
 	// response, or a request or notification sent on its behalf while it
@@ -99,10 +108,10 @@ type Modern struct {
 	Name    string
 	HasName bool
 	// ID and Method are the request's id and method. jsonrpc.Conn fills
-	// them in when it writes a request the caller described with a
-	// Modern (jsonrpc.CallOptions.Modern); a carrier given both may route
-	// the request without decoding Data at all, which is then a request
-	// jsonrpc.Conn encoded itself.
+	// them in for every request it writes, of either era (Version alone
+	// says whether it is a 2026-07-28 request); a carrier given both may
+	// route the request without decoding Data at all, which is then a
+	// request jsonrpc.Conn encoded itself.
 	ID     mcp.ID
 	Method string
 }

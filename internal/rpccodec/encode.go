@@ -58,6 +58,13 @@ func appendPayload(buf *bytes.Buffer, v any) error {
 				return nil
 			}
 		}
+	case *mcp.CallToolParams:
+		if p != nil {
+			if b, ok := AppendPlainCall(buf.AvailableBuffer(), p); ok {
+				buf.Write(b)
+				return nil
+			}
+		}
 	}
 	return json.MarshalWrite(buf, v, marshalOpts)
 }

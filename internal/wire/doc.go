@@ -64,3 +64,19 @@ func EncodeResult(id mcp.ID, result any) ([]byte, error) {
 func EncodeError(id mcp.ID, e *jsonrpc.Error) []byte {
 	return rpccodec.EncodeError(id, (*rpccodec.Error)(e))
 }
+
+// AppendPlainCall appends tools/call params that hold only a name and
+// plain arguments as the encoder writes them, without reflection; false
+// for any other params, which the caller then encodes (see
+// rpccodec.AppendPlainCall).
+func AppendPlainCall(b []byte, p *mcp.CallToolParams) ([]byte, bool) {
+	return rpccodec.AppendPlainCall(b, p)
+}
+
+// DecodeToolResult decodes an everyday tools/call result into a zero *r
+// without the struct decoder, meta decoding its top-level _meta (nil:
+// json.Unmarshal); false, with *r untouched, for anything it leaves to
+// the decoder (see rpccodec.DecodeToolResult).
+func DecodeToolResult(raw []byte, r *mcp.CallToolResult, meta func([]byte, *mcp.Meta) error) bool {
+	return rpccodec.DecodeToolResult(raw, r, meta)
+}

@@ -74,3 +74,35 @@ func TestCanonicalHeaderNames(t *testing.T) {
 		t.Error("the canonical names differ from the header names")
 	}
 }
+
+// TestRouteWithoutEra: jsonrpc.Conn names every request it writes (id
+// and method) but states the era only of a modern one. Such a request
+// whose params carry the modern envelope is still read as modern (its
+// headers from the params), and one without is sent as a plain legacy
+// request, without being decoded.
+func TestRouteWithoutEra(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, in rec) {
+		writeJSON(w, http.StatusOK, result(in.Msg.ID, `{"resultType":"complete"}`))
+	})
+	c := newConn(t, f, nil)
+	body := request(mcp.IntID(1), mcp.MethodToolsCall, modernParams("2026-07-28", `"name":"in-body","arguments":{}`))
+	named := transport.Modern{ID: mcp.IntID(1), Method: mcp.MethodToolsCall}
+	if err := c.Write(testCtx(t), transport.Message{Data: []byte(body), Modern: named}); err != nil {
+		t.Fatal(err)
+	}
+	readMsg(t, c)
+	if h := f.next(t, http.MethodPost).Header; h.Get("Mcp-Name") != "in-body" || h.Get("Mcp-Method") != mcp.MethodToolsCall {
+		t.Errorf("headers %v, want the params' modern route", h)
+	}
+	body = request(mcp.IntID(2), mcp.MethodToolsCall, `{"name":"plain","arguments":{}}`)
+	named = transport.Modern{ID: mcp.IntID(2), Method: mcp.MethodToolsCall}
+	if err := c.Write(testCtx(t), transport.Message{Data: []byte(body), Modern: named}); err != nil {
+		t.Fatal(err)
+	}
+	if m := readMsg(t, c); m.ID != mcp.IntID(2) {
+		t.Errorf("answer %v, want the one to id 2", m)
+	}
+	if h := f.next(t, http.MethodPost).Header; h.Values("Mcp-Method") != nil || h.Values("Mcp-Name") != nil {
+		t.Errorf("legacy request sent with modern headers %v", h)
+	}
+}

@@ -410,9 +410,12 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	body := bytes.Clone(msg) // the Conn's own: it may be sent again (a retry, re-initialization)
+	body := msg // the Conn's own: it may be sent again (a retry, re-initialization)
+	if !out.Owned {
+		body = bytes.Clone(msg)
+	}
 	var m *jsonrpc.Message
-	if r := out.Modern; r.Version != "" && r.ID.IsValid() && r.Method != "" {
+	if r := out.Modern; r.ID.IsValid() && r.Method != "" && (r.Version != "" || plainLegacy(r.Method, body)) {
 		// A request jsonrpc.Conn encoded and described: its route is
 		// known, so it is not decoded again.
 		m = &jsonrpc.Message{ID: r.ID, Method: r.Method}
@@ -471,6 +474,15 @@ func (c *Conn) Write(ctx context.Context, out transport.Message) error {
 		return c.loseSession(errors.New("the retried message was refused with 404 again"))
 	}
 	return err
+}
+
+// plainLegacy reports whether a request jsonrpc.Conn encoded without
+// saying its era (transport.Modern's Version empty) needs nothing of its
+// params here: not initialize (whose params are kept for a
+// re-initialization), and no modern envelope in it (modernOf finds one
+// only where its key is).
+func plainLegacy(method string, body []byte) bool {
+	return method != mcp.MethodInitialize && !bytes.Contains(body, protocolVersionKey)
 }
 
 // answerRetries bounds the extra attempts to deliver our answer to a

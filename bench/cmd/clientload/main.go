@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -52,11 +53,36 @@ func main() {
 	timeout := flag.Duration("timeout", 5*time.Second, "bound on each call")
 	rep := flag.Int("rep", 1, "repetition number, for the report")
 	asJSON := flag.Bool("json", false, "print the result as a JSON line")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measured phase to this file")
 	flag.Parse()
 	if err := run(*sdk, *w, *addrFile, *addr, *conns, *dur, *warmup, *timeout, *rep, *asJSON); err != nil {
 		fmt.Fprintln(os.Stderr, "clientload:", err)
 		os.Exit(1)
 	}
+}
+
+// cpuProfile is -cpuprofile: where to write the measured phase's CPU
+// profile (empty: none).
+var cpuProfile string
+
+// startProfile starts the CPU profile of -cpuprofile; the returned
+// function stops it and closes the file.
+func startProfile() (func() error, error) {
+	if cpuProfile == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(cpuProfile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 func run(sdk, w, addrFile, addr string, conns int, dur, warmup, timeout time.Duration, rep int, asJSON bool) error {
@@ -125,12 +151,19 @@ func run(sdk, w, addrFile, addr string, conns int, dur, warmup, timeout time.Dur
 	runtime.GC()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
+	stopProfile, err := startProfile()
+	if err != nil {
+		return err
+	}
 	cpu0 := cpuTime()
 	t0 := time.Now()
 	n, err := phase(dur, lat)
 	elapsed := time.Since(t0)
 	cpu := cpuTime() - cpu0
 	runtime.ReadMemStats(&ms1)
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
 	if err != nil {
 		return fmt.Errorf("after %d calls: %w", n, err)
 	}
