@@ -10,17 +10,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"runtime/pprof"
 	"runtime/trace"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -102,36 +97,7 @@ func main() {
 		mux.Handle("/", h)
 		h = mux
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if *addrFile != "" {
-		tmp := *addrFile + ".tmp"
-		if err := os.WriteFile(tmp, []byte(ln.Addr().String()), 0o644); err != nil {
-			log.Fatal(err)
-		}
-		if err := os.Rename(tmp, *addrFile); err != nil {
-			log.Fatal(err)
-		}
-	} else {
-		fmt.Println(ln.Addr())
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(discard{}, "", 0)}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-time.After(*maxRun):
-		}
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Print(err)
-	}
+	servers.Serve(&http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(discard{}, "", 0)}, *addr, *addrFile, *maxRun)
 	closeFn()
 }
 

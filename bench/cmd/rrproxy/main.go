@@ -6,18 +6,12 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mcpkit/mcpkit/bench/servers"
@@ -44,35 +38,6 @@ func main() {
 	p := servers.RoundRobin(urls, tr)
 	p.ErrorLog = log.New(os.Stderr, "rrproxy: ", 0)
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if *addrFile != "" {
-		tmp := *addrFile + ".tmp"
-		if err := os.WriteFile(tmp, []byte(ln.Addr().String()), 0o644); err != nil {
-			log.Fatal(err)
-		}
-		if err := os.Rename(tmp, *addrFile); err != nil {
-			log.Fatal(err)
-		}
-	} else {
-		fmt.Println(ln.Addr())
-	}
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-time.After(*maxRun):
-		}
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Print(err)
-	}
+	servers.Serve(&http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}, *addr, *addrFile, *maxRun)
 	tr.CloseIdleConnections()
 }
