@@ -310,19 +310,29 @@ func TestLineWriter(t *testing.T) {
 // TestGatewayGuideConfig: the complete file of docs/guide/gateway.md is
 // a valid configuration, so the guide cannot drift from the parser.
 func TestGatewayGuideConfig(t *testing.T) {
+	t.Setenv("SEARCH_TOKEN", "t")
+	t.Setenv("GATEWAY_STATE_KEYS", strings.Repeat("0f", 32))
+	if found := planGuideConfigs(t, func(body string) bool {
+		return strings.Contains(body, `"upstreams"`) && strings.Contains(body, `"rateLimits"`)
+	}); found != 1 {
+		t.Fatalf("%d complete configuration files in the guide, want 1", found)
+	}
+}
+
+// planGuideConfigs parses and plans every JSON block of
+// docs/guide/gateway.md that match selects, and returns how many it did.
+func planGuideConfigs(t *testing.T, match func(body string) bool) (found int) {
+	t.Helper()
 	md, err := os.ReadFile(filepath.Join("..", "..", "docs", "guide", "gateway.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var found int
 	for _, block := range strings.Split(string(md), "```json\n")[1:] {
 		body, _, _ := strings.Cut(block, "```")
-		if !strings.Contains(body, `"upstreams"`) || !strings.Contains(body, `"rateLimits"`) {
+		if !match(body) {
 			continue
 		}
 		found++
-		t.Setenv("SEARCH_TOKEN", "t")
-		t.Setenv("GATEWAY_STATE_KEYS", strings.Repeat("0f", 32))
 		c, err := parseGatewayConfig("gateway.md", []byte(body))
 		if err != nil {
 			t.Fatal(err)
@@ -331,9 +341,7 @@ func TestGatewayGuideConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if found != 1 {
-		t.Fatalf("%d complete configuration files in the guide, want 1", found)
-	}
+	return found
 }
 
 // TestGatewayStateKeys: the sealing keys come from the environment; a
