@@ -113,7 +113,9 @@ func (e *outEnvelope) encode(params any) (_ jsontext.Value, out *bytes.Buffer, _
 	case jsontext.Value:
 		raw, done = v, true
 	case *mcp.CallToolParams:
-		if b, ok := appendPlainCall(body.AvailableBuffer(), v); ok {
+		// The everyday params (a name and arguments) as the reflective
+		// encoder writes them (TestAppendPlainCall in rpccodec holds it).
+		if b, ok := wire.AppendPlainCall(body.AvailableBuffer(), v); ok {
 			body.Write(b) // into the pooled buffer, which keeps what it grew to
 			raw, done = body.Bytes(), true
 		}
@@ -158,17 +160,6 @@ func (e *outEnvelope) encode(params any) (_ jsontext.Value, out *bytes.Buffer, _
 		out.WriteByte('}')
 	}
 	return out.Bytes(), out, nil
-}
-
-// appendPlainCall appends the everyday tools/call params, a name and
-// arguments and nothing else, as the reflective encoder writes them
-// (wire.AppendPlainCall; TestAppendPlainCall holds the two to the same
-// bytes); false, with nothing to use, for any other params.
-func appendPlainCall(b []byte, p *mcp.CallToolParams) ([]byte, bool) {
-	if b, ok := wire.AppendPlainCall(b, p); ok {
-		return b, true
-	}
-	return nil, false
 }
 
 // putEnvelopeBuf returns a buffer of encode to the pool (nil: none).
