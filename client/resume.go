@@ -40,21 +40,12 @@ func (s *SessionState) check() error {
 	switch {
 	case s.SessionID == "":
 		return fmt.Errorf("%w: no session id", ErrBadSessionState)
-	case !visibleASCII(s.SessionID):
+	case !mcp.ValidSessionID(s.SessionID):
 		return fmt.Errorf("%w: the session id is not visible ASCII", ErrBadSessionState)
 	case !slices.Contains(mcp.LegacyVersions(), s.ProtocolVersion):
 		return fmt.Errorf("%w: protocol version %q", ErrBadSessionState, s.ProtocolVersion)
 	}
 	return nil
-}
-
-func visibleASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x21 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // sessionResumer is a transport that can continue a session

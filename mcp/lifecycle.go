@@ -72,3 +72,18 @@ func (i Implementation) Clone() Implementation {
 	}
 	return i
 }
+
+// ValidSessionID reports whether id may be a legacy session id: not
+// empty, and visible ASCII only (0x21 to 0x7E), as the Streamable HTTP
+// transport requires of the Mcp-Session-Id a server assigns.
+func ValidSessionID(id string) bool {
+	if id == "" {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x21 || id[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

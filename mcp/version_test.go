@@ -52,3 +52,12 @@ func TestLoggingLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestValidSessionID: visible ASCII only, and not empty.
+func TestValidSessionID(t *testing.T) {
+	for id, want := range map[string]bool{"abc-123_~!": true, "": false, "a b": false, "a\x7f": false, "é": false, "a\tb": false} {
+		if got := ValidSessionID(id); got != want {
+			t.Errorf("ValidSessionID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}

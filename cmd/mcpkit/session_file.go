@@ -8,16 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/mcp"
 )
-
-// notVisibleASCII: a session id holds visible ASCII only.
-func notVisibleASCII(r rune) bool { return r < 0x21 || r > 0x7e }
 
 // sessionFile is what --session-file holds: the legacy session of one
 // server URL, continued by the next command against the same URL
@@ -47,7 +43,7 @@ func (f *clientFlags) loadSession(t target, opts *client.Options, stderr io.Writ
 	}
 	var sf sessionFile
 	err = json.Unmarshal(data, &sf)
-	if err == nil && (sf.Session.SessionID == "" || strings.ContainsFunc(sf.Session.SessionID, notVisibleASCII) ||
+	if err == nil && (!mcp.ValidSessionID(sf.Session.SessionID) ||
 		!slices.Contains(mcp.LegacyVersions(), sf.Session.ProtocolVersion)) {
 		err = errors.New("no legacy session in it")
 	}

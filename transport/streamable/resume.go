@@ -48,7 +48,7 @@ func (c *Conn) Resume(id, version string, initParams []byte) error {
 		return errors.New("streamable: Resume after Close")
 	case c.session != "" || c.sawInit || c.contacted.Load() || c.legacy.Load() != nil:
 		return errors.New("streamable: Resume after the first Write")
-	case !visibleASCII(id):
+	case !mcp.ValidSessionID(id):
 		return errors.New("streamable: Resume: a session id must be visible ASCII (0x21 to 0x7E)")
 	case version == "":
 		return errors.New("streamable: Resume: no protocol version")
@@ -76,13 +76,4 @@ func (c *Conn) refuseResumed(nf *notFoundError) error {
 	c.log.Info("streamable: the resumed session is gone", "session", nf.session)
 	return fmt.Errorf("%w: %w", ErrResumedSessionGone,
 		&StatusError{Method: http.MethodPost, StatusCode: http.StatusNotFound, Status: "404 Not Found"})
-}
-
-func visibleASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x21 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
