@@ -118,7 +118,9 @@ type Options struct {
 	// the store again at its next request. Keep it well below the
 	// store's TTL. Default DefaultSessionCheckInterval; negative: every
 	// request of a session reads the store. Only used with a
-	// SessionStore (docs/design/multi-instance.md).
+	// SessionStore and a Broker: without a Broker nothing would bring a
+	// copy the changes made elsewhere, so every request reads the store
+	// (docs/design/multi-instance.md).
 	SessionCheckInterval time.Duration
 	// Now is the handler's clock, for idle times and
 	// SessionCheckInterval (tests). Nil: time.Now.

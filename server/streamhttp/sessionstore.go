@@ -111,7 +111,7 @@ func (h *Handler) sharedSession(ctx context.Context, id string, hs *httpSession)
 // and the Broker has reported no gap since.
 func (hs *httpSession) fresh() bool {
 	h := hs.h
-	if h.opts.SessionCheckInterval < 0 {
+	if !h.keepsCopies() {
 		return false
 	}
 	until := hs.checkedUntil.Load()
@@ -123,11 +123,20 @@ func (hs *httpSession) fresh() bool {
 // fields: each was a true reading of the store, and the copy has applied
 // both (Restore keeps the newer state).
 func (hs *httpSession) checked(gap uint64, start time.Time) {
-	if hs.h.opts.SessionCheckInterval < 0 {
+	if !hs.h.keepsCopies() {
 		return
 	}
 	hs.checkedGap.Store(gap)
 	hs.checkedUntil.Store(start.Add(hs.h.opts.SessionCheckInterval).UnixNano())
+}
+
+// keepsCopies reports whether a copy checked within
+// SessionCheckInterval may be served without the store: only with a
+// Broker, which brings the copy the DELETEs and state changes made
+// elsewhere meanwhile. With a SessionStore alone nothing would, so every
+// request reads the store.
+func (h *Handler) keepsCopies() bool {
+	return h.opts.SessionCheckInterval >= 0 && h.cluster != nil
 }
 
 // invalidate makes the copy read the store at its next request.

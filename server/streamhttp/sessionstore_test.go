@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/server"
 
@@ -140,5 +141,54 @@ func TestSessionStoreAcrossInstances(t *testing.T) {
 	}
 	if resp, _ := post(a.URL, sid, `{"jsonrpc":"2.0","id":5,"method":"ping"}`); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("after DELETE, A answered %s, want 404", resp.Status)
+	}
+}
+
+// TestSessionStoreWithoutBrokerReadsEveryRequest: with a SessionStore
+// and no Broker, nothing brings an instance's copy the DELETE made on
+// another, so the copy is never served from memory: right after the
+// DELETE on B, A (which holds a copy checked a moment before) answers
+// 404, with no time passing on its clock.
+func TestSessionStoreWithoutBrokerReadsEveryRequest(t *testing.T) {
+	fst := &mapStore{m: map[string][]byte{}}
+	now := time.Unix(1_000_000, 0)
+	clock := func() time.Time { return now }
+	newInstance := func() *httptest.Server {
+		h := NewHandler(server.New(nil), &Options{SessionStore: fst, Now: clock})
+		ts := httptest.NewServer(h)
+		t.Cleanup(func() { h.Close(); ts.Close() })
+		return ts
+	}
+	a, b := newInstance(), newInstance()
+	var sid string
+	do := func(method, url, body string) int {
+		t.Helper()
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if sid == "" {
+			sid = resp.Header.Get("Mcp-Session-Id")
+		}
+		return resp.StatusCode
+	}
+	do(http.MethodPost, a.URL, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	do(http.MethodPost, a.URL, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if got := do(http.MethodPost, a.URL, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != http.StatusOK {
+		t.Fatalf("ping on A: %d", got)
+	}
+	if got := do(http.MethodDelete, b.URL, ""); got != http.StatusNoContent {
+		t.Fatalf("DELETE on B: %d", got)
+	}
+	if got := do(http.MethodPost, a.URL, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != http.StatusNotFound {
+		t.Fatalf("A after a DELETE on B, no Broker: %d, want 404 (a copy served without the store)", got)
 	}
 }
