@@ -76,12 +76,14 @@ func (r *Reader) Next() (Event, error) {
 		if err != nil {
 			return Event{}, err
 		}
-		if cut || (r.over && len(line) > 0) {
+		if cut {
 			// The event passed the cap: keep the head of its data (this
-			// line may be its first data line), drop the rest.
+			// line may be its first data line), drop the rest. Only a data
+			// line is read: another field cut short (an id, an event type)
+			// would take a value that is not the server's.
 			if !r.over {
 				r.over = true
-				if len(line) > 0 { // a line cut whole has no field to read
+				if bytes.HasPrefix(line, []byte("data:")) {
 					r.field(line)
 				}
 			}

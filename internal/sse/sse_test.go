@@ -168,3 +168,20 @@ func TestAppendTypedEventRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestReaderCutIDLineIgnored: an id line cut by the cap does not become
+// the stream's last event id (a resume would send a value the server
+// never sent); the id before it stays.
+func TestReaderCutIDLineIgnored(t *testing.T) {
+	r := NewReader(strings.NewReader("id: 1\ndata: x\n\ndata: 0123456789\nid: abcdefghijkl\n\nid: 2\ndata: y\n\n"), 22)
+	if ev, err := r.Next(); err != nil || ev.ID != "1" {
+		t.Fatalf("first: %+v %v", ev, err)
+	}
+	ev, err := r.Next()
+	if !errors.Is(err, ErrEventTooLarge) || ev.ID != "1" || r.LastEventID() != "1" {
+		t.Fatalf("oversized event: id %q, last id %q, %v; want the id before it, 1", ev.ID, r.LastEventID(), err)
+	}
+	if ev, err := r.Next(); err != nil || ev.ID != "2" || string(ev.Data) != "y" {
+		t.Fatalf("after: %+v %v", ev, err)
+	}
+}
