@@ -395,6 +395,18 @@ func cacheKey(u *upstream, subject string) string {
 // margin of its expiry, or exchanged now (once for concurrent requests of
 // the same token: the others wait for its answer, or for their ctx).
 func (c *tokenCache) get(ctx context.Context, u *upstream, subject string) (string, error) {
+	for {
+		tok, err := c.getOnce(ctx, u, subject)
+		// An exchange joined from another request ends with that
+		// request's context: a waiter still wanting the token asks again.
+		if (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) && ctx.Err() == nil {
+			continue
+		}
+		return tok, err
+	}
+}
+
+func (c *tokenCache) getOnce(ctx context.Context, u *upstream, subject string) (string, error) {
 	key := cacheKey(u, subject)
 	c.mu.Lock()
 	if e, ok := c.m[key]; ok {
@@ -472,6 +484,9 @@ func (u *upstream) exchange(ctx context.Context, subject string) (string, time.D
 		HTTPClient: id.HTTPClient,
 	}
 	t, err := x.Exchange(ctx)
+	if err != nil && ctx.Err() != nil {
+		return "", 0, ctx.Err() // the call was given up: not the exchange's failure
+	}
 	var te *oauth.TokenError
 	if err != nil && !errors.As(err, &te) {
 		u.g.log.Warn("gateway: token exchange failed", "upstream", u.cfg.Name, "err", err)

@@ -641,3 +641,43 @@ func TestIdentityTaskFollowUps(t *testing.T) {
 		})
 	}
 }
+
+// TestTokenExchangeLeaderCancelled: requests joining an exchange do not
+// fail because the request that started it gave up (its caller went
+// away): they exchange again under their own context and get a token.
+func TestTokenExchangeLeaderCancelled(t *testing.T) {
+	as := newFakeAS(t)
+	as.arrived, as.gate = make(chan struct{}, 4), make(chan struct{})
+	var open sync.Once
+	release := func() { open.Do(func() { close(as.gate) }) }
+	t.Cleanup(release)
+	g, err := New(&Options{Upstreams: []Upstream{exchangeUpstream(as, "http://127.0.0.1:1/mcp", client.EraModern)}})
+	must(t, err)
+	u := g.ups[0]
+	joined := make(chan struct{}, 1)
+	g.tokens.joinHook = func() { joined <- struct{}{} }
+	leaderCtx, cancelLeader := context.WithCancel(t.Context())
+	leader := make(chan error, 1)
+	go func() {
+		_, err := g.tokens.get(leaderCtx, u, "tok-alice")
+		leader <- err
+	}()
+	waitFor(t, as.arrived, "the leader's exchange")
+	waiter := make(chan string, 1)
+	go func() {
+		tok, err := g.tokens.get(t.Context(), u, "tok-alice")
+		if err != nil {
+			tok = "error: " + err.Error()
+		}
+		waiter <- tok
+	}()
+	waitFor(t, joined, "the waiter joining the exchange")
+	cancelLeader()
+	if err := waitFor(t, leader, "the leader's end"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("leader: %v, want its own context's end", err)
+	}
+	release() // the waiter's own exchange goes through
+	if tok := waitFor(t, waiter, "the waiter's token"); !strings.HasPrefix(tok, "up-alice-") {
+		t.Fatalf("waiter got %q; want a token of its own exchange", tok)
+	}
+}
