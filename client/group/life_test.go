@@ -442,3 +442,42 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("wait after many failures %v, want %v", st.NextRetry.Sub(st.Since), group.DefaultRetryMax)
 	}
 }
+
+// TestCallerCancelNotServerFailure: an attempt ended by its caller's own
+// context (Connect's here) does not count as the server's failure: the
+// next caller connects at once instead of getting ErrServerDown until
+// the retry time (the clock never moves).
+func TestCallerCancelNotServerFailure(t *testing.T) {
+	ctx := testContext(t)
+	clk := newClock()
+	h := newHost(t, newServer(t, "s"))
+	block := make(chan struct{})
+	h.mu.Lock()
+	h.block = block
+	h.mu.Unlock()
+	cctx, cancel := context.WithCancel(ctx)
+	made := make(chan *group.Group, 1)
+	go func() { // ends when cancel ends the attempt
+		g, err := group.Connect(cctx, []group.Server{{Name: "s", Connect: h.dial}}, &group.Options{Now: clk.Now, RetryMin: time.Hour})
+		if err != nil {
+			t.Error(err)
+		}
+		made <- g
+	}()
+	<-block // the attempt is in flight
+	h.mu.Lock()
+	h.block = nil
+	h.mu.Unlock()
+	cancel()
+	g := <-made
+	if g == nil {
+		return
+	}
+	defer func() { _ = g.Close() }()
+	if st := g.Servers()[0]; st.State != group.StateDown {
+		t.Errorf("after the caller gave up: %+v, want down", st)
+	}
+	if _, err := g.Client(ctx, "s"); err != nil {
+		t.Fatalf("the next caller: %v; want a connection (the server never failed)", err)
+	}
+}

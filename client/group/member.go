@@ -76,11 +76,16 @@ func (m *member) get(ctx context.Context) (*client.Client, error) {
 		}
 		ch := make(chan struct{})
 		m.dialing = ch
+		prev := m.state
 		m.state = StateConnecting
 		m.g.wg.Add(1) // before Close marks m closed, so before its Wait
 		m.mu.Unlock()
 		c, err := m.connect(ctx)
-		m.settle(c, err)
+		if err != nil && ctx.Err() != nil {
+			m.abandon(prev, err) // the caller gave up: not the server's failure
+		} else {
+			m.settle(c, err)
+		}
 		close(ch)
 		m.g.wg.Done()
 		if err != nil {
@@ -191,6 +196,25 @@ func (m *member) settle(c *client.Client, err error) {
 	m.backoff = 0
 	m.connects++
 	m.mu.Unlock()
+}
+
+// abandon records an attempt its caller's context ended: the server is
+// as it was, with no retry delay added, so that another caller (whose
+// wait on the attempt now ends) tries again at once.
+func (m *member) abandon(prev State, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	m.dialing = nil
+	if prev == StateConnecting { // never reached: down, saying why
+		prev = StateDown
+		if m.err == nil {
+			m.err = err
+		}
+	}
+	m.state = prev
 }
 
 // shut marks the member closed and hands back its client to close.
