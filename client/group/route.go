@@ -17,20 +17,7 @@ var errNoParams = fmt.Errorf("%w: no params", ErrUnknownName)
 // server is a *ServerError. The call is never repeated on another
 // connection.
 func (g *Group) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	if p == nil {
-		return nil, errNoParams
-	}
-	m, c, orig, err := g.route(ctx, p.Name)
-	if err != nil {
-		return nil, err
-	}
-	q := *p
-	q.Name = orig
-	res, err := c.CallTool(ctx, &q)
-	if err != nil {
-		return nil, m.fail(err)
-	}
-	return res, nil
+	return routed(ctx, g, p, func(q *mcp.CallToolParams) *string { return &q.Name }, (*client.Client).CallTool)
 }
 
 // CallTool is client.CallTool[Out] routed by a namespaced name: the typed
