@@ -426,6 +426,9 @@ func (s *Server) deliverChange(method, uri string) {
 	}
 	s.notifyListeners(method, uri, items)
 	for _, ss := range s.Sessions() {
+		// A session that has not answered initialize hears nothing (and
+		// its visibility is not asked); deliverWhenReady holds a change
+		// for one that waits for notifications/initialized.
 		if !ss.initializedOrReady() || (method == mcp.NotificationResourcesUpdated && !ss.isSubscribed(uri)) {
 			continue
 		}
