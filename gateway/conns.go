@@ -355,7 +355,6 @@ func ended(c *client.Client) bool {
 	}
 }
 
-// wakeLocked wakes the calls waiting for a connection (under u.mu).
 // wakeLocked wakes the calls waiting for a connection (under u.mu); with
 // none waiting, as on most releases, it costs nothing.
 func (u *upstream) wakeLocked() {

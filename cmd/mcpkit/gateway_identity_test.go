@@ -17,6 +17,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/auth"
+	"github.com/mcpkit/mcpkit/auth/oauth"
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/gateway"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -30,7 +31,7 @@ import (
 // client credentials grant: subject client, the scopes, for resource.
 func grantToken(t *testing.T, a *demoAS, client, scope, resource string) string {
 	t.Helper()
-	resp, err := http.PostForm(a.issuer+"/token", url.Values{"grant_type": {grantClientCredentials}, "client_id": {client},
+	resp, err := http.PostForm(a.issuer+"/token", url.Values{"grant_type": {oauth.GrantTypeClientCredentials}, "client_id": {client},
 		"scope": {scope}, "resource": {resource}})
 	if err != nil {
 		t.Fatal(err)
@@ -318,8 +319,8 @@ func TestDemoASOtherGrants(t *testing.T) {
 		return resp.StatusCode, v.Error
 	}
 	exchange := func(subject, scope string) url.Values {
-		return url.Values{"grant_type": {grantTokenExchange}, "client_id": {"gw"}, "subject_token": {subject},
-			"subject_token_type": {tokenTypeAccessToken}, "resource": {"https://up.test/mcp"}, "scope": {scope}}
+		return url.Values{"grant_type": {oauth.GrantTypeTokenExchange}, "client_id": {"gw"}, "subject_token": {subject},
+			"subject_token_type": {oauth.TokenTypeAccessToken}, "resource": {"https://up.test/mcp"}, "scope": {scope}}
 	}
 	for _, tc := range []struct {
 		name   string
@@ -332,9 +333,9 @@ func TestDemoASOtherGrants(t *testing.T) {
 		{"not a token", a, exchange("garbage", ""), http.StatusBadRequest, "invalid_grant"},
 		{"another issuer's", a, exchange(grantToken(t, startAS(t, authConfig{tokens: tokensJWT, dpop: dpopOff}), "x", "read", "r"), ""), http.StatusBadRequest, "invalid_grant"},
 		{"scope not held", a, exchange(good, "admin"), http.StatusBadRequest, "invalid_scope"},
-		{"no client", a, url.Values{"grant_type": {grantClientCredentials}, "resource": {"r"}}, http.StatusUnauthorized, "invalid_client"},
-		{"no resource", a, url.Values{"grant_type": {grantClientCredentials}, "client_id": {"c"}}, http.StatusBadRequest, "invalid_target"},
-		{"opaque tokens", startAS(t, authConfig{tokens: tokensOpaque, dpop: dpopOff}), url.Values{"grant_type": {grantClientCredentials}, "client_id": {"c"}, "resource": {"r"}}, http.StatusBadRequest, "unsupported_grant_type"},
+		{"no client", a, url.Values{"grant_type": {oauth.GrantTypeClientCredentials}, "resource": {"r"}}, http.StatusUnauthorized, "invalid_client"},
+		{"no resource", a, url.Values{"grant_type": {oauth.GrantTypeClientCredentials}, "client_id": {"c"}}, http.StatusBadRequest, "invalid_target"},
+		{"opaque tokens", startAS(t, authConfig{tokens: tokensOpaque, dpop: dpopOff}), url.Values{"grant_type": {oauth.GrantTypeClientCredentials}, "client_id": {"c"}, "resource": {"r"}}, http.StatusBadRequest, "unsupported_grant_type"},
 	} {
 		if status, code := post(tc.as, tc.form); status != tc.status || code != tc.code {
 			t.Errorf("%s: %d %q; want %d %q", tc.name, status, code, tc.status, tc.code)

@@ -21,6 +21,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/mcpkit/mcpkit/auth"
+	"github.com/mcpkit/mcpkit/auth/oauth"
 )
 
 // The values of "mcpkit serve --auth-tokens" and "--dpop".
@@ -128,7 +129,7 @@ func (a *demoAS) mount(mux *http.ServeMux) {
 			"token_endpoint":                        a.issuer + "/token",
 			"registration_endpoint":                 a.issuer + "/register",
 			"response_types_supported":              []string{"code"},
-			"grant_types_supported":                 []string{"authorization_code", grantClientCredentials, grantTokenExchange},
+			"grant_types_supported":                 []string{"authorization_code", oauth.GrantTypeClientCredentials, oauth.GrantTypeTokenExchange},
 			"code_challenge_methods_supported":      []string{"S256"},
 			"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
 		}

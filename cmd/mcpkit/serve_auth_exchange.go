@@ -9,14 +9,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
-)
-
-// The grants of the demo authorization server besides the authorization
-// code, for machine callers and for a gateway acting for its callers.
-const (
-	grantClientCredentials = "client_credentials"
-	grantTokenExchange     = "urn:ietf:params:oauth:grant-type:token-exchange"
-	tokenTypeAccessToken   = "urn:ietf:params:oauth:token-type:access_token"
+	"github.com/mcpkit/mcpkit/auth/oauth"
 )
 
 // otherGrant serves the client credentials grant (RFC 6749 §4.4: a token
@@ -27,7 +20,7 @@ const (
 // no DPoP binding. It reports whether the grant was one of these.
 func (a *demoAS) otherGrant(w http.ResponseWriter, r *http.Request, client string) bool {
 	grant := r.PostForm.Get("grant_type")
-	if grant != grantClientCredentials && grant != grantTokenExchange {
+	if grant != oauth.GrantTypeClientCredentials && grant != oauth.GrantTypeTokenExchange {
 		return false
 	}
 	if a.cfg.tokens != tokensJWT {
@@ -50,13 +43,13 @@ func (a *demoAS) otherGrant(w http.ResponseWriter, r *http.Request, client strin
 	now := time.Now()
 	claims := map[string]any{"iss": a.issuer, "aud": resource, "client_id": client, "iat": now.Unix(),
 		"exp": now.Add(demoTokenLifetime).Unix(), "jti": rand.Text()}
-	if grant == grantClientCredentials {
+	if grant == oauth.GrantTypeClientCredentials {
 		claims["sub"] = client
 		if len(asked) > 0 {
 			claims["scope"] = strings.Join(asked, " ")
 		}
 	} else {
-		if r.PostForm.Get("subject_token_type") != tokenTypeAccessToken {
+		if r.PostForm.Get("subject_token_type") != oauth.TokenTypeAccessToken {
 			writeJSONResponse(w, http.StatusBadRequest, map[string]any{"error": "invalid_request", "error_description": "subject_token_type must be an access token"})
 			return true
 		}
@@ -92,8 +85,8 @@ func (a *demoAS) otherGrant(w http.ResponseWriter, r *http.Request, client strin
 	}
 	a.logf("issued a %s token to OAuth client %s for %s", grant, client, resource)
 	ans := map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": claims["exp"].(int64) - now.Unix()}
-	if grant == grantTokenExchange {
-		ans["issued_token_type"] = tokenTypeAccessToken
+	if grant == oauth.GrantTypeTokenExchange {
+		ans["issued_token_type"] = oauth.TokenTypeAccessToken
 	}
 	writeJSONResponse(w, http.StatusOK, ans)
 	return true
