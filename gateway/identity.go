@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -542,9 +541,8 @@ func checkIdentity(u *Upstream) error {
 	if id.Mode == IdentityPassThrough {
 		return nil
 	}
-	te, err := url.Parse(id.TokenEndpoint)
-	if err != nil || te.Host == "" || (te.Scheme != "https" && !(te.Scheme == "http" && loopback(te.Hostname()))) {
-		return fmt.Errorf("gateway: upstream %q: identity exchange: token endpoint %q: want an https URL (http only on a loopback host)", u.Name, id.TokenEndpoint)
+	if err := oauth.CheckEndpointURL("token endpoint", id.TokenEndpoint); err != nil {
+		return fmt.Errorf("gateway: upstream %q: identity exchange: %w", u.Name, err)
 	}
 	if id.Audience == "" {
 		id.Audience = u.URL
@@ -558,12 +556,4 @@ func checkIdentity(u *Upstream) error {
 		}
 	}
 	return nil
-}
-
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

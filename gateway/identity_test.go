@@ -484,6 +484,8 @@ func TestIdentityOptionsChecked(t *testing.T) {
 		{Upstream{Name: "u", URL: "http://127.0.0.1/mcp", Identity: Identity{Mode: "sometimes"}}, "identity mode"},
 		{Upstream{Name: "u", URL: "http://127.0.0.1/mcp", Identity: Identity{Mode: IdentityExchange}}, "token endpoint"},
 		{Upstream{Name: "u", URL: "http://127.0.0.1/mcp", Identity: Identity{Mode: IdentityExchange, TokenEndpoint: "http://as.example/token"}}, "https"},
+		{Upstream{Name: "u", URL: "http://127.0.0.1/mcp", Identity: Identity{Mode: IdentityExchange, TokenEndpoint: "https://user@as.example/token"}}, "user information"},
+		{Upstream{Name: "u", URL: "http://127.0.0.1/mcp", Identity: Identity{Mode: IdentityExchange, TokenEndpoint: "https://as.example/token#x"}}, "fragment"},
 		{Upstream{Name: "u", URL: "http://127.0.0.1/mcp", Identity: Identity{Mode: IdentityExchange, TokenEndpoint: "https://as.example/token", Scopes: []string{"a b"}}}, "scope"},
 	} {
 		_, err := New(&Options{Upstreams: []Upstream{c.up}})

@@ -131,3 +131,14 @@ func checkMetadataURL(server *url.URL, raw string) (string, error) {
 	}
 	return abs, nil
 }
+
+// CheckEndpointURL reports why raw may not serve as an authorization
+// server endpoint (what names it in the error, such as "token
+// endpoint"): an *InsecureURLError unless it is an absolute https URL, or
+// http on a loopback host, without user information or a fragment. It
+// is the check every request of this package applies, for configuration
+// that is read before any request is made.
+func CheckEndpointURL(what, raw string) error {
+	_, err := checkURL(what, raw)
+	return err
+}

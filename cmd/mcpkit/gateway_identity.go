@@ -1,11 +1,10 @@
 package main
 
 import (
-	"net"
-	"net/url"
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/auth/oauth"
 	"github.com/mcpkit/mcpkit/gateway"
 )
 
@@ -58,12 +57,11 @@ func (c *identityConfig) check(at string, u *upstreamConfig, a *authFileConfig) 
 		}
 		return nil
 	}
-	te, err := url.Parse(c.TokenEndpoint)
 	switch {
 	case c.TokenEndpoint == "":
 		return fieldErr(at+".tokenEndpoint", "required: the authorization server's token endpoint")
-	case err != nil || te.Host == "" || (te.Scheme != "https" && !(te.Scheme == "http" && isLoopbackHost(te.Hostname()))):
-		return fieldErr(at+".tokenEndpoint", "%q is not an https URL (http only on a loopback host)", c.TokenEndpoint)
+	case oauth.CheckEndpointURL("token endpoint", c.TokenEndpoint) != nil:
+		return fieldErr(at+".tokenEndpoint", "%q is not an https URL (http only on a loopback host; no user information or fragment)", c.TokenEndpoint)
 	case c.ClientID == "":
 		return fieldErr(at+".clientID", "required: the gateway's client at the token endpoint")
 	}
@@ -78,14 +76,6 @@ func (c *identityConfig) check(at string, u *upstreamConfig, a *authFileConfig) 
 		}
 	}
 	return nil
-}
-
-func isLoopbackHost(h string) bool {
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 // identity converts c (checked) into gateway.Identity, reading the

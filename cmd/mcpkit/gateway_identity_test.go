@@ -259,6 +259,7 @@ func TestGatewayIdentityConfig(t *testing.T) {
 		{"on a command", `{` + authOn + `"upstreams": [{"name": "a", "command": ["srv"], "identity": {"mode": "passthrough"}}]}`, "gw.json: upstreams[0].identity: the caller's identity applies to a url upstream only"},
 		{"no token endpoint", `{` + authOn + up(`{"mode": "exchange", "clientID": "gw"}`), "gw.json: upstreams[0].identity.tokenEndpoint: required"},
 		{"http token endpoint", `{` + authOn + up(`{"mode": "exchange", "tokenEndpoint": "http://as/token", "clientID": "gw"}`), `gw.json: upstreams[0].identity.tokenEndpoint: "http://as/token" is not an https URL`},
+		{"token endpoint with a fragment", `{` + authOn + up(`{"mode": "exchange", "tokenEndpoint": "https://as/token#x", "clientID": "gw"}`), `gw.json: upstreams[0].identity.tokenEndpoint: "https://as/token#x" is not an https URL`},
 		{"no client", `{` + authOn + up(`{"mode": "exchange", "tokenEndpoint": "https://as/token"}`), "gw.json: upstreams[0].identity.clientID: required"},
 		{"bad scope", `{` + authOn + up(`{"mode": "exchange", "tokenEndpoint": "https://as/token", "clientID": "gw", "scopes": ["a b"]}`), `gw.json: upstreams[0].identity.scopes: scope 0, "a b", is not a scope token`},
 		{"exchange members on passthrough", `{` + authOn + up(`{"mode": "passthrough", "scopes": ["a"]}`), "gw.json: upstreams[0].identity: tokenEndpoint, clientID"},
