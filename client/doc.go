@@ -80,8 +80,9 @@
 // (package intercept). Options.KeepAlive pings a legacy server and
 // closes the connection when a ping goes unanswered (ErrKeepAlive).
 //
-// Package client imports mcp, jsonrpc, transport, intercept and
-// internal/jsonschema.
+// Package client imports mcp, jsonrpc, transport, intercept,
+// internal/jsonschema and internal/mcpheader (the header-name rule),
+// among the internal helpers ARCHITECTURE.md lists.
 // It must not import
 // server or any concrete transport.
 package client

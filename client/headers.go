@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/mcpheader"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -162,7 +163,7 @@ func (w *headerWalk) annotation(node map[string]jsontext.Value, h jsontext.Value
 		return fmt.Errorf("x-mcp-header %q at %s is not reachable through properties alone", name, where)
 	case name == "":
 		return fmt.Errorf("empty x-mcp-header at %s", where)
-	case !isToken(name):
+	case !mcpheader.IsToken(name):
 		return fmt.Errorf("x-mcp-header %q at %s is not an HTTP token", name, where)
 	}
 	key := strings.ToLower(name)
@@ -183,20 +184,6 @@ func (w *headerWalk) annotation(node map[string]jsontext.Value, h jsontext.Value
 	}
 	w.out = append(w.out, paramHeader{name: name, path: append([]string(nil), path...), kind: kind})
 	return nil
-}
-
-// isToken reports whether s is an RFC 9110 token (1*tchar).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
 }
 
 // noteTools validates the annotations of listed tools, records them for

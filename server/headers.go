@@ -52,7 +52,7 @@ func paramHeaders(schema jsontext.Value) ([]paramHeader, error) {
 			if node.Header.Kind() != '"' || json.Unmarshal(node.Header, &name) != nil {
 				return fmt.Errorf("x-mcp-header %s is not a string", node.Header)
 			}
-			if !isToken(name) {
+			if !mcpheader.IsToken(name) {
 				return fmt.Errorf("x-mcp-header %q is not an HTTP token", name)
 			}
 			key := strings.ToLower(name)
@@ -80,20 +80,6 @@ func paramHeaders(schema jsontext.Value) ([]paramHeader, error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-// isToken reports whether s is an RFC 9110 token.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x80 || !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
 }
 
 // checkParamHeaders validates the Mcp-Param-* headers of a tools/call

@@ -48,23 +48,6 @@ func (l List) Match(origin string) (ok, explicit bool) {
 		u.Path == "" && u.RawQuery == "" && u.User == nil, false
 }
 
-// IsToken reports whether s is an RFC 9110 token (a header name).
-func IsToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // MaxAge is the Access-Control-Max-Age value of maxAge in seconds: def
 // when maxAge is zero, "" (no header) when it is negative.
 func MaxAge(maxAge, def time.Duration) string {

@@ -37,14 +37,6 @@ func TestMatch(t *testing.T) {
 	}
 }
 
-func TestIsToken(t *testing.T) {
-	for s, want := range map[string]bool{"Mcp-Param-Region": true, "x_y": true, "": false, "a b": false, "a:b": false, "é": false} {
-		if got := IsToken(s); got != want {
-			t.Errorf("IsToken(%q) = %v", s, got)
-		}
-	}
-}
-
 func TestMaxAge(t *testing.T) {
 	if got := MaxAge(0, 10*time.Minute); got != "600" {
 		t.Errorf("default: %q", got)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpkit/mcpkit/internal/mcpheader"
 )
 
 // PolicyOptions describes a CORS policy; NewPolicy prepares it once.
@@ -58,7 +60,7 @@ func NewPolicy(o PolicyOptions) *Policy {
 	p.allowM = strings.Join(ms, ", ")
 	var hs []string
 	for _, name := range o.Headers {
-		if name = strings.ToLower(strings.TrimSpace(name)); IsToken(name) && !p.headers[name] {
+		if name = strings.ToLower(strings.TrimSpace(name)); mcpheader.IsToken(name) && !p.headers[name] {
 			p.headers[name] = true
 			hs = append(hs, name)
 		}
@@ -141,7 +143,7 @@ func (p *Policy) requested(lines []string) (prefixed []string, bad string) {
 			switch {
 			case name == "" || seen[name]:
 				continue
-			case !IsToken(name):
+			case !mcpheader.IsToken(name):
 				return nil, name
 			case p.headers[name]:
 			case p.prefix != "" && len(name) > len(p.prefix) && strings.HasPrefix(name, p.prefix):

@@ -1,7 +1,9 @@
 // Package mcpheader encodes and decodes the values of the 2026-07-28 HTTP
 // headers that mirror members of a request (SEP-2243: Mcp-Name,
 // Mcp-Param-*): the client transport encodes them, the server and the
-// authorization middleware decode them.
+// authorization middleware decode them. It also holds the rule for a
+// header name (IsToken) that the client, the server and the CORS rules
+// apply.
 package mcpheader
 
 import (
@@ -59,4 +61,22 @@ func Decode(v string) (s string, ok bool) {
 		return "", false
 	}
 	return string(b), true
+}
+
+// IsToken reports whether s is an RFC 9110 token: what a header name may
+// be.
+func IsToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

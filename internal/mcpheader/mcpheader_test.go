@@ -57,3 +57,12 @@ func TestDecode(t *testing.T) {
 		}
 	}
 }
+
+// TestIsToken: the header-name rule.
+func TestIsToken(t *testing.T) {
+	for s, want := range map[string]bool{"Mcp-Param-Region": true, "x_y": true, "": false, "a b": false, "a:b": false, "é": false} {
+		if got := IsToken(s); got != want {
+			t.Errorf("IsToken(%q) = %v", s, got)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/corsorigin"
+	"github.com/mcpkit/mcpkit/internal/mcpheader"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -92,7 +93,7 @@ func newCORSPolicy(o *CORSOptions, stateless bool) *corsorigin.Policy {
 	}
 	expose := append([]string(nil), corsExposeHeaders...)
 	for _, name := range o.ExposedHeaders {
-		if name = strings.TrimSpace(name); corsorigin.IsToken(name) {
+		if name = strings.TrimSpace(name); mcpheader.IsToken(name) {
 			expose = append(expose, name)
 		}
 	}
