@@ -242,6 +242,9 @@ func (u *upstream) takeConn(ctx context.Context, deadline *queueWait) (*callConn
 	if who != nil {
 		owner = who.key
 	}
+	// dialed reports the end of the connection this call had opened, while
+	// it is being opened.
+	var dialed chan error
 	for {
 		u.mu.Lock()
 		if u.c == nil || u.poolClosed {
@@ -295,42 +298,36 @@ func (u *upstream) takeConn(ctx context.Context, deadline *queueWait) (*callConn
 				cc.c.Close()
 			}()
 		}
-		if u.ctlCC == nil && u.open < u.cfg.MaxConnections {
+		if u.ctlCC == nil && u.open < u.cfg.MaxConnections && dialed == nil {
+			// A connection is opened for the pool, not for this call:
+			// the call takes whichever comes first, a connection another
+			// call gives back or the new one. Opening one costs a
+			// handshake (server/discover, or initialize), which on a
+			// busy upstream takes longer than most calls: a call that
+			// waited for its own would pay for it in its latency.
 			u.open++
-			u.leased++
+			u.closers.Add(1)
+			dialed = make(chan error, 1)
 			gen, version := u.gen, u.c.ProtocolVersion()
-			u.mu.Unlock()
-			cc := &callConn{gen: gen}
-			if who != nil {
-				cc.who = newConnIdentity(who)
-			}
-			c, err := u.dialCall(ctx, version, cc)
-			if err != nil {
-				u.mu.Lock()
-				u.open--
-				u.leased--
-				u.wakeLocked()
-				u.mu.Unlock()
-				return nil, upstreamError(err)
-			}
-			cc.c = c
-			u.mu.Lock()
-			u.conns[cc] = true
-			stale := u.gen != gen || u.poolClosed
-			u.mu.Unlock()
-			if stale { // the control connection ended meanwhile
-				u.finish(cc, true)
-				return nil, fmt.Errorf("%w: %q", ErrUnavailable, u.cfg.Name)
-			}
-			return cc, nil
+			go u.dialIdle(ctx, gen, version, who, dialed)
 		}
 		wake := u.wake
 		u.waiting++
 		u.mu.Unlock()
-		timeout := deadline.C()
+		// While the connection this call asked for is being opened, the
+		// connect timeout bounds the wait, not QueueTimeout.
+		var timeout <-chan time.Time
+		if dialed == nil {
+			timeout = deadline.C()
+		}
 		var err error
 		select {
 		case <-wake:
+		case derr := <-dialed:
+			dialed = nil
+			if derr != nil {
+				err = upstreamError(derr)
+			}
 		case <-ctx.Done():
 			err = ctx.Err()
 		case <-timeout:
@@ -515,15 +512,40 @@ func (u *upstream) closeConns(final bool) {
 	}
 }
 
-// dialCall opens call connection cc in the era (the revision) of the
-// control connection, for at most ConnectTimeout and as long as the call
-// waiting for it (ctx) does.
-func (u *upstream) dialCall(ctx context.Context, version string, cc *callConn) (*client.Client, error) {
+// dialIdle opens a call connection for the pool in the era (the revision)
+// of the control connection of generation gen, bound to caller who (nil:
+// the gateway's own), and puts it with the idle ones, where the calls
+// waiting for a connection find it. It runs for at most ConnectTimeout and
+// while the gateway does, however long the call that asked for it waits,
+// and reports the outcome on done. The caller counted the connection in
+// open and added to closers.
+func (u *upstream) dialIdle(ctx context.Context, gen uint64, version string, who *caller, done chan<- error) {
+	defer u.closers.Done()
+	cc := &callConn{gen: gen}
+	if who != nil {
+		cc.who = newConnIdentity(who)
+	}
+	// The call's values (its caller's identity) without its end.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), u.cfg.ConnectTimeout)
-	defer cancel()
-	stop := context.AfterFunc(ctx, cancel)
-	defer stop()
-	return u.connectWith(u.g.ctx, cctx, version, cc)
+	stop := context.AfterFunc(u.g.ctx, cancel)
+	c, err := u.connectWith(u.g.ctx, cctx, version, cc)
+	stop()
+	cancel()
+	if err != nil {
+		u.mu.Lock()
+		u.open--
+		u.wakeLocked()
+		u.mu.Unlock()
+		done <- err
+		return
+	}
+	cc.c = c
+	u.mu.Lock()
+	u.conns[cc] = true
+	u.leased++ // as if leased, and given back: finish puts it with the idle ones
+	u.mu.Unlock()
+	u.finish(cc, false) // closed instead when its generation has passed or the pool closed
+	done <- nil
 }
 
 // retiring reports whether a call that ended with err on ctx leaves its
