@@ -520,7 +520,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if err := hs.process(r.Context(), msg); err != nil {
-			writeRPCError(w, http.StatusServiceUnavailable, mcp.ID{}, seam.ToRPCError(err))
+			writeRPCError(w, statusOf(err, http.StatusServiceUnavailable), mcp.ID{}, seam.ToRPCError(err))
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)

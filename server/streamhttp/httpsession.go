@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
-	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -123,8 +122,8 @@ func (hs *httpSession) HandleRequest(ctx context.Context, msg *jsonrpc.Message) 
 	hs.mu.Unlock()
 	defer hs.leave()
 	res, err := hs.ss.HandleRequest(ctx, msg)
-	if unavailable(err) {
-		hs.setStatus(msg.ID, http.StatusServiceUnavailable)
+	if status := statusOf(err, 0); status != 0 {
+		hs.setStatus(msg.ID, status)
 	}
 	hs.mu.Lock()
 	late := hs.closed

@@ -14,7 +14,8 @@ import (
 
 // saver returns what makes a session save its state to the SessionStore
 // on change (nil without one). A failed Put fails the request that made
-// the change (seam.ErrStoreUnavailable: -32603, HTTP 503), so that no
+// the change (seam.ErrStoreUnavailable: -32603, HTTP 503; errSessionGone,
+// HTTP 404, when the store no longer holds the session), so that no
 // client is told of a change — or handed a session id — that other
 // instances do not know. It runs only on the session's requests, after
 // newSession has set hs.ss.
@@ -38,16 +39,18 @@ func (h *Handler) saver(hs *httpSession) func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), h.opts.StoreTimeout)
 		defer cancel()
 		if err := st.Put(ctx, ss.ID(), state); err != nil {
-			if errors.Is(err, store.ErrUnknownSession) {
-				// Ended elsewhere (DELETE, TTL) and this copy has not heard
-				// of it: the store did not bring it back, and the next
-				// request reads the store and gets the 404.
-				hs.invalidate()
-			}
-			h.log.Warn("streamhttp: session store put failed", "session", ss.ID(), "err", err)
 			// The change is undone (update): this revision was never
 			// recorded, and the next change takes its number.
 			ss.Unrecord(state.Revision)
+			if errors.Is(err, store.ErrUnknownSession) {
+				// Ended elsewhere (DELETE, TTL) and this copy has not heard
+				// of it: the store did not bring it back. This request gets
+				// the 404 of an ended session, and so does the next, which
+				// reads the store.
+				hs.invalidate()
+				return errSessionGone
+			}
+			h.log.Warn("streamhttp: session store put failed", "session", ss.ID(), "err", err)
 			return seam.ErrStoreUnavailable
 		}
 		// The store holds this state now, its TTL restarted.

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
 )
 
@@ -17,11 +18,21 @@ func unavailable(err error) bool {
 	return errors.Is(err, seam.ErrStoreUnavailable) || errors.Is(err, jsonrpc.ErrUnavailable)
 }
 
+// errSessionGone fails a request whose change of session state the
+// SessionStore refused because it no longer holds the session (ended on
+// another instance, or by its TTL, before this copy heard of it): the
+// answer of an unknown session, HTTP 404, so that the client starts a new
+// one, as it would on the next request.
+var errSessionGone = jsonrpc.NewError(mcp.CodeInvalidRequest, "Not Found: unknown or ended session")
+
 // statusOf is the status of the error answer err: 503 when unavailable,
-// else status.
+// 404 when its session is gone, else status.
 func statusOf(err error, status int) int {
-	if unavailable(err) {
+	switch {
+	case unavailable(err):
 		return http.StatusServiceUnavailable
+	case errors.Is(err, errSessionGone):
+		return http.StatusNotFound
 	}
 	return status
 }
