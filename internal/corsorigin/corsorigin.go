@@ -1,7 +1,7 @@
 package corsorigin
 
 import (
-	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,19 +18,26 @@ type List struct {
 // or https origin. "null" (sandboxed frames, file: pages of any site)
 // and empty entries name no one.
 func Parse(origins []string) List {
+	l := ParseNames(origins)
+	l.any = slices.ContainsFunc(origins, func(o string) bool { return strings.TrimSpace(o) == "*" })
+	return l
+}
+
+// ParseNames reads an allow-list of exact origins only, as Parse does but
+// with "*" naming no one: for a list that must name every origin it
+// admits.
+func ParseNames(origins []string) List {
 	l := List{exact: make(map[string]bool, len(origins))}
 	for _, origin := range origins {
-		origin = strings.TrimSpace(origin)
-		if origin == "*" {
-			l.any = true
-			continue
-		}
-		if origin = normal(origin); origin != "" && origin != "null" {
+		if origin = normal(strings.TrimSpace(origin)); origin != "" && origin != "null" && origin != "*" {
 			l.exact[origin] = true
 		}
 	}
 	return l
 }
+
+// Empty reports whether the list allows no origin.
+func (l List) Empty() bool { return len(l.exact) == 0 && !l.any }
 
 func normal(origin string) string { return strings.ToLower(strings.TrimSuffix(origin, "/")) }
 
@@ -40,12 +47,32 @@ func (l List) Match(origin string) (ok, explicit bool) {
 	if l.exact[normal(origin)] {
 		return true, true
 	}
-	if !l.any {
-		return false, false
+	return l.any && webOrigin(origin), false
+}
+
+// webOrigin reports whether origin is an http or https origin as a
+// browser serializes it: the scheme, "://" and a host with an optional
+// port, nothing else (no user information, path, query or fragment).
+// It reads the bytes in place: it runs on every request of a "*" list.
+func webOrigin(origin string) bool {
+	rest, ok := strings.CutPrefix(origin, "https://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(origin, "http://"); !ok {
+			return false
+		}
 	}
-	u, err := url.Parse(origin)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
-		u.Path == "" && u.RawQuery == "" && u.User == nil, false
+	if rest == "" {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		switch c := rest[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '.', c == '-', c == '_', c == '~', c == ':', c == '[', c == ']', c == '%':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // MaxAge is the Access-Control-Max-Age value of maxAge in seconds: def

@@ -28,12 +28,35 @@ func TestMatch(t *testing.T) {
 		{wild, "file://", false, false},
 		{wild, "https://u@evil.example", false, false},
 		{wild, "https://a.example/path", false, false},
+		{wild, "https://a.example?q", false, false},
+		{wild, "https://a.example#f", false, false},
+		{wild, "https://", false, false},
+		{wild, "http://[::1]:8080", true, false},
+		{wild, "https://a b.example", false, false},
+		{wild, "ftp://a.example", false, false},
+		{wild, "https:a.example", false, false},
+		{ParseNames([]string{"*", "https://b.example/"}), "https://any.example", false, false},
+		{ParseNames([]string{"*", "https://b.example/"}), "https://B.example", true, true},
 		{List{}, "https://app.example.com", false, false},
 	} {
 		ok, explicit := c.l.Match(c.origin)
 		if ok != c.ok || explicit != c.explicit {
 			t.Errorf("Match(%q) = %v, %v; want %v, %v", c.origin, ok, explicit, c.ok, c.explicit)
 		}
+	}
+}
+
+// TestMatchAnyNoAllocs: a "*" list checks an origin on every request of
+// a browser; it used to parse it as a URL, twice a request behind
+// Handler.CORS.
+func TestMatchAnyNoAllocs(t *testing.T) {
+	wild := Parse([]string{"*"})
+	if n := testing.AllocsPerRun(100, func() {
+		if ok, _ := wild.Match("https://app.example.com:8443"); !ok {
+			t.Fatal("refused")
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations a match, want 0", n)
 	}
 }
 

@@ -155,7 +155,10 @@ type Options struct {
 	// reachable beyond the loopback interface.
 	AllowedHosts []string
 	// AllowedOrigins lists the Origin header values accepted (such as
-	// "https://app.example.com", compared without regard to case). An
+	// "https://app.example.com", compared as CORSOptions.AllowedOrigins
+	// are: without regard to case, a trailing slash ignored; "null" and
+	// "*" name no one here, a list that is not empty admits only the
+	// origins it names and CORS's). An
 	// Origin present is always checked (2025-11-25 and 2026-07-28
 	// transports: servers MUST validate it; 403 when invalid). Empty:
 	// an Origin is accepted when it names the request's own Host and
@@ -236,6 +239,7 @@ type Handler struct {
 	log     *slog.Logger
 	cluster *cluster           // nil without a Broker
 	cors    *corsorigin.Policy // nil without Options.CORS
+	origins corsorigin.List    // Options.AllowedOrigins
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -346,6 +350,7 @@ func NewHandler(s *server.Server, opts *Options) *Handler {
 	if o.CORS != nil {
 		h.cors = newCORSPolicy(o.CORS, o.Stateless)
 	}
+	h.origins = corsorigin.ParseNames(o.AllowedOrigins)
 	return h
 }
 

@@ -67,7 +67,7 @@ func (h *Handler) checkHostOrigin(r *http.Request) (int, string) {
 		return 0, ""
 	}
 	if len(h.opts.AllowedOrigins) > 0 {
-		if slices.ContainsFunc(h.opts.AllowedOrigins, func(a string) bool { return strings.EqualFold(a, origin) }) {
+		if ok, _ := h.origins.Match(origin); ok {
 			return 0, ""
 		}
 		return http.StatusForbidden, "Forbidden: Origin not allowed"

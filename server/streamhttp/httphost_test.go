@@ -132,6 +132,17 @@ func TestHTTPHostOriginPublic(t *testing.T) {
 			{"allowed origin with a suffix", "mcp.example.com", origins("https://app.example.com.evil.example"), "", false},
 		})
 	})
+	t.Run("AllowedOrigins as CORS reads them", func(t *testing.T) {
+		// Listed with a trailing slash (as a URL is often copied), and
+		// with "*" and "null", which name no one here: the same rules as
+		// CORSOptions.AllowedOrigins, which used to differ (the slash
+		// made the entry match nothing).
+		checkHostCases(t, &Options{AllowedOrigins: []string{"https://App.example.com/", "*", "null"}}, lan, []hostCase{
+			{"listed with a slash", "mcp.example.com", origins("https://app.example.com"), "", true},
+			{"other origin", "mcp.example.com", origins("https://evil.example.com"), "", false},
+			{"null origin", "mcp.example.com", origins("null"), "", false},
+		})
+	})
 	t.Run("DisableHostCheck", func(t *testing.T) {
 		checkHostCases(t, &Options{DisableHostCheck: true}, lan, []hostCase{
 			{"anything", "evil.example.com", origins("http://evil.example.com", "null"), "cross-site", true},
