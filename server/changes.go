@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"slices"
 
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -37,8 +38,9 @@ type changeQueue struct {
 	// that window may be one it fetched before the server made it: the
 	// lists it holds would stay stale with nothing to say so. One entry
 	// per (method, uri), as pending; before initialized no resource is
-	// subscribed, so at most one per list kind.
-	held []change
+	// subscribed, so at most one per list kind. A pointer, made on the
+	// first: every idle session carries this field, few ever hold one.
+	held *[]change
 }
 
 // deliverWhenReady delivers a change to a ready session, holds it for a
@@ -53,13 +55,13 @@ func (ss *Session) deliverWhenReady(method, uri string) {
 		return
 	case stateInitialized:
 		c := change{method, uri}
-		for _, h := range ss.changes.held {
-			if h == c {
-				ss.mu.Unlock()
-				return
-			}
+		if ss.changes.held == nil {
+			ss.changes.held = new([]change)
 		}
-		ss.changes.held = append(ss.changes.held, c)
+		held := ss.changes.held
+		if !slices.Contains(*held, c) {
+			*held = append(*held, c)
+		}
 	}
 	ss.mu.Unlock()
 }
@@ -70,7 +72,10 @@ func (ss *Session) releaseHeld() {
 	held := ss.changes.held
 	ss.changes.held = nil
 	ss.mu.Unlock()
-	for _, c := range held {
+	if held == nil {
+		return
+	}
+	for _, c := range *held {
 		ss.deliverChange(c.method, c.uri)
 	}
 }

@@ -37,7 +37,7 @@ func (ss *Session) stateLocked() *store.SessionState {
 func (ss *Session) restore(st *store.SessionState) {
 	ss.mu.Lock()
 	defer func() {
-		ready := ss.state == stateReady && len(ss.changes.held) > 0
+		ready := ss.state == stateReady && ss.changes.held != nil
 		ss.mu.Unlock()
 		if ready { // initialized reached another instance first
 			ss.releaseHeld()

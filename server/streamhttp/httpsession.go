@@ -32,19 +32,20 @@ type httpSession struct {
 	checkedUntil atomic.Int64
 	checkedGap   atomic.Uint64
 
-	// ending is set (under h.mu) once endSession has begun closing it.
-	ending bool
-
 	mu      sync.Mutex
 	byReq   streamIndex[mcp.ID] // POST streams by request id, until the response is pushed
 	byID    streamIndex[string] // resumable streams by stream id, until finished
 	get     *stream             // the standalone stream, once opened
-	opened  bool                // a standalone stream has been opened (here or elsewhere)
 	early   [][]byte            // unrelated messages held until then (Options.EarlyMessages)
-	closed  bool
-	running int           // handlers of the session's requests running now
-	quietCh chan struct{} // closed when running falls to 0, once asked for
-	refuse  bool          // the session is closing: run no more handlers
+	running int                 // handlers of the session's requests running now
+	quietCh chan struct{}       // closed when running falls to 0, once asked for
+	// The flags side by side, in one word (an idle session's size: every
+	// open session has one of these).
+	opened bool // a standalone stream has been opened (here or elsewhere)
+	closed bool
+	refuse bool // the session is closing: run no more handlers
+	// ending is set (under h.mu, not mu) once endSession has begun closing it.
+	ending bool
 }
 
 var (
