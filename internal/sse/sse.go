@@ -143,7 +143,8 @@ func (r *Reader) cutLine(line []byte) {
 			d = d[:n-1]
 		}
 		r.tail = append(r.tail[:0], d[max(0, len(d)-EdgeBytes):]...)
-		r.data = d[:min(len(d), EdgeBytes)]
+		// A copy: the head outlives the event, whose data may be large.
+		r.data = append(make([]byte, 0, EdgeBytes), d[:min(len(d), EdgeBytes)]...)
 		r.headOpen = len(r.data) < EdgeBytes
 	}
 	value, ok := bytes.CutPrefix(line, []byte("data:"))
