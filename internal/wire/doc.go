@@ -87,3 +87,8 @@ func DecodeToolResult(raw []byte, r *mcp.CallToolResult, meta func([]byte, *mcp.
 func Identity(head, tail []byte) (id mcp.ID, method bool) {
 	return rpccodec.Identity(head, tail)
 }
+
+// Checked is JSON text valid by construction, appended verbatim by the
+// encoders without a validity check (see rpccodec.Checked): the client's
+// 2026-07-28 envelope around params it appended itself.
+type Checked = rpccodec.Checked
