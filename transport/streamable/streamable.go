@@ -250,6 +250,9 @@ type Conn struct {
 	// it is zero, so it never overtakes a message that came before it.
 	unread    atomic.Int64
 	handedOut bool
+
+	// names holds recent Mcp-Name header values (nameValue).
+	names [nameSlots]atomic.Pointer[nameEntry]
 }
 
 var (
@@ -606,7 +609,7 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 		tracked = true
 	}
 	if mr != nil {
-		setModernHeaders(req, m, mr)
+		c.setModernHeaders(req, m, mr)
 	}
 	addMessageHeaders(req, hs)
 	resp, err := c.hc.Do(req)
