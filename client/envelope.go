@@ -103,7 +103,15 @@ const maxPooledEnvelope = 64 << 10
 //
 // The bytes live in out, a pooled buffer the caller hands back with
 // putEnvelopeBuf once the request is encoded (jsonrpc copies them).
-func (e *outEnvelope) encode(params any) (_ jsontext.Value, out *bytes.Buffer, _ error) {
+//
+// checked reports that the bytes are valid by construction, so that
+// jsonrpc need not walk them again (wire.Checked): the params are the
+// everyday tools/call ones AppendPlainCall wrote (a name and arguments
+// it checked, no _meta of their own), and every part of the envelope is
+// an encoder's output. Other params may hold a "_meta" of their own (a
+// caller's jsontext.Value, a type of an extension), which the check
+// refuses as a duplicate name.
+func (e *outEnvelope) encode(params any) (_ jsontext.Value, out *bytes.Buffer, checked bool, _ error) {
 	out = envelopeBufs.Get().(*bytes.Buffer)
 	body := envelopeBufs.Get().(*bytes.Buffer)
 	defer putEnvelopeBuf(body)
@@ -117,22 +125,22 @@ func (e *outEnvelope) encode(params any) (_ jsontext.Value, out *bytes.Buffer, _
 		// encoder writes them (TestAppendPlainCall in rpccodec holds it).
 		if b, ok := wire.AppendPlainCall(body.AvailableBuffer(), v); ok {
 			body.Write(b) // into the pooled buffer, which keeps what it grew to
-			raw, done = body.Bytes(), true
+			raw, done, checked = body.Bytes(), true, true
 		}
 	}
 	if !done {
 		if err := json.MarshalWrite(body, params); err != nil {
-			return nil, out, err
+			return nil, out, false, err
 		}
 		raw = body.Bytes()
 	}
 	if len(raw) < 2 || raw[0] != '{' {
-		return nil, out, fmt.Errorf("client: params encode as %.40s, not an object", raw)
+		return nil, out, false, fmt.Errorf("client: params encode as %.40s, not an object", raw)
 	}
 	out.WriteString(`{"_meta":{"` + mcp.MetaKeyProtocolVersion + `":`)
 	b, err := jsontext.AppendQuote(out.AvailableBuffer(), e.version)
 	if err != nil {
-		return nil, out, err
+		return nil, out, false, err
 	}
 	out.Write(b)
 	out.WriteString(`,"` + mcp.MetaKeyClientCapabilities + `":`)
@@ -143,13 +151,13 @@ func (e *outEnvelope) encode(params any) (_ jsontext.Value, out *bytes.Buffer, _
 		out.WriteString(`,"` + mcp.MetaKeyLogLevel + `":`)
 		b, err := jsontext.AppendQuote(out.AvailableBuffer(), string(e.level))
 		if err != nil {
-			return nil, out, err
+			return nil, out, false, err
 		}
 		out.Write(b)
 	}
 	if len(e.caller) > 0 {
 		if err := writeCallerMeta(out, e.caller); err != nil {
-			return nil, out, err
+			return nil, out, false, err
 		}
 	}
 	out.WriteByte('}')
@@ -159,7 +167,7 @@ func (e *outEnvelope) encode(params any) (_ jsontext.Value, out *bytes.Buffer, _
 	} else {
 		out.WriteByte('}')
 	}
-	return out.Bytes(), out, nil
+	return out.Bytes(), out, checked, nil
 }
 
 // putEnvelopeBuf returns a buffer of encode to the pool (nil: none).

@@ -187,13 +187,20 @@ func (c *Client) exchange(ctx context.Context, method string, params, result any
 	xv := exchangeVals.Get().(*exchangeValues)
 	defer func() { *xv = exchangeValues{}; exchangeVals.Put(xv) }()
 	if c.chain == nil {
-		p, buf, err := env.encode(params)
+		p, buf, checked, err := env.encode(params)
 		defer putEnvelopeBuf(buf) // jsonrpc copies the bytes while rpc writes the request
 		if err != nil {
 			return fmt.Errorf("client: encoding %s params: %w", method, err)
 		}
-		xv.params = p
-		params = &xv.params // jsonrpc sends what it points to verbatim
+		// jsonrpc sends what either points to verbatim, a Checked without
+		// walking it again.
+		if checked {
+			xv.checked = wire.Checked(p)
+			params = &xv.checked
+		} else {
+			xv.params = p
+			params = &xv.params
+		}
 	}
 	if err := c.rpc(ctx, method, params, &xv.raw, opts, round); err != nil {
 		return err
@@ -321,7 +328,10 @@ func peekResultType(raw jsontext.Value) (mcp.ResultType, error) {
 // exchangeValues are the slices an exchange hands to jsonrpc by pointer:
 // the encoded params and the raw result. Pooled, neither is boxed nor
 // moved to the heap per call; both are cleared before going back.
-type exchangeValues struct{ params, raw jsontext.Value }
+type exchangeValues struct {
+	params, raw jsontext.Value
+	checked     wire.Checked
+}
 
 var exchangeVals = sync.Pool{New: func() any { return new(exchangeValues) }}
 

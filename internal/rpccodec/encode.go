@@ -37,12 +37,30 @@ var marshalOpts = json.JoinOptions(
 	jsontext.EscapeForJS(false),
 )
 
+// Checked is JSON text valid by construction: one object its maker
+// assembled from parts that an encoder wrote or that were checked on
+// their own, with member names it knows to be distinct (the client's
+// 2026-07-28 envelope, written ahead of tools/call params that
+// AppendPlainCall wrote). A pointer to one is appended verbatim, without
+// the validity check of a jsontext.Value, which would walk the same
+// bytes again. Anything else, above all bytes from a caller, is passed
+// as a jsontext.Value.
+type Checked []byte
+
 // appendPayload appends v as JSON. A jsontext.Value (or a pointer to one,
 // which a caller passes to spare boxing the slice) is copied verbatim
-// (after a validity check); nil becomes the empty object.
+// (after a validity check), and so is a *Checked (without it); nil
+// becomes the empty object.
 func appendPayload(buf *bytes.Buffer, v any) error {
 	switch p := v.(type) {
 	case nil:
+		buf.WriteString("{}")
+		return nil
+	case *Checked:
+		if p != nil && len(*p) > 0 {
+			buf.Write(*p)
+			return nil
+		}
 		buf.WriteString("{}")
 		return nil
 	case jsontext.Value:

@@ -28,7 +28,7 @@ func AppendPlainCall(b []byte, p *mcp.CallToolParams) (_ []byte, ok bool) {
 		return b, false
 	}
 	if p.Arguments != nil {
-		if len(p.Arguments) == 0 || bytes.ContainsAny(p.Arguments, " \t\r\n\\") || !p.Arguments.IsValid() {
+		if len(p.Arguments) == 0 || bytes.ContainsAny(p.Arguments, " \t\r\n\\") || !isValid(p.Arguments) {
 			return b, false
 		}
 		b = append(b, `,"arguments":`...)

@@ -15,21 +15,29 @@ import (
 const DefaultMaxEventBytes = 4 << 20
 
 // ErrEventTooLarge is returned by Reader.Next when an event exceeds the
-// cap. The Reader has read the rest of the event and dropped it (keeping
-// at most HeadBytes of its data, in the Event returned with the error):
-// reading may go on with the next event.
+// cap. The Reader has read the rest of the event and dropped it, keeping
+// both ends of its data in the Event returned with the error (Data, its
+// first EdgeBytes at most; Tail, its last): reading may go on with the
+// next event.
 var ErrEventTooLarge = errors.New("sse: event too large")
 
-// HeadBytes is the most of an oversized event's data that Next returns
-// with ErrEventTooLarge: enough to tell whose message it was.
-const HeadBytes = 512
+// EdgeBytes is the most of each end of an oversized event's data that
+// Next returns with ErrEventTooLarge: enough to tell whose message it
+// was, at either end. It equals transport.TooLargeEdge, which this
+// package may not import (a test of transport/streamable holds them
+// equal).
+const EdgeBytes = 512
 
 // Event is one dispatched event.
 type Event struct {
 	// Type is the event field ("" means the default type, "message").
 	Type string
-	// Data is the event's data, lines joined by "\n".
+	// Data is the event's data, lines joined by "\n". With
+	// ErrEventTooLarge, its first EdgeBytes at most.
 	Data []byte
+	// Tail is set with ErrEventTooLarge only: the last EdgeBytes at most
+	// of the event's data (all of it when it is shorter).
+	Tail []byte
 	// ID is the last event id in force when the event was dispatched.
 	ID string
 }
@@ -46,7 +54,22 @@ type Reader struct {
 	typ   string
 	inEvt int  // bytes taken by the event being read
 	over  bool // the event being read is over the cap: dropped
+
+	// Of an event over the cap: whether data has a line yet (the next
+	// one is joined with "\n"), whether data, its head, still grows, and
+	// tail, the last bytes of its data (the last EdgeBytes count).
+	sawData  bool
+	headOpen bool
+	tail     []byte
+	// Of the line being read past the cap: its last bytes (the last
+	// EdgeBytes count) and how many of its bytes were dropped.
+	lineTail []byte
+	lineDrop int
 }
+
+// lineStart is how much of a line past the cap is kept at its start:
+// enough to tell a data line ("data:" and its optional space).
+const lineStart = len("data: ")
 
 // NewReader returns a Reader of r that refuses events over maxEventBytes
 // (0: DefaultMaxEventBytes).
@@ -77,22 +100,15 @@ func (r *Reader) Next() (Event, error) {
 			return Event{}, err
 		}
 		if cut {
-			// The event passed the cap: keep the head of its data (this
-			// line may be its first data line), drop the rest. Only a data
-			// line is read: another field cut short (an id, an event type)
-			// would take a value that is not the server's.
-			if !r.over {
-				r.over = true
-				if bytes.HasPrefix(line, []byte("data:")) {
-					r.field(line)
-				}
-			}
-			r.data = r.data[:min(len(r.data), HeadBytes)]
+			r.cutLine(line)
 			continue
 		}
 		if len(line) == 0 && r.over {
-			ev := Event{Type: r.typ, Data: r.data, ID: r.lastID}
-			r.data, r.typ, r.inEvt, r.over = nil, "", 0, false
+			ev := Event{Type: r.typ, Data: r.data, Tail: r.tail, ID: r.lastID}
+			if len(ev.Tail) > EdgeBytes {
+				ev.Tail = ev.Tail[len(ev.Tail)-EdgeBytes:]
+			}
+			r.data, r.tail, r.typ, r.inEvt, r.over = nil, nil, "", 0, false
 			return ev, fmt.Errorf("%w: over %d bytes", ErrEventTooLarge, r.max)
 		}
 		if len(line) == 0 { // dispatch
@@ -112,10 +128,80 @@ func (r *Reader) Next() (Event, error) {
 	}
 }
 
+// cutLine takes a line the cap cut short (line holds its start, r.lineTail
+// its end): the event is dropped, and only the ends of its data are kept.
+// Only a data line counts: another field cut short (an id, an event
+// type) would take a value that is not the server's.
+func (r *Reader) cutLine(line []byte) {
+	if !r.over {
+		// The lines before this one were whole: data holds them, each
+		// followed by "\n".
+		r.over = true
+		d := r.data
+		r.sawData = d != nil
+		if n := len(d); n > 0 && d[n-1] == '\n' {
+			d = d[:n-1]
+		}
+		r.tail = append(r.tail[:0], d[max(0, len(d)-EdgeBytes):]...)
+		// A copy: the head outlives the event, whose data may be large.
+		r.data = append(make([]byte, 0, EdgeBytes), d[:min(len(d), EdgeBytes)]...)
+		r.headOpen = len(r.data) < EdgeBytes
+	}
+	value, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok {
+		return
+	}
+	if len(value) > 0 && value[0] == ' ' {
+		value = value[1:]
+	}
+	if r.sawData {
+		r.keep([]byte{'\n'})
+	}
+	r.sawData = true
+	r.keep(value)
+	if r.lineDrop == len(r.lineTail) { // nothing of the line was lost between its ends
+		r.keep(r.lineTail)
+		return
+	}
+	// The middle of the line is lost: the head is full (readLine kept
+	// enough of the line's start); the tail is the line's end, which
+	// holds EdgeBytes at least.
+	r.headOpen = false
+	r.tail = append(r.tail[:0], r.lineTail...)
+}
+
+// keep adds b to the data of an event over the cap: to its head while
+// the head is short of EdgeBytes, and to its tail.
+func (r *Reader) keep(b []byte) {
+	if r.headOpen {
+		r.data = append(r.data, b[:min(len(b), EdgeBytes-len(r.data))]...)
+		r.headOpen = len(r.data) < EdgeBytes
+	}
+	if len(b) >= EdgeBytes {
+		r.tail = append(r.tail[:0], b[len(b)-EdgeBytes:]...)
+		return
+	}
+	r.tail = keepLast(append(r.tail, b...))
+}
+
+// keepLast trims b to its last EdgeBytes once it holds twice that, so
+// that a window of the last bytes grows by appends without copying on
+// each.
+func keepLast(b []byte) []byte {
+	if len(b) < 2*EdgeBytes {
+		return b
+	}
+	return append(b[:0], b[len(b)-EdgeBytes:]...)
+}
+
 // readLine returns one line without its terminator (CRLF, LF or CR),
 // enforcing the event cap across the lines of an event: the bytes past
-// the cap are read and dropped, and cut reports that some were.
+// the cap are read and dropped, and cut reports that some were. Of a line
+// cut short, line holds its first bytes (lineStart at least, to tell its
+// field; EdgeBytes more while the event's head is short of them) and
+// r.lineTail its last dropped ones.
 func (r *Reader) readLine() (line []byte, cut bool, err error) {
+	r.lineTail, r.lineDrop = r.lineTail[:0], 0
 	for {
 		b, err := r.r.ReadByte()
 		if err != nil {
@@ -135,6 +221,12 @@ func (r *Reader) readLine() (line []byte, cut bool, err error) {
 		}
 		if r.inEvt >= r.max {
 			cut = true
+			if len(line) < lineStart || (len(line) < lineStart+EdgeBytes && (!r.over || r.headOpen)) {
+				line = append(line, b)
+				continue
+			}
+			r.lineDrop++
+			r.lineTail = keepLast(append(r.lineTail, b))
 			continue
 		}
 		r.inEvt++

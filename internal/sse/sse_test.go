@@ -76,7 +76,7 @@ func TestReaderEventCap(t *testing.T) {
 
 // TestReaderSkipsOversizedEvent: an event over the cap (one long line,
 // or many lines) is read to its end and dropped; Next returns
-// ErrEventTooLarge with the head of its data (at most HeadBytes) and
+// ErrEventTooLarge with the head of its data (at most EdgeBytes) and
 // then the events after it.
 func TestReaderSkipsOversizedEvent(t *testing.T) {
 	long := "event: big\ndata: {\"id\":1," + strings.Repeat("x", 3000) + "\n\n"
@@ -84,14 +84,14 @@ func TestReaderSkipsOversizedEvent(t *testing.T) {
 	next := "id: 2\ndata: after\n\n"
 	r := NewReader(strings.NewReader(long+next+many+next), 1000)
 	ev, err := r.Next()
-	if !errors.Is(err, ErrEventTooLarge) || ev.Type != "big" || !strings.HasPrefix(string(ev.Data), `{"id":1,xxx`) || len(ev.Data) > HeadBytes {
+	if !errors.Is(err, ErrEventTooLarge) || ev.Type != "big" || !strings.HasPrefix(string(ev.Data), `{"id":1,xxx`) || len(ev.Data) > EdgeBytes {
 		t.Fatalf("long line: %q (%d bytes) %v", ev.Type, len(ev.Data), err)
 	}
 	if ev, err := r.Next(); err != nil || string(ev.Data) != "after" || ev.ID != "2" {
 		t.Fatalf("after the long line: %+v %v", ev, err)
 	}
 	ev, err = r.Next()
-	if !errors.Is(err, ErrEventTooLarge) || !strings.HasPrefix(string(ev.Data), "aaa") || len(ev.Data) > HeadBytes {
+	if !errors.Is(err, ErrEventTooLarge) || !strings.HasPrefix(string(ev.Data), "aaa") || len(ev.Data) > EdgeBytes {
 		t.Fatalf("many lines: %d bytes %v", len(ev.Data), err)
 	}
 	if ev, err := r.Next(); err != nil || string(ev.Data) != "after" || r.LastEventID() != "2" {
@@ -184,4 +184,95 @@ func TestReaderCutIDLineIgnored(t *testing.T) {
 	if ev, err := r.Next(); err != nil || ev.ID != "2" || string(ev.Data) != "y" {
 		t.Fatalf("after: %+v %v", ev, err)
 	}
+}
+
+// TestReaderOversizedEdges: an event over the cap comes with both ends of
+// its data, EdgeBytes at most each, however its lines fall: one long
+// line, many short ones, a long line in the middle (whose middle is
+// lost), the cap reached on a line that is not data, CRLF endings.
+func TestReaderOversizedEdges(t *testing.T) {
+	long := func(c string, n int) string { return strings.Repeat(c, n) }
+	for _, tc := range []struct {
+		name  string
+		lines []string // the event's lines, data lines as "data: ..."
+		max   int
+	}{
+		{name: "one long line", lines: []string{`data: {"id":1,` + long("x", 3000) + `,"end":7}`}, max: 1000},
+		{name: "many lines", lines: []string{"data: " + long("a", 900), "data: " + long("b", 900), "id: 9", "data: " + long("c", 300)}, max: 1000},
+		{name: "short head, long middle", lines: []string{"data: ab", ": " + long("z", 600), "data: " + long("m", 5000) + "END", "data: zz"}, max: 700},
+		{name: "cap in a comment", lines: []string{"data: " + long("h", 100), ": " + long("z", 2000), "data: " + long("t", 700)}, max: 300},
+		{name: "small tail", lines: []string{"data: " + long("q", 2000), "data: 42}"}, max: 1000},
+		{name: "data: with no space", lines: []string{"data:" + long("n", 2000)}, max: 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var data []string
+			for _, l := range tc.lines {
+				if v, ok := strings.CutPrefix(l, "data: "); ok {
+					data = append(data, v)
+				} else if v, ok := strings.CutPrefix(l, "data:"); ok {
+					data = append(data, v)
+				}
+			}
+			full := strings.Join(data, "\n")
+			for _, eol := range []string{"\n", "\r\n"} {
+				in := strings.Join(tc.lines, eol) + eol + eol + "data: next" + eol + eol
+				r := NewReader(strings.NewReader(in), tc.max)
+				ev, err := r.Next()
+				if !errors.Is(err, ErrEventTooLarge) {
+					t.Fatalf("%q: err %v, want ErrEventTooLarge", eol, err)
+				}
+				wantHead := full[:min(len(full), EdgeBytes)]
+				wantTail := full[max(0, len(full)-EdgeBytes):]
+				if string(ev.Data) != wantHead {
+					t.Errorf("%q: head %q, want %q", eol, ev.Data, wantHead)
+				}
+				if string(ev.Tail) != wantTail {
+					t.Errorf("%q: tail %q, want %q", eol, ev.Tail, wantTail)
+				}
+				if ev, err := r.Next(); err != nil || string(ev.Data) != "next" || ev.Tail != nil {
+					t.Errorf("%q: the event after: %q %q %v", eol, ev.Data, ev.Tail, err)
+				}
+			}
+		})
+	}
+}
+
+// FuzzReaderEdges: whatever the lines of an event and the cap, an event
+// over it comes with the first and the last EdgeBytes of its data
+// exactly; an event within it comes whole.
+func FuzzReaderEdges(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), 10, false)
+	f.Add([]byte("line one\nline two\n\nline four"), 12, true)
+	f.Add([]byte(strings.Repeat("0123456789", 200)), 600, false)
+	f.Fuzz(func(t *testing.T, payload []byte, limit int, comments bool) {
+		if limit < 1 || limit > 1<<14 {
+			limit = 64
+		}
+		lines := strings.Split(strings.ReplaceAll(string(payload), "\r", ""), "\n")
+		var in strings.Builder
+		for i, l := range lines {
+			if comments && i%2 == 1 {
+				in.WriteString(": " + l + "\n")
+			}
+			in.WriteString("data: " + l + "\n")
+		}
+		in.WriteString("\n")
+		full := strings.Join(lines, "\n")
+		ev, err := NewReader(strings.NewReader(in.String()), limit).Next()
+		switch {
+		case err == nil:
+			if string(ev.Data) != full || ev.Tail != nil {
+				t.Fatalf("event within the cap: %q (tail %q), want %q", ev.Data, ev.Tail, full)
+			}
+		case errors.Is(err, ErrEventTooLarge):
+			if want := full[:min(len(full), EdgeBytes)]; string(ev.Data) != want {
+				t.Fatalf("head %q, want %q", ev.Data, want)
+			}
+			if want := full[max(0, len(full)-EdgeBytes):]; string(ev.Tail) != want {
+				t.Fatalf("tail %q, want %q", ev.Tail, want)
+			}
+		default:
+			t.Fatalf("err %v", err)
+		}
+	})
 }

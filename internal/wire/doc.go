@@ -80,3 +80,15 @@ func AppendPlainCall(b []byte, p *mcp.CallToolParams) ([]byte, bool) {
 func DecodeToolResult(raw []byte, r *mcp.CallToolResult, meta func([]byte, *mcp.Meta) error) bool {
 	return rpccodec.DecodeToolResult(raw, r, meta)
 }
+
+// Identity is what the two ends of a message dropped for its size say of
+// it: its id (invalid when neither holds one) and whether it named a
+// method (see rpccodec.Identity).
+func Identity(head, tail []byte) (id mcp.ID, method bool) {
+	return rpccodec.Identity(head, tail)
+}
+
+// Checked is JSON text valid by construction, appended verbatim by the
+// encoders without a validity check (see rpccodec.Checked): the client's
+// 2026-07-28 envelope around params it appended itself.
+type Checked = rpccodec.Checked

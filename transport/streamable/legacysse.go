@@ -157,7 +157,10 @@ func (c *Conn) readLegacy(rd *sse.Reader, resp *http.Response, cancel context.Ca
 	for {
 		ev, err := rd.Next()
 		if errors.Is(err, sse.ErrEventTooLarge) {
-			if data, m := c.oversized(ev.Data); m != nil && c.enqueue(c.ctx, data) != nil { // toolarge.go
+			if ev.Type != "" && ev.Type != "message" {
+				continue
+			}
+			if in, _ := c.tooLarge(ev); c.enqueueIn(c.ctx, in) != nil { // toolarge.go
 				return
 			}
 			continue

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -103,8 +104,8 @@ func TestLegacyFallbackRefused(t *testing.T) {
 
 // TestLegacyOversizedEvent: on the one stream of the 2024-11-05
 // transport, an event over MaxEventBytes is dropped and the connection
-// kept: a response too large fails its request with a -32603 naming
-// MaxEventBytes, and the events after it arrive.
+// kept: Read returns a *transport.TooLargeError naming the response (a
+// jsonrpc.Conn fails its call), and the events after it arrive.
 func TestLegacyOversizedEvent(t *testing.T) {
 	big := strings.Repeat("x", 2048)
 	ts, posts := oldServer(t, "event: endpoint\ndata: /messages?sessionId=s1\n\n"+
@@ -116,10 +117,7 @@ func TestLegacyOversizedEvent(t *testing.T) {
 		t.Fatalf("Write: %v", err)
 	}
 	recv(t, posts, "the initialize POST")
-	m := readMsg(t, c)
-	if m.Error == nil || m.Error.Code != -32603 || !strings.Contains(m.Error.Message, "MaxEventBytes") {
-		t.Fatalf("the oversized response: %v %v", m, m.Error)
-	}
+	readTooLarge(t, c, mcp.IntID(1), false)
 	if m := readMsg(t, c); m.Method != "notifications/message" {
 		t.Fatalf("after it: %v", m)
 	}

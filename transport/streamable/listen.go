@@ -45,8 +45,8 @@ type listenState struct {
 //     connection that delivered a message first counts as the first of a
 //     new series, so that rare drops of a long-lived stream do not add up;
 //   - an event over Options.MaxEventBytes does not stop it: the event is
-//     dropped and the stream read on (a response among them fails its
-//     request);
+//     dropped and the stream read on (Read returns a
+//     *transport.TooLargeError in its place: see Options.MaxEventBytes);
 //   - Close stops it (transport.ErrClosed), also during a delay, and so
 //     does the loss of the session (ErrSessionLost).
 //
@@ -200,8 +200,8 @@ func (c *Conn) listenOnce(ctx context.Context, cur *cursor) consumed {
 	}
 	defer g.close()
 	c.listeningOnce.Do(func() { close(c.listening) })
-	res := c.consume(g.body, cur, func(data []byte, _ *jsonrpc.Message) bool {
-		return c.enqueue(ctx, data) == nil
+	res := c.consume(g.body, cur, func(in inbound, _ *jsonrpc.Message) bool {
+		return c.enqueueIn(ctx, in) == nil
 	})
 	if res.err != nil && g.idleFired() {
 		res.err = ErrListenIdle

@@ -458,9 +458,9 @@ func TestListenCloseDuringStream(t *testing.T) {
 }
 
 // TestListenOversizedEvent: an event over MaxEventBytes is dropped and
-// the listener reads on: the next event arrives on the same GET, and a
-// response too large to deliver fails its request with a -32603 naming
-// MaxEventBytes instead of leaving it waiting.
+// the listener reads on: Read returns a *transport.TooLargeError naming
+// each (a notification, the response to 7) instead of leaving anyone
+// waiting, and the next event arrives on the same GET.
 func TestListenOversizedEvent(t *testing.T) {
 	big := strings.Repeat("x", 2048)
 	f := getScript(t, func(w http.ResponseWriter, r *http.Request, in rec) {
@@ -471,10 +471,8 @@ func TestListenOversizedEvent(t *testing.T) {
 		hold(r)
 	})
 	c := listening(t, f, &Options{MaxEventBytes: 1024})
-	m := readMsg(t, c)
-	if m.ID != mcp.IntID(7) || m.Error == nil || m.Error.Code != mcp.CodeInternalError || !strings.Contains(m.Error.Message, "MaxEventBytes") {
-		t.Errorf("the oversized response: %v %v, want a -32603 for id 7 naming MaxEventBytes", m, m.Error)
-	}
+	readTooLarge(t, c, mcp.ID{}, true)
+	readTooLarge(t, c, mcp.IntID(7), false)
 	if m := readMsg(t, c); m.Method != "notifications/tools/list_changed" {
 		t.Errorf("after the oversized events: %v", m)
 	}

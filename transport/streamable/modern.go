@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"hash/maphash"
 	"net/http"
 
 	"github.com/go-json-experiment/json"
@@ -84,12 +85,40 @@ func modernOf(m *jsonrpc.Message, known transport.Modern) (modernRequest, bool) 
 // on req: MCP-Protocol-Version (the envelope's revision), Mcp-Method and,
 // for tools/call, prompts/get, resources/read and the tasks extension's
 // tasks/get, tasks/update and tasks/cancel, Mcp-Name.
-func setModernHeaders(req *http.Request, m *jsonrpc.Message, mr *modernRequest) {
+func (c *Conn) setModernHeaders(req *http.Request, m *jsonrpc.Message, mr *modernRequest) {
 	req.Header[canonicalProtocolVersion] = versionValue(mr.version)
 	req.Header[headerMethod] = methodValue(m.Method)
 	if mr.hasName {
-		req.Header[headerName] = []string{mcpheader.Encode(mr.name)}
+		req.Header[headerName] = c.nameValue(mr.name)
 	}
+}
+
+// nameSlots is the size of a Conn's table of Mcp-Name header values.
+const nameSlots = 16
+
+// nameEntry is one Mcp-Name header value, for name.
+type nameEntry struct {
+	name  string
+	value [1]string
+}
+
+// nameSeed hashes names into a Conn's table.
+var nameSeed = maphash.MakeSeed()
+
+// nameValue returns the Mcp-Name header's value for name: shared by the
+// requests that name it (see valueJSON) while it holds its slot of the
+// Conn's table, which a name hashing to the same slot takes over. A
+// client calling the same few tools builds each value once; the table
+// holds nameSlots values at most.
+func (c *Conn) nameValue(name string) []string {
+	slot := &c.names[maphash.String(nameSeed, name)%nameSlots]
+	if e := slot.Load(); e != nil && e.name == name {
+		return e.value[:]
+	}
+	e := &nameEntry{name: name}
+	e.value[0] = mcpheader.Encode(name)
+	slot.Store(e)
+	return e.value[:]
 }
 
 // methodValues are the Mcp-Method header's values of the everyday

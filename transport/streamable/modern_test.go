@@ -516,3 +516,24 @@ func TestClientListenOverHTTP(t *testing.T) {
 		t.Errorf("%d POSTs, want the listen request only", n)
 	}
 }
+
+// TestNameValueShared: the Mcp-Name header's value of a name is built
+// once and shared by the requests that name it, encoded as SEP-2243 asks;
+// names that take each other's slot still get their own value.
+func TestNameValueShared(t *testing.T) {
+	c := New("http://127.0.0.1:1/mcp", nil)
+	defer c.Close()
+	a := c.nameValue("echo")
+	if b := c.nameValue("echo"); len(a) != 1 || len(b) != 1 || &a[0] != &b[0] || a[0] != "echo" {
+		t.Fatalf("two requests naming echo: %q at %p, %q at %p; want one shared value", a, a, b, b)
+	}
+	if v := c.nameValue("caf\u00e9"); len(v) != 1 || decodeHeader(t, v[0]) != "caf\u00e9" || v[0] == "caf\u00e9" {
+		t.Errorf("a name that is not plain ASCII: %q", v)
+	}
+	for i := range 4 * nameSlots {
+		name := fmt.Sprintf("tool-%d", i)
+		if v := c.nameValue(name); len(v) != 1 || v[0] != name || cap(v) != 1 {
+			t.Fatalf("%s: %q (cap %d)", name, v, cap(v))
+		}
+	}
+}

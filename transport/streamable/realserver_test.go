@@ -58,6 +58,16 @@ func newRealServer(t *testing.T, opts *streamhttp.Options) *realServer {
 		}
 		return res.Action + ":" + res.Content["name"].(string), nil
 	})
+	server.AddTool(s, &mcp.Tool{Name: "askbig"}, func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
+		_, err := req.Elicit(ctx, &mcp.ElicitParams{
+			Message:         strings.Repeat("m", 8<<10), // over the client's MaxEventBytes in TestRealServerOversizedRequest
+			RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"}}}`),
+		})
+		if err == nil {
+			return "", errors.New("the client answered an elicitation it could not read")
+		}
+		return "refused: " + err.Error(), nil
+	})
 	server.AddTool(s, &mcp.Tool{Name: "poll"}, func(ctx context.Context, req *server.CallToolRequest, in struct{}) (string, error) {
 		if err := req.Progress(ctx, 1, 2, "before the close"); err != nil {
 			return "", err
@@ -297,5 +307,32 @@ func TestRealServerSessionLoss(t *testing.T) {
 	}
 	if rs.h.SessionCount() != 1 {
 		t.Errorf("%d server sessions", rs.h.SessionCount())
+	}
+}
+
+// TestRealServerOversizedRequest: the real server's elicitation, over the
+// client's MaxEventBytes on the stream of the call that asked, is
+// answered with an error (-32600) at once, so the tool's handler goes on
+// and the call returns, instead of both waiting for ever.
+func TestRealServerOversizedRequest(t *testing.T) {
+	rs := newRealServer(t, nil)
+	conn := New(rs.URL, &Options{MaxEventBytes: 4 << 10})
+	ctx := testCtx(t)
+	cl, err := client.Connect(ctx, conn, legacy(&client.Options{
+		ElicitHandler: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			t.Error("the oversized elicitation reached the handler")
+			return &mcp.ElicitResult{Action: mcp.ElicitActionDecline}, nil
+		},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	res, err := cl.CallTool(ctx, &mcp.CallToolParams{Name: "askbig"})
+	if err != nil || res.IsError {
+		t.Fatalf("askbig: %v %+v", err, res)
+	}
+	if got := text(res); !strings.HasPrefix(got, "refused: ") || !strings.Contains(got, "-32600") && !strings.Contains(got, "Invalid Request") {
+		t.Errorf("askbig = %q, want the elicitation refused with -32600", got)
 	}
 }

@@ -43,7 +43,7 @@ var errGraceOver = errors.New("streamable: the stream stayed open after its resp
 // empty data (priming, keep-alives), comments, events of another type than
 // "message", and data that is not a JSON-RPC message are skipped. The
 // stream's last event id and retry: go to cur as they come.
-func (c *Conn) consume(body io.Reader, cur *cursor, deliver func(data []byte, m *jsonrpc.Message) bool) consumed {
+func (c *Conn) consume(body io.Reader, cur *cursor, deliver func(in inbound, m *jsonrpc.Message) bool) consumed {
 	r := sse.NewReader(body, c.opts.MaxEventBytes)
 	var res consumed
 	for {
@@ -56,7 +56,11 @@ func (c *Conn) consume(body io.Reader, cur *cursor, deliver func(data []byte, m 
 		}
 		if err != nil {
 			if errors.Is(err, sse.ErrEventTooLarge) {
-				if data, m := c.oversized(ev.Data); m != nil && !deliver(data, m) { // toolarge.go
+				if ev.Type != "" && ev.Type != "message" {
+					c.log.Debug("streamable: skipped an oversized event of another type", "type", ev.Type)
+					continue
+				}
+				if !deliver(c.tooLarge(ev)) { // toolarge.go
 					res.stopped = true
 					return res
 				}
@@ -80,7 +84,7 @@ func (c *Conn) consume(body io.Reader, cur *cursor, deliver func(data []byte, m 
 			continue
 		}
 		res.messages++
-		if !deliver(ev.Data, m) {
+		if !deliver(inbound{data: ev.Data}, m) {
 			res.stopped = true
 			return res
 		}
@@ -105,7 +109,7 @@ func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id
 	for {
 		gotResponse := false
 		var grace idleTimer
-		res := c.consume(body, &cur, func(data []byte, m *jsonrpc.Message) bool {
+		res := c.consume(body, &cur, func(in inbound, m *jsonrpc.Message) bool {
 			if m.IsRequest() && (ms == nil || ms.legacy) {
 				c.noteOrigin(m.ID, id)
 			}
@@ -117,7 +121,7 @@ func (c *Conn) postStream(body io.ReadCloser, cancel context.CancelCauseFunc, id
 				cancelStream := cancel
 				grace = c.newGraceTimer(ResponseGrace, func() { cancelStream(errGraceOver) })
 			}
-			return c.enqueue(c.ctx, data) == nil
+			return c.enqueueIn(c.ctx, in) == nil
 		})
 		if grace != nil {
 			grace.Stop()
@@ -376,13 +380,17 @@ func (c *Conn) replayInitialize(ctx context.Context, id mcp.ID, body []byte) (se
 		answer = m
 	case contentSSE:
 		var cur cursor
-		res := c.consume(resp.Body, &cur, func(_ []byte, m *jsonrpc.Message) bool {
+		var dropped error // the answer, over MaxEventBytes
+		res := c.consume(resp.Body, &cur, func(in inbound, m *jsonrpc.Message) bool {
 			if m.IsResponse() && m.ID == id {
-				answer = m
+				answer, dropped = m, in.err
 				return false
 			}
 			return true // anything else on the initialize stream is dropped
 		})
+		if dropped != nil {
+			return "", "", dropped
+		}
 		if answer == nil && res.err != nil {
 			return "", "", c.requestError(ctx, "POST", res.err)
 		}

@@ -94,7 +94,8 @@ var (
 	// byte for Options.ListenIdleTimeout.
 	ErrListenIdle = errors.New("streamable: GET listener idle timeout")
 	// ErrEventTooLarge reports an SSE event, or a JSON body, over
-	// Options.MaxEventBytes.
+	// Options.MaxEventBytes. Read's error for such an event is also a
+	// *transport.TooLargeError holding both ends of its data.
 	ErrEventTooLarge = errors.New("streamable: message over the MaxEventBytes limit")
 )
 
@@ -153,7 +154,9 @@ type Options struct {
 	Header http.Header
 	// MaxEventBytes caps one SSE event and one JSON body. Default
 	// DefaultMaxEventBytes. A bigger event is dropped and its stream read
-	// on; a response among them fails its request (toolarge.go).
+	// on; Read returns a *transport.TooLargeError in its place, whose
+	// ends name the message: a jsonrpc.Conn fails the call it answered,
+	// or answers the server's request with -32600 (toolarge.go).
 	MaxEventBytes int
 	// ListenIdleTimeout is how long a listener attempt may receive no byte
 	// (headers included) before it counts as failed. Default
@@ -195,7 +198,7 @@ type Conn struct {
 
 	ctx    context.Context // cancelled by Close: every request and goroutine of the Conn
 	cancel context.CancelFunc
-	queue  chan []byte
+	queue  chan inbound
 	done   chan struct{} // closed by Close
 	lost   chan struct{} // closed when the session is lost for good
 	wg     sync.WaitGroup
@@ -247,6 +250,9 @@ type Conn struct {
 	// it is zero, so it never overtakes a message that came before it.
 	unread    atomic.Int64
 	handedOut bool
+
+	// names holds recent Mcp-Name header values (nameValue).
+	names [nameSlots]atomic.Pointer[nameEntry]
 }
 
 var (
@@ -302,7 +308,7 @@ func New(endpoint string, opts *Options) *Conn {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.queue = make(chan []byte, ReadQueueSize)
+	c.queue = make(chan inbound, ReadQueueSize)
 	c.done = make(chan struct{})
 	c.lost = make(chan struct{})
 	return c
@@ -340,16 +346,16 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	default:
 	}
 	select {
-	case m := <-c.queue:
+	case in := <-c.queue:
 		c.handedOut = true
-		return m, nil
+		return in.data, in.err
 	case <-c.done:
 		return nil, transport.ErrClosed
 	case <-c.lost:
 		select {
-		case m := <-c.queue:
+		case in := <-c.queue:
 			c.handedOut = true
-			return m, nil
+			return in.data, in.err
 		default:
 		}
 		return nil, c.lostError()
@@ -392,8 +398,9 @@ func (c *Conn) usable() error {
 //     resume refused with a 4xx), the Conn queues a JSON-RPC error
 //     response (-32603) for the request, naming the cause, so that the
 //     call waiting for it fails; its data is transport.LostAnswerData:
-//     the error is the connection's, not the server's answer. A response
-//     over MaxEventBytes fails the same way, without that data.
+//     the error is the connection's, not the server's answer. An event
+//     over MaxEventBytes is a *transport.TooLargeError for Read (see
+//     Options.MaxEventBytes).
 //   - an HTTP error status: when the body is a JSON-RPC error response to
 //     this request (it carries its id), it is queued for the waiting call
 //     and Write succeeds; otherwise Write returns a *StatusError naming
@@ -602,7 +609,7 @@ func (c *Conn) post(ctx context.Context, body []byte, m *jsonrpc.Message, isInit
 		tracked = true
 	}
 	if mr != nil {
-		setModernHeaders(req, m, mr)
+		c.setModernHeaders(req, m, mr)
 	}
 	addMessageHeaders(req, hs)
 	resp, err := c.hc.Do(req)
@@ -712,9 +719,14 @@ func (c *Conn) noteInitResult(m *jsonrpc.Message) {
 
 // enqueue hands one message to Read.
 func (c *Conn) enqueue(ctx context.Context, msg []byte) error {
+	return c.enqueueIn(ctx, inbound{data: msg})
+}
+
+// enqueueIn hands one message, or the error that stands for it, to Read.
+func (c *Conn) enqueueIn(ctx context.Context, in inbound) error {
 	c.unread.Add(1)
 	select {
-	case c.queue <- msg:
+	case c.queue <- in:
 		return nil
 	case <-c.ctx.Done():
 		c.unread.Add(-1)

@@ -40,6 +40,8 @@ type Result struct {
 	AllocsCall float64 `json:"allocsPerCall"`
 	BytesCall  float64 `json:"bytesPerCall"`
 	GOMAXPROCS int     `json:"gomaxprocs"`
+	// Rate is -rate: the calls a second asked for (0: closed loop).
+	Rate float64 `json:"rate,omitempty"`
 }
 
 func main() {
@@ -54,6 +56,7 @@ func main() {
 	rep := flag.Int("rep", 1, "repetition number, for the report")
 	asJSON := flag.Bool("json", false, "print the result as a JSON line")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measured phase to this file")
+	flag.Float64Var(&rate, "rate", 0, "calls a second, paced over the callers (0: closed loop, each caller calls again at once)")
 	flag.Parse()
 	if err := run(*sdk, *w, *addrFile, *addr, *conns, *dur, *warmup, *timeout, *rep, *asJSON); err != nil {
 		fmt.Fprintln(os.Stderr, "clientload:", err)
@@ -64,6 +67,12 @@ func main() {
 // cpuProfile is -cpuprofile: where to write the measured phase's CPU
 // profile (empty: none).
 var cpuProfile string
+
+// rate is -rate: with it, each of the c callers calls every c/rate
+// seconds (staggered; one that falls behind calls again at once), so
+// that clients are compared at the same calls a second, where the
+// client's cost per call does not depend on how fast it goes.
+var rate float64
 
 // startProfile starts the CPU profile of -cpuprofile; the returned
 // function stops it and closes the file.
@@ -108,14 +117,26 @@ func run(sdk, w, addrFile, addr string, conns int, dur, warmup, timeout time.Dur
 	}
 	defer c.Close()
 
+	var interval time.Duration // between the calls of one caller, with -rate
+	if rate > 0 {
+		interval = time.Duration(float64(conns) / rate * float64(time.Second))
+	}
 	phase := func(d time.Duration, lat [][]time.Duration) (int, error) {
-		deadline := time.Now().Add(d)
+		start := time.Now()
+		deadline := start.Add(d)
 		var wg sync.WaitGroup
 		errs := make([]error, conns)
 		counts := make([]int, conns)
 		for i := range conns {
 			wg.Go(func() {
+				next := start.Add(interval * time.Duration(i) / time.Duration(conns))
 				for time.Now().Before(deadline) {
+					if interval > 0 {
+						if wait := time.Until(next); wait > 0 {
+							time.Sleep(wait)
+						}
+						next = next.Add(interval)
+					}
 					cctx, cancel := context.WithTimeout(ctx, timeout)
 					t0 := time.Now()
 					err := c.Call(cctx)
@@ -180,6 +201,7 @@ func run(sdk, w, addrFile, addr string, conns int, dur, warmup, timeout time.Dur
 		AllocsCall: float64(ms1.Mallocs-ms0.Mallocs) / float64(n),
 		BytesCall:  float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(n),
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Rate:       rate,
 	}
 	if asJSON {
 		return json.NewEncoder(os.Stdout).Encode(r)
