@@ -8,6 +8,8 @@
 #   R [3]  DUR [10s]  WARMUP [2s]  CONNS [32]
 #   CLIENTS [mcpkit gosdk mcpgo raw]   WORKLOADS [W1c W3c W7c W8c]
 #   SERVER_CPU, LOAD_CPU [0, 1]   OUT [results/clients-<UTC time>]
+#   RATE       calls a second over the callers (clientload -rate): every client at
+#              the same pace, so that CPU per call compares like with like [closed loop]
 set -euo pipefail
 
 cd "$(dirname "$0")"
@@ -15,6 +17,7 @@ R=${R:-3}
 DUR=${DUR:-10s}
 WARMUP=${WARMUP:-2s}
 CONNS=${CONNS:-32}
+RATE=${RATE:-}
 CLIENTS=(${CLIENTS:-mcpkit gosdk mcpgo raw})
 WORKLOADS=(${WORKLOADS:-W1c W3c W7c W8c})
 SERVER_CPU=${SERVER_CPU:-0}
@@ -32,7 +35,7 @@ go build -trimpath -o "$BIN/" ./cmd/benchserver ./cmd/clientload
 	echo "go: $(go version)"
 	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) CPUs)"
 	echo "uptime before: $(uptime)"
-	echo "settings: R=$R DUR=$DUR WARMUP=$WARMUP CONNS=$CONNS"
+	echo "settings: R=$R DUR=$DUR WARMUP=$WARMUP CONNS=$CONNS RATE=${RATE:-closed loop}"
 	echo "mcpkit tree: $(git -C .. rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C .. status --porcelain 2>/dev/null | grep -q . && echo ' (uncommitted changes)')"
 } | tee "$OUT/env.txt"
 
@@ -53,7 +56,7 @@ for rep in $(seq "$R"); do
 			SPID=$!
 			for _ in $(seq 100); do [[ -s $ADDR_FILE ]] && break; sleep 0.05; done
 			GOMAXPROCS=1 timeout 300 taskset -c "$LOAD_CPU" "$BIN/clientload" -addr-file "$ADDR_FILE" -sdk "$s" -w "$w" \
-				-c "$CONNS" -d "$DUR" -warmup "$WARMUP" -rep "$rep" -json | tee -a "$RES"
+				-c "$CONNS" ${RATE:+-rate "$RATE"} -d "$DUR" -warmup "$WARMUP" -rep "$rep" -json | tee -a "$RES"
 			cleanup
 		done
 	done
