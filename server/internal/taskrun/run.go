@@ -115,6 +115,7 @@ func (m *Manager) loop(ctx context.Context, run *Run, rec *store.TaskRecord, job
 			return
 		}
 		if ctx.Err() != nil && errors.Is(context.Cause(ctx), errExpired) {
+			m.forgetSettled(rec.ID)
 			_ = m.cfg.Store.Delete(context.Background(), rec.ID)
 			return
 		}
@@ -127,6 +128,7 @@ func (m *Manager) loop(ctx context.Context, run *Run, rec *store.TaskRecord, job
 					return
 				}
 				if errors.Is(context.Cause(ctx), errExpired) {
+					m.forgetSettled(rec.ID)
 					_ = m.cfg.Store.Delete(context.Background(), rec.ID)
 					return
 				}
@@ -284,6 +286,7 @@ func (m *Manager) Settle(run *Run, rec *store.TaskRecord, status mcp.TaskStatus,
 		cancel()
 		if err == nil {
 			*rec = *cur
+			m.keepSettled(cur) // terminal, ours alone: rec holds a copy
 			if changed {
 				m.host.Announce(run, cur)
 				m.tellPeers(cur.ID)

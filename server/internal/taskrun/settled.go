@@ -1,0 +1,122 @@
+package taskrun
+
+import (
+	"context"
+	"slices"
+
+	"github.com/mcpkit/mcpkit/store"
+)
+
+// Settled records (docs/design/tasks.md, "Settled records"). A record in
+// a terminal state never changes again: every write of the Manager's is
+// a compare-and-set that declines a terminal record (Settle, SetStatus,
+// the lease's renewal and reaping, tasks/update), on every instance. So
+// a terminal record this process stored or read answers later reads of
+// the same task as well as the store would, until its TTL: the owner
+// serves the tasks/get that finds its task completed, and the
+// tasks/result that follows, with no store round trip. The only write
+// that would make such a copy stale is a Delete, which the Manager makes
+// only of a task that is not terminal (its TTL ran out while it ran).
+// The copies are bounded by count and by bytes (Config.SettledRecords,
+// Config.SettledBytes), oldest dropped first.
+
+// settledSet is the bounded set of terminal records; its own lock, never
+// held during I/O.
+type settledSet struct {
+	recs  map[string]*store.TaskRecord
+	order []string // ids, oldest first; may name ids already dropped
+	bytes int      // the result bytes held
+}
+
+// recordSize is what a settled record counts against Config.SettledBytes:
+// its result and error, and a fixed part for the rest.
+func recordSize(r *store.TaskRecord) int {
+	n := 256 + len(r.Result) + len(r.StatusMessage)
+	if r.Error != nil {
+		n += len(r.Error.Message) + len(r.Error.Data)
+	}
+	return n
+}
+
+// keepSettled remembers rec, which the caller has from the store and
+// no longer changes, if it is terminal and fits the bounds.
+func (m *Manager) keepSettled(rec *store.TaskRecord) {
+	if rec == nil || !rec.Status.Terminal() || m.cfg.SettledRecords <= 0 {
+		return
+	}
+	size := recordSize(rec)
+	if size > m.cfg.SettledBytes {
+		return
+	}
+	m.settledMu.Lock()
+	defer m.settledMu.Unlock()
+	s := &m.settled
+	if s.recs == nil {
+		s.recs = make(map[string]*store.TaskRecord)
+	}
+	if _, ok := s.recs[rec.ID]; ok {
+		return // the same terminal record: nothing new
+	}
+	for len(s.order) > 0 && (len(s.recs) >= m.cfg.SettledRecords || s.bytes+size > m.cfg.SettledBytes) {
+		id := s.order[0]
+		s.order[0] = ""
+		s.order = s.order[1:]
+		if old, ok := s.recs[id]; ok {
+			s.bytes -= recordSize(old)
+			delete(s.recs, id)
+		}
+	}
+	if len(s.order) == 0 {
+		s.order = nil // let the drained backing array go
+	} else if len(s.order) > 2*len(s.recs)+64 { // ids forgotten meanwhile
+		s.order = slices.DeleteFunc(s.order, func(id string) bool { _, ok := s.recs[id]; return !ok })
+	}
+	s.recs[rec.ID] = rec
+	s.order = append(s.order, rec.ID)
+	s.bytes += size
+}
+
+// settledRecord returns a copy of task id's terminal record if this
+// process holds one that has not expired.
+func (m *Manager) settledRecord(id string) (*store.TaskRecord, bool) {
+	m.settledMu.Lock()
+	rec, ok := m.settled.recs[id]
+	m.settledMu.Unlock()
+	if !ok || rec.Expired(m.clock.Now()) {
+		return nil, false
+	}
+	c := *rec // its Result is never written in place; its Error is copied
+	if rec.Error != nil {
+		e := *rec.Error
+		c.Error = &e
+	}
+	return &c, true
+}
+
+// Read returns task id's record: a terminal one this process holds
+// (settled here, or read before), else the store's, kept when terminal.
+// Its errors are the store's.
+func (m *Manager) Read(ctx context.Context, id string) (*store.TaskRecord, error) {
+	if rec, ok := m.settledRecord(id); ok {
+		return rec, nil
+	}
+	rec, err := m.cfg.Store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Status.Terminal() {
+		m.keepSettled(rec.Clone())
+	}
+	return rec, nil
+}
+
+// forgetSettled drops task id's settled record (its store record was
+// deleted).
+func (m *Manager) forgetSettled(id string) {
+	m.settledMu.Lock()
+	defer m.settledMu.Unlock()
+	if old, ok := m.settled.recs[id]; ok {
+		m.settled.bytes -= recordSize(old)
+		delete(m.settled.recs, id)
+	}
+}
