@@ -98,7 +98,7 @@ func (m *Manager) updateHere(ctx context.Context, rec *store.TaskRecord, respons
 	}
 	if changed {
 		m.host.Announce(run, cur)
-		m.tellPeers(cur.ID)
+		m.tellPeers(cur)
 	}
 	return nil
 }

@@ -111,20 +111,26 @@ func (m *Manager) callPeer(ctx context.Context, to string, msg *tasks.PeerMsg) (
 	return r.Result, nil
 }
 
-// tellPeers broadcasts that a task's record changed.
-func (m *Manager) tellPeers(id string) {
+// tellPeers broadcasts that a task's record changed: rec, as stored.
+// A terminal record goes with it when small (peerRecord), so that the
+// other instances keep it (settled.go) instead of reading the store.
+func (m *Manager) tellPeers(rec *store.TaskRecord) {
 	p := m.peerSet()
 	if p == nil {
 		return
 	}
-	b, err := json.Marshal(&tasks.PeerMsg{Op: tasks.OpStatus, Task: id, From: p.ID()})
+	msg := tasks.PeerMsg{Op: tasks.OpStatus, Task: rec.ID, From: p.ID()}
+	if rec.Status.Terminal() && m.cfg.SettledRecords > 0 && recordSize(rec) <= m.cfg.SettledBytes/peerRecordShare {
+		msg.Record = encodePeerRecord(rec)
+	}
+	b, err := json.Marshal(&msg)
 	if err != nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 	defer cancel()
 	if err := p.Broadcast(ctx, b); err != nil {
-		m.cfg.Log.Debug("server: task status not broadcast", "task", id, "err", err)
+		m.cfg.Log.Debug("server: task status not broadcast", "task", rec.ID, "err", err)
 	}
 }
 
@@ -135,6 +141,9 @@ func (m *Manager) deliverPeer(raw []byte) {
 	var msg tasks.PeerMsg
 	if json.Unmarshal(raw, &msg) != nil || msg.Op != tasks.OpStatus || msg.Task == "" {
 		return
+	}
+	if rec := decodePeerRecord(msg.Record); rec != nil && rec.ID == msg.Task {
+		m.keepSettled(rec) // terminal: final wherever it is read
 	}
 	m.wakeWatchers(msg.Task)
 	if !m.host.HasListener(msg.Task) && m.Lookup(msg.Task) == nil {
@@ -151,7 +160,7 @@ func (m *Manager) deliverPeer(raw []byte) {
 		defer m.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 		defer cancel()
-		rec, err := m.cfg.Store.Get(ctx, msg.Task)
+		rec, err := m.Read(ctx, msg.Task)
 		if err != nil {
 			return
 		}

@@ -259,7 +259,7 @@ func (m *Manager) SetStatus(ctx context.Context, run *Run, rec *store.TaskRecord
 	*rec = *cur
 	if changed {
 		m.host.Announce(run, cur)
-		m.tellPeers(cur.ID)
+		m.tellPeers(cur)
 	}
 }
 
@@ -289,7 +289,7 @@ func (m *Manager) Settle(run *Run, rec *store.TaskRecord, status mcp.TaskStatus,
 			m.keepSettled(cur) // terminal, ours alone: rec holds a copy
 			if changed {
 				m.host.Announce(run, cur)
-				m.tellPeers(cur.ID)
+				m.tellPeers(cur)
 			}
 			return
 		}

@@ -3,7 +3,12 @@ package taskrun
 import (
 	"context"
 	"slices"
+	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -118,5 +123,62 @@ func (m *Manager) forgetSettled(id string) {
 	if old, ok := m.settled.recs[id]; ok {
 		m.settled.bytes -= recordSize(old)
 		delete(m.settled.recs, id)
+	}
+}
+
+// peerRecordShare: a terminal record goes with its status broadcast
+// (tellPeers) when it counts at most Config.SettledBytes/peerRecordShare
+// (64 KiB of the default 8 MiB); a larger one is read from the store by
+// whichever instance needs it.
+const peerRecordShare = 128
+
+// peerRecord is a terminal record as a status broadcast carries it
+// (tasks.PeerMsg.Record): durations in milliseconds, as the stores keep
+// them. A terminal record has no input requests.
+type peerRecord struct {
+	ID            string         `json:"id"`
+	Principal     string         `json:"principal,omitzero"`
+	SessionID     string         `json:"session,omitzero"`
+	Modern        bool           `json:"modern,omitzero"`
+	Status        mcp.TaskStatus `json:"status"`
+	StatusMessage string         `json:"statusMessage,omitzero"`
+	CreatedAt     time.Time      `json:"createdAt"`
+	LastUpdatedAt time.Time      `json:"lastUpdatedAt"`
+	TTLMs         int64          `json:"ttlMs,omitzero"`
+	PollMs        int64          `json:"pollMs,omitzero"`
+	Result        jsontext.Value `json:"result,omitzero"`
+	Error         *mcp.TaskError `json:"error,omitzero"`
+	Owner         string         `json:"owner,omitzero"`
+	LeaseUntil    time.Time      `json:"leaseUntil,omitzero"`
+}
+
+func encodePeerRecord(r *store.TaskRecord) jsontext.Value {
+	b, err := json.Marshal(&peerRecord{
+		ID: r.ID, Principal: r.Principal, SessionID: r.SessionID, Modern: r.Modern,
+		Status: r.Status, StatusMessage: r.StatusMessage, CreatedAt: r.CreatedAt, LastUpdatedAt: r.LastUpdatedAt,
+		TTLMs: r.TTL.Milliseconds(), PollMs: r.PollInterval.Milliseconds(),
+		Result: r.Result, Error: r.Error, Owner: r.Owner, LeaseUntil: r.LeaseUntil,
+	})
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// decodePeerRecord returns the terminal record b carries; nil when there
+// is none, or it is not a terminal record.
+func decodePeerRecord(b jsontext.Value) *store.TaskRecord {
+	if len(b) == 0 {
+		return nil
+	}
+	var w peerRecord
+	if json.Unmarshal(b, &w) != nil || w.ID == "" || !w.Status.Terminal() {
+		return nil
+	}
+	return &store.TaskRecord{
+		ID: w.ID, Principal: w.Principal, SessionID: w.SessionID, Modern: w.Modern,
+		Status: w.Status, StatusMessage: w.StatusMessage, CreatedAt: w.CreatedAt, LastUpdatedAt: w.LastUpdatedAt,
+		TTL: time.Duration(w.TTLMs) * time.Millisecond, PollInterval: time.Duration(w.PollMs) * time.Millisecond,
+		Result: w.Result, Error: w.Error, Owner: w.Owner, LeaseUntil: w.LeaseUntil,
 	}
 }
