@@ -288,8 +288,12 @@ func (m *Manager) Settle(run *Run, rec *store.TaskRecord, status mcp.TaskStatus,
 			*rec = *cur
 			m.keepSettled(cur) // terminal, ours alone: rec holds a copy
 			if changed {
-				m.host.Announce(run, cur)
+				// The peers first: their copy of the final record (and
+				// the wake-up of their waiting tasks/result requests) is
+				// what a client's next request elsewhere needs; the
+				// status notification is advisory.
 				m.tellPeers(cur)
+				m.host.Announce(run, cur)
 			}
 			return
 		}
