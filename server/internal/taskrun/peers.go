@@ -119,11 +119,7 @@ func (m *Manager) tellPeers(rec *store.TaskRecord) {
 	if p == nil {
 		return
 	}
-	msg := tasks.PeerMsg{Op: tasks.OpStatus, Task: rec.ID, From: p.ID()}
-	if rec.Status.Terminal() && m.cfg.SettledRecords > 0 && recordSize(rec) <= m.cfg.SettledBytes/peerRecordShare {
-		msg.Record = encodePeerRecord(rec)
-	}
-	b, err := json.Marshal(&msg)
+	b, err := m.statusMsg(p, rec)
 	if err != nil {
 		return
 	}
@@ -132,6 +128,48 @@ func (m *Manager) tellPeers(rec *store.TaskRecord) {
 	if err := p.Broadcast(ctx, b); err != nil {
 		m.cfg.Log.Debug("server: task status not broadcast", "task", rec.ID, "err", err)
 	}
+}
+
+// statusMsg is the broadcast (tasks.OpStatus) of rec's change.
+func (m *Manager) statusMsg(p seam.Peers, rec *store.TaskRecord) ([]byte, error) {
+	msg := tasks.PeerMsg{Op: tasks.OpStatus, Task: rec.ID, From: p.ID()}
+	if rec.Status.Terminal() && m.cfg.SettledRecords > 0 && recordSize(rec) <= m.cfg.SettledBytes/peerRecordShare {
+		msg.Record = encodePeerRecord(rec)
+	}
+	return json.Marshal(&msg)
+}
+
+// castStore is a TaskStore that can publish a broadcast of the peers'
+// in the round trip of a write (the Redis TaskStore's UpdateCast).
+type castStore interface {
+	CanCast(target any) bool
+	UpdateCast(ctx context.Context, id string, fn func(*store.TaskRecord) bool, target any, cast func(*store.TaskRecord) ([]byte, error)) (*store.TaskRecord, bool, error)
+}
+
+// updateTelling is Store.Update that, when it writes, tells the peers
+// (tellPeers) of the record written: in the write's own round trip when
+// the store and the peers' carrier allow it (castStore, seam.CastPeers),
+// else by a broadcast after it. Either way the broadcast leaves only
+// when the write succeeded.
+func (m *Manager) updateTelling(ctx context.Context, id string, fn func(*store.TaskRecord) bool) (*store.TaskRecord, bool, error) {
+	if p, ok := m.peerSet().(seam.CastPeers); ok {
+		if cs, ok := m.cfg.Store.(castStore); ok {
+			if target := p.CastTarget(); target != nil && cs.CanCast(target) {
+				return cs.UpdateCast(ctx, id, fn, target, func(rec *store.TaskRecord) ([]byte, error) {
+					b, err := m.statusMsg(p, rec)
+					if err != nil {
+						return nil, err
+					}
+					return p.Frame(b)
+				})
+			}
+		}
+	}
+	cur, changed, err := m.cfg.Store.Update(ctx, id, fn)
+	if err == nil && changed {
+		m.tellPeers(cur)
+	}
+	return cur, changed, err
 }
 
 // deliverPeer takes a broadcast. It runs on the carrier's delivery

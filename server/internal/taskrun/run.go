@@ -275,7 +275,7 @@ func (m *Manager) Settle(run *Run, rec *store.TaskRecord, status mcp.TaskStatus,
 	pause := 50 * time.Millisecond
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
-		cur, changed, err := m.cfg.Store.Update(ctx, rec.ID, func(r *store.TaskRecord) bool {
+		cur, changed, err := m.updateTelling(ctx, rec.ID, func(r *store.TaskRecord) bool {
 			if r.Status.Terminal() {
 				return false
 			}
@@ -288,11 +288,10 @@ func (m *Manager) Settle(run *Run, rec *store.TaskRecord, status mcp.TaskStatus,
 			*rec = *cur
 			m.keepSettled(cur) // terminal, ours alone: rec holds a copy
 			if changed {
-				// The peers first: their copy of the final record (and
-				// the wake-up of their waiting tasks/result requests) is
-				// what a client's next request elsewhere needs; the
-				// status notification is advisory.
-				m.tellPeers(cur)
+				// The peers were told first (updateTelling): their copy
+				// of the final record (and the wake-up of their waiting
+				// tasks/result requests) is what a client's next request
+				// elsewhere needs; the status notification is advisory.
 				m.host.Announce(run, cur)
 			}
 			return
