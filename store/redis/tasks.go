@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -303,7 +304,14 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(*store.TaskRe
 // CastTarget: whether that Broker publishes through this store's client.
 func (s *TaskStore) CanCast(target any) bool {
 	t, ok := target.(*castTarget)
-	return ok && t != nil && t.rdb == s.rdb
+	return ok && t != nil && sameClient(t.rdb, s.rdb)
+}
+
+// sameClient reports whether a and b are the same client; false for a
+// client type that == cannot compare (it would panic).
+func sameClient(a, b redis.UniversalClient) bool {
+	ta := reflect.TypeOf(a)
+	return ta != nil && ta == reflect.TypeOf(b) && ta.Comparable() && a == b
 }
 
 // UpdateCast is Update that, when it writes, publishes the broadcast

@@ -149,3 +149,19 @@ func TestTaskStoreCanCast(t *testing.T) {
 		t.Fatalf("stored %+v, %v; want untouched", cur, err)
 	}
 }
+
+// uncomparableClient is a client whose type == cannot compare.
+type uncomparableClient struct {
+	redis.UniversalClient
+	_ []int
+}
+
+// TestTaskStoreCanCastUncomparable: a client of a type == cannot compare
+// makes CanCast false, not a panic.
+func TestTaskStoreCanCastUncomparable(t *testing.T) {
+	c := uncomparableClient{UniversalClient: rdb}
+	st := NewTaskStore(c, nil)
+	if st.CanCast(&castTarget{rdb: c, channel: "x"}) {
+		t.Fatal("CanCast over an uncomparable client = true")
+	}
+}
