@@ -30,6 +30,11 @@
 #   MODES      proxy, direct or both ["proxy direct"]
 #   SERVER_CPU instances and redis-server [0]
 #   LOAD_CPU   load generator and proxy [1]
+#   PLACE      pinned: the processes on SERVER_CPU and LOAD_CPU as above;
+#              shared: every process (instances, redis-server, proxy, load
+#              generator) may run on any of SHARED_CPUS, so that together
+#              they use every core (the instances keep GOMAXPROCS=1) [pinned]
+#   SHARED_CPUS the CPU list of PLACE=shared [0-<nproc-1>]
 #   REDIS_SERVER the redis-server binary [redis-server]
 #   OUT        results directory [bench/results/cluster-<UTC time>]
 set -euo pipefail
@@ -46,10 +51,17 @@ MODES=(${MODES:-proxy direct})
 SERVER_CPU=${SERVER_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
+PLACE=${PLACE:-pinned}
+SHARED_CPUS=${SHARED_CPUS:-0-$(($(nproc) - 1))}
 OUT=${OUT:-results/cluster-$(date -u +%Y%m%dT%H%M%SZ)}
 (( R >= 1 && R <= 20 )) || { echo "R must be 1..20" >&2; exit 2; }
 for n in "${INSTANCES[@]}"; do (( n >= 1 && n <= 8 )) || { echo "INSTANCES must be 1..8 each" >&2; exit 2; }; done
 for m in "${MODES[@]}"; do [[ $m == proxy || $m == direct ]] || { echo "MODES: proxy and/or direct" >&2; exit 2; }; done
+case $PLACE in
+pinned) SRV_CPUS=$SERVER_CPU LD_CPUS=$LOAD_CPU ;;
+shared) SRV_CPUS=$SHARED_CPUS LD_CPUS=$SHARED_CPUS ;;
+*) echo "PLACE: pinned or shared" >&2; exit 2 ;;
+esac
 
 mkdir -p "$OUT"
 BIN=$OUT/bin
@@ -79,7 +91,7 @@ REDIS_ADDR=""
 if command -v "$REDIS_SERVER" >/dev/null; then
 	for _ in $(seq 10); do
 		port=$((20000 + RANDOM % 40000))
-		taskset -c "$SERVER_CPU" "$REDIS_SERVER" --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
+		taskset -c "$SRV_CPUS" "$REDIS_SERVER" --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
 			--protected-mode yes --daemonize no --loglevel warning >"$OUT/redis.log" 2>&1 &
 		REDIS_PID=$!
 		up=""
@@ -104,7 +116,7 @@ fi
 	echo "redis: $([[ -n $REDIS_ADDR ]] && "$REDIS_SERVER" --version || echo none)"
 	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) CPUs)"
 	echo "uptime before: $(uptime)"
-	echo "settings: R=$R DUR=$DUR WARMUP=$WARMUP CONNS=$CONNS INSTANCES=${INSTANCES[*]:-none} MEMORY=$MEMORY MODES=${MODES[*]} SERVER_CPU=$SERVER_CPU LOAD_CPU=$LOAD_CPU"
+	echo "settings: R=$R DUR=$DUR WARMUP=$WARMUP CONNS=$CONNS INSTANCES=${INSTANCES[*]:-none} MEMORY=$MEMORY MODES=${MODES[*]} SERVER_CPU=$SERVER_CPU LOAD_CPU=$LOAD_CPU PLACE=$PLACE$([[ $PLACE == shared ]] && echo " SHARED_CPUS=$SHARED_CPUS")"
 	echo "mcpkit tree: $(git -C .. rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C .. status --porcelain 2>/dev/null | grep -q . && echo ' (uncommitted changes)')"
 } | tee "$OUT/env.txt"
 
@@ -116,7 +128,7 @@ config_run() {
 	stop_all
 	for i in $(seq "$n"); do
 		rm -f "$OUT/addr.$i"
-		GOMAXPROCS=1 taskset -c "$SERVER_CPU" "$BIN/benchserver" -cluster ${raddr:+-redis "$raddr"} \
+		GOMAXPROCS=1 taskset -c "$SRV_CPUS" "$BIN/benchserver" -cluster ${raddr:+-redis "$raddr"} \
 			-addr 127.0.0.1:0 -addr-file "$OUT/addr.$i" -max-run 10m 2>>"$OUT/instance.$i.log" &
 		PIDS+=($!)
 		procs+="i$i=$!,"
@@ -124,7 +136,7 @@ config_run() {
 	for i in $(seq "$n"); do wait_file "$OUT/addr.$i"; addrs+=("$(cat "$OUT/addr.$i")"); done
 	if [[ $mode == proxy ]]; then
 		rm -f "$OUT/addr.proxy"
-		GOMAXPROCS=1 taskset -c "$LOAD_CPU" "$BIN/rrproxy" -backends "$(IFS=,; echo "${addrs[*]}")" \
+		GOMAXPROCS=1 taskset -c "$LD_CPUS" "$BIN/rrproxy" -backends "$(IFS=,; echo "${addrs[*]}")" \
 			-addr-file "$OUT/addr.proxy" -max-run 10m 2>>"$OUT/proxy.log" &
 		PIDS+=($!)
 		procs+="proxy=$!"
@@ -136,7 +148,7 @@ config_run() {
 		target=$(IFS=,; echo "${addrs[*]}")
 	fi
 	[[ -n $raddr ]] && procs+=",redis=$REDIS_PID"
-	timeout 300 taskset -c "$LOAD_CPU" "$BIN/load" -addr "$target" -w "$w" -d "$DUR" -warmup "$WARMUP" \
+	timeout 300 taskset -c "$LD_CPUS" "$BIN/load" -addr "$target" -w "$w" -d "$DUR" -warmup "$WARMUP" \
 		-c "$CONNS" -pids "$procs" -server "$label" -rep "$rep" -json | tee -a "$RES"
 	stop_all
 }

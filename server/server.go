@@ -148,6 +148,19 @@ type Options struct {
 	// tasks/result request is in flight to carry them; past it the
 	// oldest is dropped. Default DefaultTaskNotificationQueue.
 	TaskNotificationQueue int
+	// SettledTasks bounds the terminal task records (completed, failed,
+	// cancelled) this server keeps in memory, oldest dropped first, to
+	// answer tasks/get and tasks/result without a TaskStore read: a
+	// terminal record never changes, so the copy answers as the store
+	// would until the task's TTL (on a shared store such as Redis, the
+	// owner of a task serves the poll that finds it completed, and its
+	// tasks/result, with no round trip). Default DefaultSettledTasks;
+	// negative: none kept.
+	SettledTasks int
+	// SettledTaskBytes bounds the bytes of those records (their results
+	// and errors); a larger record is not kept. Default
+	// DefaultSettledTaskBytes.
+	SettledTaskBytes int
 	// Observe, when set, sees every message a session reads (in=true) and
 	// writes. It must not retain msg. Tests use it to check the wire.
 	Observe func(in bool, msg []byte)

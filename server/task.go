@@ -54,6 +54,13 @@ const (
 	// oldest is dropped: progress only increases, so the newest steps
 	// matter most.
 	DefaultTaskNotificationQueue = 256
+	// DefaultSettledTasks is how many terminal task records a server keeps
+	// in memory to answer tasks/get and tasks/result without the
+	// TaskStore, when Options.SettledTasks is zero.
+	DefaultSettledTasks = 1024
+	// DefaultSettledTaskBytes bounds the bytes (results, errors) of those
+	// records when Options.SettledTaskBytes is zero or negative.
+	DefaultSettledTaskBytes = 8 << 20
 )
 
 // asyncWork is what ContinueAsTask returns: the rest of a tool's work.
@@ -116,6 +123,13 @@ func (s *Server) newTasks() *taskrun.Manager {
 	}
 	if cfg.NoteQueue <= 0 {
 		cfg.NoteQueue = DefaultTaskNotificationQueue
+	}
+	cfg.SettledRecords, cfg.SettledBytes = s.opts.SettledTasks, s.opts.SettledTaskBytes
+	if cfg.SettledRecords == 0 {
+		cfg.SettledRecords = DefaultSettledTasks
+	}
+	if cfg.SettledBytes <= 0 {
+		cfg.SettledBytes = DefaultSettledTaskBytes
 	}
 	return taskrun.New(cfg, taskHost{s})
 }

@@ -94,7 +94,7 @@ func (s *Server) lookupTask(ctx context.Context, req *Request, id string) (*stor
 	if req.session != nil {
 		sid = req.session.ID()
 	}
-	rec, err := s.tasks.Store().Get(ctx, id)
+	rec, err := s.tasks.Read(ctx, id) // a settled record held here, else the store's
 	if err != nil && !errors.Is(err, store.ErrTaskNotFound) {
 		return nil, s.tasks.StoreFailed(id, err)
 	}

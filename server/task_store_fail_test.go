@@ -34,7 +34,9 @@ func (b *blinkingTaskStore) Get(ctx context.Context, id string) (*store.TaskReco
 // tasks/get and tasks/result answer jsonrpc.ErrUnavailable (which the
 // client retries), not the -32602 of an unknown task (which it takes as
 // final); once the store is back, the same task answers as before. An
-// id the store does not hold is still "unknown task".
+// id the store does not hold is still "unknown task". The server keeps
+// no settled records here (SettledTasks < 0), so that every read goes to
+// the store: TestSettledTaskServedWithoutStore covers the copies.
 func TestTaskStoreFailureIsUnavailable(t *testing.T) {
 	for _, modern := range []bool{false, true} {
 		name := "2025-11-25"
@@ -45,7 +47,7 @@ func TestTaskStoreFailureIsUnavailable(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			ts := &blinkingTaskStore{MemoryTaskStore: store.NewMemoryTaskStore(nil)}
-			fx := newTaskFixture(&Options{TaskStore: ts})
+			fx := newTaskFixture(&Options{TaskStore: ts, SettledTasks: -1})
 			p := newStdioTaskPeer(t, fx.srv, modern)
 			id := startTask(t, p, "quick", nil)
 			if !modern {

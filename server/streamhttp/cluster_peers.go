@@ -28,7 +28,7 @@ var errPeerCallsClosed = errors.New("streamhttp: the handler is closed")
 // broadcasts to the other instances, over the broker.
 type peers struct{ c *cluster }
 
-var _ seam.Peers = peers{}
+var _ seam.CastPeers = peers{}
 
 func (p peers) ID() string { return p.c.id }
 
@@ -74,6 +74,19 @@ func (p peers) Call(ctx context.Context, to string, msg []byte) ([]byte, bool, e
 			return nil, false, errPeerCallsClosed
 		}
 	}
+}
+
+// CastTarget implements seam.CastPeers: the broker's, when it has one.
+func (p peers) CastTarget() any {
+	if t, ok := p.c.b.(interface{ CastTarget() any }); ok {
+		return t.CastTarget()
+	}
+	return nil
+}
+
+// Frame implements seam.CastPeers: msg as Broadcast publishes it.
+func (p peers) Frame(msg []byte) ([]byte, error) {
+	return p.c.encode(&clusterMsg{Kind: kindPeerCast, Data: string(msg)})
 }
 
 // Broadcast implements seam.Peers.

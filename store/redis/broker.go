@@ -120,6 +120,17 @@ func (b *Broker) Send(ctx context.Context, to string, msg []byte) (bool, error) 
 	return n > 0, nil
 }
 
+// castTarget is where a Broker's broadcasts go (Broker.CastTarget).
+type castTarget struct {
+	rdb     redis.UniversalClient
+	channel string
+}
+
+// CastTarget returns an opaque value naming where b publishes its
+// broadcasts, for a TaskStore's UpdateCast: a TaskStore on the same
+// client publishes a broadcast of b's in the script of its write.
+func (b *Broker) CastTarget() any { return &castTarget{rdb: b.rdb, channel: b.prefix + "all"} }
+
 // Broadcast implements store.Broker.
 func (b *Broker) Broadcast(ctx context.Context, msg []byte) error {
 	if err := b.rdb.Publish(ctx, b.prefix+"all", msg).Err(); err != nil {

@@ -38,8 +38,10 @@ var roundTripCeilings = []struct {
 	{"broadcast", 4, 4, "PUBLISH change; one EVALSHA(append) per instance, the notification on its GET stream"},
 	{"task-create", 1, 4, "session from the copy; one pipeline: SET record, ZADD, EXPIRE NX, EXPIRE GT index"},
 	{"task-status", 1, 1, "session from the copy; GET record"},
-	{"task-result", 4, 4, "session from the copy; GET record (lookup: working); EVALSHA(cas) settle, on the bytes the owner wrote (no GET); PUBLISH ×2 settled; the outcome as settled (no GET after the wait)"},
-	{"task-result-settled", 1, 1, "session from the copy; GET record (final: not read again)"},
+	{"task-result", 3, 3, "session from the copy; GET record (lookup: working); EVALSHA(cascast): the settle, on the bytes the owner wrote (no GET), and in the same script the peers' broadcast; PUBLISH the session's status notification; the outcome as settled (no GET after the wait)"},
+	{"task-status-settled", 0, 0, "none: the owner answers from the terminal record it settled (server.Options.SettledTasks)"},
+	{"task-status-elsewhere", 1, 1, "none when the owner's broadcast of the settle (carrying the small terminal record) came first; else GET record, kept"},
+	{"task-result-settled", 0, 0, "none: the terminal record that instance holds (final: never read again)"},
 	{"task-expiry", 1, 1, "GET: Redis drops the record itself; a read past the TTL finds it expired"},
 	{"ratelimit", 1, 1, "EVALSHA(take): the token bucket script"},
 	{"dpop", 1, 1, "SET NX PX"},
@@ -192,10 +194,19 @@ func measureRoundTrips(t *testing.T) map[string]tripCount {
 		t.Fatalf("tasks/result: %s", out)
 	}
 	record("task-result")
-	// The result read again, on another instance (round robin): the
-	// task is settled, its record final.
-	post(b, tsid, fmt.Sprintf(`{"jsonrpc":"2.0","id":8,"method":"tasks/get","params":{"taskId":%q}}`, m[1])) // B's copy of the session
+	// The settled task's status on its owner: the record it settled.
+	if out := post(a, tsid, fmt.Sprintf(`{"jsonrpc":"2.0","id":10,"method":"tasks/get","params":{"taskId":%q}}`, m[1])); !strings.Contains(out, `"completed"`) {
+		t.Fatalf("tasks/get of the settled task: %s", out)
+	}
+	record("task-status-settled")
+	// The task read on another instance (round robin), which never saw
+	// it: once from the store, then from the final record it read.
+	post(b, tsid, `{"jsonrpc":"2.0","id":11,"method":"ping"}`) // B's copy of the session
 	c.reset()
+	if out := post(b, tsid, fmt.Sprintf(`{"jsonrpc":"2.0","id":8,"method":"tasks/get","params":{"taskId":%q}}`, m[1])); !strings.Contains(out, `"completed"`) {
+		t.Fatalf("tasks/get on B: %s", out)
+	}
+	record("task-status-elsewhere")
 	if out := post(b, tsid, fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":"tasks/result","params":{"taskId":%q}}`, m[1])); !strings.Contains(out, `"text":"done"`) {
 		t.Fatalf("tasks/result on B: %s", out)
 	}

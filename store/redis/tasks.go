@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -272,6 +273,21 @@ redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
 return 1
 `)
 
+// casCastScript is casScript that, once it wrote, publishes ARGV[4] on
+// channel ARGV[3] (TaskStore.UpdateCast).
+var casCastScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then
+  return -1
+end
+if cur ~= ARGV[1] then
+  return cur
+end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1
+`)
+
 // Update implements store.TaskStore as a compare-and-set: fn runs on
 // the record as last known (written here, or read), and the write
 // (casScript) is refused, answering the stored record, on which fn
@@ -281,6 +297,40 @@ return 1
 // a remembered record, the record is read to confirm it: Update
 // reports the record as stored, never a stale copy.
 func (s *TaskStore) Update(ctx context.Context, id string, fn func(*store.TaskRecord) bool) (*store.TaskRecord, bool, error) {
+	return s.update(ctx, id, fn, "", nil)
+}
+
+// CanCast reports whether UpdateCast can publish on target, a Broker's
+// CastTarget: whether that Broker publishes through this store's client.
+func (s *TaskStore) CanCast(target any) bool {
+	t, ok := target.(*castTarget)
+	return ok && t != nil && sameClient(t.rdb, s.rdb)
+}
+
+// sameClient reports whether a and b are the same client; false for a
+// client type that == cannot compare (it would panic).
+func sameClient(a, b redis.UniversalClient) bool {
+	ta := reflect.TypeOf(a)
+	return ta != nil && ta == reflect.TypeOf(b) && ta.Comparable() && a == b
+}
+
+// UpdateCast is Update that, when it writes, publishes the broadcast
+// cast returns for the record written on target (a Broker's CastTarget,
+// CanCast) in the same script as the write: one round trip for both,
+// and the broadcast leaves only when the compare-and-set succeeded. A
+// write lost to another calls cast again on the next attempt's record.
+// It reports an error, writing nothing, when CanCast(target) is false.
+func (s *TaskStore) UpdateCast(ctx context.Context, id string, fn func(*store.TaskRecord) bool, target any, cast func(*store.TaskRecord) ([]byte, error)) (*store.TaskRecord, bool, error) {
+	if !s.CanCast(target) {
+		return nil, false, errors.New("redisstore: UpdateCast: the broker does not publish through this store's client")
+	}
+	if cast == nil {
+		return nil, false, errors.New("redisstore: UpdateCast: no broadcast")
+	}
+	return s.update(ctx, id, fn, target.(*castTarget).channel, cast)
+}
+
+func (s *TaskStore) update(ctx context.Context, id string, fn func(*store.TaskRecord) bool, channel string, cast func(*store.TaskRecord) ([]byte, error)) (*store.TaskRecord, bool, error) {
 	key := s.key(id)
 	rec, b, known := s.recall(id)
 	if known && rec.Expired(s.opts.Now()) {
@@ -307,7 +357,16 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(*store.TaskRe
 		if err != nil {
 			return nil, false, fmt.Errorf("redisstore: encoding task %q: %w", id, err)
 		}
-		v, err := casScript.Run(ctx, s.rdb, []string{key}, b, nb).Result()
+		var v any
+		if cast == nil {
+			v, err = casScript.Run(ctx, s.rdb, []string{key}, b, nb).Result()
+		} else {
+			var msg []byte
+			if msg, err = cast(next); err != nil {
+				return nil, false, err
+			}
+			v, err = casCastScript.Run(ctx, s.rdb, []string{key}, b, nb, channel, msg).Result()
+		}
 		if err != nil {
 			s.forget(id)
 			return nil, false, fmt.Errorf("redisstore: updating task %q: %w", id, err)

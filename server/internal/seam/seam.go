@@ -90,6 +90,17 @@ type Peers interface {
 	Broadcast(ctx context.Context, msg []byte) error
 }
 
+// CastPeers is Peers whose broadcasts a TaskStore may publish itself,
+// in the same round trip as a write (the Redis TaskStore's UpdateCast):
+// CastTarget names where the broadcasts go (an opaque value of the
+// broker's; nil when it has none), Frame turns msg into what Broadcast
+// would publish.
+type CastPeers interface {
+	Peers
+	CastTarget() any
+	Frame(msg []byte) ([]byte, error)
+}
+
 // PeerHandler receives the messages of the other instances.
 type PeerHandler struct {
 	// Serve answers a Call; ctx ends when the carrier closes. It runs on

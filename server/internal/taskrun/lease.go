@@ -148,7 +148,7 @@ func (m *Manager) ReapLapsed(ctx context.Context, rec *store.TaskRecord) *store.
 		m.cfg.Log.Info("server: task failed: its owner is gone", "task", rec.ID, "owner", rec.Owner)
 		m.freshTask(cur)
 		m.host.Announce(nil, cur)
-		m.tellPeers(cur.ID)
+		m.tellPeers(cur)
 	}
 	return cur
 }

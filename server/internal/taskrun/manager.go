@@ -92,6 +92,11 @@ type Config struct {
 	MaxTasks  int           // the cap on running tasks
 	Lease     time.Duration // the lease of this server's tasks
 	NoteQueue int           // notifications a legacy task holds for its client
+	// SettledRecords and SettledBytes bound the terminal records kept to
+	// answer reads without the store (settled.go); SettledRecords <= 0
+	// keeps none.
+	SettledRecords int
+	SettledBytes   int
 }
 
 // Manager is the task machinery of one server. mu guards the maps and
@@ -119,6 +124,9 @@ type Manager struct {
 	borrowed map[string]context.CancelFunc // carriers lent by other instances, by tag
 	clock    tasks.Clock                   // the wall clock, unless a test sets it before serving
 	beat     func()                        // tests: called at the end of each heartbeat
+
+	settledMu sync.Mutex // guards settled only; no I/O while held
+	settled   settledSet
 }
 
 // New returns the Manager of a server.

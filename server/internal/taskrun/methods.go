@@ -98,7 +98,7 @@ func (m *Manager) updateHere(ctx context.Context, rec *store.TaskRecord, respons
 	}
 	if changed {
 		m.host.Announce(run, cur)
-		m.tellPeers(cur.ID)
+		m.tellPeers(cur)
 	}
 	return nil
 }
@@ -138,7 +138,7 @@ func (m *Manager) Result(ctx context.Context, rec *store.TaskRecord, c, lent *Ca
 	// read again, for its outcome.
 	if !rec.Status.Terminal() {
 		id := rec.ID
-		cur, err := m.cfg.Store.Get(ctx, id)
+		cur, err := m.Read(ctx, id)
 		if errors.Is(err, store.ErrTaskNotFound) {
 			return nil, Unknown(id)
 		} else if err != nil {

@@ -141,7 +141,7 @@ func (m *Manager) SetProgress(ctx context.Context, run *Run, id, msg string) {
 	}
 	if changed {
 		m.host.Announce(run, cur)
-		m.tellPeers(cur.ID)
+		m.tellPeers(cur)
 	}
 }
 

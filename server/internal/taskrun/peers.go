@@ -111,21 +111,65 @@ func (m *Manager) callPeer(ctx context.Context, to string, msg *tasks.PeerMsg) (
 	return r.Result, nil
 }
 
-// tellPeers broadcasts that a task's record changed.
-func (m *Manager) tellPeers(id string) {
+// tellPeers broadcasts that a task's record changed: rec, as stored.
+// A terminal record goes with it when small (peerRecord), so that the
+// other instances keep it (settled.go) instead of reading the store.
+func (m *Manager) tellPeers(rec *store.TaskRecord) {
 	p := m.peerSet()
 	if p == nil {
 		return
 	}
-	b, err := json.Marshal(&tasks.PeerMsg{Op: tasks.OpStatus, Task: id, From: p.ID()})
+	b, err := m.statusMsg(p, rec)
 	if err != nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 	defer cancel()
 	if err := p.Broadcast(ctx, b); err != nil {
-		m.cfg.Log.Debug("server: task status not broadcast", "task", id, "err", err)
+		m.cfg.Log.Debug("server: task status not broadcast", "task", rec.ID, "err", err)
 	}
+}
+
+// statusMsg is the broadcast (tasks.OpStatus) of rec's change.
+func (m *Manager) statusMsg(p seam.Peers, rec *store.TaskRecord) ([]byte, error) {
+	msg := tasks.PeerMsg{Op: tasks.OpStatus, Task: rec.ID, From: p.ID()}
+	if rec.Status.Terminal() && m.cfg.SettledRecords > 0 && recordSize(rec) <= m.cfg.SettledBytes/peerRecordShare {
+		msg.Record = encodePeerRecord(rec)
+	}
+	return json.Marshal(&msg)
+}
+
+// castStore is a TaskStore that can publish a broadcast of the peers'
+// in the round trip of a write (the Redis TaskStore's UpdateCast).
+type castStore interface {
+	CanCast(target any) bool
+	UpdateCast(ctx context.Context, id string, fn func(*store.TaskRecord) bool, target any, cast func(*store.TaskRecord) ([]byte, error)) (*store.TaskRecord, bool, error)
+}
+
+// updateTelling is Store.Update that, when it writes, tells the peers
+// (tellPeers) of the record written: in the write's own round trip when
+// the store and the peers' carrier allow it (castStore, seam.CastPeers),
+// else by a broadcast after it. Either way the broadcast leaves only
+// when the write succeeded.
+func (m *Manager) updateTelling(ctx context.Context, id string, fn func(*store.TaskRecord) bool) (*store.TaskRecord, bool, error) {
+	if p, ok := m.peerSet().(seam.CastPeers); ok {
+		if cs, ok := m.cfg.Store.(castStore); ok {
+			if target := p.CastTarget(); target != nil && cs.CanCast(target) {
+				return cs.UpdateCast(ctx, id, fn, target, func(rec *store.TaskRecord) ([]byte, error) {
+					b, err := m.statusMsg(p, rec)
+					if err != nil {
+						return nil, err
+					}
+					return p.Frame(b)
+				})
+			}
+		}
+	}
+	cur, changed, err := m.cfg.Store.Update(ctx, id, fn)
+	if err == nil && changed {
+		m.tellPeers(cur)
+	}
+	return cur, changed, err
 }
 
 // deliverPeer takes a broadcast. It runs on the carrier's delivery
@@ -135,6 +179,9 @@ func (m *Manager) deliverPeer(raw []byte) {
 	var msg tasks.PeerMsg
 	if json.Unmarshal(raw, &msg) != nil || msg.Op != tasks.OpStatus || msg.Task == "" {
 		return
+	}
+	if rec := decodePeerRecord(msg.Record); rec != nil && rec.ID == msg.Task {
+		m.keepSettled(rec) // terminal: final wherever it is read
 	}
 	m.wakeWatchers(msg.Task)
 	if !m.host.HasListener(msg.Task) && m.Lookup(msg.Task) == nil {
@@ -151,7 +198,7 @@ func (m *Manager) deliverPeer(raw []byte) {
 		defer m.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 		defer cancel()
-		rec, err := m.cfg.Store.Get(ctx, msg.Task)
+		rec, err := m.Read(ctx, msg.Task)
 		if err != nil {
 			return
 		}

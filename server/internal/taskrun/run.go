@@ -115,6 +115,7 @@ func (m *Manager) loop(ctx context.Context, run *Run, rec *store.TaskRecord, job
 			return
 		}
 		if ctx.Err() != nil && errors.Is(context.Cause(ctx), errExpired) {
+			m.forgetSettled(rec.ID)
 			_ = m.cfg.Store.Delete(context.Background(), rec.ID)
 			return
 		}
@@ -127,6 +128,7 @@ func (m *Manager) loop(ctx context.Context, run *Run, rec *store.TaskRecord, job
 					return
 				}
 				if errors.Is(context.Cause(ctx), errExpired) {
+					m.forgetSettled(rec.ID)
 					_ = m.cfg.Store.Delete(context.Background(), rec.ID)
 					return
 				}
@@ -257,7 +259,7 @@ func (m *Manager) SetStatus(ctx context.Context, run *Run, rec *store.TaskRecord
 	*rec = *cur
 	if changed {
 		m.host.Announce(run, cur)
-		m.tellPeers(cur.ID)
+		m.tellPeers(cur)
 	}
 }
 
@@ -273,7 +275,7 @@ func (m *Manager) Settle(run *Run, rec *store.TaskRecord, status mcp.TaskStatus,
 	pause := 50 * time.Millisecond
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
-		cur, changed, err := m.cfg.Store.Update(ctx, rec.ID, func(r *store.TaskRecord) bool {
+		cur, changed, err := m.updateTelling(ctx, rec.ID, func(r *store.TaskRecord) bool {
 			if r.Status.Terminal() {
 				return false
 			}
@@ -284,9 +286,13 @@ func (m *Manager) Settle(run *Run, rec *store.TaskRecord, status mcp.TaskStatus,
 		cancel()
 		if err == nil {
 			*rec = *cur
+			m.keepSettled(cur) // terminal, ours alone: rec holds a copy
 			if changed {
+				// The peers were told first (updateTelling): their copy
+				// of the final record (and the wake-up of their waiting
+				// tasks/result requests) is what a client's next request
+				// elsewhere needs; the status notification is advisory.
 				m.host.Announce(run, cur)
-				m.tellPeers(cur.ID)
 			}
 			return
 		}

@@ -32,6 +32,10 @@ type PeerMsg struct {
 	Form      jsontext.Value     `json:"form,omitzero"`
 	Method    string             `json:"method,omitzero"` // OpNotify
 	Params    jsontext.Value     `json:"params,omitzero"` // OpNotify
+	// Record is, on an OpStatus of a task that became terminal, its
+	// record as stored (taskrun's encoding), so that the other instances
+	// answer it without reading the store; absent for a large record.
+	Record jsontext.Value `json:"record,omitzero"`
 }
 
 // PeerReply is the answer to a PeerMsg.

@@ -1,0 +1,184 @@
+package taskrun
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/store"
+)
+
+// Settled records (docs/design/tasks.md, "Settled records"). A record in
+// a terminal state never changes again: every write of the Manager's is
+// a compare-and-set that declines a terminal record (Settle, SetStatus,
+// the lease's renewal and reaping, tasks/update), on every instance. So
+// a terminal record this process stored or read answers later reads of
+// the same task as well as the store would, until its TTL: the owner
+// serves the tasks/get that finds its task completed, and the
+// tasks/result that follows, with no store round trip. The only write
+// that would make such a copy stale is a Delete, which the Manager makes
+// only of a task that is not terminal (its TTL ran out while it ran).
+// The copies are bounded by count and by bytes (Config.SettledRecords,
+// Config.SettledBytes), oldest dropped first.
+
+// settledSet is the bounded set of terminal records; its own lock, never
+// held during I/O.
+type settledSet struct {
+	recs  map[string]*store.TaskRecord
+	order []string // ids, oldest first; may name ids already dropped
+	bytes int      // the result bytes held
+}
+
+// recordSize is what a settled record counts against Config.SettledBytes:
+// its result and error, and a fixed part for the rest.
+func recordSize(r *store.TaskRecord) int {
+	n := 256 + len(r.Result) + len(r.StatusMessage)
+	if r.Error != nil {
+		n += len(r.Error.Message) + len(r.Error.Data)
+	}
+	return n
+}
+
+// keepSettled remembers rec, which the caller has from the store and
+// no longer changes, if it is terminal and fits the bounds.
+func (m *Manager) keepSettled(rec *store.TaskRecord) {
+	if rec == nil || !rec.Status.Terminal() || m.cfg.SettledRecords <= 0 {
+		return
+	}
+	size := recordSize(rec)
+	if size > m.cfg.SettledBytes {
+		return
+	}
+	m.settledMu.Lock()
+	defer m.settledMu.Unlock()
+	s := &m.settled
+	if s.recs == nil {
+		s.recs = make(map[string]*store.TaskRecord)
+	}
+	if _, ok := s.recs[rec.ID]; ok {
+		return // the same terminal record: nothing new
+	}
+	for len(s.order) > 0 && (len(s.recs) >= m.cfg.SettledRecords || s.bytes+size > m.cfg.SettledBytes) {
+		id := s.order[0]
+		s.order[0] = ""
+		s.order = s.order[1:]
+		if old, ok := s.recs[id]; ok {
+			s.bytes -= recordSize(old)
+			delete(s.recs, id)
+		}
+	}
+	if len(s.order) == 0 {
+		s.order = nil // let the drained backing array go
+	} else if len(s.order) > 2*len(s.recs)+64 { // ids forgotten meanwhile
+		s.order = slices.DeleteFunc(s.order, func(id string) bool { _, ok := s.recs[id]; return !ok })
+	}
+	s.recs[rec.ID] = rec
+	s.order = append(s.order, rec.ID)
+	s.bytes += size
+}
+
+// settledRecord returns a copy of task id's terminal record if this
+// process holds one that has not expired.
+func (m *Manager) settledRecord(id string) (*store.TaskRecord, bool) {
+	m.settledMu.Lock()
+	rec, ok := m.settled.recs[id]
+	m.settledMu.Unlock()
+	if !ok || rec.Expired(m.clock.Now()) {
+		return nil, false
+	}
+	c := *rec // its Result is never written in place; its Error is copied
+	if rec.Error != nil {
+		e := *rec.Error
+		c.Error = &e
+	}
+	return &c, true
+}
+
+// Read returns task id's record: a terminal one this process holds
+// (settled here, or read before), else the store's, kept when terminal.
+// Its errors are the store's.
+func (m *Manager) Read(ctx context.Context, id string) (*store.TaskRecord, error) {
+	if rec, ok := m.settledRecord(id); ok {
+		return rec, nil
+	}
+	rec, err := m.cfg.Store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Status.Terminal() {
+		m.keepSettled(rec.Clone())
+	}
+	return rec, nil
+}
+
+// forgetSettled drops task id's settled record (its store record was
+// deleted).
+func (m *Manager) forgetSettled(id string) {
+	m.settledMu.Lock()
+	defer m.settledMu.Unlock()
+	if old, ok := m.settled.recs[id]; ok {
+		m.settled.bytes -= recordSize(old)
+		delete(m.settled.recs, id)
+	}
+}
+
+// peerRecordShare: a terminal record goes with its status broadcast
+// (tellPeers) when it counts at most Config.SettledBytes/peerRecordShare
+// (64 KiB of the default 8 MiB); a larger one is read from the store by
+// whichever instance needs it.
+const peerRecordShare = 128
+
+// peerRecord is a terminal record as a status broadcast carries it
+// (tasks.PeerMsg.Record): durations in milliseconds, as the stores keep
+// them. A terminal record has no input requests.
+type peerRecord struct {
+	ID            string         `json:"id"`
+	Principal     string         `json:"principal,omitzero"`
+	SessionID     string         `json:"session,omitzero"`
+	Modern        bool           `json:"modern,omitzero"`
+	Status        mcp.TaskStatus `json:"status"`
+	StatusMessage string         `json:"statusMessage,omitzero"`
+	CreatedAt     time.Time      `json:"createdAt"`
+	LastUpdatedAt time.Time      `json:"lastUpdatedAt"`
+	TTLMs         int64          `json:"ttlMs,omitzero"`
+	PollMs        int64          `json:"pollMs,omitzero"`
+	Result        jsontext.Value `json:"result,omitzero"`
+	Error         *mcp.TaskError `json:"error,omitzero"`
+	Owner         string         `json:"owner,omitzero"`
+	LeaseUntil    time.Time      `json:"leaseUntil,omitzero"`
+}
+
+func encodePeerRecord(r *store.TaskRecord) jsontext.Value {
+	b, err := json.Marshal(&peerRecord{
+		ID: r.ID, Principal: r.Principal, SessionID: r.SessionID, Modern: r.Modern,
+		Status: r.Status, StatusMessage: r.StatusMessage, CreatedAt: r.CreatedAt, LastUpdatedAt: r.LastUpdatedAt,
+		TTLMs: r.TTL.Milliseconds(), PollMs: r.PollInterval.Milliseconds(),
+		Result: r.Result, Error: r.Error, Owner: r.Owner, LeaseUntil: r.LeaseUntil,
+	})
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// decodePeerRecord returns the terminal record b carries; nil when there
+// is none, or it is not a terminal record.
+func decodePeerRecord(b jsontext.Value) *store.TaskRecord {
+	if len(b) == 0 {
+		return nil
+	}
+	var w peerRecord
+	if json.Unmarshal(b, &w) != nil || w.ID == "" || !w.Status.Terminal() {
+		return nil
+	}
+	return &store.TaskRecord{
+		ID: w.ID, Principal: w.Principal, SessionID: w.SessionID, Modern: w.Modern,
+		Status: w.Status, StatusMessage: w.StatusMessage, CreatedAt: w.CreatedAt, LastUpdatedAt: w.LastUpdatedAt,
+		TTL: time.Duration(w.TTLMs) * time.Millisecond, PollInterval: time.Duration(w.PollMs) * time.Millisecond,
+		Result: w.Result, Error: w.Error, Owner: w.Owner, LeaseUntil: w.LeaseUntil,
+	}
+}
