@@ -578,7 +578,6 @@ func (c *Conn) readLoop() {
 		data, err := c.t.Read(c.base)
 		if err != nil {
 			if errors.Is(err, transport.ErrMessageTooLarge) {
-				c.log.Warn("jsonrpc: dropped oversized message", "err", err)
 				c.tooLarge(err)
 				continue
 			}

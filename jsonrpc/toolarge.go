@@ -9,11 +9,6 @@ import (
 	"github.com/mcpkit/mcpkit/transport"
 )
 
-// identity is what the ends of a message say of it: its id (invalid
-// when neither end holds one) and whether a "method" member was seen
-// (rpccodec.Identity, which the HTTP transport reads too).
-func identity(head, tail []byte) (id mcp.ID, method bool) { return rpccodec.Identity(head, tail) }
-
 // fail ends this side's call id with err, as its answer would have; it
 // reports whether a call was waiting.
 func (c *Conn) fail(id mcp.ID, err error) bool {
@@ -39,26 +34,40 @@ func (c *Conn) unreadable(id mcp.ID, method bool, answerID mcp.ID, rpcErr *Error
 	_ = c.write(c.base, transport.Message{Data: encodeError(answerID, rpcErr)})
 }
 
-// tooLarge handles a message the transport dropped for its size: a
-// request is answered under its own id.
+// tooLarge handles a message the transport dropped for its size, by
+// what its ends say of it: a request is answered -32600 under its id; a
+// response fails the call it answers (or is dropped: JSON-RPC 2.0 answers
+// no response); a notification is dropped, as it gets no answer. One whose
+// ends name neither a method nor a result or error (a "method" after a
+// member that did not fit) is answered -32600 without an id, as JSON-RPC
+// 2.0 §5 asks of a request whose id could not be read, and never taken for
+// the answer to our call of the same id.
 func (c *Conn) tooLarge(err error) {
 	var e *transport.TooLargeError
-	var id, answerID mcp.ID
-	var method bool
+	var id mcp.ID
+	var method, response bool
 	if errors.As(err, &e) {
-		id, method = identity(e.Head, e.Tail)
-		if method {
-			answerID = id
-		}
+		id, method, response = rpccodec.Identity(e.Head, e.Tail)
 	}
-	c.unreadable(id, method, answerID, NewError(mcp.CodeInvalidRequest, "Invalid Request: "+err.Error()), fmt.Errorf("jsonrpc: the answer was dropped: %w", err))
+	rpcErr := NewError(mcp.CodeInvalidRequest, "Invalid Request: "+err.Error())
+	switch {
+	case method && id.IsValid():
+		_ = c.write(c.base, transport.Message{Data: encodeError(id, rpcErr)})
+	case response && id.IsValid() && c.fail(id, fmt.Errorf("jsonrpc: the answer was dropped: %w", err)):
+		c.log.Warn("jsonrpc: an answer could not be read", "id", id.String(), "err", err)
+	case method, response:
+		c.log.Warn("jsonrpc: dropped a notification, or an answer no call waits for, over the size limit", "id", id.String(), "err", err)
+	default:
+		c.log.Warn("jsonrpc: a message over the size limit names no method first", "err", err)
+		_ = c.write(c.base, transport.Message{Data: encodeError(mcp.ID{}, rpcErr)})
+	}
 }
 
 // rejected handles a message decodeIn refused (derr): msg, when not nil,
 // holds the id it read.
 func (c *Conn) rejected(data []byte, msg *Message, derr *Error) {
 	c.log.Debug("jsonrpc: rejected message", "code", derr.Code, "err", derr.Message)
-	id, method := identity(transport.Edges(data))
+	id, method, _ := rpccodec.Identity(transport.Edges(data))
 	answerID := mcp.ID{}
 	if msg != nil {
 		answerID = msg.ID

@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/rpccodec"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/stdio"
@@ -17,26 +18,28 @@ import (
 func TestIdentity(t *testing.T) {
 	big := strings.Repeat("x", 2*transport.TooLargeEdge)
 	for _, tc := range []struct {
-		name, msg string
-		id        mcp.ID
-		method    bool
+		name, msg        string
+		id               mcp.ID
+		method, response bool
 	}{
-		{"id first", `{"jsonrpc":"2.0","id":7,"result":{"pad":"` + big + `"}}`, mcp.IntID(7), false},
-		{"string id first", `{"id":"a-1","jsonrpc":"2.0","result":{"pad":"` + big + `"}}`, mcp.StringID("a-1"), false},
-		{"id last", `{"jsonrpc":"2.0","result":{"pad":"` + big + `"},"id":12}`, mcp.IntID(12), false},
-		{"string id last", `{"result":{"pad":"` + big + `"} , "id" : "z" }`, mcp.StringID("z"), false},
-		{"request", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"pad":"` + big + `"}}`, mcp.IntID(3), true},
-		{"nested id last", `{"jsonrpc":"2.0","result":{"pad":"` + big + `","id":4}}`, mcp.ID{}, false},
-		{"id in a string", `{"jsonrpc":"2.0","result":"` + big + `,\"id\":5}"}`, mcp.ID{}, false},
-		{"escaped string id last", `{"result":"` + big + `","id":"a\"b"}`, mcp.ID{}, false},
-		{"no id", `{"jsonrpc":"2.0","method":"notifications/x","params":{"pad":"` + big + `"}}`, mcp.ID{}, true},
-		{"not an object", `["` + big + `"]`, mcp.ID{}, false},
+		{"id first", `{"jsonrpc":"2.0","id":7,"result":{"pad":"` + big + `"}}`, mcp.IntID(7), false, true},
+		{"string id first", `{"id":"a-1","jsonrpc":"2.0","result":{"pad":"` + big + `"}}`, mcp.StringID("a-1"), false, true},
+		{"id last", `{"jsonrpc":"2.0","result":{"pad":"` + big + `"},"id":12}`, mcp.IntID(12), false, true},
+		{"string id last", `{"result":{"pad":"` + big + `"} , "id" : "z" }`, mcp.StringID("z"), false, true},
+		{"error", `{"jsonrpc":"2.0","id":8,"error":{"code":1,"message":"` + big + `"}}`, mcp.IntID(8), false, true},
+		{"request", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"pad":"` + big + `"}}`, mcp.IntID(3), true, false},
+		{"request, method after params", `{"jsonrpc":"2.0","id":3,"params":{"pad":"` + big + `"},"method":"tools/call"}`, mcp.IntID(3), false, false},
+		{"nested id last", `{"jsonrpc":"2.0","result":{"pad":"` + big + `","id":4}}`, mcp.ID{}, false, true},
+		{"id in a string", `{"jsonrpc":"2.0","result":"` + big + `,\"id\":5}"}`, mcp.ID{}, false, true},
+		{"escaped string id last", `{"result":"` + big + `","id":"a\"b"}`, mcp.ID{}, false, true},
+		{"no id", `{"jsonrpc":"2.0","method":"notifications/x","params":{"pad":"` + big + `"}}`, mcp.ID{}, true, false},
+		{"not an object", `["` + big + `"]`, mcp.ID{}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := []byte(tc.msg)
-			id, method := identity(transport.Edges(b))
-			if id != tc.id || method != tc.method {
-				t.Fatalf("identity = %v %v, want %v %v", id, method, tc.id, tc.method)
+			id, method, response := rpccodec.Identity(transport.Edges(b))
+			if id != tc.id || method != tc.method || response != tc.response {
+				t.Fatalf("Identity = %v %v %v, want %v %v %v", id, method, response, tc.id, tc.method, tc.response)
 			}
 		})
 	}
@@ -131,7 +134,7 @@ func FuzzIdentity(f *testing.F) {
 		if json.Unmarshal(b, &w, json.RejectUnknownMembers(false)) != nil {
 			return
 		}
-		id, _ := identity(transport.Edges(b))
+		id, _, _ := rpccodec.Identity(transport.Edges(b))
 		if !id.IsValid() {
 			return
 		}

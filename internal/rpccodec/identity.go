@@ -19,8 +19,12 @@ import (
 // is a top-level member: the final brace closes the object).
 
 // Identity is what the ends of a message say of it: its id (invalid
-// when neither end holds one) and whether a "method" member was seen.
-func Identity(head, tail []byte) (id mcp.ID, method bool) {
+// when neither end holds one), whether a "method" member was seen, and
+// whether a "result" or "error" member was seen before any "method"
+// (response). A message with an id and neither is unknown: a request
+// whose "method" comes after a member that did not fit reads so, and
+// must not be taken for the answer to a call of the same id.
+func Identity(head, tail []byte) (id mcp.ID, method, response bool) {
 	d := jsontext.NewDecoder(bytes.NewReader(head))
 	if tok, err := d.ReadToken(); err == nil && tok.Kind() == '{' {
 	members:
@@ -40,7 +44,9 @@ func Identity(head, tail []byte) (id mcp.ID, method bool) {
 				}
 				continue
 			case "method":
-				method = true
+				method, response = true, false
+			case "result", "error":
+				response = !method
 			}
 			if d.SkipValue() != nil {
 				break members
@@ -50,7 +56,7 @@ func Identity(head, tail []byte) (id mcp.ID, method bool) {
 	if !id.IsValid() {
 		id = tailID(tail)
 	}
-	return id, method
+	return id, method, response
 }
 
 // tailID reads a last member `"id": 7}` or `"id": "x"}` (a string with

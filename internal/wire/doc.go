@@ -82,9 +82,9 @@ func DecodeToolResult(raw []byte, r *mcp.CallToolResult, meta func([]byte, *mcp.
 }
 
 // Identity is what the two ends of a message dropped for its size say of
-// it: its id (invalid when neither holds one) and whether it named a
-// method (see rpccodec.Identity).
-func Identity(head, tail []byte) (id mcp.ID, method bool) {
+// it: its id (invalid when neither holds one), whether it named a
+// method, and whether it read as a response (see rpccodec.Identity).
+func Identity(head, tail []byte) (id mcp.ID, method, response bool) {
 	return rpccodec.Identity(head, tail)
 }
 

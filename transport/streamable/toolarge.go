@@ -35,12 +35,16 @@ const oversizedMethod = "(over MaxEventBytes)"
 // id; a method when it named one) for the stream that carried it.
 func (c *Conn) tooLarge(ev sse.Event) (inbound, *jsonrpc.Message) {
 	e := &transport.TooLargeError{Limit: c.opts.MaxEventBytes, Head: ev.Data, Tail: ev.Tail}
-	id, method := wire.Identity(e.Head, e.Tail)
-	m := &jsonrpc.Message{ID: id}
-	if method {
-		m.Method = oversizedMethod
+	id, method, response := wire.Identity(e.Head, e.Tail)
+	m := &jsonrpc.Message{}
+	switch {
+	case method:
+		m.ID, m.Method = id, oversizedMethod
+	case response:
+		m.ID = id
 	}
-	c.log.Warn("streamable: an SSE event over MaxEventBytes", "limit", c.opts.MaxEventBytes, "id", id.String(), "request", method)
+	// The jsonrpc layer logs it, once it knows what it was.
+	c.log.Debug("streamable: an SSE event over MaxEventBytes", "limit", c.opts.MaxEventBytes, "id", id.String(), "request", method, "response", response)
 	return inbound{err: eventTooLargeError{e}}, m
 }
 

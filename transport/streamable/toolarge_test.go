@@ -44,7 +44,7 @@ func readTooLarge(t testing.TB, c *Conn, id mcp.ID, request bool) {
 	if !errors.As(o.err, &e) || !errors.Is(o.err, ErrEventTooLarge) || !errors.Is(o.err, transport.ErrMessageTooLarge) {
 		t.Fatalf("Read = %.80q, %v; want a *transport.TooLargeError that is ErrEventTooLarge", o.data, o.err)
 	}
-	if got, method := wire.Identity(e.Head, e.Tail); got != id || method != request {
+	if got, method, _ := wire.Identity(e.Head, e.Tail); got != id || method != request {
 		t.Fatalf("the ends of the oversized message say id %v, request %v; want %v, %v", got, method, id, request)
 	}
 }
@@ -181,5 +181,57 @@ func TestOversizedResponseFailsCall(t *testing.T) {
 	}
 	if n := f.count(http.MethodGet); n != 0 {
 		t.Errorf("%d GETs: a stream whose response was over the limit must not be resumed", n)
+	}
+}
+
+// TestOversizedUnansweredKinds: what JSON-RPC 2.0 does not answer is not
+// answered when it comes over MaxEventBytes either, and a request is not
+// taken for a response. A notification used to be answered with an
+// error (one POST the server could only refuse or log); a server request
+// whose "method" came after the member that did not fit read as the
+// response to our call of the same id and failed that call. Now the
+// notification is dropped, the request is answered -32600 without an id
+// (JSON-RPC 2.0 §5: its id could not be read), and the call gets its own
+// answer.
+func TestOversizedUnansweredKinds(t *testing.T) {
+	const limit = 1024
+	pad := strings.Repeat("n", 3*limit)
+	answers := make(chan *jsonrpc.Message, 8)
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, in rec) {
+		switch {
+		case r.Method != http.MethodPost || in.Msg == nil:
+			w.WriteHeader(http.StatusAccepted)
+		case in.Msg.IsResponse():
+			answers <- in.Msg
+			w.WriteHeader(http.StatusAccepted)
+		case in.Msg.IsRequest():
+			sseStart(w)
+			sseEvent(w, "", 0, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"`+pad+`"}}`)
+			sseEvent(w, "", 0, `{"jsonrpc":"2.0","id":`+in.Msg.ID.String()+`,"params":{"pad":"`+pad+`"},"method":"sampling/createMessage"}`)
+			sseEvent(w, "", 0, result(in.Msg.ID, `{"ok":true}`))
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	})
+	c := newConn(t, f, &Options{MaxEventBytes: limit})
+	rc := jsonrpc.NewConn(c, nil)
+	rc.Start()
+	t.Cleanup(func() { _ = rc.Close() })
+	var res struct {
+		OK bool `json:"ok"`
+	}
+	if err := rc.Call(testCtx(t), mcp.MethodToolsCall, jsontext.Value(`{"name":"x"}`), &res); err != nil || !res.OK {
+		t.Fatalf("the call = %v, %+v; want its own answer", err, res)
+	}
+	// The reader handles the events in order, and a POST it made returns
+	// only once the server has taken it: every answer it made is in
+	// answers by now.
+	if m := recv(t, answers, "the answer to the oversized request"); m.ID.IsValid() || m.Error == nil || m.Error.Code != mcp.CodeInvalidRequest {
+		t.Fatalf("the answer to the oversized request: id %v, error %v; want -32600 without an id", m.ID, m.Error)
+	}
+	select {
+	case m := <-answers:
+		t.Fatalf("the client answered the oversized notification too: id %v, error %v", m.ID, m.Error)
+	default:
 	}
 }
