@@ -156,7 +156,7 @@ func (e *outEnvelope) encode(params any) (_ jsontext.Value, out *bytes.Buffer, c
 		out.Write(b)
 	}
 	if len(e.caller) > 0 {
-		if err := writeCallerMeta(out, e.caller); err != nil {
+		if err := writeCallerMeta(out, e.caller, e.level != ""); err != nil {
 			return nil, out, false, err
 		}
 	}
@@ -179,12 +179,18 @@ func putEnvelopeBuf(b *bytes.Buffer) {
 }
 
 // writeCallerMeta writes the caller's _meta keys, sorted, except those of
-// the envelope, which the client sets.
-func writeCallerMeta(out *bytes.Buffer, caller mcp.Meta) error {
+// the envelope, which the client sets, and the log level when the
+// envelope wrote one (leveled): so that the bytes never hold a key twice,
+// whatever the envelope was built from (they are handed on as checked).
+func writeCallerMeta(out *bytes.Buffer, caller mcp.Meta, leveled bool) error {
 	for _, k := range slices.Sorted(maps.Keys(caller)) {
 		switch k {
 		case mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities:
 			continue
+		case mcp.MetaKeyLogLevel:
+			if leveled {
+				continue
+			}
 		}
 		out.WriteByte(',')
 		b, err := jsontext.AppendQuote(out.AvailableBuffer(), k)
