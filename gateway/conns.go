@@ -286,7 +286,9 @@ func (u *upstream) takeConn(ctx context.Context, deadline *queueWait) (*callConn
 				}()
 			}
 		}
-		if u.ctlCC == nil && u.open >= u.cfg.MaxConnections && len(u.idle) > 0 {
+		if u.ctlCC == nil && u.open >= u.cfg.MaxConnections && len(u.idle) > 0 && dialed == nil {
+			// (Not while this call's own connection is being opened: it
+			// counts in open, and room was made for it already.)
 			// Every connection is open, none idle is this caller's: the
 			// one idle longest (another caller's) makes room.
 			cc := u.idle[0]
@@ -450,6 +452,14 @@ func (u *upstream) finish(cc *callConn, retire bool) {
 		}
 		return
 	}
+	u.putBackLocked(cc, retire)
+}
+
+// putBackLocked puts call connection cc (not the control one) with the
+// idle ones, or closes it when it is retired, ended, of an earlier
+// generation or the pool closed. It is called with u.mu held and
+// releases it.
+func (u *upstream) putBackLocked(cc *callConn, retire bool) {
 	if !retire && !ended(cc.c) && cc.gen == u.gen && !u.poolClosed && u.conns[cc] {
 		u.idle = append(u.idle, cc)
 		u.wakeLocked()
@@ -542,9 +552,7 @@ func (u *upstream) dialIdle(ctx context.Context, gen uint64, version string, who
 	cc.c = c
 	u.mu.Lock()
 	u.conns[cc] = true
-	u.leased++ // as if leased, and given back: finish puts it with the idle ones
-	u.mu.Unlock()
-	u.finish(cc, false) // closed instead when its generation has passed or the pool closed
+	u.putBackLocked(cc, false) // closed instead when its generation has passed or the pool closed
 	done <- nil
 }
 

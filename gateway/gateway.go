@@ -199,7 +199,10 @@ type Upstream struct {
 	MaxConnections int
 	// QueueTimeout bounds the wait of a call for a free MaxInFlight slot
 	// or connection; past it the call fails with -32603 saying the
-	// upstream is busy. Default DefaultQueueTimeout.
+	// upstream is busy. A call that found no connection idle and opened one
+	// for the pool waits for that one (or the first given back) as long as
+	// ConnectTimeout lets it; QueueTimeout then bounds any further wait for
+	// a connection. Default DefaultQueueTimeout.
 	QueueTimeout time.Duration
 	// ConnectTimeout bounds each connection attempt (the handshake and
 	// the first listing). Default DefaultConnectTimeout.
