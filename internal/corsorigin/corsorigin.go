@@ -36,9 +36,6 @@ func ParseNames(origins []string) List {
 	return l
 }
 
-// Empty reports whether the list allows no origin.
-func (l List) Empty() bool { return len(l.exact) == 0 && !l.any }
-
 func normal(origin string) string { return strings.ToLower(strings.TrimSuffix(origin, "/")) }
 
 // Match reports whether the Origin header value origin is allowed, and
@@ -51,9 +48,10 @@ func (l List) Match(origin string) (ok, explicit bool) {
 }
 
 // webOrigin reports whether origin is an http or https origin as a
-// browser serializes it: the scheme, "://" and a host with an optional
-// port, nothing else (no user information, path, query or fragment).
-// It reads the bytes in place: it runs on every request of a "*" list.
+// browser serializes it: the scheme, "://", a host (a name, an IPv4
+// address or a bracketed IPv6 one) and an optional port of digits,
+// nothing else (no user information, path, query or fragment). It reads
+// the bytes in place: it runs on every request of a "*" list.
 func webOrigin(origin string) bool {
 	rest, ok := strings.CutPrefix(origin, "https://")
 	if !ok {
@@ -61,18 +59,49 @@ func webOrigin(origin string) bool {
 			return false
 		}
 	}
-	if rest == "" {
+	host, port := rest, ""
+	if strings.HasPrefix(rest, "[") {
+		end := strings.IndexByte(rest, ']')
+		if end < 2 {
+			return false
+		}
+		host, port = rest[1:end], rest[end+1:]
+		for i := 0; i < len(host); i++ {
+			if c := host[i]; !isHex(c) && c != ':' && c != '.' {
+				return false
+			}
+		}
+	} else {
+		if i := strings.IndexByte(rest, ':'); i >= 0 {
+			host, port = rest[:i], rest[i:]
+		}
+		if host == "" {
+			return false
+		}
+		for i := 0; i < len(host); i++ {
+			switch c := host[i]; {
+			case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '-', c == '_':
+			default:
+				return false
+			}
+		}
+	}
+	if port == "" {
+		return true
+	}
+	if port[0] != ':' || len(port) == 1 {
 		return false
 	}
-	for i := 0; i < len(rest); i++ {
-		switch c := rest[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case c == '.', c == '-', c == '_', c == '~', c == ':', c == '[', c == ']', c == '%':
-		default:
+	for i := 1; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
 			return false
 		}
 	}
 	return true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // MaxAge is the Access-Control-Max-Age value of maxAge in seconds: def
