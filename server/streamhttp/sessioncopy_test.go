@@ -290,3 +290,63 @@ func TestSessionCopyGap(t *testing.T) {
 		t.Fatalf("after the gap: %d store reads, want 2 (one per session)", n)
 	}
 }
+
+// goneStore is a mapStore that, once gone is set, holds no session any
+// more: as a shared store after a DELETE or the TTL on another instance.
+type goneStore struct {
+	mapStore
+	gone atomic.Bool
+}
+
+func (s *goneStore) Put(ctx context.Context, id string, st *store.SessionState) error {
+	if s.gone.Load() {
+		return store.ErrUnknownSession
+	}
+	return s.mapStore.Put(ctx, id, st)
+}
+
+func (s *goneStore) Get(ctx context.Context, id string) (*store.SessionState, error) {
+	if s.gone.Load() {
+		return nil, store.ErrUnknownSession
+	}
+	return s.mapStore.Get(ctx, id)
+}
+
+// TestSessionCopyChangeOfGoneSession: a change made through a copy whose
+// session the store no longer holds (its ended message lost) fails with
+// the 404 of an ended session and the request's id, for a request and
+// for the initialized notification alike; it used to be a 503, as if the
+// store were down, which a client retries. The next request reads the
+// store and gets 404 too.
+func TestSessionCopyChangeOfGoneSession(t *testing.T) {
+	for _, tc := range []struct{ name, body, wantID string }{
+		{"request", `{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"debug"}}`, `"id":3`},
+		{"initialized", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &goneStore{mapStore: mapStore{m: map[string][]byte{}}}
+			br := store.NewMemoryBus().Broker()
+			h := NewHandler(server.New(&server.Options{Logging: true}), &Options{SessionStore: st, Broker: br, SessionCheckInterval: time.Hour})
+			ts := httptest.NewServer(h)
+			t.Cleanup(func() { ts.Close(); h.Close(); _ = br.Close() })
+			resp, body := copyDo(t, http.MethodPost, ts.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+			sid := resp.Header.Get("Mcp-Session-Id")
+			if sid == "" {
+				t.Fatalf("no session: %s %s", resp.Status, body)
+			}
+			if tc.name == "request" {
+				if resp, body := copyDo(t, http.MethodPost, ts.URL, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode != http.StatusAccepted {
+					t.Fatalf("initialized: %s %s", resp.Status, body)
+				}
+			}
+			st.gone.Store(true)
+			resp, body = copyDo(t, http.MethodPost, ts.URL, sid, tc.body)
+			if resp.StatusCode != http.StatusNotFound || !strings.Contains(body, `"error"`) || !strings.Contains(body, tc.wantID) {
+				t.Fatalf("a change of a gone session: %s %s, want 404 with the error", resp.Status, body)
+			}
+			if resp, _ := copyDo(t, http.MethodPost, ts.URL, sid, `{"jsonrpc":"2.0","id":9,"method":"ping"}`); resp.StatusCode != http.StatusNotFound {
+				t.Fatalf("the next request: %s, want 404", resp.Status)
+			}
+		})
+	}
+}
