@@ -316,6 +316,9 @@ func (u *upstream) takeConn(ctx context.Context, deadline *queueWait) (*callConn
 		wake := u.wake
 		u.waiting++
 		u.mu.Unlock()
+		if u.onWait != nil {
+			u.onWait()
+		}
 		// While the connection this call asked for is being opened, the
 		// connect timeout bounds the wait, not QueueTimeout.
 		var timeout <-chan time.Time

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -115,4 +117,79 @@ func TestCallTakesConnGivenBackBeforeDial(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDialingCallEvictsNothing: with caller identities the pool is
+// partitioned, and a call finding MaxConnections open and none idle of
+// its caller's closes another caller's idle connection to make room for
+// its own. A call whose own connection was being opened used to do that
+// again on every wake while its dial ran (its dial counts in open): here
+// Alice's dial is held, Bob's call ends, and Bob's connection, given back
+// and idle, must survive the wake it gives Alice.
+func TestDialingCallEvictsNothing(t *testing.T) {
+	s := server.New(&server.Options{Info: mcp.Implementation{Name: "up", Version: "1"}})
+	started := make(chan struct{}, 2)
+	release := make(chan struct{}, 2)
+	must(t, server.AddTool(s, &mcp.Tool{Name: "hold"}, func(ctx context.Context, req *server.CallToolRequest, in struct{}) (echoOut, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return echoOut{}, ctx.Err()
+		}
+		return echoOut{Text: "held"}, nil
+	}))
+	var armed atomic.Bool
+	dialing := make(chan struct{}, 1)
+	gate := make(chan struct{})
+	h := streamhttp.NewHandler(s, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if r.Method == http.MethodPost && tok == "tok-alice" && armed.Load() && r.Header.Get("Mcp-Method") == mcp.MethodServerDiscover {
+			dialing <- struct{}{}
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		r.Header.Del("Authorization")
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	var opened sync.Once
+	openGate := func() { opened.Do(func() { close(gate) }) }
+	t.Cleanup(openGate) // before srv.Close, should the test fail with the dial held
+	up := Upstream{Name: "u", URL: srv.URL, ProtocolVersion: mcp.Version20260728, HealthInterval: -1, MaxConnections: 2,
+		Header: http.Header{"Authorization": {"Bearer gw-control"}}, Identity: Identity{Mode: IdentityPassThrough}}
+	g := newGateway(t, &Options{Upstreams: []Upstream{up}})
+	waits := make(chan struct{}, 8)
+	g.ups[0].onWait = func() { waits <- struct{}{} }
+	url := serveIdentityGateway(t, g)
+	alice, bob := dialAs(t, url, "tok-alice", client.EraModern), dialAs(t, url, "tok-bob", client.EraModern)
+	call := func(c *client.Client) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "hold"})
+			done <- err
+		}()
+		return done
+	}
+
+	bobDone := call(bob)
+	waitFor(t, started, "Bob's call running upstream")
+	armed.Store(true)
+	aliceDone := call(alice)
+	waitFor(t, dialing, "Alice's connection being opened")
+	waitFor(t, waits, "Alice waiting")
+	release <- struct{}{}
+	must(t, waitFor(t, bobDone, "Bob's call"))
+	waitFor(t, waits, "Alice waiting again, after the wake Bob's connection gave")
+	if h := g.Health()[0]; h.Connections != 2 {
+		t.Fatalf("%d connections open while Alice's opens; want 2 (Bob's idle one kept)", h.Connections)
+	}
+	openGate()
+	waitFor(t, started, "Alice's call running upstream")
+	release <- struct{}{}
+	must(t, waitFor(t, aliceDone, "Alice's call"))
 }

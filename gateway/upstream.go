@@ -75,6 +75,9 @@ type upstream struct {
 	perClient  map[string]int // calls of each client key (waiting, running, parked)
 	poolClosed bool           // the gateway closed: no more connections
 	closers    sync.WaitGroup // retired connections being closed
+	// onWait, when set (by tests), is called each time a call is about to
+	// wait for a connection (takeConn), outside u.mu.
+	onWait func()
 }
 
 // registered is one registered item: the upstream's name for it and the
