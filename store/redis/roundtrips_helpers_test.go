@@ -98,7 +98,7 @@ func cmdName(cmd redis.Cmder) string {
 }
 
 var scriptNames = map[string]*redis.Script{
-	"append": appendScript, "purge": purgeScript, "take": takeScript, "cas": casScript, "cascast": casCastScript, "load": loadScript,
+	"append": appendScript, "purge": purgeScript, "take": takeScript, "cas": casScript, "load": loadScript,
 }
 
 // connSetUp reports whether cmds are the commands a new connection

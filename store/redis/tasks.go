@@ -258,9 +258,11 @@ func (s *TaskStore) load(ctx context.Context, id, doing string) (*store.TaskReco
 // casScript writes a task's new record if the stored one is still the
 // one expected (byte for byte), keeping the key's expiry: the compare and
 // the set are one atomic step on Redis. KEYS: the record. ARGV: the
-// record expected, the new one. It returns 1 when written, -1 when the
-// record is gone, and the stored record when another write landed
-// (the next attempt compares against it, with no read of its own).
+// record expected, the new one, and optionally a channel and a message
+// it publishes once it wrote (TaskStore.UpdateCast). It returns 1 when
+// written, -1 when the record is gone, and the stored record when
+// another write landed (the next attempt compares against it, with no
+// read of its own).
 var casScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if not cur then
@@ -270,21 +272,9 @@ if cur ~= ARGV[1] then
   return cur
 end
 redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
-return 1
-`)
-
-// casCastScript is casScript that, once it wrote, publishes ARGV[4] on
-// channel ARGV[3] (TaskStore.UpdateCast).
-var casCastScript = redis.NewScript(`
-local cur = redis.call('GET', KEYS[1])
-if not cur then
-  return -1
+if ARGV[3] then
+  redis.call('PUBLISH', ARGV[3], ARGV[4])
 end
-if cur ~= ARGV[1] then
-  return cur
-end
-redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
-redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 `)
 
@@ -357,16 +347,15 @@ func (s *TaskStore) update(ctx context.Context, id string, fn func(*store.TaskRe
 		if err != nil {
 			return nil, false, fmt.Errorf("redisstore: encoding task %q: %w", id, err)
 		}
-		var v any
-		if cast == nil {
-			v, err = casScript.Run(ctx, s.rdb, []string{key}, b, nb).Result()
-		} else {
-			var msg []byte
-			if msg, err = cast(next); err != nil {
+		args := []any{b, nb}
+		if cast != nil {
+			msg, err := cast(next)
+			if err != nil {
 				return nil, false, err
 			}
-			v, err = casCastScript.Run(ctx, s.rdb, []string{key}, b, nb, channel, msg).Result()
+			args = append(args, channel, msg)
 		}
+		v, err := casScript.Run(ctx, s.rdb, []string{key}, args...).Result()
 		if err != nil {
 			s.forget(id)
 			return nil, false, fmt.Errorf("redisstore: updating task %q: %w", id, err)
