@@ -20,6 +20,23 @@ import (
 	"github.com/mcpkit/mcpkit/server/streamhttp"
 )
 
+// holdServer is an upstream server whose tool "hold" says on started
+// that it runs, then waits for a value on release (or its end).
+func holdServer(t *testing.T) (s *server.Server, started, release chan struct{}) {
+	s = server.New(&server.Options{Info: mcp.Implementation{Name: "up", Version: "1"}})
+	started, release = make(chan struct{}, 4), make(chan struct{}, 4)
+	must(t, server.AddTool(s, &mcp.Tool{Name: "hold"}, func(ctx context.Context, req *server.CallToolRequest, in struct{}) (echoOut, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return echoOut{}, ctx.Err()
+		}
+		return echoOut{Text: "held"}, nil
+	}))
+	return s, started, release
+}
+
 // TestCallTakesConnGivenBackBeforeDial: a call that finds every call
 // connection leased, with room for one more, gets whichever comes first:
 // a connection another call gives back, or the one opened for it. The
@@ -33,18 +50,7 @@ import (
 func TestCallTakesConnGivenBackBeforeDial(t *testing.T) {
 	for _, up := range mcptest.Eras() {
 		t.Run("upstream="+up.String(), func(t *testing.T) {
-			s := server.New(&server.Options{Info: mcp.Implementation{Name: "up", Version: "1"}})
-			started := make(chan struct{}, 4)
-			release := make(chan struct{}, 4)
-			must(t, server.AddTool(s, &mcp.Tool{Name: "hold"}, func(ctx context.Context, req *server.CallToolRequest, in struct{}) (echoOut, error) {
-				started <- struct{}{}
-				select {
-				case <-release:
-				case <-ctx.Done():
-					return echoOut{}, ctx.Err()
-				}
-				return echoOut{Text: "held"}, nil
-			}))
+			s, started, release := holdServer(t)
 			must(t, server.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *server.CallToolRequest, in echoIn) (echoOut, error) {
 				return echoOut(in), nil
 			}))
@@ -127,18 +133,7 @@ func TestCallTakesConnGivenBackBeforeDial(t *testing.T) {
 // Alice's dial is held, Bob's call ends, and Bob's connection, given back
 // and idle, must survive the wake it gives Alice.
 func TestDialingCallEvictsNothing(t *testing.T) {
-	s := server.New(&server.Options{Info: mcp.Implementation{Name: "up", Version: "1"}})
-	started := make(chan struct{}, 2)
-	release := make(chan struct{}, 2)
-	must(t, server.AddTool(s, &mcp.Tool{Name: "hold"}, func(ctx context.Context, req *server.CallToolRequest, in struct{}) (echoOut, error) {
-		started <- struct{}{}
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return echoOut{}, ctx.Err()
-		}
-		return echoOut{Text: "held"}, nil
-	}))
+	s, started, release := holdServer(t)
 	var armed atomic.Bool
 	dialing := make(chan struct{}, 1)
 	gate := make(chan struct{})

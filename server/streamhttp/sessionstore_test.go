@@ -2,7 +2,6 @@ package streamhttp
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -80,19 +79,7 @@ func TestSessionStoreAcrossInstances(t *testing.T) {
 	hB, b := newInstance()
 	post := func(url, sid, body string) (*http.Response, string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
-		return resp, string(out)
+		return copyDo(t, http.MethodPost, url, sid, body)
 	}
 	resp, _ := post(a.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
 	sid := resp.Header.Get("Mcp-Session-Id")
@@ -163,18 +150,7 @@ func TestSessionStoreWithoutBrokerReadsEveryRequest(t *testing.T) {
 	var sid string
 	do := func(method, url, body string) int {
 		t.Helper()
-		req, _ := http.NewRequest(method, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		resp, _ := copyDo(t, method, url, sid, body)
 		if sid == "" {
 			sid = resp.Header.Get("Mcp-Session-Id")
 		}
