@@ -8,11 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -150,46 +147,11 @@ func (s *TaskStore) indexKey(principal, sessionID string) string {
 	return s.opts.Prefix + "tasks:s:" + sessionID
 }
 
-// taskWire is a record as stored: durations in milliseconds.
-type taskWire struct {
-	ID            string            `json:"id"`
-	Principal     string            `json:"principal,omitzero"`
-	SessionID     string            `json:"session,omitzero"`
-	Modern        bool              `json:"modern,omitzero"`
-	Status        mcp.TaskStatus    `json:"status"`
-	StatusMessage string            `json:"statusMessage,omitzero"`
-	CreatedAt     time.Time         `json:"createdAt"`
-	LastUpdatedAt time.Time         `json:"lastUpdatedAt"`
-	TTLMs         int64             `json:"ttlMs,omitzero"`
-	PollMs        int64             `json:"pollMs,omitzero"`
-	InputRequests mcp.InputRequests `json:"inputRequests,omitzero"`
-	Result        jsontext.Value    `json:"result,omitzero"`
-	Error         *mcp.TaskError    `json:"error,omitzero"`
-	Owner         string            `json:"owner,omitzero"`
-	LeaseUntil    time.Time         `json:"leaseUntil,omitzero"`
-}
+// encodeTask and decodeTask are the record as stored: the form every
+// instance reads (store.MarshalTaskRecord).
+func encodeTask(r *store.TaskRecord) ([]byte, error) { return store.MarshalTaskRecord(r) }
 
-func encodeTask(r *store.TaskRecord) ([]byte, error) {
-	return json.Marshal(&taskWire{
-		ID: r.ID, Principal: r.Principal, SessionID: r.SessionID, Modern: r.Modern,
-		Status: r.Status, StatusMessage: r.StatusMessage, CreatedAt: r.CreatedAt, LastUpdatedAt: r.LastUpdatedAt,
-		TTLMs: r.TTL.Milliseconds(), PollMs: r.PollInterval.Milliseconds(), InputRequests: r.InputRequests,
-		Result: r.Result, Error: r.Error, Owner: r.Owner, LeaseUntil: r.LeaseUntil,
-	})
-}
-
-func decodeTask(b []byte) (*store.TaskRecord, error) {
-	var w taskWire
-	if err := json.Unmarshal(b, &w); err != nil {
-		return nil, err
-	}
-	return &store.TaskRecord{
-		ID: w.ID, Principal: w.Principal, SessionID: w.SessionID, Modern: w.Modern,
-		Status: w.Status, StatusMessage: w.StatusMessage, CreatedAt: w.CreatedAt, LastUpdatedAt: w.LastUpdatedAt,
-		TTL: time.Duration(w.TTLMs) * time.Millisecond, PollInterval: time.Duration(w.PollMs) * time.Millisecond,
-		InputRequests: w.InputRequests, Result: w.Result, Error: w.Error, Owner: w.Owner, LeaseUntil: w.LeaseUntil,
-	}, nil
-}
+func decodeTask(b []byte) (*store.TaskRecord, error) { return store.UnmarshalTaskRecord(b) }
 
 // Put implements store.TaskStore: the record expires at CreatedAt + TTL
 // (never, for a zero TTL), and is added to its owner's index.

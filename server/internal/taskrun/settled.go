@@ -3,12 +3,9 @@ package taskrun
 import (
 	"context"
 	"slices"
-	"time"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -132,33 +129,11 @@ func (m *Manager) forgetSettled(id string) {
 // whichever instance needs it.
 const peerRecordShare = 128
 
-// peerRecord is a terminal record as a status broadcast carries it
-// (tasks.PeerMsg.Record): durations in milliseconds, as the stores keep
-// them. A terminal record has no input requests.
-type peerRecord struct {
-	ID            string         `json:"id"`
-	Principal     string         `json:"principal,omitzero"`
-	SessionID     string         `json:"session,omitzero"`
-	Modern        bool           `json:"modern,omitzero"`
-	Status        mcp.TaskStatus `json:"status"`
-	StatusMessage string         `json:"statusMessage,omitzero"`
-	CreatedAt     time.Time      `json:"createdAt"`
-	LastUpdatedAt time.Time      `json:"lastUpdatedAt"`
-	TTLMs         int64          `json:"ttlMs,omitzero"`
-	PollMs        int64          `json:"pollMs,omitzero"`
-	Result        jsontext.Value `json:"result,omitzero"`
-	Error         *mcp.TaskError `json:"error,omitzero"`
-	Owner         string         `json:"owner,omitzero"`
-	LeaseUntil    time.Time      `json:"leaseUntil,omitzero"`
-}
-
+// encodePeerRecord is a terminal record as a status broadcast carries it
+// (tasks.PeerMsg.Record): the form the shared stores keep
+// (store.MarshalTaskRecord); nil when it cannot be encoded.
 func encodePeerRecord(r *store.TaskRecord) jsontext.Value {
-	b, err := json.Marshal(&peerRecord{
-		ID: r.ID, Principal: r.Principal, SessionID: r.SessionID, Modern: r.Modern,
-		Status: r.Status, StatusMessage: r.StatusMessage, CreatedAt: r.CreatedAt, LastUpdatedAt: r.LastUpdatedAt,
-		TTLMs: r.TTL.Milliseconds(), PollMs: r.PollInterval.Milliseconds(),
-		Result: r.Result, Error: r.Error, Owner: r.Owner, LeaseUntil: r.LeaseUntil,
-	})
+	b, err := store.MarshalTaskRecord(r)
 	if err != nil {
 		return nil
 	}
@@ -171,14 +146,9 @@ func decodePeerRecord(b jsontext.Value) *store.TaskRecord {
 	if len(b) == 0 {
 		return nil
 	}
-	var w peerRecord
-	if json.Unmarshal(b, &w) != nil || w.ID == "" || !w.Status.Terminal() {
+	r, err := store.UnmarshalTaskRecord(b)
+	if err != nil || r.ID == "" || !r.Status.Terminal() {
 		return nil
 	}
-	return &store.TaskRecord{
-		ID: w.ID, Principal: w.Principal, SessionID: w.SessionID, Modern: w.Modern,
-		Status: w.Status, StatusMessage: w.StatusMessage, CreatedAt: w.CreatedAt, LastUpdatedAt: w.LastUpdatedAt,
-		TTL: time.Duration(w.TTLMs) * time.Millisecond, PollInterval: time.Duration(w.PollMs) * time.Millisecond,
-		Result: w.Result, Error: w.Error, Owner: w.Owner, LeaseUntil: w.LeaseUntil,
-	}
+	return r
 }
