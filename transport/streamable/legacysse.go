@@ -157,10 +157,7 @@ func (c *Conn) readLegacy(rd *sse.Reader, resp *http.Response, cancel context.Ca
 	for {
 		ev, err := rd.Next()
 		if errors.Is(err, sse.ErrEventTooLarge) {
-			if ev.Type != "" && ev.Type != "message" {
-				continue
-			}
-			if in, _ := c.tooLarge(ev); c.enqueueIn(c.ctx, in) != nil { // toolarge.go
+			if in, _, ok := c.tooLarge(ev); ok && c.enqueueIn(c.ctx, in) != nil { // toolarge.go
 				return
 			}
 			continue

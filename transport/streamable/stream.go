@@ -56,11 +56,7 @@ func (c *Conn) consume(body io.Reader, cur *cursor, deliver func(in inbound, m *
 		}
 		if err != nil {
 			if errors.Is(err, sse.ErrEventTooLarge) {
-				if ev.Type != "" && ev.Type != "message" {
-					c.log.Debug("streamable: skipped an oversized event of another type", "type", ev.Type)
-					continue
-				}
-				if !deliver(c.tooLarge(ev)) { // toolarge.go
+				if in, m, ok := c.tooLarge(ev); ok && !deliver(in, m) { // toolarge.go
 					res.stopped = true
 					return res
 				}

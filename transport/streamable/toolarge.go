@@ -32,11 +32,17 @@ const oversizedMethod = "(over MaxEventBytes)"
 
 // tooLarge is what the Conn queues for a message event over
 // MaxEventBytes, and a stub message with what its ends say of it (its
-// id; a method when it named one) for the stream that carried it.
-func (c *Conn) tooLarge(ev sse.Event) (inbound, *jsonrpc.Message) {
+// id; a method when it named one) for the stream that carried it. An
+// event of another type carries no message: ok is false, and it is
+// skipped.
+func (c *Conn) tooLarge(ev sse.Event) (in inbound, m *jsonrpc.Message, ok bool) {
+	if ev.Type != "" && ev.Type != "message" {
+		c.log.Debug("streamable: skipped an oversized event of another type", "type", ev.Type)
+		return inbound{}, nil, false
+	}
 	e := &transport.TooLargeError{Limit: c.opts.MaxEventBytes, Head: ev.Data, Tail: ev.Tail}
 	id, method, response := wire.Identity(e.Head, e.Tail)
-	m := &jsonrpc.Message{}
+	m = &jsonrpc.Message{}
 	switch {
 	case method:
 		m.ID, m.Method = id, oversizedMethod
@@ -45,7 +51,7 @@ func (c *Conn) tooLarge(ev sse.Event) (inbound, *jsonrpc.Message) {
 	}
 	// The jsonrpc layer logs it, once it knows what it was.
 	c.log.Debug("streamable: an SSE event over MaxEventBytes", "limit", c.opts.MaxEventBytes, "id", id.String(), "request", method, "response", response)
-	return inbound{err: eventTooLargeError{e}}, m
+	return inbound{err: eventTooLargeError{e}}, m, true
 }
 
 // eventTooLargeError is Read's error for an SSE event over MaxEventBytes:
