@@ -21,6 +21,10 @@
 #   PATHS      [direct relay gateway] (their order rotates each repetition)
 #   UPSTREAM_VERSION the gateway's era upstream [2026-07-28]
 #   OPEN       open-loop load, percent of the gateway path's peak [50]; "" skips
+#   OPEN_RATE  a fixed open-loop rate (calls/s) for every repetition instead of
+#              OPEN percent of each repetition's own peak: on a VM whose
+#              cost per call swings between runs, a peak measured in a fast
+#              spell puts the open loop near saturation in a slow one [unset]
 #   SERVER_CPU, LOAD_CPU [0, 1]
 #   GW_CPU     the gateway's and the relay's CPU [SERVER_CPU]; GW_CPU=1 puts
 #              them beside the load generator, off the upstream's core
@@ -42,6 +46,7 @@ WORKLOADS=(${WORKLOADS:-W1 W3})
 PATHS=(${PATHS:-direct relay gateway})
 UPSTREAM_VERSION=${UPSTREAM_VERSION:-2026-07-28}
 OPEN=${OPEN-50}
+OPEN_RATE=${OPEN_RATE:-}
 SERVER_CPU=${SERVER_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
 GW_CPU=${GW_CPU:-$SERVER_CPU}
@@ -71,7 +76,7 @@ wait_file() { for _ in $(seq 200); do [[ -s $1 ]] && return 0; sleep 0.05; done;
 	echo "go: $(go version)"
 	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) CPUs)"
 	echo "uptime before: $(uptime)"
-	echo "settings: R=$R DUR=$DUR WARMUP=$WARMUP CONNS=$CONNS OPEN_CONNS=$OPEN_CONNS OPEN=${OPEN:-none} UPSTREAM_VERSION=$UPSTREAM_VERSION SERVER_CPU=$SERVER_CPU GW_CPU=$GW_CPU LOAD_CPU=$LOAD_CPU PATHS=${PATHS[*]}"
+	echo "settings: R=$R DUR=$DUR WARMUP=$WARMUP CONNS=$CONNS OPEN_CONNS=$OPEN_CONNS OPEN=${OPEN:-none} OPEN_RATE=${OPEN_RATE:-none} UPSTREAM_VERSION=$UPSTREAM_VERSION SERVER_CPU=$SERVER_CPU GW_CPU=$GW_CPU LOAD_CPU=$LOAD_CPU PATHS=${PATHS[*]}"
 	echo "mcpkit tree: $(git -C .. rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C .. status --porcelain 2>/dev/null | grep -q . && echo ' (uncommitted changes)')"
 } | tee "$OUT/env.txt"
 
@@ -128,7 +133,9 @@ for rep in $(seq "$R"); do
 		order=()
 		for i in $(seq 0 $((n - 1))); do order+=("${PATHS[$(((i + rep - 1) % n))]}"); done
 		for p in "${order[@]}"; do one "$p" "$w" "$rep" -c "$CONNS"; done
-		if [[ -n $OPEN ]]; then
+		if [[ -n $OPEN_RATE ]]; then
+			for p in "${order[@]}"; do one "$p" "$w" "$rep" -c "$OPEN_CONNS" -rate "$OPEN_RATE" -load-tag "$OPEN_RATE/s"; done
+		elif [[ -n $OPEN ]]; then
 			ref=gateway
 			[[ " ${PATHS[*]} " == *" gateway "* ]] || ref=${PATHS[0]}
 			peak=$(jq -r --arg w "$w" --arg s "$ref" --argjson r "$rep" 'select(.server==$s and .workload==$w and .rep==$r and .mode=="closed") | .rps' "$RES" | tail -1)
