@@ -2,9 +2,13 @@ package redisstore
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpkit/mcpkit/store/redis/internal/redistest"
 )
@@ -27,9 +31,9 @@ type blockingReceiver struct {
 // newBlockingBroker starts a Broker with a queue of size messages and a
 // blockingReceiver for it; the test's end lets the handler go and closes
 // the Broker.
-func newBlockingBroker(t *testing.T, size int) (*Broker, *blockingReceiver) {
+func newBlockingBroker(t *testing.T, cl *redis.Client, size int) (*Broker, *blockingReceiver) {
 	t.Helper()
-	b, err := NewBroker(context.Background(), rdb, &BrokerOptions{Prefix: prefix(t), QueueSize: size})
+	b, err := NewBroker(context.Background(), cl, &BrokerOptions{Prefix: prefix(t), QueueSize: size})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +94,7 @@ func TestBrokerOverflowReportsGap(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), brokerWaitLimit)
 	defer cancel()
 	const size, extra = 4, 8
-	b, r := newBlockingBroker(t, size)
+	b, r := newBlockingBroker(t, rdb, size)
 
 	var reads int
 	for round := range 2 {
@@ -138,7 +142,7 @@ func TestBrokerCloseWithHandlerBlocked(t *testing.T) {
 	redistest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), brokerWaitLimit)
 	defer cancel()
-	b, r := newBlockingBroker(t, 4)
+	b, r := newBlockingBroker(t, rdb, 4)
 
 	sendSelf(ctx, t, b, "hold")
 	release := wait(ctx, t, r.held, "the handler to hold")
@@ -161,6 +165,70 @@ func TestBrokerCloseWithHandlerBlocked(t *testing.T) {
 	if len(got) != 1 || got[0] != "hold" {
 		t.Fatalf("handler calls: %q, want only the one under way at Close", got)
 	}
+}
+
+// TestBrokerResubscriptionGapInOrder: a resubscription after a broken
+// connection is reported after the messages received before it, even
+// when the handler was holding them back.
+func TestBrokerResubscriptionGapInOrder(t *testing.T) {
+	redistest.Need(t)
+	ctx, cancel := context.WithTimeout(context.Background(), brokerWaitLimit)
+	defer cancel()
+	name := "broker-resub-" + rand.Text()[:8]
+	cl := redis.NewClient(&redis.Options{Network: "unix", Addr: rdb.Options().Addr, ClientName: name})
+	t.Cleanup(func() { _ = cl.Close() })
+	b, r := newBlockingBroker(t, cl, 4)
+
+	sendSelf(ctx, t, b, "hold")
+	release := wait(ctx, t, r.held, "the handler to hold")
+	sendSelf(ctx, t, b, "m1")
+	sendSelf(ctx, t, b, "m2")
+	for i := range 3 {
+		wait(ctx, t, r.reads, fmt.Sprintf("read %d", i))
+	}
+	killPubSub(ctx, t, name)
+	// The client library subscribes again: two confirmations, one per
+	// channel, reach the reader.
+	for i := range 2 {
+		wait(ctx, t, r.reads, fmt.Sprintf("confirmation %d", i))
+	}
+	close(release)
+	for i, w := range []string{"hold", "m1", "m2", "gap"} {
+		if got := wait(ctx, t, r.events, fmt.Sprintf("event %d (%s)", i, w)); got != w {
+			t.Fatalf("event %d is %q, want %q", i, got, w)
+		}
+	}
+	sendSelf(ctx, t, b, "after")
+	if got := wait(ctx, t, r.events, "the message after the reconnection"); got != "after" {
+		t.Fatalf("after the reconnection: %q, want %q", got, "after")
+	}
+	if got := b.Dropped(); got != 0 {
+		t.Fatalf("Dropped() = %d, want 0", got)
+	}
+}
+
+// killPubSub closes, on the server's side, the pub/sub connection of the
+// client named name, as a network failure would.
+func killPubSub(ctx context.Context, t *testing.T, name string) {
+	t.Helper()
+	list, err := rdb.ClientList(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(list, "\n") {
+		f := map[string]string{}
+		for _, kv := range strings.Fields(line) {
+			k, v, _ := strings.Cut(kv, "=")
+			f[k] = v
+		}
+		if f["name"] == name && f["sub"] != "" && f["sub"] != "0" {
+			if err := rdb.Do(ctx, "CLIENT", "KILL", "ID", f["id"]).Err(); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("no pub/sub connection named %s in CLIENT LIST:\n%s", name, list)
 }
 
 // TestBrokerQueueSizeDefault: a zero or negative QueueSize means
