@@ -24,12 +24,13 @@ import (
 //   - shares session state changes, cancellations and DELETE at once.
 //
 // Delivery is at most once and, between two instances, in send order:
-// what is lost while the broker is disconnected stays lost, which the
-// handler tolerates (a relayed stream ends and the client resumes it from
-// the event store; a state change or a DELETE is read from the
-// SessionStore when the session's copy is next checked, within
-// streamhttp's SessionCheckInterval, or at once after a gap a
-// GapNotifier reports). See docs/design/multi-instance.md.
+// what is lost while the broker is disconnected, or while the handler is
+// too far behind, stays lost, which the handler tolerates (a relayed
+// stream ends and the client resumes it from the event store; a state
+// change or a DELETE is read from the SessionStore when the session's
+// copy is next checked, within streamhttp's SessionCheckInterval, or at
+// once after a gap a GapNotifier reports). See
+// docs/design/multi-instance.md.
 //
 // One Broker serves one HTTP handler. Implementations must be safe for
 // concurrent use.
@@ -45,14 +46,19 @@ type Broker interface {
 	Broadcast(ctx context.Context, msg []byte) error
 	// Receive sets the function called with each message sent or
 	// broadcast to this instance; nil stops delivery. Calls come from one
-	// goroutine, in order, and must return quickly. msg is the
+	// goroutine, in order, and must return quickly: a Broker holds a
+	// bounded number of messages for a handler that falls behind, and
+	// may drop the rest (a GapNotifier then reports the gap). msg is the
 	// receiver's to keep.
 	Receive(fn func(msg []byte))
 }
 
 // GapNotifier is an optional interface of a Broker that can tell when it
 // may have lost messages: after its connection to the other instances
-// broke and came back (a Redis pub/sub client that subscribed again).
+// broke and came back (a Redis pub/sub client that subscribed again), or
+// when it dropped messages its handler was too slow to take. A Broker
+// should report a gap after delivering the messages it received before
+// the loss, so that what the handler reads again is newer than them.
 // The Streamable HTTP handler then reads every session it holds from the
 // SessionStore at the session's next request, since a DELETE or state
 // change made elsewhere may not have reached it.

@@ -11,13 +11,24 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// DefaultBrokerQueueSize is the default of BrokerOptions.QueueSize.
+const DefaultBrokerQueueSize = 1024
+
+// readerBuffer is the size of go-redis's channel between its reader and
+// the Broker's: a hand-off, since the Broker's reader never waits on the
+// handler.
+const readerBuffer = 64
+
 // BrokerOptions configures a Broker. The zero value applies the defaults.
 type BrokerOptions struct {
 	// Prefix is put before every channel name. Default DefaultPrefix.
 	// Instances of one deployment must share it.
 	Prefix string
 	// QueueSize is how many received messages may wait for the handler
-	// before Redis's client starts to hold them back. Default 1024.
+	// (the function given to Receive). When that many wait, a message
+	// that arrives is dropped and counted (Broker.Dropped), and the gap
+	// function (NotifyGaps) is called once the messages queued before it
+	// have been handled. Zero or less means DefaultBrokerQueueSize.
 	QueueSize int
 }
 
@@ -29,20 +40,63 @@ type BrokerOptions struct {
 // Pub/sub delivers at most once: messages published while an instance is
 // disconnected from Redis are lost to it (the client library reconnects
 // and subscribes again by itself). The server tolerates that (see
-// store.Broker); the Broker reports each new subscription after the first
-// ones (store.GapNotifier), so that the server reads again from the
-// SessionStore the sessions whose news it may have missed.
+// store.Broker); the Broker reports each such gap (store.GapNotifier), so
+// that the server reads again from the SessionStore the sessions whose
+// news it may have missed.
+//
+// # Delivery
+//
+// Two goroutines, both started by NewBroker, carry the messages. The
+// reader takes each one from go-redis's channel at once and puts it in
+// the Broker's own queue, of BrokerOptions.QueueSize messages; the
+// delivery goroutine calls the handler with each in turn. A slow handler
+// therefore never holds back go-redis's reader: when the queue is full the
+// message is dropped, counted (Dropped) and reported as a gap. One gap
+// call covers an overflow episode (every drop until the call), and comes
+// after the handler has had the messages queued before the first drop,
+// so that what the server reads again at the gap is newer than what was
+// kept. A subscription confirmed again after a reconnection is reported
+// the same way, in its place among the messages.
+//
+// go-redis's channel options are left at their defaults on purpose. Its
+// send timeout (WithChannelSendTimeout, a minute) is how long go-redis
+// waits for a full channel before it drops a message and only logs it:
+// the Broker's reader never keeps it waiting longer than a short lock, so
+// that silent drop cannot happen, and a shorter timeout would only trade
+// the Broker's counted, reported drops for silent ones. Its health check
+// (WithChannelHealthCheckInterval, 3 s) pings Redis when no message came
+// for that long, and reconnects on failure: that is what finds a
+// connection that died silently, so it stays on.
+//
+// Closing the Broker ends its subscriptions at once and does not wait for
+// a call of the handler that is under way: that call, if it blocks, keeps
+// only the delivery goroutine, which ends as soon as it returns, with no
+// further call.
 type Broker struct {
 	rdb    redis.UniversalClient
 	prefix string
 	id     string
 	ps     *redis.PubSub
-	done   chan struct{}
+	wake   chan struct{} // capacity 1: the reader has queued something
+	quit   chan struct{} // closed by Close: the delivery goroutine stops
+	read   chan struct{} // closed when the reader has ended
+	done   chan struct{} // closed when the delivery goroutine has ended
 
 	mu     sync.Mutex
 	fn     func([]byte)
 	gap    func()
 	closed bool
+	// The queue: a ring of len(buf) payloads, n of them from head on.
+	buf     []string
+	head, n int
+	queued  uint64 // messages ever put in the queue
+	taken   uint64 // messages ever taken from it by the delivery goroutine
+	dropped uint64 // messages dropped because the queue was full
+	gapDue  bool   // a gap is to be reported once taken reaches gapAt
+	gapAt   uint64
+	// readHook, when set (by tests), is called by the reader after each
+	// item it took from go-redis's channel.
+	readHook func()
 }
 
 var (
@@ -55,8 +109,9 @@ var (
 // (within ctx) instead of starting an instance that would hear nothing.
 // Close the Broker when the handler using it is closed.
 func NewBroker(ctx context.Context, rdb redis.UniversalClient, opts *BrokerOptions) (*Broker, error) {
-	b := &Broker{rdb: rdb, id: rand.Text()[:10], done: make(chan struct{})}
-	size := 1024
+	b := &Broker{rdb: rdb, id: rand.Text()[:10], wake: make(chan struct{}, 1),
+		quit: make(chan struct{}), read: make(chan struct{}), done: make(chan struct{})}
+	size := DefaultBrokerQueueSize
 	if opts != nil {
 		b.prefix = opts.Prefix
 		if opts.QueueSize > 0 {
@@ -66,6 +121,7 @@ func NewBroker(ctx context.Context, rdb redis.UniversalClient, opts *BrokerOptio
 	if b.prefix == "" {
 		b.prefix = DefaultPrefix
 	}
+	b.buf = make([]string, size)
 	b.ps = rdb.Subscribe(ctx, b.channel(b.id), b.prefix+"all")
 	for confirmed := 0; confirmed < 2; {
 		msg, err := b.ps.Receive(ctx)
@@ -79,33 +135,122 @@ func NewBroker(ctx context.Context, rdb redis.UniversalClient, opts *BrokerOptio
 	}
 	// With the subscriptions: a confirmation after the first ones is the
 	// client library subscribing again after a reconnection.
-	ch := b.ps.ChannelWithSubscriptions(redis.WithChannelSize(size))
-	go b.loop(ch) // owned by b: ends at Close, when ch is closed
+	ch := b.ps.ChannelWithSubscriptions(redis.WithChannelSize(readerBuffer))
+	go b.readLoop(ch)  // owned by b: ends at Close, when go-redis closes ch
+	go b.deliverLoop() // owned by b: ends at Close, or after the call under way then
 	return b, nil
 }
 
 func (b *Broker) channel(id string) string { return b.prefix + "i:" + id }
 
-func (b *Broker) loop(ch <-chan any) {
-	defer close(b.done)
+// readLoop moves what go-redis receives into the queue; it never waits
+// for the handler.
+func (b *Broker) readLoop(ch <-chan any) {
+	defer close(b.read)
 	for m := range ch {
+		b.mu.Lock()
 		switch m := m.(type) {
 		case *redis.Message:
-			b.mu.Lock()
-			fn := b.fn
-			b.mu.Unlock()
-			if fn != nil {
-				fn([]byte(m.Payload))
-			}
+			b.put(m.Payload)
 		case *redis.Subscription:
-			b.mu.Lock()
-			gap := b.gap
-			b.mu.Unlock()
-			if gap != nil && m.Kind == "subscribe" {
-				gap()
+			if m.Kind == "subscribe" {
+				b.markGap()
 			}
 		}
+		hook := b.readHook
+		b.mu.Unlock()
+		select {
+		case b.wake <- struct{}{}:
+		default:
+		}
+		if hook != nil {
+			hook()
+		}
 	}
+}
+
+// put queues a payload, or drops it when the queue is full. b.mu is held.
+func (b *Broker) put(payload string) {
+	if b.closed {
+		return
+	}
+	if b.n == len(b.buf) {
+		b.dropped++
+		b.markGap()
+		return
+	}
+	b.buf[(b.head+b.n)%len(b.buf)] = payload
+	b.n++
+	b.queued++
+}
+
+// markGap has a gap reported once the messages queued so far have been
+// delivered, unless one is due already: that one, reported later than
+// now, covers this loss too. b.mu is held.
+func (b *Broker) markGap() {
+	if !b.gapDue {
+		b.gapDue = true
+		b.gapAt = b.queued
+	}
+}
+
+// deliverLoop calls the handler with each queued message, and the gap
+// function where a gap is due.
+func (b *Broker) deliverLoop() {
+	defer close(b.done)
+	for {
+		select {
+		case <-b.quit:
+			return
+		case <-b.wake:
+		}
+		for b.deliverNext() {
+		}
+	}
+}
+
+// deliverNext makes the next call due, if any: false when there is none
+// (or b is closed).
+func (b *Broker) deliverNext() bool {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return false
+	}
+	if b.gapDue && b.taken == b.gapAt {
+		b.gapDue = false
+		gap := b.gap
+		b.mu.Unlock()
+		if gap != nil {
+			gap()
+		}
+		return true
+	}
+	if b.n == 0 {
+		b.mu.Unlock()
+		return false
+	}
+	payload := b.buf[b.head]
+	b.buf[b.head] = ""
+	b.head = (b.head + 1) % len(b.buf)
+	b.n--
+	b.taken++
+	fn := b.fn
+	b.mu.Unlock()
+	if fn != nil {
+		fn([]byte(payload))
+	}
+	return true
+}
+
+// Dropped reports how many received messages the Broker has dropped
+// because its queue (BrokerOptions.QueueSize) was full, since NewBroker.
+// Each drop is also reported as a gap (NotifyGaps); a count that grows
+// means the handler is too slow for the traffic, or the queue too small.
+func (b *Broker) Dropped() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.dropped
 }
 
 // ID implements store.Broker.
@@ -147,9 +292,11 @@ func (b *Broker) Receive(fn func([]byte)) {
 }
 
 // NotifyGaps implements store.GapNotifier: fn is called, on the
-// delivery goroutine, each time the Broker subscribes again after its
-// connection to Redis broke (once per channel), since what was published
-// meanwhile is lost to it.
+// delivery goroutine, when messages may have been lost: the Broker
+// subscribed again after its connection to Redis broke (what was
+// published meanwhile is lost to it), or its queue was full and it
+// dropped messages (see Broker). It comes after the handler has had every
+// message received before the loss.
 func (b *Broker) NotifyGaps(fn func()) {
 	b.mu.Lock()
 	b.gap = fn
@@ -157,7 +304,10 @@ func (b *Broker) NotifyGaps(fn func()) {
 }
 
 // Close unsubscribes the instance: from then on the others see it gone.
-// It does not close rdb.
+// It does not close rdb. It returns once go-redis has stopped receiving
+// for b; messages still queued are dropped, and no call of the handler or
+// of the gap function starts after it. A call under way is not waited for
+// (see Broker).
 func (b *Broker) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -167,8 +317,11 @@ func (b *Broker) Close() error {
 	b.closed = true
 	b.fn = nil
 	b.gap = nil
+	clear(b.buf)
+	b.n = 0
 	b.mu.Unlock()
+	close(b.quit)
 	err := b.ps.Close()
-	<-b.done
+	<-b.read
 	return err
 }

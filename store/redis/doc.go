@@ -14,7 +14,9 @@
 //     server→client request reaches the instance whose handler asked, a
 //     stream resumed on another instance is relayed live from its owner,
 //     and list changes, resource updates, session state and DELETE reach
-//     every instance.
+//     every instance. Its handler is fed from a bounded queue of its own
+//     (BrokerOptions.QueueSize): a handler that falls behind loses what
+//     overflows, and the loss is counted and reported as a gap.
 //   - TaskStore implements store.TaskStore: each task's record as JSON
 //     under one key that expires with the task, so that a result
 //     outlives the instance that ran it; Update is a compare-and-set
