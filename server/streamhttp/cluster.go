@@ -116,7 +116,8 @@ func newCluster(h *Handler, b store.Broker) *cluster {
 	return c
 }
 
-// gap is called when the broker may have lost messages (it reconnected):
+// gap is called when the broker may have lost messages (it reconnected,
+// or its queue overflowed):
 // a lost "ended" or "state" would leave a session copy wrong, so every
 // copy reads the store again at its next request.
 func (c *cluster) gap() {

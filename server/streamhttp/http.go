@@ -114,8 +114,9 @@ type Options struct {
 	// again (which also restarts the store's TTL). Within it, DELETE and
 	// state changes made on other instances reach the copy through the
 	// Broker; the reading catches what the Broker lost, and a Broker that
-	// reports a reconnection (store.GapNotifier) makes every copy read
-	// the store again at its next request. Keep it well below the
+	// reports a loss (store.GapNotifier: a reconnection, an overflow of
+	// its queue) makes every copy read the store again at its next
+	// request. Keep it well below the
 	// store's TTL. Default DefaultSessionCheckInterval; negative: every
 	// request of a session reads the store. Only used with a
 	// SessionStore and a Broker: without a Broker nothing would bring a

@@ -51,11 +51,12 @@ type BrokerOptions struct {
 // the Broker's own queue, of BrokerOptions.QueueSize messages; the
 // delivery goroutine calls the handler with each in turn. A slow handler
 // therefore never holds back go-redis's reader: when the queue is full the
-// message is dropped, counted (Dropped) and reported as a gap. One gap
-// call covers an overflow episode (every drop until the call), and comes
-// after the handler has had the messages queued before the first drop,
-// so that what the server reads again at the gap is newer than what was
-// kept. A subscription confirmed again after a reconnection is reported
+// message is dropped, counted (Dropped) and reported as a gap. A gap
+// call comes after the handler has had every message queued before the
+// loss it reports, so that what the server reads again at the gap is
+// newer than what was kept; losses at one place among the messages
+// share one call, and a loss after a due gap's place gets another call,
+// after the messages queued before it. A subscription confirmed again after a reconnection is reported
 // the same way, in its place among the messages.
 //
 // go-redis's channel options are left at their defaults on purpose. Its
@@ -86,14 +87,17 @@ type Broker struct {
 	fn     func([]byte)
 	gap    func()
 	closed bool
-	// The queue: a ring of len(buf) payloads, n of them from head on.
+	// The queue: a ring of len(buf) payloads, the queued-taken waiting
+	// ones from buf[taken%len(buf)] on.
 	buf     []string
-	head, n int
 	queued  uint64 // messages ever put in the queue
 	taken   uint64 // messages ever taken from it by the delivery goroutine
 	dropped uint64 // messages dropped because the queue was full
-	gapDue  bool   // a gap is to be reported once taken reaches gapAt
-	gapAt   uint64
+	// A gap is to be reported once taken reaches gapAt (gapDue); lossAt is
+	// where the latest loss happened (queued at that time): a loss after
+	// the due gap's place needs another gap, after the messages before it.
+	gapDue        bool
+	gapAt, lossAt uint64
 	// readHook, when set (by tests), is called by the reader after each
 	// item it took from go-redis's channel.
 	readHook func()
@@ -174,20 +178,21 @@ func (b *Broker) put(payload string) {
 	if b.closed {
 		return
 	}
-	if b.n == len(b.buf) {
+	if b.queued-b.taken == uint64(len(b.buf)) {
 		b.dropped++
 		b.markGap()
 		return
 	}
-	b.buf[(b.head+b.n)%len(b.buf)] = payload
-	b.n++
+	b.buf[b.queued%uint64(len(b.buf))] = payload
 	b.queued++
 }
 
-// markGap has a gap reported once the messages queued so far have been
-// delivered, unless one is due already: that one, reported later than
-// now, covers this loss too. b.mu is held.
+// markGap records a loss here, among the messages: a gap is reported once
+// the messages queued so far have been delivered. When one is due already
+// at an earlier place, this loss gets its own after it (deliverNext);
+// losses at one place share one gap. b.mu is held.
 func (b *Broker) markGap() {
+	b.lossAt = b.queued
 	if !b.gapDue {
 		b.gapDue = true
 		b.gapAt = b.queued
@@ -218,7 +223,8 @@ func (b *Broker) deliverNext() bool {
 		return false
 	}
 	if b.gapDue && b.taken == b.gapAt {
-		b.gapDue = false
+		// A later loss, if any, is reported after the messages before it.
+		b.gapDue, b.gapAt = b.lossAt > b.gapAt, b.lossAt
 		gap := b.gap
 		b.mu.Unlock()
 		if gap != nil {
@@ -226,14 +232,13 @@ func (b *Broker) deliverNext() bool {
 		}
 		return true
 	}
-	if b.n == 0 {
+	if b.taken == b.queued {
 		b.mu.Unlock()
 		return false
 	}
-	payload := b.buf[b.head]
-	b.buf[b.head] = ""
-	b.head = (b.head + 1) % len(b.buf)
-	b.n--
+	i := b.taken % uint64(len(b.buf))
+	payload := b.buf[i]
+	b.buf[i] = ""
 	b.taken++
 	fn := b.fn
 	b.mu.Unlock()
@@ -305,9 +310,9 @@ func (b *Broker) NotifyGaps(fn func()) {
 
 // Close unsubscribes the instance: from then on the others see it gone.
 // It does not close rdb. It returns once go-redis has stopped receiving
-// for b; messages still queued are dropped, and no call of the handler or
-// of the gap function starts after it. A call under way is not waited for
-// (see Broker).
+// for b; messages still queued are dropped and none is taken from the
+// queue after it. A call of the handler or of the gap function already
+// taken (under way, or about to start) is not waited for (see Broker).
 func (b *Broker) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -318,7 +323,7 @@ func (b *Broker) Close() error {
 	b.fn = nil
 	b.gap = nil
 	clear(b.buf)
-	b.n = 0
+	b.taken = b.queued
 	b.mu.Unlock()
 	close(b.quit)
 	err := b.ps.Close()

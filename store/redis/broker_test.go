@@ -207,6 +207,63 @@ func TestBrokerResubscriptionGapInOrder(t *testing.T) {
 	}
 }
 
+// TestBrokerSecondLossGetsItsOwnGap: a loss that happens while a gap is
+// still due for an earlier one, after more messages were queued, gets a
+// gap of its own after those messages, not only the earlier one before
+// them; whether the second loss is a drop or a reconnection.
+func TestBrokerSecondLossGetsItsOwnGap(t *testing.T) {
+	redistest.Need(t)
+	for _, second := range []string{"drop", "reconnection"} {
+		t.Run(second, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), brokerWaitLimit)
+			defer cancel()
+			name := "broker-loss-" + rand.Text()[:8]
+			cl := redis.NewClient(&redis.Options{Network: "unix", Addr: rdb.Options().Addr, ClientName: name})
+			t.Cleanup(func() { _ = cl.Close() })
+			b, r := newBlockingBroker(t, cl, 2)
+
+			// First loss: the handler holds, the queue fills, x is dropped.
+			sendSelf(ctx, t, b, "hold")
+			first := wait(ctx, t, r.held, "the first hold")
+			for _, m := range []string{"a", "hold", "x"} {
+				sendSelf(ctx, t, b, m)
+			}
+			for i := range 4 {
+				wait(ctx, t, r.reads, fmt.Sprintf("read %d", i))
+			}
+			// The handler takes a, then holds on the second hold: the gap of
+			// the first loss is still due when b and c are queued.
+			close(first)
+			second2 := wait(ctx, t, r.held, "the second hold")
+			sendSelf(ctx, t, b, "b")
+			sendSelf(ctx, t, b, "c")
+			for i := range 2 {
+				wait(ctx, t, r.reads, fmt.Sprintf("read of b, c %d", i))
+			}
+			wantDropped := uint64(1)
+			if second == "drop" {
+				sendSelf(ctx, t, b, "y")
+				wait(ctx, t, r.reads, "the read of y")
+				wantDropped = 2
+			} else {
+				killPubSub(ctx, t, name)
+				for i := range 2 { // one confirmation per channel
+					wait(ctx, t, r.reads, fmt.Sprintf("confirmation %d", i))
+				}
+			}
+			close(second2)
+			for i, w := range []string{"hold", "a", "hold", "gap", "b", "c", "gap"} {
+				if got := wait(ctx, t, r.events, fmt.Sprintf("event %d (%s)", i, w)); got != w {
+					t.Fatalf("event %d is %q, want %q", i, got, w)
+				}
+			}
+			if got := b.Dropped(); got != wantDropped {
+				t.Fatalf("Dropped() = %d, want %d", got, wantDropped)
+			}
+		})
+	}
+}
+
 // killPubSub closes, on the server's side, the pub/sub connection of the
 // client named name, as a network failure would.
 func killPubSub(ctx context.Context, t *testing.T, name string) {

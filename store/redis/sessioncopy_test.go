@@ -128,28 +128,7 @@ func (cc *copyCluster) waitMessage(t *testing.T, i int, want string) {
 // has been told of the gap (the client library subscribed again).
 func (cc *copyCluster) cutPubSub(t *testing.T, i int) {
 	t.Helper()
-	ctx := context.Background()
-	list, err := rdb.ClientList(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var id string
-	for _, line := range strings.Split(list, "\n") {
-		f := map[string]string{}
-		for _, kv := range strings.Fields(line) {
-			k, v, _ := strings.Cut(kv, "=")
-			f[k] = v
-		}
-		if f["name"] == brokerClientName(t, i) && f["sub"] != "" && f["sub"] != "0" {
-			id = f["id"]
-		}
-	}
-	if id == "" {
-		t.Fatalf("no pub/sub connection of instance %d in CLIENT LIST:\n%s", i, list)
-	}
-	if err := rdb.Do(ctx, "CLIENT", "KILL", "ID", id).Err(); err != nil {
-		t.Fatal(err)
-	}
+	killPubSub(context.Background(), t, brokerClientName(t, i))
 	select {
 	case <-cc.brokers[i].gaps:
 	case <-time.After(failAfter):
