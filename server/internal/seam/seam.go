@@ -108,12 +108,12 @@ type CastPeers interface {
 // notification to the holder of its stream.
 type SessionPeers interface {
 	Peers
-	// PushSession sends the notification method(params) on session
+	// PushSession sends the notification method(params()) on session
 	// sid's standalone stream when this instance holds it, and reports
-	// whether it did. It never forwards the notification, never holds it
-	// for a stream opened later, and does not wait (it may be called on
-	// the carrier's delivery goroutine).
-	PushSession(sid, method string, params any) bool
+	// whether it did; params is called only then. It never forwards the
+	// notification, never holds it for a stream opened later, and does
+	// not wait (it may be called on the carrier's delivery goroutine).
+	PushSession(sid, method string, params func() any) bool
 }
 
 // PeerHandler receives the messages of the other instances.

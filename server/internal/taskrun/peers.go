@@ -202,8 +202,10 @@ func (m *Manager) pushStatus(rec *store.TaskRecord) {
 	if !ok || rec.Modern || rec.SessionID == "" {
 		return
 	}
-	t := tasks.CoreTask(rec)
-	p.PushSession(rec.SessionID, mcp.NotificationTasksStatus, &t)
+	p.PushSession(rec.SessionID, mcp.NotificationTasksStatus, func() any {
+		t := tasks.CoreTask(rec) // only for the instance that holds the stream
+		return &t
+	})
 }
 
 // deliverPeer takes a broadcast. It runs on the carrier's delivery
