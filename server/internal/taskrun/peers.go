@@ -152,8 +152,41 @@ func (m *Manager) statusMsg(p seam.Peers, rec *store.TaskRecord, note bool) (b [
 	if _, ok := p.(seam.SessionPeers); ok && note && msg.Record != nil && !rec.Modern && rec.SessionID != "" {
 		msg.Note, noted = true, true
 	}
-	b, err = json.Marshal(&msg)
+	if msg.Record == nil {
+		b, err = json.Marshal(&msg)
+		return b, noted, err
+	}
+	b, err = appendStatusMsg(make([]byte, 0, len(msg.Record)+len(msg.Task)+len(msg.From)+64), &msg)
 	return b, noted, err
+}
+
+// appendStatusMsg appends msg, an OpStatus with a Record, as json.Marshal
+// would write it, the record spliced as it is: it is
+// store.MarshalTaskRecord's output (valid JSON, no need to check and
+// copy it again as json.Marshal does; a settled record is the bulk of
+// the message).
+func appendStatusMsg(b []byte, msg *tasks.PeerMsg) ([]byte, error) {
+	var err error
+	b = append(b, `{"op":`...)
+	if b, err = jsontext.AppendQuote(b, msg.Op); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"task":`...)
+	if b, err = jsontext.AppendQuote(b, msg.Task); err != nil {
+		return nil, err
+	}
+	if msg.From != "" {
+		b = append(b, `,"from":`...)
+		if b, err = jsontext.AppendQuote(b, msg.From); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, `,"record":`...)
+	b = append(b, msg.Record...)
+	if msg.Note {
+		b = append(b, `,"note":true`...)
+	}
+	return append(b, '}'), nil
 }
 
 // castStore is a TaskStore that can publish a broadcast of the peers'
