@@ -145,6 +145,8 @@ func (h taskHost) HasListener(id string) bool { return h.s.hasTaskListener(id) }
 
 func (h taskHost) NotifyListeners(rec *store.TaskRecord) { h.s.notifyTaskListeners(rec) }
 
+func (h taskHost) CastsStatus() bool { return !h.s.intercepts() && h.s.opts.Observe == nil }
+
 func (taskHost) CheckResponses(got mcp.InputResponses, asked map[string]string, forms map[string]jsontext.Value) (mcp.InputResponses, error) {
 	return checkResponses(got, asked, forms)
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/wire"
+	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
 )
 
@@ -28,7 +30,10 @@ var errPeerCallsClosed = errors.New("streamhttp: the handler is closed")
 // broadcasts to the other instances, over the broker.
 type peers struct{ c *cluster }
 
-var _ seam.CastPeers = peers{}
+var (
+	_ seam.CastPeers    = peers{}
+	_ seam.SessionPeers = peers{}
+)
 
 func (p peers) ID() string { return p.c.id }
 
@@ -87,6 +92,26 @@ func (p peers) CastTarget() any {
 // Frame implements seam.CastPeers: msg as Broadcast publishes it.
 func (p peers) Frame(msg []byte) ([]byte, error) {
 	return p.c.encode(&clusterMsg{Kind: kindPeerCast, Data: string(msg)})
+}
+
+// PushSession implements seam.SessionPeers: what a kindNotify message
+// does on the instance that holds the session's standalone stream, for
+// a notification every instance was sent anyway (a peers' broadcast).
+func (p peers) PushSession(sid, method string, params func() any) bool {
+	hs := p.c.h.local(sid)
+	if hs == nil {
+		return false
+	}
+	st := hs.standalone()
+	if st == nil {
+		return false
+	}
+	msg, err := wire.EncodeRequest(mcp.ID{}, method, params())
+	if err != nil {
+		return false
+	}
+	st.push(msg, false)
+	return true
 }
 
 // Broadcast implements seam.Peers.

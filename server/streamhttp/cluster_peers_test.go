@@ -50,3 +50,26 @@ func TestPeerCall(t *testing.T) {
 		t.Fatal("the call to a gone instance reported an answer")
 	}
 }
+
+// TestPushSessionNoStream: a settled task's status note reaches every
+// instance; one that holds no stream of the session builds nothing (the
+// notification's params are made only where it goes) and allocates
+// nothing.
+func TestPushSessionNoStream(t *testing.T) {
+	a, _, _, _ := clusterPair(t, nil)
+	p := peers{a.h.cluster}
+	made := 0
+	params := func() any { made++; return struct{}{} }
+	sid := a.openSession(true) // held here, with no GET stream
+	if a.session(sid) == nil {
+		t.Fatal("the session is not held here")
+	}
+	for _, id := range []string{"no-such-session", sid} {
+		if p.PushSession(id, "notifications/tasks/status", params) || made != 0 {
+			t.Fatalf("%s: pushed with no stream here (params made %d times)", id, made)
+		}
+		if n := testing.AllocsPerRun(100, func() { p.PushSession(id, "notifications/tasks/status", params) }); n != 0 {
+			t.Fatalf("%s: PushSession with no stream here: %v allocations, want 0", id, n)
+		}
+	}
+}

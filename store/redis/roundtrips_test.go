@@ -38,7 +38,7 @@ var roundTripCeilings = []struct {
 	{"broadcast", 4, 4, "PUBLISH change; one EVALSHA(append) per instance, the notification on its GET stream"},
 	{"task-create", 1, 4, "session from the copy; one pipeline: SET record, ZADD, EXPIRE NX, EXPIRE GT index"},
 	{"task-status", 1, 1, "session from the copy; GET record"},
-	{"task-result", 3, 3, "session from the copy; GET record (lookup: working); EVALSHA(cas): the settle, on the bytes the owner wrote (no GET), and in the same script the peers' broadcast; PUBLISH the session's status notification; the outcome as settled (no GET after the wait)"},
+	{"task-result", 2, 2, "session from the copy; GET record (lookup: working); EVALSHA(cas): the settle, on the bytes the owner wrote (no GET), and in the same script the peers' broadcast, which also carries the session's status notification to the instance holding its stream (no PUBLISH of its own); the outcome as settled (no GET after the wait)"},
 	{"task-status-settled", 0, 0, "none: the owner answers from the terminal record it settled (server.Options.SettledTasks)"},
 	{"task-status-elsewhere", 1, 1, "none when the owner's broadcast of the settle (carrying the small terminal record) came first; else GET record, kept"},
 	{"task-result-settled", 0, 0, "none: the terminal record that instance holds (final: never read again)"},

@@ -101,6 +101,21 @@ type CastPeers interface {
 	Frame(msg []byte) ([]byte, error)
 }
 
+// SessionPeers is Peers that can put a notification on the standalone
+// stream of a legacy session this instance holds: a broadcast that every
+// instance receives (a settled task's status, which carries the record)
+// then takes the place of the carrier forwarding the session's
+// notification to the holder of its stream.
+type SessionPeers interface {
+	Peers
+	// PushSession sends the notification method(params()) on session
+	// sid's standalone stream when this instance holds it, and reports
+	// whether it did; params is called only then. It never forwards the
+	// notification, never holds it for a stream opened later, and does
+	// not wait (it may be called on the carrier's delivery goroutine).
+	PushSession(sid, method string, params func() any) bool
+}
+
 // PeerHandler receives the messages of the other instances.
 type PeerHandler struct {
 	// Serve answers a Call; ctx ends when the carrier closes. It runs on

@@ -67,6 +67,11 @@ type Host interface {
 	// NotifyListeners sends notifications/tasks to the listen streams
 	// that name the task.
 	NotifyListeners(rec *store.TaskRecord)
+	// CastsStatus reports whether a legacy task's status notification
+	// may be sent without the session's connection (seam.SessionPeers,
+	// from the peers' broadcast of the settled record): nothing of the
+	// server's would see it on its way out (no interceptor, no observer).
+	CastsStatus() bool
 	// CheckResponses validates tasks/update answers against a round's
 	// open requests (key → method) and their elicitation forms,
 	// returning the answers that count, or a JSON-RPC error (the same

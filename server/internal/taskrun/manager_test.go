@@ -27,6 +27,7 @@ func (h *fakeHost) Announce(_ *Run, rec *store.TaskRecord) {
 
 func (*fakeHost) HasListener(string) bool           { return false }
 func (*fakeHost) NotifyListeners(*store.TaskRecord) {}
+func (*fakeHost) CastsStatus() bool                 { return true }
 func (*fakeHost) CheckResponses(got mcp.InputResponses, _ map[string]string, _ map[string]jsontext.Value) (mcp.InputResponses, error) {
 	return got, nil
 }

@@ -115,28 +115,78 @@ func (m *Manager) callPeer(ctx context.Context, to string, msg *tasks.PeerMsg) (
 // A terminal record goes with it when small (peerRecord), so that the
 // other instances keep it (settled.go) instead of reading the store.
 func (m *Manager) tellPeers(rec *store.TaskRecord) {
+	m.tellPeersNoting(rec, false)
+}
+
+// tellPeersNoting is tellPeers that, when note holds and the broadcast
+// can carry it (statusMsg), has every instance send the legacy status
+// notification of rec (PeerMsg.Note). It reports whether the broadcast
+// left with the note.
+func (m *Manager) tellPeersNoting(rec *store.TaskRecord, note bool) bool {
 	p := m.peerSet()
 	if p == nil {
-		return
+		return false
 	}
-	b, err := m.statusMsg(p, rec)
+	b, noted, err := m.statusMsg(p, rec, note)
 	if err != nil {
-		return
+		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 	defer cancel()
 	if err := p.Broadcast(ctx, b); err != nil {
 		m.cfg.Log.Debug("server: task status not broadcast", "task", rec.ID, "err", err)
+		return false
 	}
+	return noted
 }
 
-// statusMsg is the broadcast (tasks.OpStatus) of rec's change.
-func (m *Manager) statusMsg(p seam.Peers, rec *store.TaskRecord) ([]byte, error) {
+// statusMsg is the broadcast (tasks.OpStatus) of rec's change. With
+// note, a legacy terminal record it carries also asks every instance to
+// send its status notification (PeerMsg.Note; noted reports it): only
+// where the carrier can push it (seam.SessionPeers).
+func (m *Manager) statusMsg(p seam.Peers, rec *store.TaskRecord, note bool) (b []byte, noted bool, err error) {
 	msg := tasks.PeerMsg{Op: tasks.OpStatus, Task: rec.ID, From: p.ID()}
 	if rec.Status.Terminal() && m.cfg.SettledRecords > 0 && recordSize(rec) <= m.cfg.SettledBytes/peerRecordShare {
 		msg.Record = encodePeerRecord(rec)
 	}
-	return json.Marshal(&msg)
+	if _, ok := p.(seam.SessionPeers); ok && note && msg.Record != nil && !rec.Modern && rec.SessionID != "" {
+		msg.Note, noted = true, true
+	}
+	if msg.Record == nil {
+		b, err = json.Marshal(&msg)
+		return b, noted, err
+	}
+	b, err = appendStatusMsg(make([]byte, 0, len(msg.Record)+len(msg.Task)+len(msg.From)+64), &msg)
+	return b, noted, err
+}
+
+// appendStatusMsg appends msg, an OpStatus with a Record, as json.Marshal
+// would write it, the record spliced as it is: it is
+// store.MarshalTaskRecord's output (valid JSON, no need to check and
+// copy it again as json.Marshal does; a settled record is the bulk of
+// the message).
+func appendStatusMsg(b []byte, msg *tasks.PeerMsg) ([]byte, error) {
+	var err error
+	b = append(b, `{"op":`...)
+	if b, err = jsontext.AppendQuote(b, msg.Op); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"task":`...)
+	if b, err = jsontext.AppendQuote(b, msg.Task); err != nil {
+		return nil, err
+	}
+	if msg.From != "" {
+		b = append(b, `,"from":`...)
+		if b, err = jsontext.AppendQuote(b, msg.From); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, `,"record":`...)
+	b = append(b, msg.Record...)
+	if msg.Note {
+		b = append(b, `,"note":true`...)
+	}
+	return append(b, '}'), nil
 }
 
 // castStore is a TaskStore that can publish a broadcast of the peers'
@@ -150,26 +200,45 @@ type castStore interface {
 // (tellPeers) of the record written: in the write's own round trip when
 // the store and the peers' carrier allow it (castStore, seam.CastPeers),
 // else by a broadcast after it. Either way the broadcast leaves only
-// when the write succeeded.
-func (m *Manager) updateTelling(ctx context.Context, id string, fn func(*store.TaskRecord) bool) (*store.TaskRecord, bool, error) {
+// when the write succeeded. note is statusMsg's: noted reports that the
+// peers were sent the record written with its status notification,
+// which then is for this instance to push too (pushStatus), not to
+// forward (Host.Announce).
+func (m *Manager) updateTelling(ctx context.Context, id string, note bool, fn func(*store.TaskRecord) bool) (cur *store.TaskRecord, changed, noted bool, err error) {
 	if p, ok := m.peerSet().(seam.CastPeers); ok {
 		if cs, ok := m.cfg.Store.(castStore); ok {
 			if target := p.CastTarget(); target != nil && cs.CanCast(target) {
-				return cs.UpdateCast(ctx, id, fn, target, func(rec *store.TaskRecord) ([]byte, error) {
-					b, err := m.statusMsg(p, rec)
+				cur, changed, err = cs.UpdateCast(ctx, id, fn, target, func(rec *store.TaskRecord) ([]byte, error) {
+					b, n, err := m.statusMsg(p, rec, note)
 					if err != nil {
 						return nil, err
 					}
+					noted = n
 					return p.Frame(b)
 				})
+				return cur, changed, noted && changed && err == nil, err
 			}
 		}
 	}
-	cur, changed, err := m.cfg.Store.Update(ctx, id, fn)
+	cur, changed, err = m.cfg.Store.Update(ctx, id, fn)
 	if err == nil && changed {
-		m.tellPeers(cur)
+		noted = m.tellPeersNoting(cur, note)
 	}
-	return cur, changed, err
+	return cur, changed, noted, err
+}
+
+// pushStatus sends a legacy task's notifications/tasks/status on its
+// session's standalone stream if this instance holds it (a broadcast
+// with PeerMsg.Note, or the owner's own copy of it). It does not wait.
+func (m *Manager) pushStatus(rec *store.TaskRecord) {
+	p, ok := m.peerSet().(seam.SessionPeers)
+	if !ok || rec.Modern || rec.SessionID == "" {
+		return
+	}
+	p.PushSession(rec.SessionID, mcp.NotificationTasksStatus, func() any {
+		t := tasks.CoreTask(rec) // only for the instance that holds the stream
+		return &t
+	})
 }
 
 // deliverPeer takes a broadcast. It runs on the carrier's delivery
@@ -182,6 +251,9 @@ func (m *Manager) deliverPeer(raw []byte) {
 	}
 	if rec := decodePeerRecord(msg.Record); rec != nil && rec.ID == msg.Task {
 		m.keepSettled(rec) // terminal: final wherever it is read
+		if msg.Note {
+			m.pushStatus(rec) // on this goroutine: in order with kindNotify's
+		}
 	}
 	m.wakeWatchers(msg.Task)
 	if !m.host.HasListener(msg.Task) && m.Lookup(msg.Task) == nil {

@@ -273,9 +273,13 @@ func (m *Manager) SetStatus(ctx context.Context, run *Run, rec *store.TaskRecord
 func (m *Manager) Settle(run *Run, rec *store.TaskRecord, status mcp.TaskStatus, msg string, result jsontext.Value, terr *mcp.TaskError) {
 	now := m.clock.Now()
 	pause := 50 * time.Millisecond
+	// A legacy session's status notification may ride the peers'
+	// broadcast of the settled record, which every instance receives:
+	// the one holding the session's stream sends it (PeerMsg.Note).
+	note := run != nil && run.Origin != nil && run.Origin.Ready() && m.host.CastsStatus()
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
-		cur, changed, err := m.updateTelling(ctx, rec.ID, func(r *store.TaskRecord) bool {
+		cur, changed, noted, err := m.updateTelling(ctx, rec.ID, note, func(r *store.TaskRecord) bool {
 			if r.Status.Terminal() {
 				return false
 			}
@@ -292,7 +296,11 @@ func (m *Manager) Settle(run *Run, rec *store.TaskRecord, status mcp.TaskStatus,
 				// of the final record (and the wake-up of their waiting
 				// tasks/result requests) is what a client's next request
 				// elsewhere needs; the status notification is advisory.
-				m.host.Announce(run, cur)
+				if noted {
+					m.pushStatus(cur) // the peers push theirs
+				} else {
+					m.host.Announce(run, cur)
+				}
 			}
 			return
 		}

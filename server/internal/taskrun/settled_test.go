@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -108,5 +109,37 @@ func TestSettleKeepsRecord(t *testing.T) {
 	elapsed.Store(int64(time.Minute + time.Millisecond))
 	if _, ok := m.settledRecord("t"); ok {
 		t.Fatal("the settled record was served past its TTL")
+	}
+}
+
+// TestStatusMsgSplice: a status broadcast that carries a settled record
+// (spliced, not marshalled again) reads back as the PeerMsg json.Marshal
+// would have written, byte for byte.
+func TestStatusMsgSplice(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0).UTC()
+	rec := &store.TaskRecord{ID: "task-a-\"q\"", SessionID: "s1", Status: mcp.TaskCompleted, CreatedAt: now, LastUpdatedAt: now,
+		TTL: time.Hour, Result: jsontext.Value(`{"content":[{"type":"text","text":"done <&>"}]}`)}
+	for _, note := range []bool{false, true} {
+		msg := tasks.PeerMsg{Op: tasks.OpStatus, Task: rec.ID, From: "inst\u00e9", Record: encodePeerRecord(rec), Note: note}
+		want, err := json.Marshal(&msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendStatusMsg(nil, &msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("note %v:\n got %s\nwant %s", note, got, want)
+		}
+		var back tasks.PeerMsg
+		if err := json.Unmarshal(got, &back); err != nil || back.Note != note || decodePeerRecord(back.Record) == nil {
+			t.Fatalf("note %v: read back %+v, %v", note, back, err)
+		}
+		// Into a buffer of the size statusMsg makes: no allocation.
+		buf := make([]byte, 0, len(msg.Record)+len(msg.Task)+len(msg.From)+64)
+		if n := testing.AllocsPerRun(50, func() { _, _ = appendStatusMsg(buf[:0], &msg) }); n != 0 {
+			t.Fatalf("appendStatusMsg: %v allocations, want 0", n)
+		}
 	}
 }

@@ -36,6 +36,11 @@ type PeerMsg struct {
 	// record as stored (taskrun's encoding), so that the other instances
 	// answer it without reading the store; absent for a large record.
 	Record jsontext.Value `json:"record,omitzero"`
+	// Note, with the Record of a 2025-11-25 task, asks every instance to
+	// send notifications/tasks/status on the task's session's standalone
+	// stream if it holds it: the owner then forwards none (one message
+	// to the other instances instead of two).
+	Note bool `json:"note,omitzero"`
 }
 
 // PeerReply is the answer to a PeerMsg.

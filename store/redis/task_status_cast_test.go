@@ -1,0 +1,71 @@
+package redisstore
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/store/redis/internal/redistest"
+)
+
+// TestLegacyTaskStatusRidesTheCast: a legacy task's settled status
+// reaches its session's GET stream, whichever instance holds the stream,
+// from the peers' broadcast of the settle (the cas script publishes it),
+// with no PUBLISH of its own: the owner forwards nothing to the holder.
+func TestLegacyTaskStatusRidesTheCast(t *testing.T) {
+	redistest.Need(t)
+	for _, tc := range []struct {
+		name   string
+		stream int // the instance that holds the session's GET stream; the task runs on 0
+	}{{"stream-elsewhere", 1}, {"stream-on-owner", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := prefix(t)
+			var c tripCounter
+			cl := countingClient(t, &c)
+			in := newRTInstances(t, cl, p, 3)
+			a := in.urls[0]
+			sid := rtSession(t, a)
+			resp := rtOpen(t, http.MethodGet, in.urls[tc.stream], sid, "")
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("GET stream: %s", resp.Status)
+			}
+			t.Cleanup(func() { resp.Body.Close() })
+			stream := bufio.NewReader(resp.Body)
+			out, body := rtDo(t, http.MethodPost, a, sid, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait","task":{"ttl":60000}}}`)
+			m := taskIDRE.FindStringSubmatch(body)
+			if out.StatusCode != http.StatusOK || m == nil {
+				t.Fatalf("no task: %s %s", out.Status, body)
+			}
+			c.reset()
+			close(in.release)
+			// The completed status (a working one may come first).
+			want := fmt.Sprintf(`"taskId":%q`, m[1])
+			for {
+				line, err := stream.ReadString('\n')
+				if err != nil {
+					t.Fatalf("the GET stream ended before the completed status: %v", err)
+				}
+				if strings.Contains(line, "notifications/tasks/status") && strings.Contains(line, want) && strings.Contains(line, `"completed"`) {
+					break
+				}
+			}
+			_, cmds := c.take()
+			if n := countCmd(cmds, "PUBLISH"); n != 0 || !slices.Contains(cmds, "EVALSHA(cas)") {
+				t.Fatalf("settling: %q; want the cas script (with its broadcast) and no PUBLISH (%d)", cmds, n)
+			}
+		})
+	}
+}
+
+func countCmd(cmds []string, name string) int {
+	n := 0
+	for _, c := range cmds {
+		if c == name {
+			n++
+		}
+	}
+	return n
+}
