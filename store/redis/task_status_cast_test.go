@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/store/redis/internal/redistest"
 )
@@ -33,6 +34,10 @@ func TestLegacyTaskStatusRidesTheCast(t *testing.T) {
 				t.Fatalf("GET stream: %s", resp.Status)
 			}
 			t.Cleanup(func() { resp.Body.Close() })
+			// A status that never comes fails the test within failAfter:
+			// closing the body ends the read below.
+			bound := time.AfterFunc(failAfter, func() { resp.Body.Close() })
+			defer bound.Stop()
 			stream := bufio.NewReader(resp.Body)
 			out, body := rtDo(t, http.MethodPost, a, sid, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait","task":{"ttl":60000}}}`)
 			m := taskIDRE.FindStringSubmatch(body)
@@ -46,7 +51,7 @@ func TestLegacyTaskStatusRidesTheCast(t *testing.T) {
 			for {
 				line, err := stream.ReadString('\n')
 				if err != nil {
-					t.Fatalf("the GET stream ended before the completed status: %v", err)
+					t.Fatalf("the GET stream ended (or %v passed) before the completed status: %v", failAfter, err)
 				}
 				if strings.Contains(line, "notifications/tasks/status") && strings.Contains(line, want) && strings.Contains(line, `"completed"`) {
 					break
