@@ -91,8 +91,13 @@ type cluster struct {
 	stopRel func()         // removes the server's change relay
 
 	// Changes from other instances are delivered in their order by one
-	// goroutine (run), which ends at close.
+	// goroutine (run), which ends at close. A change the same as one still
+	// waiting (method and URI) is not queued again: the one waiting,
+	// delivered later, says it too. So the queue holds each distinct
+	// change at most once, however fast the others announce them.
 	changes []*clusterMsg
+	pending map[changeKey]struct{}   // the changes waiting in changes
+	deliver func(method, uri string) // the protocol server's DeliverChange; tests replace it
 	wake    chan struct{}
 	done    chan struct{}
 
@@ -103,8 +108,13 @@ type cluster struct {
 	calls    map[string]chan []byte // peer calls waiting for their answer, by tag
 }
 
+// changeKey names a change (clusterMsg of kind change): delivering it
+// once tells every session what delivering it twice would.
+type changeKey struct{ method, uri string }
+
 func newCluster(h *Handler, b store.Broker) *cluster {
 	c := &cluster{h: h, b: b, id: b.ID(), relays: make(map[string]*relayIn), serving: make(map[string]context.CancelFunc),
+		pending: make(map[changeKey]struct{}), deliver: h.p.DeliverChange,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	c.goTracked(c.run)
 	c.attachPeers()
@@ -140,9 +150,14 @@ func (c *cluster) run() {
 				break
 			}
 			m := c.changes[0]
+			c.changes[0] = nil
 			c.changes = c.changes[1:]
+			// Taken: the same change announced from now on is queued
+			// again, since this delivery may already be past its sessions.
+			delete(c.pending, changeKey{m.Method, m.URI})
+			deliver := c.deliver
 			c.mu.Unlock()
-			c.h.p.DeliverChange(m.Method, m.URI)
+			deliver(m.Method, m.URI)
 		}
 	}
 }
@@ -162,6 +177,7 @@ func (c *cluster) close() {
 		cancel()
 	}
 	c.changes = nil
+	clear(c.pending)
 	c.mu.Unlock()
 	close(c.done)
 	c.wg.Wait()
@@ -263,8 +279,10 @@ func (c *cluster) receive(raw []byte) {
 			c.goTracked(func() { h.endSession(hs) })
 		}
 	case kindChange:
+		k := changeKey{m.Method, m.URI}
 		c.mu.Lock()
-		if !c.closed {
+		if _, waiting := c.pending[k]; !waiting && !c.closed {
+			c.pending[k] = struct{}{}
 			c.changes = append(c.changes, &m)
 		}
 		c.mu.Unlock()
