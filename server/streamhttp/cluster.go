@@ -258,10 +258,8 @@ func (c *cluster) receive(raw []byte) {
 			}
 		}
 	case kindNotify:
-		if hs := h.local(m.Session); hs != nil {
-			if st := hs.standalone(); st != nil {
-				st.push(m.Msg, false)
-			}
+		if st := h.localStandalone(m.Session); st != nil {
+			st.push(m.Msg, false)
 		}
 	case kindStandalone:
 		if hs := h.local(m.Session); hs != nil {
@@ -565,4 +563,13 @@ func (h *Handler) local(id string) *httpSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.sessions[id]
+}
+
+// localStandalone returns session id's standalone (GET) stream if this
+// instance holds the session and the stream, else nil.
+func (h *Handler) localStandalone(id string) *stream {
+	if hs := h.local(id); hs != nil {
+		return hs.standalone()
+	}
+	return nil
 }

@@ -97,16 +97,12 @@ func (p peers) Frame(msg []byte) ([]byte, error) {
 // PushSession implements seam.SessionPeers: what a kindNotify message
 // does on the instance that holds the session's standalone stream, for
 // a notification every instance was sent anyway (a peers' broadcast).
-func (p peers) PushSession(sid, method string, params func() any) bool {
-	hs := p.c.h.local(sid)
-	if hs == nil {
-		return false
-	}
-	st := hs.standalone()
+func (p peers) PushSession(sid, method string, params seam.NotifyParams) bool {
+	st := p.c.h.localStandalone(sid)
 	if st == nil {
 		return false
 	}
-	msg, err := wire.EncodeRequest(mcp.ID{}, method, params())
+	msg, err := wire.EncodeRequest(mcp.ID{}, method, params.NotifyParams())
 	if err != nil {
 		return false
 	}

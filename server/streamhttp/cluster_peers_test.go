@@ -58,18 +58,22 @@ func TestPeerCall(t *testing.T) {
 func TestPushSessionNoStream(t *testing.T) {
 	a, _, _, _ := clusterPair(t, nil)
 	p := peers{a.h.cluster}
-	made := 0
-	params := func() any { made++; return struct{}{} }
+	params := &countParams{}
 	sid := a.openSession(true) // held here, with no GET stream
 	if a.session(sid) == nil {
 		t.Fatal("the session is not held here")
 	}
 	for _, id := range []string{"no-such-session", sid} {
-		if p.PushSession(id, "notifications/tasks/status", params) || made != 0 {
-			t.Fatalf("%s: pushed with no stream here (params made %d times)", id, made)
+		if p.PushSession(id, "notifications/tasks/status", params) || params.made != 0 {
+			t.Fatalf("%s: pushed with no stream here (params made %d times)", id, params.made)
 		}
 		if n := testing.AllocsPerRun(100, func() { p.PushSession(id, "notifications/tasks/status", params) }); n != 0 {
 			t.Fatalf("%s: PushSession with no stream here: %v allocations, want 0", id, n)
 		}
 	}
 }
+
+// countParams counts how often its params are built.
+type countParams struct{ made int }
+
+func (c *countParams) NotifyParams() any { c.made++; return struct{}{} }

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/store/redis/internal/redistest"
 )
 
@@ -58,6 +61,26 @@ func TestLegacyTaskStatusRidesTheCast(t *testing.T) {
 				}
 			}
 			_, cmds := c.take()
+			// Exactly once: a list change made on the owner after the settle
+			// reaches the stream after anything the settle sent; no second
+			// completed status comes before it.
+			if err := server.AddTool(in.servers[0], &mcp.Tool{Name: "late"}, func(context.Context, *server.CallToolRequest, struct{}) (string, error) {
+				return "", nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				line, err := stream.ReadString('\n')
+				if err != nil {
+					t.Fatalf("the GET stream ended (or %v passed) before the list change: %v", failAfter, err)
+				}
+				if strings.Contains(line, "notifications/tasks/status") && strings.Contains(line, want) && strings.Contains(line, `"completed"`) {
+					t.Fatalf("the completed status came twice: %s", line)
+				}
+				if strings.Contains(line, "notifications/tools/list_changed") {
+					break
+				}
+			}
 			if n := countCmd(cmds, "PUBLISH"); n != 0 || !slices.Contains(cmds, "EVALSHA(cas)") {
 				t.Fatalf("settling: %q; want the cas script (with its broadcast) and no PUBLISH (%d)", cmds, n)
 			}

@@ -108,12 +108,20 @@ type CastPeers interface {
 // notification to the holder of its stream.
 type SessionPeers interface {
 	Peers
-	// PushSession sends the notification method(params()) on session
-	// sid's standalone stream when this instance holds it, and reports
-	// whether it did; params is called only then. It never forwards the
-	// notification, never holds it for a stream opened later, and does
-	// not wait (it may be called on the carrier's delivery goroutine).
-	PushSession(sid, method string, params func() any) bool
+	// PushSession sends the notification method(params.NotifyParams())
+	// on session sid's standalone stream when this instance holds it, and
+	// reports whether it did; NotifyParams is called only then. It never
+	// forwards the notification, never holds it for a stream opened
+	// later, and does not wait (it may be called on the carrier's
+	// delivery goroutine).
+	PushSession(sid, method string, params NotifyParams) bool
+}
+
+// NotifyParams builds a notification's params when they are needed
+// (SessionPeers.PushSession). A pointer-shaped implementation passes
+// without an allocation, where a closure over its data would escape.
+type NotifyParams interface {
+	NotifyParams() any
 }
 
 // PeerHandler receives the messages of the other instances.

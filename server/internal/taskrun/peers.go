@@ -235,10 +235,16 @@ func (m *Manager) pushStatus(rec *store.TaskRecord) {
 	if !ok || rec.Modern || rec.SessionID == "" {
 		return
 	}
-	p.PushSession(rec.SessionID, mcp.NotificationTasksStatus, func() any {
-		t := tasks.CoreTask(rec) // only for the instance that holds the stream
-		return &t
-	})
+	p.PushSession(rec.SessionID, mcp.NotificationTasksStatus, (*statusParams)(rec))
+}
+
+// statusParams is a record as the params of its status notification,
+// built only on the instance that holds the stream (seam.NotifyParams).
+type statusParams store.TaskRecord
+
+func (r *statusParams) NotifyParams() any {
+	t := tasks.CoreTask((*store.TaskRecord)(r))
+	return &t
 }
 
 // deliverPeer takes a broadcast. It runs on the carrier's delivery
@@ -249,13 +255,16 @@ func (m *Manager) deliverPeer(raw []byte) {
 	if json.Unmarshal(raw, &msg) != nil || msg.Op != tasks.OpStatus || msg.Task == "" {
 		return
 	}
-	if rec := decodePeerRecord(msg.Record); rec != nil && rec.ID == msg.Task {
+	rec := decodePeerRecord(msg.Record)
+	if rec != nil && rec.ID == msg.Task {
 		m.keepSettled(rec) // terminal: final wherever it is read
-		if msg.Note {
-			m.pushStatus(rec) // on this goroutine: in order with kindNotify's
-		}
 	}
 	m.wakeWatchers(msg.Task)
+	if rec != nil && rec.ID == msg.Task && msg.Note {
+		// After the wake (a stream's push may write to the EventStore
+		// first); on this goroutine, in order with kindNotify's.
+		m.pushStatus(rec)
+	}
 	if !m.host.HasListener(msg.Task) && m.Lookup(msg.Task) == nil {
 		return
 	}
