@@ -148,7 +148,12 @@ func (m *Manager) ReapLapsed(ctx context.Context, rec *store.TaskRecord) *store.
 		m.cfg.Log.Info("server: task failed: its owner is gone", "task", rec.ID, "owner", rec.Owner)
 		m.freshTask(cur)
 		m.host.Announce(nil, cur)
-		m.tellPeers(cur)
+		// The owner is gone: a legacy session hears of the failure from
+		// the instance holding its stream (PeerMsg.Note), this one
+		// included.
+		if m.tellPeersNoting(cur, m.host.CastsStatus()) {
+			m.pushStatus(cur)
+		}
 	}
 	return cur
 }

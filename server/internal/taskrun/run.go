@@ -275,8 +275,10 @@ func (m *Manager) Settle(run *Run, rec *store.TaskRecord, status mcp.TaskStatus,
 	pause := 50 * time.Millisecond
 	// A legacy session's status notification may ride the peers'
 	// broadcast of the settled record, which every instance receives:
-	// the one holding the session's stream sends it (PeerMsg.Note).
-	note := run != nil && run.Origin != nil && run.Origin.Ready() && m.host.CastsStatus()
+	// the one holding the session's stream sends it (PeerMsg.Note). With
+	// no run here (a cancel whose owner is out of reach) that broadcast is
+	// the only way the session hears of the end.
+	note := (run == nil || run.Origin != nil && run.Origin.Ready()) && m.host.CastsStatus()
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 		cur, changed, noted, err := m.updateTelling(ctx, rec.ID, note, func(r *store.TaskRecord) bool {
