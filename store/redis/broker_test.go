@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"strings"
 	"testing"
@@ -174,10 +173,8 @@ func TestBrokerResubscriptionGapInOrder(t *testing.T) {
 	redistest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), brokerWaitLimit)
 	defer cancel()
-	name := "broker-resub-" + rand.Text()[:8]
-	cl := redis.NewClient(&redis.Options{Network: "unix", Addr: rdb.Options().Addr, ClientName: name})
-	t.Cleanup(func() { _ = cl.Close() })
-	b, r := newBlockingBroker(t, cl, 4)
+	name := brokerClientName(t, 0)
+	b, r := newBlockingBroker(t, namedClient(t, name), 4)
 
 	sendSelf(ctx, t, b, "hold")
 	release := wait(ctx, t, r.held, "the handler to hold")
@@ -217,10 +214,8 @@ func TestBrokerSecondLossGetsItsOwnGap(t *testing.T) {
 		t.Run(second, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), brokerWaitLimit)
 			defer cancel()
-			name := "broker-loss-" + rand.Text()[:8]
-			cl := redis.NewClient(&redis.Options{Network: "unix", Addr: rdb.Options().Addr, ClientName: name})
-			t.Cleanup(func() { _ = cl.Close() })
-			b, r := newBlockingBroker(t, cl, 2)
+			name := brokerClientName(t, 0)
+			b, r := newBlockingBroker(t, namedClient(t, name), 2)
 
 			// First loss: the handler holds, the queue fills, x is dropped.
 			sendSelf(ctx, t, b, "hold")
@@ -262,6 +257,16 @@ func TestBrokerSecondLossGetsItsOwnGap(t *testing.T) {
 			}
 		})
 	}
+}
+
+// namedClient is a client of the tests' redis-server whose connections
+// carry name (CLIENT LIST), so that killPubSub finds its pub/sub
+// connection; it is closed at the test's end.
+func namedClient(t *testing.T, name string) *redis.Client {
+	o := rdb.Options()
+	cl := redis.NewClient(&redis.Options{Network: o.Network, Addr: o.Addr, ClientName: name})
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
 }
 
 // killPubSub closes, on the server's side, the pub/sub connection of the

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/server/streamhttp"
 	"github.com/mcpkit/mcpkit/store"
@@ -72,9 +70,7 @@ func newCopyCluster(t *testing.T, n int) *copyCluster {
 	cc.key = sessions.key
 	events := NewEventStore(rdb, &EventStoreOptions{Prefix: p})
 	for i := range n {
-		o := rdb.Options()
-		cl := redis.NewClient(&redis.Options{Network: o.Network, Addr: o.Addr, ClientName: brokerClientName(t, i)})
-		inner, err := NewBroker(context.Background(), cl, &BrokerOptions{Prefix: p})
+		inner, err := NewBroker(context.Background(), namedClient(t, brokerClientName(t, i)), &BrokerOptions{Prefix: p})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +82,6 @@ func newCopyCluster(t *testing.T, n int) *copyCluster {
 			ts.Close()
 			h.Close()
 			_ = br.Close()
-			_ = cl.Close()
 		})
 		cc.urls = append(cc.urls, ts.URL)
 		cc.brokers = append(cc.brokers, br)
