@@ -15,15 +15,17 @@ import (
 )
 
 // blinkingTaskStore is a MemoryTaskStore whose Get fails while down is
-// set, as a shared store does while it restarts.
+// set, as a shared store does while it restarts; gets counts its reads.
 type blinkingTaskStore struct {
 	*store.MemoryTaskStore
 	down atomic.Bool
+	gets atomic.Int64
 }
 
 var errStoreDown = errors.New("dial tcp 127.0.0.1:6379: connection refused")
 
 func (b *blinkingTaskStore) Get(ctx context.Context, id string) (*store.TaskRecord, error) {
+	b.gets.Add(1)
 	if b.down.Load() {
 		return nil, errStoreDown
 	}
