@@ -132,7 +132,9 @@ func (m *Manager) ReapLapsed(ctx context.Context, rec *store.TaskRecord) *store.
 		return rec
 	}
 	msg := fmt.Sprintf("the server instance running this task (%s) stopped before it finished: no heartbeat since %s", rec.Owner, rec.LeaseUntil.Add(-m.cfg.Lease).UTC().Format(time.RFC3339))
-	cur, changed, err := m.cfg.Store.Update(ctx, rec.ID, func(r *store.TaskRecord) bool {
+	// The owner is gone: a legacy session hears of the failure from the
+	// instance holding its stream (PeerMsg.Note), this one included.
+	cur, changed, noted, err := m.updateTelling(ctx, rec.ID, m.host.CastsStatus(), func(r *store.TaskRecord) bool {
 		if !r.Lapsed(now) {
 			return false
 		}
@@ -147,13 +149,7 @@ func (m *Manager) ReapLapsed(ctx context.Context, rec *store.TaskRecord) *store.
 	if changed {
 		m.cfg.Log.Info("server: task failed: its owner is gone", "task", rec.ID, "owner", rec.Owner)
 		m.freshTask(cur)
-		m.host.Announce(nil, cur)
-		// The owner is gone: a legacy session hears of the failure from
-		// the instance holding its stream (PeerMsg.Note), this one
-		// included.
-		if m.tellPeersNoting(cur, m.host.CastsStatus()) {
-			m.pushStatus(cur)
-		}
+		m.tellSession(nil, cur, noted)
 	}
 	return cur
 }

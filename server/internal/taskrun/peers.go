@@ -149,7 +149,7 @@ func (m *Manager) statusMsg(p seam.Peers, rec *store.TaskRecord, note bool) (b [
 	if rec.Status.Terminal() && m.cfg.SettledRecords > 0 && recordSize(rec) <= m.cfg.SettledBytes/peerRecordShare {
 		msg.Record = encodePeerRecord(rec)
 	}
-	if _, ok := p.(seam.SessionPeers); ok && note && msg.Record != nil && !rec.Modern && rec.SessionID != "" {
+	if _, ok := p.(seam.SessionPeers); ok && note && msg.Record != nil && hasSessionStatus(rec) {
 		msg.Note, noted = true, true
 	}
 	if msg.Record == nil {
@@ -227,12 +227,27 @@ func (m *Manager) updateTelling(ctx context.Context, id string, note bool, fn fu
 	return cur, changed, noted, err
 }
 
+// hasSessionStatus reports whether rec's changes are told to a session
+// by notifications/tasks/status: a 2025-11-25 task created on one.
+func hasSessionStatus(rec *store.TaskRecord) bool { return !rec.Modern && rec.SessionID != "" }
+
+// tellSession sends the status notification of rec, which changed: the
+// peers' broadcast carried it (noted), so this instance pushes it where
+// it holds the stream, as each peer does; else the host announces it.
+func (m *Manager) tellSession(run *Run, rec *store.TaskRecord, noted bool) {
+	if noted {
+		m.pushStatus(rec)
+		return
+	}
+	m.host.Announce(run, rec)
+}
+
 // pushStatus sends a legacy task's notifications/tasks/status on its
 // session's standalone stream if this instance holds it (a broadcast
 // with PeerMsg.Note, or the owner's own copy of it). It does not wait.
 func (m *Manager) pushStatus(rec *store.TaskRecord) {
 	p, ok := m.peerSet().(seam.SessionPeers)
-	if !ok || rec.Modern || rec.SessionID == "" {
+	if !ok || !hasSessionStatus(rec) {
 		return
 	}
 	p.PushSession(rec.SessionID, mcp.NotificationTasksStatus, (*statusParams)(rec))

@@ -298,11 +298,7 @@ func (m *Manager) Settle(run *Run, rec *store.TaskRecord, status mcp.TaskStatus,
 				// of the final record (and the wake-up of their waiting
 				// tasks/result requests) is what a client's next request
 				// elsewhere needs; the status notification is advisory.
-				if noted {
-					m.pushStatus(cur) // the peers push theirs
-				} else {
-					m.host.Announce(run, cur)
-				}
+				m.tellSession(run, cur, noted)
 			}
 			return
 		}

@@ -43,13 +43,10 @@ func recordSize(r *store.TaskRecord) int {
 // keepSettled remembers rec, which the caller has from the store and
 // no longer changes, if it is terminal and fits the bounds.
 func (m *Manager) keepSettled(rec *store.TaskRecord) {
-	if rec == nil || !rec.Status.Terminal() || m.cfg.SettledRecords <= 0 {
+	if !m.keepable(rec) {
 		return
 	}
 	size := recordSize(rec)
-	if size > m.cfg.SettledBytes {
-		return
-	}
 	m.settledMu.Lock()
 	defer m.settledMu.Unlock()
 	s := &m.settled
@@ -95,6 +92,12 @@ func (m *Manager) settledRecord(id string) (*store.TaskRecord, bool) {
 	return &c, true
 }
 
+// keepable reports whether keepSettled would keep rec: terminal, and
+// within the limits.
+func (m *Manager) keepable(rec *store.TaskRecord) bool {
+	return rec != nil && rec.Status.Terminal() && m.cfg.SettledRecords > 0 && recordSize(rec) <= m.cfg.SettledBytes
+}
+
 // Read returns task id's record: a terminal one this process holds
 // (settled here, or read before), else the store's, kept when terminal.
 // Its errors are the store's.
@@ -106,7 +109,7 @@ func (m *Manager) Read(ctx context.Context, id string) (*store.TaskRecord, error
 	if err != nil {
 		return nil, err
 	}
-	if rec.Status.Terminal() {
+	if m.keepable(rec) {
 		m.keepSettled(rec.Clone())
 	}
 	return rec, nil
