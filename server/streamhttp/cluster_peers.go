@@ -112,7 +112,7 @@ func (p peers) PushSession(sid, method string, params seam.NotifyParams) bool {
 
 // Broadcast implements seam.Peers.
 func (p peers) Broadcast(ctx context.Context, msg []byte) error {
-	b, err := p.c.encode(&clusterMsg{Kind: kindPeerCast, Data: string(msg)})
+	b, err := p.Frame(msg)
 	if err != nil {
 		return err
 	}

@@ -78,6 +78,7 @@ type Broker struct {
 	prefix string
 	id     string
 	ps     *redis.PubSub
+	cast   *castTarget   // CastTarget's answer, made once
 	wake   chan struct{} // capacity 1: the reader has queued something
 	quit   chan struct{} // closed by Close: the delivery goroutine stops
 	read   chan struct{} // closed when the reader has ended
@@ -126,6 +127,7 @@ func NewBroker(ctx context.Context, rdb redis.UniversalClient, opts *BrokerOptio
 		b.prefix = DefaultPrefix
 	}
 	b.buf = make([]string, size)
+	b.cast = &castTarget{rdb: rdb, channel: b.prefix + "all"}
 	b.ps = rdb.Subscribe(ctx, b.channel(b.id), b.prefix+"all")
 	for confirmed := 0; confirmed < 2; {
 		msg, err := b.ps.Receive(ctx)
@@ -279,7 +281,7 @@ type castTarget struct {
 // CastTarget returns an opaque value naming where b publishes its
 // broadcasts, for a TaskStore's UpdateCast: a TaskStore on the same
 // client publishes a broadcast of b's in the script of its write.
-func (b *Broker) CastTarget() any { return &castTarget{rdb: b.rdb, channel: b.prefix + "all"} }
+func (b *Broker) CastTarget() any { return b.cast }
 
 // Broadcast implements store.Broker.
 func (b *Broker) Broadcast(ctx context.Context, msg []byte) error {
