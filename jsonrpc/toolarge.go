@@ -23,11 +23,11 @@ func (c *Conn) fail(id mcp.ID, err error) bool {
 }
 
 // unreadable handles a message the reader could not take: the call it
-// answers (id, no method) fails with cause; anything else is answered
-// with rpcErr under answerID, as JSON-RPC 2.0 §5 asks of a message that is
-// not a valid request.
-func (c *Conn) unreadable(id mcp.ID, method bool, answerID mcp.ID, rpcErr *Error, cause error) {
-	if id.IsValid() && !method && c.fail(id, cause) {
+// answers fails with cause; anything else is answered with rpcErr under
+// answerID, as JSON-RPC 2.0 §5 asks of a message that is not a valid
+// request.
+func (c *Conn) unreadable(id mcp.ID, answer bool, answerID mcp.ID, rpcErr *Error, cause error) {
+	if id.IsValid() && answer && c.fail(id, cause) {
 		c.log.Warn("jsonrpc: an answer could not be read", "id", id.String(), "err", cause)
 		return
 	}
@@ -52,6 +52,7 @@ func (c *Conn) tooLarge(err error) {
 	rpcErr := NewError(mcp.CodeInvalidRequest, "Invalid Request: "+err.Error())
 	switch {
 	case method && id.IsValid():
+		c.log.Warn("jsonrpc: answered a request over the size limit", "id", id.String(), "err", err)
 		_ = c.write(c.base, transport.Message{Data: encodeError(id, rpcErr)})
 	case response && id.IsValid() && c.fail(id, fmt.Errorf("jsonrpc: the answer was dropped: %w", err)):
 		c.log.Warn("jsonrpc: an answer could not be read", "id", id.String(), "err", err)
@@ -67,7 +68,7 @@ func (c *Conn) tooLarge(err error) {
 // holds the id it read.
 func (c *Conn) rejected(data []byte, msg *Message, derr *Error) {
 	c.log.Debug("jsonrpc: rejected message", "code", derr.Code, "err", derr.Message)
-	id, method, _ := rpccodec.Identity(transport.Edges(data))
+	id, method, response := rpccodec.Identity(transport.Edges(data))
 	answerID := mcp.ID{}
 	if msg != nil {
 		answerID = msg.ID
@@ -79,5 +80,10 @@ func (c *Conn) rejected(data []byte, msg *Message, derr *Error) {
 	if len(data) > c.opts.Limits.maxBytes() {
 		cause = fmt.Errorf("jsonrpc: the answer was dropped: %w: a message over %d bytes", transport.ErrMessageTooLarge, c.opts.Limits.maxBytes())
 	}
-	c.unreadable(id, method, answerID, derr, cause)
+	// An answer: a result or an error was seen, or the message is valid
+	// JSON and has no method. Not one whose JSON broke before a method
+	// could be seen: a request of the peer's must not end our call of
+	// the same id.
+	answer := response || !method && derr.Code != mcp.CodeParseError
+	c.unreadable(id, answer, answerID, derr, cause)
 }

@@ -144,3 +144,22 @@ func FuzzIdentity(f *testing.F) {
 		}
 	})
 }
+
+// A peer request whose JSON breaks before its method can be read is
+// answered -32700 without an id; it is not taken for the answer to our
+// call of the same id, which still gets its own answer.
+func TestBrokenRequestIsNotOurAnswer(t *testing.T) {
+	leakCheck(t)
+	c, peer := rawPeer(t, ConnOptions{})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(ctxGuard(t), "x", nil, nil) }()
+	req := recv(t, peer)
+	send(t, peer, `{"jsonrpc":"2.0","id":`+req.ID.String()+`,"params":{"a":tru},"method":"y"}`)
+	if m := recv(t, peer); m.Error == nil || m.Error.Code != mcp.CodeParseError || m.ID.IsValid() {
+		t.Fatalf("the broken request got %v (%v), want -32700 without an id", m, m.Error)
+	}
+	send(t, peer, `{"jsonrpc":"2.0","id":`+req.ID.String()+`,"result":{}}`)
+	if err := wait(t, errc, "the call"); err != nil {
+		t.Fatalf("call = %v, want its own answer", err)
+	}
+}
