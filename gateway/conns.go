@@ -545,6 +545,9 @@ func (u *upstream) dialIdle(ctx context.Context, gen uint64, version string, who
 	stop()
 	cancel()
 	if err != nil {
+		// The call that asked for it may have taken another connection
+		// and gone: the failure is logged here too.
+		u.g.log.Debug("gateway: opening a call connection failed", "upstream", u.cfg.Name, "err", err)
 		u.mu.Lock()
 		u.open--
 		u.wakeLocked()

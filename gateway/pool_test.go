@@ -173,6 +173,7 @@ func TestDialingCallEvictsNothing(t *testing.T) {
 
 	bobDone := call(bob)
 	waitFor(t, started, "Bob's call running upstream")
+	waitFor(t, waits, "Bob's wait for his own connection") // so that the next are Alice's
 	armed.Store(true)
 	aliceDone := call(alice)
 	waitFor(t, dialing, "Alice's connection being opened")
