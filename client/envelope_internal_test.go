@@ -48,6 +48,7 @@ func TestEnvelopeChecked(t *testing.T) {
 		{"plain", &mcp.CallToolParams{Name: "echo", Arguments: jsontext.Value(`{"text":"hi"}`)}, "", "", true},
 		{"no arguments, caller meta, level", &mcp.CallToolParams{Name: "a\"b\u2028"}, "com.example/\u00e9\"k", "debug", true},
 		{"the caller's logLevel", &mcp.CallToolParams{Name: "x", Arguments: jsontext.Value(`[1,{"a":null}]`)}, mcp.MetaKeyLogLevel, "", true},
+		{"the caller's logLevel and a level", &mcp.CallToolParams{Name: "x"}, mcp.MetaKeyLogLevel, "debug", true},
 		{"arguments with spaces", &mcp.CallToolParams{Name: "x", Arguments: jsontext.Value(`{"a": 1}`)}, "", "", false},
 		{"a request state", &mcp.CallToolParams{Name: "x", RequestState: "s"}, "", "", false},
 	} {
@@ -70,6 +71,7 @@ func TestEnvelopeChecked(t *testing.T) {
 func FuzzEnvelopeChecked(f *testing.F) {
 	f.Add("echo", []byte(`{"text":"hi"}`), "com.example/k", "info")
 	f.Add("\xff", []byte(`{"a":"\u00e9"}`), mcp.MetaKeyLogLevel, "")
+	f.Add("echo", []byte(`{}`), mcp.MetaKeyLogLevel, "info") // the pair that once wrote the key twice
 	f.Fuzz(func(t *testing.T, name string, args []byte, key, level string) {
 		p := &mcp.CallToolParams{Name: name}
 		if len(args) > 0 {
