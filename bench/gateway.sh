@@ -21,7 +21,7 @@
 #   PATHS      [direct relay gateway] (their order rotates each repetition)
 #   UPSTREAM_VERSION the gateway's era upstream [2026-07-28]
 #   OPEN       open-loop load, percent of the gateway path's peak [50]; "" skips
-#   OPEN_RATE  a fixed open-loop rate (calls/s) for every repetition instead of
+#   OPEN_RATE  a fixed open-loop rate (whole calls/s) for every repetition instead of
 #              OPEN percent of each repetition's own peak: on a VM whose
 #              cost per call swings between runs, a peak measured in a fast
 #              spell puts the open loop near saturation in a slow one [unset]
@@ -47,6 +47,7 @@ PATHS=(${PATHS:-direct relay gateway})
 UPSTREAM_VERSION=${UPSTREAM_VERSION:-2026-07-28}
 OPEN=${OPEN-50}
 OPEN_RATE=${OPEN_RATE:-}
+[[ -z $OPEN_RATE || $OPEN_RATE =~ ^[0-9]+$ ]] || { echo "OPEN_RATE must be a whole number of calls a second" >&2; exit 2; }
 SERVER_CPU=${SERVER_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
 GW_CPU=${GW_CPU:-$SERVER_CPU}
@@ -133,16 +134,17 @@ for rep in $(seq "$R"); do
 		order=()
 		for i in $(seq 0 $((n - 1))); do order+=("${PATHS[$(((i + rep - 1) % n))]}"); done
 		for p in "${order[@]}"; do one "$p" "$w" "$rep" -c "$CONNS"; done
+		rate=0
 		if [[ -n $OPEN_RATE ]]; then
-			for p in "${order[@]}"; do one "$p" "$w" "$rep" -c "$OPEN_CONNS" -rate "$OPEN_RATE" -load-tag "$OPEN_RATE/s"; done
+			rate=$OPEN_RATE tag="$OPEN_RATE/s"
 		elif [[ -n $OPEN ]]; then
 			ref=gateway
 			[[ " ${PATHS[*]} " == *" gateway "* ]] || ref=${PATHS[0]}
 			peak=$(jq -r --arg w "$w" --arg s "$ref" --argjson r "$rep" 'select(.server==$s and .workload==$w and .rep==$r and .mode=="closed") | .rps' "$RES" | tail -1)
-			rate=$(awk -v p="$peak" -v f="$OPEN" 'BEGIN {printf "%d", p*f/100}')
-			if (( rate > 0 )); then
-				for p in "${order[@]}"; do one "$p" "$w" "$rep" -c "$OPEN_CONNS" -rate "$rate" -load-tag "$OPEN%"; done
-			fi
+			rate=$(awk -v p="$peak" -v f="$OPEN" 'BEGIN {printf "%d", p*f/100}') tag="$OPEN%"
+		fi
+		if (( rate > 0 )); then
+			for p in "${order[@]}"; do one "$p" "$w" "$rep" -c "$OPEN_CONNS" -rate "$rate" -load-tag "$tag"; done
 		fi
 	done
 done
