@@ -30,7 +30,7 @@ func main() {
 	addrFile := flag.String("addr-file", "", "write the bound address here")
 	maxRun := flag.Duration("max-run", 30*time.Minute, "exit after this long regardless")
 	memEndpoint := flag.Bool("mem-endpoint", false, "serve GET "+MemPath+" (W9): GC, return memory to the OS, answer the runtime's memory figures")
-	cluster := flag.Bool("cluster", false, "serve one instance of the multi-instance workloads (W3 on /mcp-session, WT on /mcp-tasks) instead of -sdk; with -redis, on Redis")
+	cluster := flag.Bool("cluster", false, "serve one instance of the multi-instance workloads (W3 on /mcp-session, WT on /mcp-tasks), mcpkit's or, with -sdk raw, the raw ceiling's (servers.RawCluster); with -redis, on Redis")
 	redisAddr := flag.String("redis", "", "with -cluster: the redis-server (host:port) whose stores the instances share; empty: in memory")
 	redisPrefix := flag.String("redis-prefix", "benchcluster:", "with -redis: the key and channel prefix")
 	gwUpstream := flag.String("gateway-upstream", "", "serve an mcpkit gateway (on /mcp and /mcp-session) in front of the mcpkit upstream at this URL, instead of -sdk")
@@ -76,7 +76,7 @@ func main() {
 	}
 	switch {
 	case *cluster:
-		h, closeFn, err = clusterInstance(*redisAddr, *redisPrefix)
+		h, closeFn, err = clusterInstance(*sdk, *redisAddr, *redisPrefix)
 	case *gwUpstream != "":
 		h, closeFn, err = servers.Gateway(*gwUpstream, *gwVersion, hc)
 	case *relayUpstream != "":
@@ -111,12 +111,24 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // clusterInstance is one instance of the multi-instance workloads: on the
 // redis-server at addr (sessions, events, tasks and the broker under
-// prefix), or in memory when addr is empty.
-func clusterInstance(addr, prefix string) (http.Handler, func(), error) {
+// prefix), or in memory when addr is empty. sdk "raw" is the raw ceiling
+// (servers.RawCluster), anything else mcpkit.
+func clusterInstance(sdk, addr, prefix string) (http.Handler, func(), error) {
+	if sdk == "raw" && addr == "" {
+		return servers.RawCluster(nil, prefix)
+	}
 	if addr == "" {
 		return servers.Cluster(servers.ClusterStores{})
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 64})
+	if sdk == "raw" {
+		h, closeFn, err := servers.RawCluster(rdb, prefix)
+		if err != nil {
+			rdb.Close()
+			return nil, nil, err
+		}
+		return h, func() { closeFn(); rdb.Close() }, nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	br, err := redisstore.NewBroker(ctx, rdb, &redisstore.BrokerOptions{Prefix: prefix})
