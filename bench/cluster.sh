@@ -11,6 +11,11 @@
 # persistence, and killed at the end. Without redis-server only the
 # in-memory runs are made.
 #
+# SERVERS="mcpkit raw" also runs the raw ceiling (benchserver -cluster
+# -sdk raw, servers.RawCluster: net/http, encoding/json and go-redis doing
+# the same Redis commands per operation) in each configuration, right
+# after mcpkit's, labelled "raw <config>"; mcpkit's labels are unchanged.
+#
 # Two modes (MODES): "proxy", the load generator sends to rrproxy, which
 # sends each request to the next instance; "direct", the load generator
 # keeps a connection to each instance and sends each request to the next
@@ -26,6 +31,7 @@
 #   CONNS      closed-loop connections [32]
 #   INSTANCES  instance counts on Redis ["1 2 3"]
 #   WORKLOADS  [W3 WT]
+#   SERVERS    mcpkit and/or raw [mcpkit]
 #   MEMORY     1: also one instance in memory [1]
 #   MODES      proxy, direct or both ["proxy direct"]
 #   SERVER_CPU instances and redis-server [0]
@@ -48,6 +54,7 @@ INSTANCES=(${INSTANCES:-1 2 3})
 WORKLOADS=(${WORKLOADS:-W3 WT})
 MEMORY=${MEMORY:-1}
 MODES=(${MODES:-proxy direct})
+SERVERS=(${SERVERS:-mcpkit})
 SERVER_CPU=${SERVER_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
@@ -57,6 +64,7 @@ OUT=${OUT:-results/cluster-$(date -u +%Y%m%dT%H%M%SZ)}
 (( R >= 1 && R <= 20 )) || { echo "R must be 1..20" >&2; exit 2; }
 for n in "${INSTANCES[@]}"; do (( n >= 1 && n <= 8 )) || { echo "INSTANCES must be 1..8 each" >&2; exit 2; }; done
 for m in "${MODES[@]}"; do [[ $m == proxy || $m == direct ]] || { echo "MODES: proxy and/or direct" >&2; exit 2; }; done
+for s in "${SERVERS[@]}"; do [[ $s == mcpkit || $s == raw ]] || { echo "SERVERS: mcpkit and/or raw" >&2; exit 2; }; done
 case $PLACE in
 pinned) SRV_CPUS=$SERVER_CPU LD_CPUS=$LOAD_CPU ;;
 shared) SRV_CPUS=$SHARED_CPUS LD_CPUS=$SHARED_CPUS ;;
@@ -116,19 +124,21 @@ fi
 	echo "redis: $([[ -n $REDIS_ADDR ]] && "$REDIS_SERVER" --version || echo none)"
 	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) CPUs)"
 	echo "uptime before: $(uptime)"
-	echo "settings: R=$R DUR=$DUR WARMUP=$WARMUP CONNS=$CONNS INSTANCES=${INSTANCES[*]:-none} MEMORY=$MEMORY MODES=${MODES[*]} SERVER_CPU=$SERVER_CPU LOAD_CPU=$LOAD_CPU PLACE=$PLACE$([[ $PLACE == shared ]] && echo " SHARED_CPUS=$SHARED_CPUS")"
+	echo "settings: R=$R DUR=$DUR WARMUP=$WARMUP CONNS=$CONNS INSTANCES=${INSTANCES[*]:-none} MEMORY=$MEMORY MODES=${MODES[*]} SERVERS=${SERVERS[*]} SERVER_CPU=$SERVER_CPU LOAD_CPU=$LOAD_CPU PLACE=$PLACE$([[ $PLACE == shared ]] && echo " SHARED_CPUS=$SHARED_CPUS")"
 	echo "mcpkit tree: $(git -C .. rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C .. status --porcelain 2>/dev/null | grep -q . && echo ' (uncommitted changes)')"
 } | tee "$OUT/env.txt"
 
-# config_run LABEL N REDIS_ADDR WORKLOAD REP MODE: N instances (on Redis
-# if the address is set), the proxy in front (MODE proxy) or none
-# (direct: the load generator round-robins itself), one load run.
+# config_run LABEL N REDIS_ADDR WORKLOAD REP MODE SERVER: N instances of
+# SERVER (mcpkit or raw; on Redis if the address is set), the proxy in
+# front (MODE proxy) or none (direct: the load generator round-robins
+# itself), one load run.
 config_run() {
-	local label=$1 n=$2 raddr=$3 w=$4 rep=$5 mode=$6 addrs=() procs="" target
+	local label=$1 n=$2 raddr=$3 w=$4 rep=$5 mode=$6 sdk=$7 addrs=() procs="" target prefix=benchcluster:
+	[[ $sdk == raw ]] && label="raw $label" prefix=benchraw:
 	stop_all
 	for i in $(seq "$n"); do
 		rm -f "$OUT/addr.$i"
-		GOMAXPROCS=1 taskset -c "$SRV_CPUS" "$BIN/benchserver" -cluster ${raddr:+-redis "$raddr"} \
+		GOMAXPROCS=1 taskset -c "$SRV_CPUS" "$BIN/benchserver" -cluster -sdk "$sdk" ${raddr:+-redis "$raddr" -redis-prefix "$prefix"} \
 			-addr 127.0.0.1:0 -addr-file "$OUT/addr.$i" -max-run 10m 2>>"$OUT/instance.$i.log" &
 		PIDS+=($!)
 		procs+="i$i=$!,"
@@ -156,9 +166,13 @@ config_run() {
 for rep in $(seq "$R"); do
 	for w in "${WORKLOADS[@]}"; do
 		for mode in "${MODES[@]}"; do
-			[[ $MEMORY == 1 ]] && config_run "memory-1" 1 "" "$w" "$rep" "$mode"
+			if [[ $MEMORY == 1 ]]; then
+				for sdk in "${SERVERS[@]}"; do config_run "memory-1" 1 "" "$w" "$rep" "$mode" "$sdk"; done
+			fi
 			for n in "${INSTANCES[@]}"; do
-				config_run "redis-$n" "$n" "$REDIS_ADDR" "$w" "$rep" "$mode"
+				for sdk in "${SERVERS[@]}"; do
+					config_run "redis-$n" "$n" "$REDIS_ADDR" "$w" "$rep" "$mode" "$sdk"
+				done
 			done
 		done
 	done
