@@ -86,6 +86,11 @@ func TestClusterRoundRobin(t *testing.T) {
 		u, _ := url.Parse(ts.URL)
 		urls = append(urls, u)
 	}
+	callRoundRobin(t, urls)
+}
+
+// callRoundRobin runs W3 and WT through the round-robin proxy over urls.
+func callRoundRobin(t *testing.T, urls []*url.URL) {
 	tr := &http.Transport{}
 	front := httptest.NewServer(servers.RoundRobin(urls, tr))
 	t.Cleanup(func() { front.Close(); tr.CloseIdleConnections() })

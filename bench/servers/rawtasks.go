@@ -73,18 +73,6 @@ type rawCluster struct {
 	mem      map[string][]byte // rdb == nil: the shared store
 }
 
-// rawTask is a task's record as stored and published.
-type rawTask struct {
-	TaskID        string          `json:"taskId"`
-	Status        string          `json:"status"`
-	CreatedAt     string          `json:"createdAt"`
-	LastUpdatedAt string          `json:"lastUpdatedAt"`
-	TTL           int64           `json:"ttl"`
-	PollInterval  int64           `json:"pollInterval"`
-	Session       string          `json:"session"`
-	Result        json.RawMessage `json:"result,omitempty"`
-}
-
 // rawTaskView is what tasks/get and the created task answer.
 type rawTaskView struct {
 	TaskID        string `json:"taskId"`
@@ -95,8 +83,12 @@ type rawTaskView struct {
 	PollInterval  int64  `json:"pollInterval"`
 }
 
-func (t *rawTask) view() rawTaskView {
-	return rawTaskView{t.TaskID, t.Status, t.CreatedAt, t.LastUpdatedAt, t.TTL, t.PollInterval}
+// rawTask is a task's record as stored and published: the view, its
+// session and, once completed, its tasks/result answer.
+type rawTask struct {
+	rawTaskView
+	Session string          `json:"session"`
+	Result  json.RawMessage `json:"result,omitempty"`
 }
 
 type rawClusterRequest struct {
@@ -169,7 +161,7 @@ func (rc *rawCluster) serve(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		rc.answer(w, req.ID, map[string]rawTaskView{"task": t.view()}, nil)
+		rc.answer(w, req.ID, map[string]rawTaskView{"task": t.rawTaskView}, nil)
 	case "tasks/get", "tasks/result":
 		t, err := rc.lookup(ctx, sid, req.Params.TaskID, req.Method == "tasks/result")
 		switch {
@@ -178,7 +170,7 @@ func (rc *rawCluster) serve(w http.ResponseWriter, r *http.Request) {
 		case t == nil:
 			rc.answer(w, req.ID, nil, &rawError{Code: -32602, Message: "unknown task"})
 		case req.Method == "tasks/get":
-			rc.answer(w, req.ID, t.view(), nil)
+			rc.answer(w, req.ID, t.rawTaskView, nil)
 		default:
 			rc.answer(w, req.ID, t.Result, nil)
 		}
@@ -247,7 +239,7 @@ func (rc *rawCluster) checkSession(ctx context.Context, sid string) (bool, error
 // create stores a working task and starts the tool on its own goroutine.
 func (rc *rawCluster) create(ctx context.Context, sid string, ttl int64, in EchoIn) (*rawTask, error) {
 	now := time.Now().UTC().Format(time.RFC3339Nano)
-	t := &rawTask{TaskID: "task-" + rawID(), Status: "working", CreatedAt: now, LastUpdatedAt: now, TTL: ttl, PollInterval: 500, Session: sid}
+	t := &rawTask{rawTaskView{TaskID: "task-" + rawID(), Status: "working", CreatedAt: now, LastUpdatedAt: now, TTL: ttl, PollInterval: 500}, sid, nil}
 	b, err := json.Marshal(t)
 	if err != nil {
 		return nil, err

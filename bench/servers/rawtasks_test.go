@@ -127,10 +127,5 @@ func TestRawClusterRedis(t *testing.T) {
 		u, _ := url.Parse(ts.URL)
 		urls = append(urls, u)
 	}
-	tr := &http.Transport{}
-	front := httptest.NewServer(servers.RoundRobin(urls, tr))
-	t.Cleanup(func() { front.Close(); tr.CloseIdleConnections() })
-	for _, wn := range []string{"W3", "WT"} {
-		t.Run(wn, func(t *testing.T) { callOn(t, strings.TrimPrefix(front.URL, "http://"), workload.All[wn]) })
-	}
+	callRoundRobin(t, urls)
 }
