@@ -32,12 +32,20 @@ type taskWire struct {
 // keeps and instances pass each other in their broadcasts (durations in
 // milliseconds), so that every party reads the others' records.
 func MarshalTaskRecord(r *TaskRecord) ([]byte, error) {
-	return json.Marshal(&taskWire{
+	if b, ok := appendTaskRecord(make([]byte, 0, 320+len(r.Result)), r); ok {
+		return b, nil
+	}
+	return json.Marshal(wireOf(r))
+}
+
+// wireOf is r in its JSON form's shape.
+func wireOf(r *TaskRecord) *taskWire {
+	return &taskWire{
 		ID: r.ID, Principal: r.Principal, SessionID: r.SessionID, Modern: r.Modern,
 		Status: r.Status, StatusMessage: r.StatusMessage, CreatedAt: r.CreatedAt, LastUpdatedAt: r.LastUpdatedAt,
 		TTLMs: r.TTL.Milliseconds(), PollMs: r.PollInterval.Milliseconds(), InputRequests: r.InputRequests,
 		Result: r.Result, Error: r.Error, Owner: r.Owner, LeaseUntil: r.LeaseUntil,
-	})
+	}
 }
 
 // UnmarshalTaskRecord reads a record in the form MarshalTaskRecord

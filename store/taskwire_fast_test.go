@@ -1,0 +1,82 @@
+package store
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// fastRecords are records for TestTaskRecordFastEncoding: fast says
+// whether appendTaskRecord encodes the record itself (true) or leaves it
+// to json.Marshal (false).
+var fastRecords = []struct {
+	name string
+	r    TaskRecord
+	fast bool
+}{
+	{"working", TaskRecord{ID: "task-A", SessionID: "S1", Status: mcp.TaskWorking,
+		CreatedAt: time.Date(2026, 12, 6, 17, 53, 56, 131263566, time.UTC), LastUpdatedAt: time.Date(2026, 12, 6, 17, 53, 56, 131263566, time.UTC),
+		TTL: time.Minute, PollInterval: 500 * time.Millisecond, Owner: "i1", LeaseUntil: time.Date(2026, 12, 6, 17, 54, 11, 0, time.UTC)}, true},
+	{"completed", TaskRecord{ID: "task-B", Principal: "alice", SessionID: "S2", Modern: true, Status: mcp.TaskCompleted, StatusMessage: "done \"quoted\" \\ é \u2028 \x7f",
+		CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC), LastUpdatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		TTL: -time.Second, PollInterval: time.Microsecond,
+		Result: jsontext.Value(`{"content":[{"type":"text","text":"{\"text\":\"hi\\n\\t\"}"}],"structuredContent":{"n":1.50,"e":1E2,"z":-0,"u":"é"}}`)}, true},
+	{"zero", TaskRecord{}, true},
+	{"control in a string", TaskRecord{ID: "t\x01\n", Status: "odd\x1f"}, true},
+	{"result null", TaskRecord{ID: "t", Result: jsontext.Value(`null`)}, true},
+	{"result with spaces", TaskRecord{ID: "t", Result: jsontext.Value(`{"a": 1}`)}, false},
+	{"result with \\u", TaskRecord{ID: "t", Result: jsontext.Value(`{"a":"\u0041\u0001"}`)}, false},
+	{"result with \\/", TaskRecord{ID: "t", Result: jsontext.Value(`{"a":"\/"}`)}, false},
+	{"result empty", TaskRecord{ID: "t", Result: jsontext.Value{}}, false},
+	{"result invalid", TaskRecord{ID: "t", Result: jsontext.Value(`{"a":}`)}, false},
+	{"result duplicate", TaskRecord{ID: "t", Result: jsontext.Value(`{"a":1,"a":2}`)}, false},
+	{"input requests", TaskRecord{ID: "t", Status: mcp.TaskInputRequired, InputRequests: mcp.InputRequests{"k": {Method: "elicitation/create"}}}, false},
+	{"input requests empty", TaskRecord{ID: "t", InputRequests: mcp.InputRequests{}}, false},
+	{"error", TaskRecord{ID: "t", Status: mcp.TaskFailed, Error: &mcp.TaskError{Code: -32603, Message: "boom"}}, false},
+	{"not UTC", TaskRecord{ID: "t", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))}, false},
+	{"year 10000", TaskRecord{ID: "t", LeaseUntil: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, false},
+	{"invalid UTF-8", TaskRecord{ID: "t\xff"}, false},
+}
+
+// TestTaskRecordFastEncoding: MarshalTaskRecord writes byte for byte what
+// json.Marshal writes for the record's taskWire, and fails where it fails;
+// the reflection-free path is taken for the records the server writes.
+func TestTaskRecordFastEncoding(t *testing.T) {
+	for _, c := range fastRecords {
+		t.Run(c.name, func(t *testing.T) {
+			want, wantErr := json.Marshal(wireOf(&c.r))
+			got, err := MarshalTaskRecord(&c.r)
+			if !bytes.Equal(got, want) || (err == nil) != (wantErr == nil) {
+				t.Fatalf("MarshalTaskRecord =\n%s, %v\njson.Marshal =\n%s, %v", got, err, want, wantErr)
+			}
+			if _, fast := appendTaskRecord(nil, &c.r); fast != c.fast {
+				t.Fatalf("fast path taken: %v, want %v", fast, c.fast)
+			}
+		})
+	}
+}
+
+// FuzzTaskRecordFastEncoding: for any strings, result and times,
+// MarshalTaskRecord agrees with json.Marshal of the taskWire.
+func FuzzTaskRecordFastEncoding(f *testing.F) {
+	for _, c := range fastRecords {
+		f.Add(c.r.ID, c.r.StatusMessage, []byte(c.r.Result), c.r.CreatedAt.UnixNano(), c.r.TTL.Nanoseconds(), c.r.Modern)
+	}
+	f.Fuzz(func(t *testing.T, id, msg string, result []byte, at, ttl int64, modern bool) {
+		r := &TaskRecord{ID: id, StatusMessage: msg, Status: mcp.TaskStatus(msg), Owner: id, Modern: modern,
+			CreatedAt: time.Unix(0, at).UTC(), LastUpdatedAt: time.Unix(0, at), TTL: time.Duration(ttl), PollInterval: time.Duration(-ttl)}
+		if result != nil {
+			r.Result = jsontext.Value(result)
+		}
+		want, wantErr := json.Marshal(wireOf(r))
+		got, err := MarshalTaskRecord(r)
+		if !bytes.Equal(got, want) || (err == nil) != (wantErr == nil) {
+			t.Fatalf("MarshalTaskRecord =\n%s, %v\njson.Marshal =\n%s, %v", got, err, want, wantErr)
+		}
+	})
+}
