@@ -1,10 +1,14 @@
 package streamhttp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
 	"time"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -147,16 +151,75 @@ func (c *cluster) receivePeer(m *clusterMsg) bool {
 			}
 		}
 	case kindPeerCast:
-		c.mu.Lock()
-		ph := c.peer
-		c.mu.Unlock()
-		if ph.Deliver != nil {
-			ph.Deliver([]byte(m.Data))
-		}
+		c.deliverCast([]byte(m.Data))
 	default:
 		return false
 	}
 	return true
+}
+
+// deliverCast hands a peers' broadcast to the protocol server.
+func (c *cluster) deliverCast(msg []byte) {
+	c.mu.Lock()
+	ph := c.peer
+	c.mu.Unlock()
+	if ph.Deliver != nil {
+		ph.Deliver(msg)
+	}
+}
+
+// Every peers' broadcast (kindPeerCast) is framed by encode as
+// castHead, the sender's id, castMid, then the message as a JSON string
+// and "}": json.Marshal's order of clusterMsg's members, the others empty.
+const (
+	castHead = `{"k":"` + kindPeerCast + `","from":"`
+	castMid  = `","data":`
+)
+
+// parsePeerCast reads a peers' broadcast framed as encode frames it, the
+// one message that every instance receives for every task's end, without
+// the reflection of json.Unmarshal: the sender's id and the message. ok
+// is false for any other frame, which receive decodes the general way: a
+// frame it answers ok for decodes there to the same From and Data.
+func parsePeerCast(raw []byte) (from, data []byte, ok bool) {
+	rest, ok := bytes.CutPrefix(raw, []byte(castHead))
+	if !ok {
+		return nil, nil, false
+	}
+	i := bytes.IndexByte(rest, '"')
+	if i < 0 {
+		return nil, nil, false
+	}
+	from, rest = rest[:i], rest[i:]
+	if bytes.IndexByte(from, '\\') >= 0 || !utf8.Valid(from) || hasControl(from) {
+		return nil, nil, false
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(castMid))
+	if !ok {
+		return nil, nil, false
+	}
+	lit, ok := bytes.CutSuffix(rest, []byte("}"))
+	if !ok {
+		return nil, nil, false
+	}
+	// AppendUnquote takes exactly one string literal: trailing bytes, an
+	// escaped last quote or invalid UTF-8 fail it.
+	data, err := jsontext.AppendUnquote(nil, lit)
+	if err != nil {
+		return nil, nil, false
+	}
+	return from, data, true
+}
+
+// hasControl reports whether b holds a byte that a JSON string may not
+// hold unescaped.
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 // attachPeers makes the protocol server an instance of the deployment.
