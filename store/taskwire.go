@@ -51,6 +51,9 @@ func wireOf(r *TaskRecord) *taskWire {
 // UnmarshalTaskRecord reads a record in the form MarshalTaskRecord
 // writes.
 func UnmarshalTaskRecord(b []byte) (*TaskRecord, error) {
+	if r, ok := parseTaskRecord(b); ok {
+		return r, nil
+	}
 	var w taskWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return nil, err

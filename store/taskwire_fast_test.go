@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 	"time"
 
@@ -79,4 +80,73 @@ func FuzzTaskRecordFastEncoding(f *testing.F) {
 			t.Fatalf("MarshalTaskRecord =\n%s, %v\njson.Marshal =\n%s, %v", got, err, want, wantErr)
 		}
 	})
+}
+
+// TestTaskRecordParse: UnmarshalTaskRecord reads what MarshalTaskRecord
+// writes as json.Unmarshal does, without it for the records the server
+// writes.
+func TestTaskRecordParse(t *testing.T) {
+	for _, c := range fastRecords {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := MarshalTaskRecord(&c.r)
+			if err != nil {
+				return
+			}
+			checkParse(t, b)
+			if _, fast := parseTaskRecord(b); c.fast && !fast {
+				t.Fatalf("fast path not taken for %s", b)
+			}
+		})
+	}
+	for _, b := range []string{
+		`{"id":"t","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","owner":"i","id":"u"}`,
+		`{"id":"t","status":"working","createdAt":"2026-01-01T00:00:00.10Z","lastUpdatedAt":"2026-01-01T00:00:00Z"}`,
+		`{"id":"t","status":"working","createdAt":"2026-01-01T00:00:00+01:00","lastUpdatedAt":"2026-01-01T00:00:00Z"}`,
+		`{"id":"t","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":01}`,
+		`{"id":"t","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":1e3}`,
+		`{"id":"t","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","result":{"a":1,"a":2}}`,
+		`{"id":"t","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z"} `,
+		`{"status":"working","id":"t","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z"}`,
+		"{\"id\":\"t\xff\",\"status\":\"working\",\"createdAt\":\"2026-01-01T00:00:00Z\",\"lastUpdatedAt\":\"2026-01-01T00:00:00Z\"}",
+	} {
+		if _, fast := parseTaskRecord([]byte(b)); fast {
+			t.Errorf("parseTaskRecord(%s) took the fast path", b)
+		}
+		checkParse(t, []byte(b))
+	}
+}
+
+// checkParse fails t unless UnmarshalTaskRecord and json.Unmarshal read
+// b the same.
+func checkParse(t *testing.T, b []byte) {
+	t.Helper()
+	var w taskWire
+	wantErr := json.Unmarshal(b, &w)
+	got, err := UnmarshalTaskRecord(b)
+	if (err == nil) != (wantErr == nil) {
+		t.Fatalf("UnmarshalTaskRecord(%s) error %v; json.Unmarshal's %v", b, err, wantErr)
+	}
+	if err != nil {
+		return
+	}
+	want := &TaskRecord{
+		ID: w.ID, Principal: w.Principal, SessionID: w.SessionID, Modern: w.Modern,
+		Status: w.Status, StatusMessage: w.StatusMessage, CreatedAt: w.CreatedAt, LastUpdatedAt: w.LastUpdatedAt,
+		TTL: time.Duration(w.TTLMs) * time.Millisecond, PollInterval: time.Duration(w.PollMs) * time.Millisecond,
+		InputRequests: w.InputRequests, Result: w.Result, Error: w.Error, Owner: w.Owner, LeaseUntil: w.LeaseUntil,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("UnmarshalTaskRecord(%s) =\n%+v\njson.Unmarshal reads\n%+v", b, got, want)
+	}
+}
+
+// FuzzTaskRecordParse: whatever the bytes, UnmarshalTaskRecord reads
+// them as json.Unmarshal does.
+func FuzzTaskRecordParse(f *testing.F) {
+	for _, c := range fastRecords {
+		if b, err := MarshalTaskRecord(&c.r); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { checkParse(t, b) })
 }
