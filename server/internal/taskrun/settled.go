@@ -1,11 +1,13 @@
 package taskrun
 
 import (
+	"bytes"
 	"context"
 	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -150,8 +152,74 @@ func decodePeerRecord(b jsontext.Value) *store.TaskRecord {
 		return nil
 	}
 	r, err := store.UnmarshalTaskRecord(b)
-	if err != nil || r.ID == "" || !r.Status.Terminal() {
+	if err != nil {
+		return nil
+	}
+	return terminalRecord(r)
+}
+
+// terminalRecord is r when it is a terminal record, else nil.
+func terminalRecord(r *store.TaskRecord) *store.TaskRecord {
+	if r.ID == "" || !r.Status.Terminal() {
 		return nil
 	}
 	return r
+}
+
+// parseStatusCast reads a status broadcast with a record in the form
+// appendStatusMsg writes it, the one every instance receives at every
+// task's end, with a single pass over the record (json.Unmarshal would
+// check and copy it, then store.UnmarshalTaskRecord read it again). msg
+// has Op, Task, From and Note; rec is decodePeerRecord's answer for the
+// record. ok is false for any other message, which deliverPeer decodes
+// with json.Unmarshal; for one it accepts, that reads the same.
+func parseStatusCast(raw []byte) (msg tasks.PeerMsg, rec *store.TaskRecord, ok bool) {
+	rest, ok := bytes.CutPrefix(raw, []byte(`{"op":"`+tasks.OpStatus+`","task":`))
+	if !ok {
+		return msg, nil, false
+	}
+	if msg.Task, rest, ok = cutString(rest); !ok || msg.Task == "" {
+		return msg, nil, false
+	}
+	if r, found := bytes.CutPrefix(rest, []byte(`,"from":`)); found {
+		if msg.From, rest, ok = cutString(r); !ok {
+			return msg, nil, false
+		}
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"record":`)); !ok {
+		return msg, nil, false
+	}
+	if r, found := bytes.CutSuffix(rest, []byte(`,"note":true}`)); found {
+		rest, msg.Note = r, true
+	} else if rest, ok = bytes.CutSuffix(rest, []byte(`}`)); !ok {
+		return msg, nil, false
+	}
+	// The record must be one JSON value for the message to be one.
+	r, err := store.UnmarshalTaskRecord(rest)
+	if err != nil {
+		return msg, nil, false
+	}
+	msg.Op = tasks.OpStatus
+	return msg, terminalRecord(r), true
+}
+
+// cutString reads the JSON string at the start of b: its value and what
+// follows it.
+func cutString(b []byte) (string, []byte, bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", nil, false
+	}
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			v, err := jsontext.AppendUnquote(nil, b[:i+1])
+			if err != nil {
+				return "", nil, false
+			}
+			return string(v), b[i+1:], true
+		}
+	}
+	return "", nil, false
 }

@@ -1,0 +1,98 @@
+package taskrun
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
+	"github.com/mcpkit/mcpkit/store"
+)
+
+// generalStatusCast is what deliverPeer reads from raw the general way:
+// ok false when it ignores the message.
+func generalStatusCast(raw []byte) (msg tasks.PeerMsg, rec *store.TaskRecord, ok bool) {
+	if json.Unmarshal(raw, &msg) != nil || msg.Op != tasks.OpStatus || msg.Task == "" {
+		return msg, nil, false
+	}
+	rec = decodePeerRecord(msg.Record)
+	msg.Record = nil
+	return msg, rec, true
+}
+
+// statusCasts are status broadcasts as statusMsg writes them.
+func statusCasts(t testing.TB) [][]byte {
+	now := time.Unix(1_700_000_000, 123).UTC()
+	var out [][]byte
+	for _, rec := range []*store.TaskRecord{
+		{ID: "task-a-\"q\"", SessionID: "s1", Status: mcp.TaskCompleted, CreatedAt: now, LastUpdatedAt: now,
+			TTL: time.Hour, Result: jsontext.Value(`{"content":[{"type":"text","text":"done <&> \"}\""}]}`), Owner: "i1"},
+		{ID: "t2", Status: mcp.TaskFailed, CreatedAt: now, LastUpdatedAt: now, Error: &mcp.TaskError{Code: -1, Message: "x"}},
+		{ID: "t3", Status: mcp.TaskWorking, CreatedAt: now, LastUpdatedAt: now},
+	} {
+		for _, note := range []bool{false, true} {
+			for _, from := range []string{"", "inst\u00e9"} {
+				msg := tasks.PeerMsg{Op: tasks.OpStatus, Task: rec.ID, From: from, Record: encodePeerRecord(rec), Note: note}
+				b, err := appendStatusMsg(nil, &msg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+// TestParseStatusCast: a status broadcast as statusMsg writes it is read
+// in one pass to what json.Unmarshal and decodePeerRecord read; other
+// messages are left to them.
+func TestParseStatusCast(t *testing.T) {
+	for _, raw := range statusCasts(t) {
+		msg, rec, ok := parseStatusCast(raw)
+		wmsg, wrec, wok := generalStatusCast(raw)
+		if !ok || !wok || !reflect.DeepEqual(msg, wmsg) || !reflect.DeepEqual(rec, wrec) {
+			t.Fatalf("parseStatusCast(%s) = %+v, %+v, %v; want %+v, %+v", raw, msg, rec, ok, wmsg, wrec)
+		}
+	}
+	for _, raw := range []string{
+		`{"op":"status","task":"t","record":{"id":5}}`,                     // not a record: decodePeerRecord's nil
+		`{"op":"status","task":"t","record":{"id":"t"} }`,                  // whitespace
+		`{"op":"status","task":"t","record":{"id":"t"},"note":true,"x":1}`, // another member
+		`{"op":"status","task":"t","from":"a","from":"b","record":null}`,   // a duplicate
+		`{"op":"status","task":"","record":null}`,                          // no task
+		`{"op":"cancel","task":"t","record":null}`,                         // another op
+		"{\"op\":\"status\",\"task\":\"t\xff\",\"record\":null}",           // invalid UTF-8
+	} {
+		msg, rec, ok := parseStatusCast([]byte(raw))
+		if !ok {
+			continue
+		}
+		wmsg, wrec, wok := generalStatusCast([]byte(raw))
+		if !wok || !reflect.DeepEqual(msg, wmsg) || !reflect.DeepEqual(rec, wrec) {
+			t.Errorf("parseStatusCast(%s) = %+v, %+v; json.Unmarshal reads %+v, %+v, %v", raw, msg, rec, wmsg, wrec, wok)
+		}
+	}
+}
+
+// FuzzParseStatusCast: whatever parseStatusCast accepts, deliverPeer's
+// general path reads the same.
+func FuzzParseStatusCast(f *testing.F) {
+	for _, raw := range statusCasts(f) {
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		msg, rec, ok := parseStatusCast(raw)
+		if !ok {
+			return
+		}
+		wmsg, wrec, wok := generalStatusCast(raw)
+		if !wok || !reflect.DeepEqual(msg, wmsg) || !reflect.DeepEqual(rec, wrec) {
+			t.Fatalf("parseStatusCast(%q) = %+v, %+v; json.Unmarshal reads %+v, %+v, %v", raw, msg, rec, wmsg, wrec, wok)
+		}
+	})
+}
