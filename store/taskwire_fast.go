@@ -12,9 +12,10 @@ import (
 // every write of a task and for every status broadcast, on the hot path
 // of every task on a shared store. ok is false, leaving the caller to
 // marshal r the general way, for what this path does not write the same:
-// input requests, an error, an empty non-nil result, a time not in UTC or outside the years
-// 0-9999, a string that is not valid UTF-8, and a result that is not
-// valid JSON already in its minimal form (which Marshal would rewrite).
+// input requests, an error, an empty non-nil result, a time not at
+// offset zero or outside the years 0-9999, a string that is not valid
+// UTF-8, and a result that is not valid JSON already in its minimal form
+// (which Marshal would rewrite).
 func appendTaskRecord(b []byte, r *TaskRecord) (_ []byte, ok bool) {
 	if r.InputRequests != nil || r.Error != nil || (r.Result != nil && len(r.Result) == 0) || !minimalJSON(r.Result) {
 		return b, false
@@ -84,16 +85,16 @@ func appendString(b []byte, s string) ([]byte, bool) {
 }
 
 // appendTime appends t as Marshal writes a time.Time (RFC 3339 with
-// nanoseconds), for a time in UTC within the years Marshal accepts.
+// nanoseconds), for a time at offset zero (in UTC, or a location such as
+// Local at that offset: "Z") within the years 0-9999, the ones Marshal
+// writes with no check that could fail.
 func appendTime(b []byte, t time.Time) ([]byte, bool) {
-	if t.Location() != time.UTC {
-		return b, false
-	}
-	if y := t.Year(); y < 0 || y > 9999 {
-		return b, false
-	}
+	n0 := len(b) + 1
 	b = append(b, '"')
 	b = t.AppendFormat(b, time.RFC3339Nano)
+	if f := b[n0:]; len(f) < len("2006-01-02T15:04:05Z") || f[len("9999")] != '-' || f[len(f)-1] != 'Z' {
+		return b, false
+	}
 	return append(b, '"'), true
 }
 

@@ -39,7 +39,11 @@ var fastRecords = []struct {
 	{"input requests", TaskRecord{ID: "t", Status: mcp.TaskInputRequired, InputRequests: mcp.InputRequests{"k": {Method: "elicitation/create"}}}, false},
 	{"input requests empty", TaskRecord{ID: "t", InputRequests: mcp.InputRequests{}}, false},
 	{"error", TaskRecord{ID: "t", Status: mcp.TaskFailed, Error: &mcp.TaskError{Code: -32603, Message: "boom"}}, false},
-	{"not UTC", TaskRecord{ID: "t", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))}, false},
+	{"offset zero, not UTC", TaskRecord{ID: "t", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("z", 0)),
+		LastUpdatedAt: time.Now().In(time.FixedZone("", 0)), LeaseUntil: time.Now().UTC()}, true},
+	{"offset not zero", TaskRecord{ID: "t", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))}, false},
+	{"offset with seconds", TaskRecord{ID: "t", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", -30))}, false},
+	{"year -1", TaskRecord{ID: "t", CreatedAt: time.Date(-1, 1, 2, 3, 4, 5, 0, time.UTC)}, false},
 	{"year 10000", TaskRecord{ID: "t", LeaseUntil: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, false},
 	{"invalid UTF-8", TaskRecord{ID: "t\xff"}, false},
 }
