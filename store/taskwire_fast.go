@@ -99,33 +99,8 @@ func appendTime(b []byte, t time.Time) ([]byte, bool) {
 }
 
 // minimalJSON reports whether v is empty, or valid JSON that Marshal
-// copies as it is: no whitespace between tokens, and in strings no escape
-// but the short ones (\" \\ \b \f \n \r \t). A \u escape or a \/ may not
-// be minimal (Marshal would rewrite it), so it answers false for them, as
-// for anything not valid.
+// copies as it is (minimalValid). When it is not sure, it answers false
+// and the record is marshalled the general way.
 func minimalJSON(v jsontext.Value) bool {
-	if len(v) == 0 {
-		return true
-	}
-	in := false
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case in && c == '\\':
-			i++
-			if i == len(v) {
-				return false
-			}
-			switch v[i] {
-			case '"', '\\', 'b', 'f', 'n', 'r', 't':
-			default:
-				return false
-			}
-		case c == '"':
-			in = !in
-		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return false
-		}
-	}
-	return v.IsValid()
+	return len(v) == 0 || minimalValid(v)
 }

@@ -207,7 +207,7 @@ func (p *recordParser) value(v *jsontext.Value) bool {
 		return false
 	}
 	val := jsontext.Value(p.b[:i])
-	if isSpace(val[0]) || isSpace(val[len(val)-1]) || !val.IsValid() {
+	if isSpace(val[0]) || isSpace(val[len(val)-1]) || (!minimalValid(val) && !val.IsValid()) {
 		return false
 	}
 	*v, p.b = slices.Clone(val), p.b[i:]

@@ -1,0 +1,61 @@
+package store
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// minimalCases: JSON texts and whether minimalValid accepts them.
+var minimalCases = []struct {
+	v  string
+	ok bool
+}{
+	{`{"content":[{"type":"text","text":"{\"text\":\"hi\"}"}],"structuredContent":{"text":"hi"}}`, true},
+	{`{}`, true}, {`[]`, true}, {`[{},[],""]`, true}, {`null`, true}, {`true`, true}, {`false`, true},
+	{`"é\n\t\b\f\r\"\\/"`, true}, {`-0`, true}, {`1.50`, true}, {`1E2`, true}, {`-1e-2`, true}, {`{"a":{"a":1},"b":[1,{"a":2}]}`, true},
+	{`{"a":1,"a":2}`, false}, {`{"a":{"b":1,"b":2}}`, false}, {`{"a":1} `, false}, {` 1`, false}, {`{"a": 1}`, false},
+	{`"\u0041"`, false}, {`"\/"`, false}, {"\"\x01\"", false}, {"\"\xff\"", false}, {`01`, false}, {`1.`, false}, {`.5`, false},
+	{`1e`, false}, {`+1`, false}, {`tru`, false}, {`nul`, false}, {`{"a"}`, false}, {`{"a":}`, false}, {`[1,]`, false},
+	{`{,}`, false}, {`[1 2]`, false}, {`{]`, false}, {`[}`, false}, {`{"a":1`, false}, {`"abc`, false}, {`1 1`, false}, {``, false},
+	{strings.Repeat("[", minimalMaxDepth) + strings.Repeat("]", minimalMaxDepth), true},
+	{strings.Repeat("[", minimalMaxDepth+1) + strings.Repeat("]", minimalMaxDepth+1), false},
+}
+
+// TestMinimalValid: minimalValid accepts valid JSON in the form
+// json.Marshal writes a jsontext.Value, and only that.
+func TestMinimalValid(t *testing.T) {
+	for _, c := range minimalCases {
+		if got := minimalValid([]byte(c.v)); got != c.ok {
+			t.Errorf("minimalValid(%q) = %v, want %v", c.v, got, c.ok)
+		}
+		checkMinimal(t, []byte(c.v))
+	}
+}
+
+// checkMinimal fails t if minimalValid accepts v while IsValid refuses
+// it or json.Marshal would write it differently.
+func checkMinimal(t *testing.T, v []byte) {
+	t.Helper()
+	if !minimalValid(v) {
+		return
+	}
+	if !jsontext.Value(v).IsValid() {
+		t.Fatalf("minimalValid accepts %q, which IsValid refuses", v)
+	}
+	if out, err := json.Marshal(jsontext.Value(v)); err != nil || !bytes.Equal(out, v) {
+		t.Fatalf("minimalValid accepts %q, which json.Marshal writes as %q (%v)", v, out, err)
+	}
+}
+
+// FuzzMinimalValid: whatever minimalValid accepts is valid and written
+// unchanged by json.Marshal.
+func FuzzMinimalValid(f *testing.F) {
+	for _, c := range minimalCases {
+		f.Add([]byte(c.v))
+	}
+	f.Fuzz(checkMinimal)
+}
