@@ -60,20 +60,8 @@ func minimalValid(v []byte) bool {
 				return false
 			}
 			continue
-		case c == '"':
-			end, ok := minimalString(v, i)
-			if !ok {
-				return false
-			}
-			i = end
-		case c == 't' || c == 'f' || c == 'n':
-			end, ok := minimalLiteral(v, i)
-			if !ok {
-				return false
-			}
-			i = end
 		default:
-			end, ok := minimalNumber(v, i)
+			end, ok := minimalScalar(v, i)
 			if !ok {
 				return false
 			}
@@ -104,6 +92,18 @@ func minimalValid(v []byte) bool {
 			break
 		}
 	}
+}
+
+// minimalScalar reads a string, literal or number at v[i]: the offset
+// after it.
+func minimalScalar(v []byte, i int) (int, bool) {
+	switch v[i] {
+	case '"':
+		return minimalString(v, i)
+	case 't', 'f', 'n':
+		return minimalLiteral(v, i)
+	}
+	return minimalNumber(v, i)
 }
 
 // minimalString reads a string in minimal form at v[i] (a quote): the
