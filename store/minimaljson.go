@@ -4,9 +4,13 @@ import "unicode/utf8"
 
 // Limits of minimalValid: past them it answers false, and the caller
 // checks the value the general way.
+// They keep its frame small (under 200 bytes): a larger one grows the
+// stack of the goroutine that settles a task, which costs more than the
+// check.
 const (
-	minimalMaxDepth = 32 // nesting of objects and arrays
-	minimalMaxNames = 64 // member names of the objects open at once
+	minimalMaxDepth = 16        // nesting of objects and arrays
+	minimalMaxNames = 32        // member names of the objects open at once
+	minimalMaxLen   = 1<<16 - 1 // bytes (names' offsets are uint16)
 )
 
 // minimalValid reports whether v is one JSON value that jsontext's
@@ -18,10 +22,13 @@ const (
 func minimalValid(v []byte) bool {
 	type open struct {
 		obj   bool
-		names int // where this object's names start in names
+		names uint8 // where this object's names start in names
+	}
+	if len(v) > minimalMaxLen {
+		return false
 	}
 	var stack [minimalMaxDepth]open
-	var names [minimalMaxNames][2]int // offsets of the open objects' names
+	var names [minimalMaxNames][2]uint16 // offsets of the open objects' names
 	depth, n, i := 0, 0, 0
 	// name reads a member name and its colon at i, false for a duplicate
 	// in the innermost object.
@@ -35,7 +42,7 @@ func minimalValid(v []byte) bool {
 				return false
 			}
 		}
-		names[n] = [2]int{i, end}
+		names[n] = [2]uint16{uint16(i), uint16(end)}
 		n++
 		i = end + 1
 		return true
@@ -50,7 +57,7 @@ func minimalValid(v []byte) bool {
 			if depth == minimalMaxDepth {
 				return false
 			}
-			stack[depth] = open{obj: c == '{', names: n}
+			stack[depth] = open{obj: c == '{', names: uint8(n)}
 			depth++
 			i++
 			if i < len(v) && (v[i] == '}' || v[i] == ']') {
@@ -78,7 +85,7 @@ func minimalValid(v []byte) bool {
 			top := stack[depth-1]
 			if c := v[i]; (c == '}' && top.obj) || (c == ']' && !top.obj) {
 				depth--
-				n = top.names
+				n = int(top.names)
 				i++
 				continue
 			}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -23,6 +24,22 @@ var minimalCases = []struct {
 	{`{,}`, false}, {`[1 2]`, false}, {`{]`, false}, {`[}`, false}, {`{"a":1`, false}, {`"abc`, false}, {`1 1`, false}, {``, false},
 	{strings.Repeat("[", minimalMaxDepth) + strings.Repeat("]", minimalMaxDepth), true},
 	{strings.Repeat("[", minimalMaxDepth+1) + strings.Repeat("]", minimalMaxDepth+1), false},
+	{`"` + strings.Repeat("a", minimalMaxLen-2) + `"`, true},
+	{`"` + strings.Repeat("a", minimalMaxLen-1) + `"`, false},
+	{names(minimalMaxNames), true},
+	{names(minimalMaxNames + 1), false},
+}
+
+// names is an object of n members.
+func names(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"n%d":%d`, i, i)
+	}
+	return "{" + b.String() + "}"
 }
 
 // TestMinimalValid: minimalValid accepts valid JSON in the form
