@@ -76,3 +76,35 @@ func FuzzParsePeerCast(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendPeerCast: a peers' broadcast is framed byte for byte as
+// encode frames it, from any sender, or left to encode.
+func TestAppendPeerCast(t *testing.T) {
+	for _, from := range []string{"inst-1", "in\"st\u00e9", "", "bad\xff"} {
+		c := &cluster{id: from}
+		for _, msg := range append(castMessages, "", "bad\xff") {
+			want, wantErr := c.encode(&clusterMsg{Kind: kindPeerCast, Data: msg})
+			got, ok := appendPeerCast(nil, from, []byte(msg))
+			if ok != (wantErr == nil && msg != "") || (ok && !bytes.Equal(got, want)) {
+				t.Fatalf("appendPeerCast(%q, %q) = %s, %v; encode: %s, %v", from, msg, got, ok, want, wantErr)
+			}
+			if f, err := (peers{c}).Frame([]byte(msg)); !bytes.Equal(f, want) || (err == nil) != (wantErr == nil) {
+				t.Fatalf("Frame(%q) = %s, %v; encode: %s, %v", msg, f, err, want, wantErr)
+			}
+		}
+	}
+}
+
+// FuzzAppendPeerCast: for any sender and message, appendPeerCast writes
+// what encode writes, or leaves it to encode.
+func FuzzAppendPeerCast(f *testing.F) {
+	for _, msg := range castMessages {
+		f.Add("inst-1", msg)
+	}
+	f.Fuzz(func(t *testing.T, from, msg string) {
+		want, wantErr := (&cluster{id: from}).encode(&clusterMsg{Kind: kindPeerCast, Data: msg})
+		if got, ok := appendPeerCast(nil, from, []byte(msg)); ok && (wantErr != nil || !bytes.Equal(got, want)) {
+			t.Fatalf("appendPeerCast(%q, %q) = %s; encode: %s, %v", from, msg, got, want, wantErr)
+		}
+	})
+}

@@ -95,7 +95,31 @@ func (p peers) CastTarget() any {
 
 // Frame implements seam.CastPeers: msg as Broadcast publishes it.
 func (p peers) Frame(msg []byte) ([]byte, error) {
+	if b, ok := appendPeerCast(make([]byte, 0, len(castHead)+len(p.c.id)+len(castMid)+len(msg)+len(msg)/8+8), p.c.id, msg); ok {
+		return b, nil
+	}
 	return p.c.encode(&clusterMsg{Kind: kindPeerCast, Data: string(msg)})
+}
+
+// appendPeerCast appends the frame of a peers' broadcast from instance
+// from, byte for byte what encode writes, without json.Marshal: a frame
+// is made at every task's end, on the goroutine that settles it, where
+// the encoder's depth was what grew that goroutine's stack. false for an
+// empty msg or text that is not UTF-8 (encode's to handle).
+func appendPeerCast(b []byte, from string, msg []byte) ([]byte, bool) {
+	if len(msg) == 0 {
+		return b, false
+	}
+	b = append(b, `{"k":"`+kindPeerCast+`","from":`...)
+	b, err := jsontext.AppendQuote(b, from)
+	if err != nil {
+		return b, false
+	}
+	b = append(b, castMid[1:]...) // the sender's closing quote is AppendQuote's
+	if b, err = jsontext.AppendQuote(b, msg); err != nil {
+		return b, false
+	}
+	return append(b, '}'), true
 }
 
 // PushSession implements seam.SessionPeers: what a kindNotify message
