@@ -144,15 +144,61 @@ func (p *recordParser) time(t *time.Time) bool {
 		return false
 	}
 	body := lit[1 : len(lit)-1]
-	if len(body) == 0 || body[len(body)-1] != 'Z' {
+	v, ok := parseTimeZ(body)
+	if !ok {
 		return false
 	}
-	v, err := time.Parse(time.RFC3339Nano, string(body))
-	if err != nil || string(v.AppendFormat(nil, time.RFC3339Nano)) != string(body) {
+	// Only the form appendTime writes: that rules out what time.Date
+	// would normalize (a 30th of February, a 25th hour) and fractions
+	// with trailing zeros.
+	var buf [len("2006-01-02T15:04:05.999999999Z")]byte
+	if string(v.AppendFormat(buf[:0], time.RFC3339Nano)) != string(body) {
 		return false
 	}
 	*t = v
 	return true
+}
+
+// parseTimeZ reads "2006-01-02T15:04:05Z", with up to nine digits of a
+// fraction before the Z, as a time in UTC.
+func parseTimeZ(b []byte) (time.Time, bool) {
+	const head = len("2006-01-02T15:04:05")
+	if len(b) < head+1 || b[len(b)-1] != 'Z' || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
+		return time.Time{}, false
+	}
+	num := func(from, to int) (int, bool) {
+		n := 0
+		for _, c := range b[from:to] {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n, true
+	}
+	var f [6]int
+	for k, r := range [6][2]int{{0, 4}, {5, 7}, {8, 10}, {11, 13}, {14, 16}, {17, 19}} {
+		v, ok := num(r[0], r[1])
+		if !ok {
+			return time.Time{}, false
+		}
+		f[k] = v
+	}
+	ns := 0
+	if frac := b[head : len(b)-1]; len(frac) > 0 {
+		if len(frac) < 2 || len(frac) > 10 || frac[0] != '.' {
+			return time.Time{}, false
+		}
+		v, ok := num(head+1, len(b)-1)
+		if !ok {
+			return time.Time{}, false
+		}
+		for range 10 - len(frac) {
+			v *= 10
+		}
+		ns = v
+	}
+	return time.Date(f[0], time.Month(f[1]), f[2], f[3], f[4], f[5], ns, time.UTC), true
 }
 
 // int consumes an integer without sign or leading zeros but '-' and
