@@ -19,7 +19,7 @@ func TestTaskRecordCodecAllocs(t *testing.T) {
 	rec := &TaskRecord{ID: "task-6NVUEQW4YG-Y4KCZ7T3RYAH4VISDVEKO7A3JR", SessionID: "CSXRFSSEOCP2HTYPMOOE4Z4RLW",
 		Status: mcp.TaskCompleted, CreatedAt: now, LastUpdatedAt: now, TTL: time.Minute, PollInterval: 500 * time.Millisecond,
 		Result: jsontext.Value(`{"content":[{"type":"text","text":"{\"text\":\"hello-bench-7f3a\"}"}],"structuredContent":{"text":"hello-bench-7f3a"}}`),
-		Owner: "6NVUEQW4YG", LeaseUntil: now.Add(15 * time.Second)}
+		Owner:  "6NVUEQW4YG", LeaseUntil: now.Add(15 * time.Second)}
 	b, err := MarshalTaskRecord(rec)
 	if err != nil {
 		t.Fatal(err)
