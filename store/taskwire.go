@@ -30,7 +30,11 @@ type taskWire struct {
 
 // MarshalTaskRecord returns r's JSON form, the one a shared TaskStore
 // keeps and instances pass each other in their broadcasts (durations in
-// milliseconds), so that every party reads the others' records.
+// milliseconds, times in UTC), so that every party reads the others'
+// records. Times are written at offset zero whatever their location: the
+// same instant reads the same on every instance, and a store that
+// compares stored bytes (a compare-and-set) sees the same bytes for it
+// from every host, whatever the host's zone.
 func MarshalTaskRecord(r *TaskRecord) ([]byte, error) {
 	if b, ok := appendTaskRecord(make([]byte, 0, 320+len(r.Result)), r); ok {
 		return b, nil
@@ -38,13 +42,13 @@ func MarshalTaskRecord(r *TaskRecord) ([]byte, error) {
 	return json.Marshal(wireOf(r))
 }
 
-// wireOf is r in its JSON form's shape.
+// wireOf is r in its JSON form's shape, its times in UTC.
 func wireOf(r *TaskRecord) *taskWire {
 	return &taskWire{
 		ID: r.ID, Principal: r.Principal, SessionID: r.SessionID, Modern: r.Modern,
-		Status: r.Status, StatusMessage: r.StatusMessage, CreatedAt: r.CreatedAt, LastUpdatedAt: r.LastUpdatedAt,
+		Status: r.Status, StatusMessage: r.StatusMessage, CreatedAt: r.CreatedAt.UTC(), LastUpdatedAt: r.LastUpdatedAt.UTC(),
 		TTLMs: r.TTL.Milliseconds(), PollMs: r.PollInterval.Milliseconds(), InputRequests: r.InputRequests,
-		Result: r.Result, Error: r.Error, Owner: r.Owner, LeaseUntil: r.LeaseUntil,
+		Result: r.Result, Error: r.Error, Owner: r.Owner, LeaseUntil: r.LeaseUntil.UTC(),
 	}
 }
 

@@ -12,12 +12,14 @@ import (
 // every write of a task and for every status broadcast, on the hot path
 // of every task on a shared store. ok is false, leaving the caller to
 // marshal r the general way, for what this path does not write the same:
-// input requests, an error, an empty non-nil result, a time not at
-// offset zero or outside the years 0-9999, a string that is not valid
-// UTF-8, and a result that is not valid JSON already in its minimal form
-// (which Marshal would rewrite).
+// input requests, an error, an empty non-nil result, a time outside the
+// years 0-9999 in UTC, a string that is not valid UTF-8, and a result
+// that is not valid JSON already in its minimal form (which Marshal would
+// rewrite). Times are written in UTC, as wireOf gives them to Marshal,
+// and checked before anything is written.
 func appendTaskRecord(b []byte, r *TaskRecord) (_ []byte, ok bool) {
-	if r.InputRequests != nil || r.Error != nil || (r.Result != nil && len(r.Result) == 0) || !minimalJSON(r.Result) {
+	if r.InputRequests != nil || r.Error != nil || (r.Result != nil && len(r.Result) == 0) ||
+		!fastTime(r.CreatedAt) || !fastTime(r.LastUpdatedAt) || !fastTime(r.LeaseUntil) || !minimalJSON(r.Result) {
 		return b, false
 	}
 	b = append(b, `{"id":`...)
@@ -40,14 +42,8 @@ func appendTaskRecord(b []byte, r *TaskRecord) (_ []byte, ok bool) {
 	if b, ok = appendMember(b, `,"statusMessage":`, r.StatusMessage); !ok {
 		return b, false
 	}
-	b = append(b, `,"createdAt":`...)
-	if b, ok = appendTime(b, r.CreatedAt); !ok {
-		return b, false
-	}
-	b = append(b, `,"lastUpdatedAt":`...)
-	if b, ok = appendTime(b, r.LastUpdatedAt); !ok {
-		return b, false
-	}
+	b = appendTime(append(b, `,"createdAt":`...), r.CreatedAt)
+	b = appendTime(append(b, `,"lastUpdatedAt":`...), r.LastUpdatedAt)
 	if ms := r.TTL.Milliseconds(); ms != 0 {
 		b = strconv.AppendInt(append(b, `,"ttlMs":`...), ms, 10)
 	}
@@ -61,10 +57,7 @@ func appendTaskRecord(b []byte, r *TaskRecord) (_ []byte, ok bool) {
 		return b, false
 	}
 	if !r.LeaseUntil.IsZero() {
-		b = append(b, `,"leaseUntil":`...)
-		if b, ok = appendTime(b, r.LeaseUntil); !ok {
-			return b, false
-		}
+		b = appendTime(append(b, `,"leaseUntil":`...), r.LeaseUntil)
 	}
 	return append(b, '}'), true
 }
@@ -84,18 +77,19 @@ func appendString(b []byte, s string) ([]byte, bool) {
 	return b, err == nil
 }
 
-// appendTime appends t as Marshal writes a time.Time (RFC 3339 with
-// nanoseconds), for a time at offset zero (in UTC, or a location such as
-// Local at that offset: "Z") within the years 0-9999, the ones Marshal
-// writes with no check that could fail.
-func appendTime(b []byte, t time.Time) ([]byte, bool) {
-	n0 := len(b) + 1
+// fastTime reports whether appendTime writes t as Marshal writes it in
+// UTC: a year from 0 to 9999 in UTC (Marshal fails for the others).
+func fastTime(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 0 && y <= 9999
+}
+
+// appendTime appends t in UTC as Marshal writes a time.Time (RFC 3339
+// with nanoseconds, "Z"), for a time fastTime accepts.
+func appendTime(b []byte, t time.Time) []byte {
 	b = append(b, '"')
-	b = t.AppendFormat(b, time.RFC3339Nano)
-	if f := b[n0:]; len(f) < len("2006-01-02T15:04:05Z") || f[len("9999")] != '-' || f[len(f)-1] != 'Z' {
-		return b, false
-	}
-	return append(b, '"'), true
+	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
 }
 
 // minimalJSON reports whether v is empty, or valid JSON that Marshal

@@ -41,8 +41,10 @@ var fastRecords = []struct {
 	{"error", TaskRecord{ID: "t", Status: mcp.TaskFailed, Error: &mcp.TaskError{Code: -32603, Message: "boom"}}, false},
 	{"offset zero, not UTC", TaskRecord{ID: "t", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("z", 0)),
 		LastUpdatedAt: time.Now().In(time.FixedZone("", 0)), LeaseUntil: time.Now().UTC()}, true},
-	{"offset not zero", TaskRecord{ID: "t", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))}, false},
-	{"offset with seconds", TaskRecord{ID: "t", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", -30))}, false},
+	{"offset not zero", TaskRecord{ID: "t", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))}, true},
+	{"offset with seconds", TaskRecord{ID: "t", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", -30))}, true},
+	{"year 10000 in UTC only", TaskRecord{ID: "t", CreatedAt: time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("x", -3600))}, false},
+	{"year -1 in UTC only", TaskRecord{ID: "t", CreatedAt: time.Date(0, 1, 1, 0, 30, 0, 0, time.FixedZone("x", 3600))}, false},
 	{"year -1", TaskRecord{ID: "t", CreatedAt: time.Date(-1, 1, 2, 3, 4, 5, 0, time.UTC)}, false},
 	{"year 10000", TaskRecord{ID: "t", LeaseUntil: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, false},
 	{"invalid UTF-8", TaskRecord{ID: "t\xff"}, false},
@@ -66,15 +68,55 @@ func TestTaskRecordFastEncoding(t *testing.T) {
 	}
 }
 
-// FuzzTaskRecordFastEncoding: for any strings, result and times,
-// MarshalTaskRecord agrees with json.Marshal of the taskWire.
+// TestTaskRecordAnyOffset: a record stamped in a zone away from offset
+// zero (as time.Now is on most hosts) takes the fast path in one
+// allocation, and its bytes read back, the fast way too, as the same
+// instants in UTC.
+func TestTaskRecordAnyOffset(t *testing.T) {
+	zone := time.FixedZone("", -(9*3600 + 30*60))
+	at := time.Date(2026, 12, 6, 17, 53, 56, 131263566, zone)
+	rec := &TaskRecord{ID: "task-A", SessionID: "S1", Status: mcp.TaskCompleted, CreatedAt: at, LastUpdatedAt: at.Add(time.Second),
+		Result: jsontext.Value(`{"content":[]}`), Owner: "i1", LeaseUntil: at.Add(15 * time.Second)}
+	if _, fast := appendTaskRecord(nil, rec); !fast {
+		t.Fatal("fast path not taken for a record at offset -09:30")
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = MarshalTaskRecord(rec) }); n > 1 {
+		t.Errorf("MarshalTaskRecord: %v allocations, want at most 1", n)
+	}
+	b, err := MarshalTaskRecord(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(wireOf(rec))
+	if err != nil || !bytes.Equal(b, want) {
+		t.Fatalf("MarshalTaskRecord =\n%s\njson.Marshal =\n%s, %v", b, want, err)
+	}
+	got, fast := parseTaskRecord(b)
+	if !fast {
+		t.Fatalf("parseTaskRecord declined %s", b)
+	}
+	for _, p := range [][2]time.Time{{got.CreatedAt, rec.CreatedAt}, {got.LastUpdatedAt, rec.LastUpdatedAt}, {got.LeaseUntil, rec.LeaseUntil}} {
+		if !p[0].Equal(p[1]) || p[0].Location() != time.UTC {
+			t.Errorf("read %v, wrote %v: want the same instant in UTC", p[0], p[1])
+		}
+	}
+}
+
+// FuzzTaskRecordFastEncoding: for any strings, result, times and zone
+// offset, MarshalTaskRecord agrees with json.Marshal of the taskWire, and
+// what it writes reads back as the same instants.
 func FuzzTaskRecordFastEncoding(f *testing.F) {
 	for _, c := range fastRecords {
-		f.Add(c.r.ID, c.r.StatusMessage, []byte(c.r.Result), c.r.CreatedAt.UnixNano(), c.r.TTL.Nanoseconds(), c.r.Modern)
+		_, off := c.r.CreatedAt.Zone()
+		f.Add(c.r.ID, c.r.Principal, c.r.SessionID, c.r.StatusMessage, []byte(c.r.Result), c.r.CreatedAt.UnixNano(), c.r.LeaseUntil.UnixNano(), c.r.TTL.Nanoseconds(), int32(off), c.r.Modern)
 	}
-	f.Fuzz(func(t *testing.T, id, msg string, result []byte, at, ttl int64, modern bool) {
-		r := &TaskRecord{ID: id, StatusMessage: msg, Status: mcp.TaskStatus(msg), Owner: id, Modern: modern,
-			CreatedAt: time.Unix(0, at).UTC(), LastUpdatedAt: time.Unix(0, at), TTL: time.Duration(ttl), PollInterval: time.Duration(-ttl)}
+	f.Fuzz(func(t *testing.T, id, principal, session, msg string, result []byte, at, lease, ttl int64, off int32, modern bool) {
+		zone := time.FixedZone("", int(off%(26*3600)))
+		r := &TaskRecord{ID: id, Principal: principal, SessionID: session, StatusMessage: msg, Status: mcp.TaskStatus(msg), Owner: id, Modern: modern,
+			CreatedAt: time.Unix(0, at).UTC(), LastUpdatedAt: time.Unix(0, at).In(zone), TTL: time.Duration(ttl), PollInterval: time.Duration(-ttl)}
+		if lease != 0 {
+			r.LeaseUntil = time.Unix(lease, lease%1e9).In(zone)
+		}
 		if result != nil {
 			r.Result = jsontext.Value(result)
 		}
@@ -82,6 +124,16 @@ func FuzzTaskRecordFastEncoding(f *testing.F) {
 		got, err := MarshalTaskRecord(r)
 		if !bytes.Equal(got, want) || (err == nil) != (wantErr == nil) {
 			t.Fatalf("MarshalTaskRecord =\n%s, %v\njson.Marshal =\n%s, %v", got, err, want, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		back, err := UnmarshalTaskRecord(got)
+		if err != nil {
+			t.Fatalf("UnmarshalTaskRecord(%s): %v", got, err)
+		}
+		if !back.CreatedAt.Equal(r.CreatedAt) || !back.LastUpdatedAt.Equal(r.LastUpdatedAt) || !back.LeaseUntil.Equal(r.LeaseUntil) {
+			t.Fatalf("times read back %v %v %v, written %v %v %v", back.CreatedAt, back.LastUpdatedAt, back.LeaseUntil, r.CreatedAt, r.LastUpdatedAt, r.LeaseUntil)
 		}
 	})
 }
