@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -175,6 +176,20 @@ func TestTaskRecordParse(t *testing.T) {
 			t.Errorf("parseTaskRecord(%s) took the fast path", b)
 		}
 		checkParse(t, []byte(b))
+	}
+}
+
+// TestTaskRecordParseDeepResult: a result nested as deep as the
+// decoder's limit allows for a value alone but one level too deep within
+// a record is left to json.Unmarshal, which refuses it.
+func TestTaskRecordParseDeepResult(t *testing.T) {
+	for _, n := range []int{20, 9998, 9999, 10000} {
+		b := []byte(`{"id":"t","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","result":` +
+			strings.Repeat("[", n) + strings.Repeat("]", n) + `}`)
+		if _, fast := parseTaskRecord(b); fast {
+			t.Errorf("depth %d: parseTaskRecord took the fast path", n)
+		}
+		checkParse(t, b)
 	}
 }
 

@@ -223,8 +223,9 @@ func (p *recordParser) int(n *int64) bool {
 	return true
 }
 
-// value consumes a JSON value, checked as json.Unmarshal checks a
-// jsontext.Value, into a copy.
+// value consumes a JSON value into a copy: one in the minimal form
+// (minimalValid), which json.Unmarshal reads unchanged at any place in a
+// record; false for any other, left to json.Unmarshal.
 func (p *recordParser) value(v *jsontext.Value) bool {
 	depth, i := 0, 0
 	for ; i < len(p.b); i++ {
@@ -253,7 +254,10 @@ func (p *recordParser) value(v *jsontext.Value) bool {
 		return false
 	}
 	val := jsontext.Value(p.b[:i])
-	if isSpace(val[0]) || isSpace(val[len(val)-1]) || (!minimalValid(val) && !val.IsValid()) {
+	// Only what minimalValid accepts: jsontext's own check of val alone
+	// (IsValid) counts its depth limit from val's top, not the document's,
+	// and would accept a result nested deeper than json.Unmarshal does.
+	if isSpace(val[0]) || isSpace(val[len(val)-1]) || !minimalValid(val) {
 		return false
 	}
 	*v, p.b = slices.Clone(val), p.b[i:]

@@ -194,7 +194,13 @@ func parseStatusCast(raw []byte) (msg tasks.PeerMsg, rec *store.TaskRecord, ok b
 	} else if rest, ok = bytes.CutSuffix(rest, []byte(`}`)); !ok {
 		return msg, nil, false
 	}
-	// The record must be one JSON value for the message to be one.
+	// The record must be one JSON value for the message to be one, and no
+	// deeper than the decoder allows within the message: read alone, it
+	// would be allowed two levels more. Its nesting is at most its count
+	// of opening brackets; past castMaxOpen the general path decides.
+	if bytes.Count(rest, []byte("["))+bytes.Count(rest, []byte("{")) > castMaxOpen {
+		return msg, nil, false
+	}
 	r, err := store.UnmarshalTaskRecord(rest)
 	if err != nil {
 		return msg, nil, false
@@ -202,6 +208,11 @@ func parseStatusCast(raw []byte) (msg tasks.PeerMsg, rec *store.TaskRecord, ok b
 	msg.Op = tasks.OpStatus
 	return msg, terminalRecord(r), true
 }
+
+// castMaxOpen is the most opening brackets a record may hold for
+// parseStatusCast to read it: well under the decoder's nesting limit
+// (10000) less the broadcast's own object.
+const castMaxOpen = 1000
 
 // cutString reads the JSON string at the start of b: its value and what
 // follows it.

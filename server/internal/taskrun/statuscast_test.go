@@ -2,6 +2,7 @@ package taskrun
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,6 +77,21 @@ func TestParseStatusCast(t *testing.T) {
 		if !wok || !reflect.DeepEqual(msg, wmsg) || !reflect.DeepEqual(rec, wrec) {
 			t.Errorf("parseStatusCast(%s) = %+v, %+v; json.Unmarshal reads %+v, %+v, %v", raw, msg, rec, wmsg, wrec, wok)
 		}
+	}
+}
+
+// TestParseStatusCastDeepResult: a record whose result is nested one
+// level less than the decoder's limit for a value alone is two levels
+// too deep within a broadcast: parseStatusCast leaves it to json.Unmarshal,
+// which refuses the message.
+func TestParseStatusCastDeepResult(t *testing.T) {
+	const n = 9999
+	raw := []byte(`{"op":"status","task":"t","record":{"id":"t","status":"completed","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","result":` +
+		strings.Repeat("[", n) + strings.Repeat("]", n) + `}}`)
+	_, _, ok := parseStatusCast(raw)
+	_, _, wok := generalStatusCast(raw)
+	if ok || wok {
+		t.Fatalf("depth %d: parseStatusCast ok %v, the general path's %v; want both false", n, ok, wok)
 	}
 }
 
