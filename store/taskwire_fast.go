@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/internal/jsonwalk"
 )
 
 // appendTaskRecord appends r's JSON form, byte for byte what json.Marshal
@@ -93,8 +95,8 @@ func appendTime(b []byte, t time.Time) []byte {
 }
 
 // minimalJSON reports whether v is empty, or valid JSON that Marshal
-// copies as it is (minimalValid). When it is not sure, it answers false
-// and the record is marshalled the general way.
+// copies as it is (jsonwalk.Minimal). When it is not sure, it answers
+// false and the record is marshalled the general way.
 func minimalJSON(v jsontext.Value) bool {
-	return len(v) == 0 || minimalValid(v)
+	return len(v) == 0 || jsonwalk.Minimal(v)
 }

@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/jsonwalk"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -24,44 +24,44 @@ func parseTaskRecord(b []byte) (_ *TaskRecord, ok bool) {
 	if !p.lit(`{"id":`) || !p.str(&r.ID) {
 		return nil, false
 	}
-	if p.opt(`,"principal":`) && !p.str(&r.Principal) {
+	if p.lit(`,"principal":`) && !p.str(&r.Principal) {
 		return nil, false
 	}
-	if p.opt(`,"session":`) && !p.str(&r.SessionID) {
+	if p.lit(`,"session":`) && !p.str(&r.SessionID) {
 		return nil, false
 	}
-	r.Modern = p.opt(`,"modern":true`)
+	r.Modern = p.lit(`,"modern":true`)
 	var status string
 	if !p.lit(`,"status":`) || !p.str(&status) {
 		return nil, false
 	}
 	r.Status = mcp.TaskStatus(status)
-	if p.opt(`,"statusMessage":`) && !p.str(&r.StatusMessage) {
+	if p.lit(`,"statusMessage":`) && !p.str(&r.StatusMessage) {
 		return nil, false
 	}
 	if !p.lit(`,"createdAt":`) || !p.time(&r.CreatedAt) || !p.lit(`,"lastUpdatedAt":`) || !p.time(&r.LastUpdatedAt) {
 		return nil, false
 	}
 	var ms int64
-	if p.opt(`,"ttlMs":`) {
+	if p.lit(`,"ttlMs":`) {
 		if !p.int(&ms) {
 			return nil, false
 		}
 		r.TTL = time.Duration(ms) * time.Millisecond
 	}
-	if p.opt(`,"pollMs":`) {
+	if p.lit(`,"pollMs":`) {
 		if !p.int(&ms) {
 			return nil, false
 		}
 		r.PollInterval = time.Duration(ms) * time.Millisecond
 	}
-	if p.opt(`,"result":`) && !p.value(&r.Result) {
+	if p.lit(`,"result":`) && !p.value(&r.Result) {
 		return nil, false
 	}
-	if p.opt(`,"owner":`) && !p.str(&r.Owner) {
+	if p.lit(`,"owner":`) && !p.str(&r.Owner) {
 		return nil, false
 	}
-	if p.opt(`,"leaseUntil":`) && !p.time(&r.LeaseUntil) {
+	if p.lit(`,"leaseUntil":`) && !p.time(&r.LeaseUntil) {
 		return nil, false
 	}
 	if !p.lit(`}`) || len(p.b) != 0 {
@@ -73,77 +73,39 @@ func parseTaskRecord(b []byte) (_ *TaskRecord, ok bool) {
 // recordParser consumes b from its start.
 type recordParser struct{ b []byte }
 
-// lit consumes s, which must come next.
+// lit consumes s if it comes next and reports whether it did.
 func (p *recordParser) lit(s string) bool {
 	rest, ok := bytes.CutPrefix(p.b, []byte(s))
 	p.b = rest
 	return ok
 }
 
-// opt consumes s if it comes next.
-func (p *recordParser) opt(s string) bool { return p.lit(s) }
-
-// literal consumes a JSON string literal and returns it, quotes
-// included; nil when none comes next (or it does not end).
-func (p *recordParser) literal() []byte {
-	if len(p.b) == 0 || p.b[0] != '"' {
-		return nil
-	}
-	for i := 1; i < len(p.b); i++ {
-		switch p.b[i] {
-		case '\\':
-			i++
-		case '"':
-			lit := p.b[:i+1]
-			p.b = p.b[i+1:]
-			return lit
-		}
-	}
-	return nil
-}
-
 // str consumes a string into s: false when it is not a valid one.
 func (p *recordParser) str(s *string) bool {
-	lit := p.literal()
-	if lit == nil {
-		return false
-	}
-	body := lit[1 : len(lit)-1]
-	if plainString(body) {
-		*s = string(body)
+	w := jsonwalk.Walker{B: p.b}
+	if body, ok := w.Plain(); ok {
+		*s, p.b = string(body), p.b[w.I:]
 		return true
 	}
-	v, err := jsontext.AppendUnquote(nil, lit)
+	if w.Peek() != '"' || !w.String() {
+		return false
+	}
+	v, err := jsontext.AppendUnquote(nil, p.b[:w.I])
 	if err != nil {
 		return false
 	}
-	*s = string(v)
+	*s, p.b = string(v), p.b[w.I:]
 	return true
-}
-
-// plainString reports whether body, between a string's quotes, needs no
-// decoding: valid UTF-8, no escape, no control character.
-func plainString(body []byte) bool {
-	ascii := true
-	for _, c := range body {
-		if c < 0x20 || c == '\\' {
-			return false
-		}
-		if c >= utf8.RuneSelf {
-			ascii = false
-		}
-	}
-	return ascii || utf8.Valid(body)
 }
 
 // time consumes a time in UTC as appendTime writes it: false for any
 // other form (json.Unmarshal reads those).
 func (p *recordParser) time(t *time.Time) bool {
-	lit := p.literal()
-	if len(lit) < 2 {
+	w := jsonwalk.Walker{B: p.b}
+	body, ok := w.Plain()
+	if !ok {
 		return false
 	}
-	body := lit[1 : len(lit)-1]
 	v, ok := parseTimeZ(body)
 	if !ok {
 		return false
@@ -155,7 +117,7 @@ func (p *recordParser) time(t *time.Time) bool {
 	if string(v.AppendFormat(buf[:0], time.RFC3339Nano)) != string(body) {
 		return false
 	}
-	*t = v
+	*t, p.b = v, p.b[w.I:]
 	return true
 }
 
@@ -224,46 +186,15 @@ func (p *recordParser) int(n *int64) bool {
 }
 
 // value consumes a JSON value into a copy: one in the minimal form
-// (minimalValid), which json.Unmarshal reads unchanged at any place in a
-// record; false for any other, left to json.Unmarshal.
+// (jsonwalk's Minimal), which json.Unmarshal reads unchanged at any place
+// in a record; false for any other, left to json.Unmarshal. Minimal's
+// depth limit keeps the value well within the decoder's, counted from
+// the record's top.
 func (p *recordParser) value(v *jsontext.Value) bool {
-	depth, i := 0, 0
-	for ; i < len(p.b); i++ {
-		switch c := p.b[i]; c {
-		case '"':
-			rest := recordParser{p.b[i:]}
-			lit := rest.literal()
-			if lit == nil {
-				return false
-			}
-			i += len(lit) - 1
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-		}
-		if depth < 0 {
-			break
-		}
-		if depth == 0 && (i+1 == len(p.b) || p.b[i+1] == ',' || p.b[i+1] == '}' || p.b[i+1] == ']') {
-			i++
-			break
-		}
-	}
-	if depth != 0 || i == 0 {
+	w := jsonwalk.Walker{B: p.b}
+	if !w.Minimal() {
 		return false
 	}
-	val := jsontext.Value(p.b[:i])
-	// Only what minimalValid accepts: jsontext's own check of val alone
-	// (IsValid) counts its depth limit from val's top, not the document's,
-	// and would accept a result nested deeper than json.Unmarshal does.
-	if isSpace(val[0]) || isSpace(val[len(val)-1]) || !minimalValid(val) {
-		return false
-	}
-	*v, p.b = slices.Clone(val), p.b[i:]
+	*v, p.b = slices.Clone(jsontext.Value(p.b[:w.I])), p.b[w.I:]
 	return true
 }
-
-// isSpace reports whether c is JSON whitespace (which json.Unmarshal
-// leaves out of a jsontext.Value).
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -6,10 +6,10 @@ import (
 	"crypto/rand"
 	"errors"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/jsonwalk"
 	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
@@ -206,19 +206,15 @@ const (
 // is false for any other frame, which receive decodes the general way: a
 // frame it answers ok for decodes there to the same From and Data.
 func parsePeerCast(raw []byte) (from, data []byte, ok bool) {
-	rest, ok := bytes.CutPrefix(raw, []byte(castHead))
-	if !ok {
+	if !bytes.HasPrefix(raw, []byte(castHead)) {
 		return nil, nil, false
 	}
-	i := bytes.IndexByte(rest, '"')
-	if i < 0 {
+	// The sender's id: a string without escapes (jsonwalk's Plain).
+	w := jsonwalk.Walker{B: raw, I: len(castHead) - 1}
+	if from, ok = w.Plain(); !ok {
 		return nil, nil, false
 	}
-	from, rest = rest[:i], rest[i:]
-	if bytes.IndexByte(from, '\\') >= 0 || !utf8.Valid(from) || hasControl(from) {
-		return nil, nil, false
-	}
-	rest, ok = bytes.CutPrefix(rest, []byte(castMid))
+	rest, ok := bytes.CutPrefix(raw[w.I-1:], []byte(castMid))
 	if !ok {
 		return nil, nil, false
 	}
@@ -233,17 +229,6 @@ func parsePeerCast(raw []byte) (from, data []byte, ok bool) {
 		return nil, nil, false
 	}
 	return from, data, true
-}
-
-// hasControl reports whether b holds a byte that a JSON string may not
-// hold unescaped.
-func hasControl(b []byte) bool {
-	for _, c := range b {
-		if c < 0x20 {
-			return true
-		}
-	}
-	return false
 }
 
 // attachPeers makes the protocol server an instance of the deployment.

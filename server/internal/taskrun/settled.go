@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/jsonwalk"
 	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
@@ -215,22 +216,19 @@ func parseStatusCast(raw []byte) (msg tasks.PeerMsg, rec *store.TaskRecord, ok b
 const castMaxOpen = 1000
 
 // cutString reads the JSON string at the start of b: its value and what
-// follows it.
+// follows it. One without escapes is read by jsonwalk's Plain, one with
+// them checked by its String and decoded by jsontext.
 func cutString(b []byte) (string, []byte, bool) {
-	if len(b) == 0 || b[0] != '"' {
+	w := jsonwalk.Walker{B: b}
+	if s, ok := w.Plain(); ok {
+		return string(s), b[w.I:], true
+	}
+	if w.Peek() != '"' || !w.String() {
 		return "", nil, false
 	}
-	for i := 1; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			v, err := jsontext.AppendUnquote(nil, b[:i+1])
-			if err != nil {
-				return "", nil, false
-			}
-			return string(v), b[i+1:], true
-		}
+	v, err := jsontext.AppendUnquote(nil, b[:w.I])
+	if err != nil {
+		return "", nil, false
 	}
-	return "", nil, false
+	return string(v), b[w.I:], true
 }

@@ -1,4 +1,4 @@
-package store
+package jsonwalk
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// minimalCases: JSON texts and whether minimalValid accepts them.
+// minimalCases: JSON texts and whether Minimal accepts them.
 var minimalCases = []struct {
 	v  string
 	ok bool
@@ -22,12 +22,12 @@ var minimalCases = []struct {
 	{`"\u0041"`, false}, {`"\/"`, false}, {"\"\x01\"", false}, {"\"\xff\"", false}, {`01`, false}, {`1.`, false}, {`.5`, false},
 	{`1e`, false}, {`+1`, false}, {`tru`, false}, {`nul`, false}, {`{"a"}`, false}, {`{"a":}`, false}, {`[1,]`, false},
 	{`{,}`, false}, {`[1 2]`, false}, {`{]`, false}, {`[}`, false}, {`{"a":1`, false}, {`"abc`, false}, {`1 1`, false}, {``, false},
-	{strings.Repeat("[", minimalMaxDepth) + strings.Repeat("]", minimalMaxDepth), true},
-	{strings.Repeat("[", minimalMaxDepth+1) + strings.Repeat("]", minimalMaxDepth+1), false},
-	{`"` + strings.Repeat("a", minimalMaxLen-2) + `"`, true},
-	{`"` + strings.Repeat("a", minimalMaxLen-1) + `"`, false},
-	{names(minimalMaxNames), true},
-	{names(minimalMaxNames + 1), false},
+	{strings.Repeat("[", MinimalMaxDepth) + strings.Repeat("]", MinimalMaxDepth), true},
+	{strings.Repeat("[", MinimalMaxDepth+1) + strings.Repeat("]", MinimalMaxDepth+1), false},
+	{`"` + strings.Repeat("a", 1<<16) + `"`, true},
+	{`{"ab":1,"a":2}`, true}, {`{"a":1,"ab":2}`, true}, {`{"a\"":1,"a\"":2}`, false}, {`{"a":{"a":1},"a":2}`, false},
+	{names(MinimalMaxNames), true},
+	{names(MinimalMaxNames + 1), false},
 }
 
 // names is an object of n members.
@@ -42,37 +42,44 @@ func names(n int) string {
 	return "{" + b.String() + "}"
 }
 
-// TestMinimalValid: minimalValid accepts valid JSON in the form
+// TestMinimal: Minimal accepts valid JSON in the form
 // json.Marshal writes a jsontext.Value, and only that.
-func TestMinimalValid(t *testing.T) {
+func TestMinimal(t *testing.T) {
 	for _, c := range minimalCases {
-		if got := minimalValid([]byte(c.v)); got != c.ok {
-			t.Errorf("minimalValid(%q) = %v, want %v", c.v, got, c.ok)
+		if got := Minimal([]byte(c.v)); got != c.ok {
+			t.Errorf("Minimal(%q) = %v, want %v", c.v, got, c.ok)
 		}
 		checkMinimal(t, []byte(c.v))
 	}
 }
 
-// checkMinimal fails t if minimalValid accepts v while IsValid refuses
+// checkMinimal fails t if Minimal accepts v while IsValid refuses
 // it or json.Marshal would write it differently.
 func checkMinimal(t *testing.T, v []byte) {
 	t.Helper()
-	if !minimalValid(v) {
+	if !Minimal(v) {
 		return
 	}
 	if !jsontext.Value(v).IsValid() {
-		t.Fatalf("minimalValid accepts %q, which IsValid refuses", v)
+		t.Fatalf("Minimal accepts %q, which IsValid refuses", v)
 	}
 	if out, err := json.Marshal(jsontext.Value(v)); err != nil || !bytes.Equal(out, v) {
-		t.Fatalf("minimalValid accepts %q, which json.Marshal writes as %q (%v)", v, out, err)
+		t.Fatalf("Minimal accepts %q, which json.Marshal writes as %q (%v)", v, out, err)
 	}
 }
 
-// FuzzMinimalValid: whatever minimalValid accepts is valid and written
+// FuzzMinimal: whatever Minimal accepts is valid and written
 // unchanged by json.Marshal.
-func FuzzMinimalValid(f *testing.F) {
+func FuzzMinimal(f *testing.F) {
 	for _, c := range minimalCases {
 		f.Add([]byte(c.v))
 	}
-	f.Fuzz(checkMinimal)
+	f.Fuzz(func(t *testing.T, v []byte) {
+		checkMinimal(t, v)
+		// Read within a larger text, it stops where the value ends.
+		w := Walker{B: append(append([]byte("["), v...), ",1]"...), I: 1}
+		if (w.Minimal() && w.I == 1+len(v)) != Minimal(v) {
+			t.Fatalf("Walker.Minimal and Minimal disagree on %q", v)
+		}
+	})
 }
