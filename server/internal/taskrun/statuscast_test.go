@@ -60,22 +60,32 @@ func TestParseStatusCast(t *testing.T) {
 			t.Fatalf("parseStatusCast(%s) = %+v, %+v, %v; want %+v, %+v", raw, msg, rec, ok, wmsg, wrec)
 		}
 	}
-	for _, raw := range []string{
-		`{"op":"status","task":"t","record":{"id":5}}`,                     // not a record: decodePeerRecord's nil
-		`{"op":"status","task":"t","record":{"id":"t"} }`,                  // whitespace
-		`{"op":"status","task":"t","record":{"id":"t"},"note":true,"x":1}`, // another member
-		`{"op":"status","task":"t","from":"a","from":"b","record":null}`,   // a duplicate
-		`{"op":"status","task":"","record":null}`,                          // no task
-		`{"op":"cancel","task":"t","record":null}`,                         // another op
-		"{\"op\":\"status\",\"task\":\"t\xff\",\"record\":null}",           // invalid UTF-8
+	// Other messages: fast says whether parseStatusCast reads one itself
+	// (then as the general path does) or leaves it to the general path.
+	for _, c := range []struct {
+		raw  string
+		fast bool
+	}{
+		{`{"op":"status","task":"t","record":{"id":5}}`, false},                     // not a record: decodePeerRecord's nil
+		{`{"op":"status","task":"t","record":{"id":"t"} }`, true},                   // space after the record, which the record's reader skips
+		{`{"op":"status","task":"t","record":{"id":"t"},"note":true,"x":1}`, false}, // another member
+		{`{"op":"status","task":"t","from":"a","from":"b","record":null}`, false},   // a duplicate
+		{`{"op":"status","task":"","record":null}`, false},                          // no task
+		{`{"op":"cancel","task":"t","record":null}`, false},                         // another op
+		{"{\"op\":\"status\",\"task\":\"t\xff\",\"record\":null}", false},           // invalid UTF-8
+		{`{"op":"status","task":"t\u0041","record":{"id":"t"}}`, true},              // an escape in the task's id
 	} {
-		msg, rec, ok := parseStatusCast([]byte(raw))
+		msg, rec, ok := parseStatusCast([]byte(c.raw))
+		if ok != c.fast {
+			t.Errorf("parseStatusCast(%s) ok %v, want %v", c.raw, ok, c.fast)
+			continue
+		}
 		if !ok {
 			continue
 		}
-		wmsg, wrec, wok := generalStatusCast([]byte(raw))
+		wmsg, wrec, wok := generalStatusCast([]byte(c.raw))
 		if !wok || !reflect.DeepEqual(msg, wmsg) || !reflect.DeepEqual(rec, wrec) {
-			t.Errorf("parseStatusCast(%s) = %+v, %+v; json.Unmarshal reads %+v, %+v, %v", raw, msg, rec, wmsg, wrec, wok)
+			t.Errorf("parseStatusCast(%s) = %+v, %+v; json.Unmarshal reads %+v, %+v, %v", c.raw, msg, rec, wmsg, wrec, wok)
 		}
 	}
 }
