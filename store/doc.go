@@ -18,8 +18,10 @@
 // one process; the store/redis module implements the same interfaces on
 // Redis for deployments of several processes.
 //
-// Package store is a leaf: it imports only the protocol vocabulary (mcp)
-// and internal/expiry (the in-memory task store's expiry queue), and never
+// Package store is a leaf: it imports only the protocol vocabulary (mcp),
+// internal/expiry (the in-memory task store's expiry queue) and
+// internal/jsonwalk (the strict walk under the task records' fast
+// encoding and reading), and never
 // the server, the client or a transport, so that a store
 // implementation depends on nothing that serves requests.
 package store

@@ -30,19 +30,34 @@ type taskWire struct {
 
 // MarshalTaskRecord returns r's JSON form, the one a shared TaskStore
 // keeps and instances pass each other in their broadcasts (durations in
-// milliseconds), so that every party reads the others' records.
+// milliseconds, times in UTC), so that every party reads the others'
+// records. Times are written at offset zero whatever their location: the
+// same instant reads the same on every instance, and a store that
+// compares stored bytes (a compare-and-set) sees the same bytes for it
+// from every host, whatever the host's zone.
 func MarshalTaskRecord(r *TaskRecord) ([]byte, error) {
-	return json.Marshal(&taskWire{
+	if b, ok := appendTaskRecord(make([]byte, 0, 320+len(r.Result)), r); ok {
+		return b, nil
+	}
+	return json.Marshal(wireOf(r))
+}
+
+// wireOf is r in its JSON form's shape, its times in UTC.
+func wireOf(r *TaskRecord) *taskWire {
+	return &taskWire{
 		ID: r.ID, Principal: r.Principal, SessionID: r.SessionID, Modern: r.Modern,
-		Status: r.Status, StatusMessage: r.StatusMessage, CreatedAt: r.CreatedAt, LastUpdatedAt: r.LastUpdatedAt,
+		Status: r.Status, StatusMessage: r.StatusMessage, CreatedAt: r.CreatedAt.UTC(), LastUpdatedAt: r.LastUpdatedAt.UTC(),
 		TTLMs: r.TTL.Milliseconds(), PollMs: r.PollInterval.Milliseconds(), InputRequests: r.InputRequests,
-		Result: r.Result, Error: r.Error, Owner: r.Owner, LeaseUntil: r.LeaseUntil,
-	})
+		Result: r.Result, Error: r.Error, Owner: r.Owner, LeaseUntil: r.LeaseUntil.UTC(),
+	}
 }
 
 // UnmarshalTaskRecord reads a record in the form MarshalTaskRecord
 // writes.
 func UnmarshalTaskRecord(b []byte) (*TaskRecord, error) {
+	if r, ok := parseTaskRecord(b); ok {
+		return r, nil
+	}
 	var w taskWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return nil, err

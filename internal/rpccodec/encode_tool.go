@@ -3,6 +3,7 @@ package rpccodec
 import (
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/jsonwalk"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -84,38 +85,14 @@ func appendString(b []byte, s string) ([]byte, bool) {
 }
 
 // appendCompact appends raw verbatim when the encoder's WriteValue would
-// write it unchanged: valid JSON (UTF-8, no duplicate names), no
-// whitespace outside strings, and no escape the encoder would rewrite
-// (it keeps \" \\ \b \f \n \r \t and rewrites \/ and most \u escapes).
+// write it unchanged: valid JSON (UTF-8, no duplicate names) in its
+// minimal form, no whitespace outside strings and no escape the encoder
+// would rewrite (it keeps \" \\ \b \f \n \r \t and rewrites \/ and most
+// \u escapes): jsonwalk.Minimal, which leaves a value past its limits to
+// the encoder.
 func appendCompact(b []byte, raw jsontext.Value) ([]byte, bool) {
-	if !compactMinimal(raw) || !isValid(raw) {
+	if !jsonwalk.Minimal(raw) {
 		return b, false
 	}
 	return append(b, raw...), true
-}
-
-// compactMinimal reports whether raw has no whitespace outside strings
-// and only the two-character escapes the encoder keeps. It does not
-// check validity.
-func compactMinimal(raw []byte) bool {
-	in := false
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case in && c == '\\':
-			i++
-			if i == len(raw) {
-				return false
-			}
-			switch raw[i] {
-			case '"', '\\', 'b', 'f', 'n', 'r', 't':
-			default:
-				return false
-			}
-		case c == '"':
-			in = !in
-		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return false
-		}
-	}
-	return len(raw) > 0
 }

@@ -241,6 +241,12 @@ func (c *cluster) announce(method, uri string) {
 // receive handles one message from another instance. It runs on the
 // broker's delivery goroutine: anything that may wait goes elsewhere.
 func (c *cluster) receive(raw []byte) {
+	if from, data, ok := parsePeerCast(raw); ok {
+		if string(from) != c.id {
+			c.deliverCast(data)
+		}
+		return
+	}
 	var m clusterMsg
 	if err := json.Unmarshal(raw, &m); err != nil || m.From == c.id {
 		return

@@ -1,11 +1,15 @@
 package streamhttp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/internal/jsonwalk"
 	"github.com/mcpkit/mcpkit/internal/wire"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/server/internal/seam"
@@ -91,7 +95,31 @@ func (p peers) CastTarget() any {
 
 // Frame implements seam.CastPeers: msg as Broadcast publishes it.
 func (p peers) Frame(msg []byte) ([]byte, error) {
+	if b, ok := appendPeerCast(make([]byte, 0, len(castHead)+len(p.c.id)+len(castMid)+len(msg)+len(msg)/8+8), p.c.id, msg); ok {
+		return b, nil
+	}
 	return p.c.encode(&clusterMsg{Kind: kindPeerCast, Data: string(msg)})
+}
+
+// appendPeerCast appends the frame of a peers' broadcast from instance
+// from, byte for byte what encode writes, without json.Marshal: a frame
+// is made at every task's end, on the goroutine that settles it, where
+// the encoder's depth was what grew that goroutine's stack. false for an
+// empty msg or text that is not UTF-8 (encode's to handle).
+func appendPeerCast(b []byte, from string, msg []byte) ([]byte, bool) {
+	if len(msg) == 0 {
+		return b, false
+	}
+	b = append(b, `{"k":"`+kindPeerCast+`","from":`...)
+	b, err := jsontext.AppendQuote(b, from)
+	if err != nil {
+		return b, false
+	}
+	b = append(b, castMid[1:]...) // the sender's closing quote is AppendQuote's
+	if b, err = jsontext.AppendQuote(b, msg); err != nil {
+		return b, false
+	}
+	return append(b, '}'), true
 }
 
 // PushSession implements seam.SessionPeers: what a kindNotify message
@@ -147,16 +175,60 @@ func (c *cluster) receivePeer(m *clusterMsg) bool {
 			}
 		}
 	case kindPeerCast:
-		c.mu.Lock()
-		ph := c.peer
-		c.mu.Unlock()
-		if ph.Deliver != nil {
-			ph.Deliver([]byte(m.Data))
-		}
+		c.deliverCast([]byte(m.Data))
 	default:
 		return false
 	}
 	return true
+}
+
+// deliverCast hands a peers' broadcast to the protocol server.
+func (c *cluster) deliverCast(msg []byte) {
+	c.mu.Lock()
+	ph := c.peer
+	c.mu.Unlock()
+	if ph.Deliver != nil {
+		ph.Deliver(msg)
+	}
+}
+
+// Every peers' broadcast (kindPeerCast) is framed by encode as
+// castHead, the sender's id, castMid, then the message as a JSON string
+// and "}": json.Marshal's order of clusterMsg's members, the others empty.
+const (
+	castHead = `{"k":"` + kindPeerCast + `","from":"`
+	castMid  = `","data":`
+)
+
+// parsePeerCast reads a peers' broadcast framed as encode frames it, the
+// one message that every instance receives for every task's end, without
+// the reflection of json.Unmarshal: the sender's id and the message. ok
+// is false for any other frame, which receive decodes the general way: a
+// frame it answers ok for decodes there to the same From and Data.
+func parsePeerCast(raw []byte) (from, data []byte, ok bool) {
+	if !bytes.HasPrefix(raw, []byte(castHead)) {
+		return nil, nil, false
+	}
+	// The sender's id: a string without escapes (jsonwalk's Plain).
+	w := jsonwalk.Walker{B: raw, I: len(castHead) - 1}
+	if from, ok = w.Plain(); !ok {
+		return nil, nil, false
+	}
+	rest, ok := bytes.CutPrefix(raw[w.I-1:], []byte(castMid))
+	if !ok {
+		return nil, nil, false
+	}
+	lit, ok := bytes.CutSuffix(rest, []byte("}"))
+	if !ok {
+		return nil, nil, false
+	}
+	// AppendUnquote takes exactly one string literal: trailing bytes, an
+	// escaped last quote or invalid UTF-8 fail it.
+	data, err := jsontext.AppendUnquote(nil, lit)
+	if err != nil {
+		return nil, nil, false
+	}
+	return from, data, true
 }
 
 // attachPeers makes the protocol server an instance of the deployment.

@@ -266,11 +266,13 @@ func (r *statusParams) NotifyParams() any {
 // goroutine: it wakes local waiters at once and leaves anything that
 // reads the store to a goroutine of the server's.
 func (m *Manager) deliverPeer(raw []byte) {
-	var msg tasks.PeerMsg
-	if json.Unmarshal(raw, &msg) != nil || msg.Op != tasks.OpStatus || msg.Task == "" {
-		return
+	msg, rec, ok := parseStatusCast(raw)
+	if !ok {
+		if json.Unmarshal(raw, &msg) != nil || msg.Op != tasks.OpStatus || msg.Task == "" {
+			return
+		}
+		rec = decodePeerRecord(msg.Record)
 	}
-	rec := decodePeerRecord(msg.Record)
 	if rec != nil && rec.ID == msg.Task {
 		m.keepSettled(rec) // terminal: final wherever it is read
 	}

@@ -1,11 +1,14 @@
 package taskrun
 
 import (
+	"bytes"
 	"context"
 	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/jsonwalk"
+	"github.com/mcpkit/mcpkit/server/internal/tasks"
 	"github.com/mcpkit/mcpkit/store"
 )
 
@@ -150,8 +153,82 @@ func decodePeerRecord(b jsontext.Value) *store.TaskRecord {
 		return nil
 	}
 	r, err := store.UnmarshalTaskRecord(b)
-	if err != nil || r.ID == "" || !r.Status.Terminal() {
+	if err != nil {
+		return nil
+	}
+	return terminalRecord(r)
+}
+
+// terminalRecord is r when it is a terminal record, else nil.
+func terminalRecord(r *store.TaskRecord) *store.TaskRecord {
+	if r.ID == "" || !r.Status.Terminal() {
 		return nil
 	}
 	return r
+}
+
+// parseStatusCast reads a status broadcast with a record in the form
+// appendStatusMsg writes it, the one every instance receives at every
+// task's end, with a single pass over the record (json.Unmarshal would
+// check and copy it, then store.UnmarshalTaskRecord read it again). msg
+// has Op, Task, From and Note; rec is decodePeerRecord's answer for the
+// record. ok is false for any other message, which deliverPeer decodes
+// with json.Unmarshal; for one it accepts, that reads the same.
+func parseStatusCast(raw []byte) (msg tasks.PeerMsg, rec *store.TaskRecord, ok bool) {
+	rest, ok := bytes.CutPrefix(raw, []byte(`{"op":"`+tasks.OpStatus+`","task":`))
+	if !ok {
+		return msg, nil, false
+	}
+	if msg.Task, rest, ok = cutString(rest); !ok || msg.Task == "" {
+		return msg, nil, false
+	}
+	if r, found := bytes.CutPrefix(rest, []byte(`,"from":`)); found {
+		if msg.From, rest, ok = cutString(r); !ok {
+			return msg, nil, false
+		}
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"record":`)); !ok {
+		return msg, nil, false
+	}
+	if r, found := bytes.CutSuffix(rest, []byte(`,"note":true}`)); found {
+		rest, msg.Note = r, true
+	} else if rest, ok = bytes.CutSuffix(rest, []byte(`}`)); !ok {
+		return msg, nil, false
+	}
+	// The record must be one JSON value for the message to be one, and no
+	// deeper than the decoder allows within the message: read alone, it
+	// would be allowed two levels more. Its nesting is at most its count
+	// of opening brackets; past castMaxOpen the general path decides.
+	if bytes.Count(rest, []byte("["))+bytes.Count(rest, []byte("{")) > castMaxOpen {
+		return msg, nil, false
+	}
+	r, err := store.UnmarshalTaskRecord(rest)
+	if err != nil {
+		return msg, nil, false
+	}
+	msg.Op = tasks.OpStatus
+	return msg, terminalRecord(r), true
+}
+
+// castMaxOpen is the most opening brackets a record may hold for
+// parseStatusCast to read it: well under the decoder's nesting limit
+// (10000) less the broadcast's own object.
+const castMaxOpen = 1000
+
+// cutString reads the JSON string at the start of b: its value and what
+// follows it. One without escapes is read by jsonwalk's Plain, one with
+// them checked by its String and decoded by jsontext.
+func cutString(b []byte) (string, []byte, bool) {
+	w := jsonwalk.Walker{B: b}
+	if s, ok := w.Plain(); ok {
+		return string(s), b[w.I:], true
+	}
+	if w.Peek() != '"' || !w.String() {
+		return "", nil, false
+	}
+	v, err := jsontext.AppendUnquote(nil, b[:w.I])
+	if err != nil {
+		return "", nil, false
+	}
+	return string(v), b[w.I:], true
 }
