@@ -1,6 +1,9 @@
 package jsonwalk
 
-import "unicode/utf8"
+import (
+	"math"
+	"unicode/utf8"
+)
 
 // Limits of Minimal: past them it answers false, and the caller checks
 // the value the general way. They keep its frame small (under 200
@@ -33,7 +36,7 @@ func (w *Walker) Minimal() bool {
 		names uint8 // where this object's names start in names
 	}
 	v, start := w.B, w.I
-	if len(v)-start > 1<<32-1 {
+	if uint64(len(v)) > math.MaxUint32 { // names holds offsets into v
 		return false
 	}
 	var stack [MinimalMaxDepth]open
