@@ -1,6 +1,7 @@
 package rpccodec
 
 import (
+	"bytes"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/internal/jsonwalk"
@@ -88,11 +89,52 @@ func appendString(b []byte, s string) ([]byte, bool) {
 // write it unchanged: valid JSON (UTF-8, no duplicate names) in its
 // minimal form, no whitespace outside strings and no escape the encoder
 // would rewrite (it keeps \" \\ \b \f \n \r \t and rewrites \/ and most
-// \u escapes): jsonwalk.Minimal, which leaves a value past its limits to
-// the encoder.
+// \u escapes). jsonwalk.Minimal answers most values in one pass; one past
+// its limits (nesting, names open at once) is checked by compactMinimal
+// and isValid, when it cannot nest deeper than the encoder allows
+// (shallow); anything else is left to the encoder.
 func appendCompact(b []byte, raw jsontext.Value) ([]byte, bool) {
-	if !jsonwalk.Minimal(raw) {
+	if !jsonwalk.Minimal(raw) && (!compactMinimal(raw) || !shallow(raw) || !isValid(raw)) {
 		return b, false
 	}
 	return append(b, raw...), true
+}
+
+// maxValueDepth bounds the nesting of a value appendCompact writes
+// verbatim when jsonwalk.Minimal declined it: the encoder refuses a
+// document nested past 10000, counted from the result it encodes, and a
+// value sits a few levels inside that.
+const maxValueDepth = 9900
+
+// shallow reports whether raw cannot nest past maxValueDepth: it is too
+// short to, or holds fewer brackets that open (counted in strings too: a
+// conservative bound).
+func shallow(raw []byte) bool {
+	return len(raw) < 2*maxValueDepth || bytes.Count(raw, []byte{'['})+bytes.Count(raw, []byte{'{'}) < maxValueDepth
+}
+
+// compactMinimal reports whether raw has no whitespace outside strings
+// and only the two-character escapes the encoder keeps. It does not
+// check validity.
+func compactMinimal(raw []byte) bool {
+	in := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case in && c == '\\':
+			i++
+			if i == len(raw) {
+				return false
+			}
+			switch raw[i] {
+			case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			default:
+				return false
+			}
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return len(raw) > 0
 }

@@ -2,11 +2,14 @@ package rpccodec
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpkit/mcpkit/internal/jsonwalk"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -55,6 +58,22 @@ func TestAppendToolResult(t *testing.T) {
 		{Content: mcp.Contents{&mcp.TextContent{Text: "a\n\"b\"\x01\u2028<&>é"}, &mcp.TextContent{Text: ""}}, IsError: true},
 		{StructuredContent: jsontext.Value(`{"a":"q\"\\\n","b":[1,-0.0,1E+2,true,null]}`)},
 	}
+	// Past jsonwalk.Minimal's limits, still verbatim: 33 names, 17 levels.
+	var wide, deep strings.Builder
+	wide.WriteByte('{')
+	for i := range jsonwalk.MinimalMaxNames + 1 {
+		if i > 0 {
+			wide.WriteByte(',')
+		}
+		fmt.Fprintf(&wide, `"k%d":%d`, i, i)
+	}
+	wide.WriteByte('}')
+	deep.WriteString(strings.Repeat(`{"a":`, jsonwalk.MinimalMaxDepth+1) + "1" + strings.Repeat("}", jsonwalk.MinimalMaxDepth+1))
+	fast = append(fast,
+		&mcp.CallToolResult{StructuredContent: jsontext.Value(wide.String())},
+		&mcp.CallToolResult{StructuredContent: jsontext.Value(deep.String())},
+		&mcp.CallToolResult{StructuredContent: jsontext.Value(strings.Repeat("[", 5000) + strings.Repeat("]", 5000))},
+	)
 	for _, r := range fast {
 		if !checkToolResult(t, r) {
 			t.Errorf("%+v: not written by the fast path", r)
@@ -73,6 +92,8 @@ func TestAppendToolResult(t *testing.T) {
 		{StructuredContent: jsontext.Value{}},
 		{Meta: mcp.Meta{"k": 1}},
 		{Meta: mcp.Meta{"k": nil}},
+		// Deeper than the encoder allows below a result: never verbatim.
+		{StructuredContent: jsontext.Value(strings.Repeat("[", 10000) + strings.Repeat("]", 10000))},
 	}
 	for _, r := range slow {
 		if checkToolResult(t, r) {
