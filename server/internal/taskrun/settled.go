@@ -197,9 +197,10 @@ func parseStatusCast(raw []byte) (msg tasks.PeerMsg, rec *store.TaskRecord, ok b
 	}
 	// The record must be one JSON value for the message to be one, and no
 	// deeper than the decoder allows within the message: read alone, it
-	// would be allowed two levels more. Its nesting is at most its count
-	// of opening brackets; past castMaxOpen the general path decides.
-	if bytes.Count(rest, []byte("["))+bytes.Count(rest, []byte("{")) > castMaxOpen {
+	// would be allowed one level more. Its nesting is at most its count of
+	// opening brackets (those in strings too), and at most half its length;
+	// past castMaxOpen the general path decides.
+	if len(rest) > 2*castMaxOpen && bytes.Count(rest, []byte("["))+bytes.Count(rest, []byte("{")) > castMaxOpen {
 		return msg, nil, false
 	}
 	r, err := store.UnmarshalTaskRecord(rest)
@@ -211,9 +212,9 @@ func parseStatusCast(raw []byte) (msg tasks.PeerMsg, rec *store.TaskRecord, ok b
 }
 
 // castMaxOpen is the most opening brackets a record may hold for
-// parseStatusCast to read it: well under the decoder's nesting limit
-// (10000) less the broadcast's own object.
-const castMaxOpen = 1000
+// parseStatusCast to read it: under the decoder's nesting limit (10000)
+// less the broadcast's own object, with a margin.
+const castMaxOpen = 9900
 
 // cutString reads the JSON string at the start of b: its value and what
 // follows it. One without escapes is read by jsonwalk's Plain, one with

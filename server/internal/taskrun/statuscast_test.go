@@ -91,9 +91,10 @@ func TestParseStatusCast(t *testing.T) {
 }
 
 // TestParseStatusCastDeepResult: a record whose result is nested one
-// level less than the decoder's limit for a value alone is two levels
-// too deep within a broadcast: parseStatusCast leaves it to json.Unmarshal,
-// which refuses the message.
+// level less than the decoder's limit for a value alone is one level too
+// deep within a broadcast: parseStatusCast leaves it to json.Unmarshal,
+// which refuses the message. A result merely wide (many brackets, little
+// nesting) is still read the fast way.
 func TestParseStatusCastDeepResult(t *testing.T) {
 	const n = 9999
 	raw := []byte(`{"op":"status","task":"t","record":{"id":"t","status":"completed","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","result":` +
@@ -102,6 +103,13 @@ func TestParseStatusCastDeepResult(t *testing.T) {
 	_, _, wok := generalStatusCast(raw)
 	if ok || wok {
 		t.Fatalf("depth %d: parseStatusCast ok %v, the general path's %v; want both false", n, ok, wok)
+	}
+	wide := []byte(`{"op":"status","task":"t","record":{"id":"t","status":"completed","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","result":[` +
+		strings.TrimSuffix(strings.Repeat(`{"a":[1]},`, 2000), ",") + `]}}`)
+	msg, rec, ok := parseStatusCast(wide)
+	wmsg, wrec, wok := generalStatusCast(wide)
+	if !ok || !wok || !reflect.DeepEqual(msg, wmsg) || !reflect.DeepEqual(rec, wrec) {
+		t.Fatalf("a wide result: parseStatusCast ok %v, the general path's %v, or they differ", ok, wok)
 	}
 }
 
