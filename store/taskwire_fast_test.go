@@ -114,7 +114,7 @@ func FuzzTaskRecordFastEncoding(f *testing.F) {
 	f.Fuzz(func(t *testing.T, id, principal, session, msg string, result []byte, at, lease, ttl int64, off int32, modern bool) {
 		zone := time.FixedZone("", int(off%(26*3600)))
 		r := &TaskRecord{ID: id, Principal: principal, SessionID: session, StatusMessage: msg, Status: mcp.TaskStatus(msg), Owner: id, Modern: modern,
-			CreatedAt: time.Unix(0, at).UTC(), LastUpdatedAt: time.Unix(0, at).In(zone), TTL: time.Duration(ttl), PollInterval: time.Duration(-ttl)}
+			CreatedAt: time.Unix(0, at).In(zone), LastUpdatedAt: time.Unix(0, at+1).In(zone), TTL: time.Duration(ttl), PollInterval: time.Duration(-ttl)}
 		if lease != 0 {
 			r.LeaseUntil = time.Unix(lease, lease%1e9).In(zone)
 		}
