@@ -264,8 +264,8 @@ func (c *cluster) receive(raw []byte) {
 			}
 		}
 	case kindNotify:
-		if st := h.localStandalone(m.Session); st != nil {
-			st.push(m.Msg, false)
+		if hs := h.local(m.Session); hs != nil {
+			hs.takeNotify(m.Msg)
 		}
 	case kindStandalone:
 		if hs := h.local(m.Session); hs != nil {

@@ -42,6 +42,7 @@ type httpSession struct {
 	// The flags side by side, in one word (an idle session's size: every
 	// open session has one of these).
 	opened bool // a standalone stream has been opened (here or elsewhere)
+	origin bool // initialize made the session here (not a copy from the store)
 	closed bool
 	refuse bool // the session is closing: run no more handlers
 	// ending is set (under h.mu, not mu) once endSession has begun closing it.
@@ -224,7 +225,7 @@ func (hs *httpSession) Write(ctx context.Context, m transport.Message) error {
 		}
 	} else {
 		st = hs.get
-		if st == nil && hs.holdEarly(m) {
+		if st == nil && hs.holdEarly(m.Local) {
 			hs.early = append(hs.early, msg)
 			hs.mu.Unlock()
 			return nil
@@ -332,10 +333,15 @@ func (hs *httpSession) getStream() (st *stream, created bool) {
 
 // holdEarly reports whether an unrelated message, with no standalone
 // stream to take it, is to be held for the session's first one
-// (Options.EarlyMessages). Called with mu held.
-func (hs *httpSession) holdEarly(m transport.Message) bool {
+// (Options.EarlyMessages); local: the message is for this instance only.
+// In a deployment, the instance that made the session holds every such
+// message until a stream is opened, here or elsewhere (dropStandalone
+// then forwards them); another instance's copy, which cannot know of a
+// stream opened before it was made, sends them to whichever instance
+// holds one. Called with mu held.
+func (hs *httpSession) holdEarly(local bool) bool {
 	o := &hs.h.opts
-	if hs.opened || o.NoStandaloneStream || (hs.h.cluster != nil && !m.Local) {
+	if hs.opened || o.NoStandaloneStream || (hs.h.cluster != nil && !local && !hs.origin) {
 		return false
 	}
 	if len(hs.early) >= o.EarlyMessages { // negative: never
@@ -354,8 +360,20 @@ func (hs *httpSession) holdEarly(m transport.Message) bool {
 func (hs *httpSession) dropStandalone(born int64) {
 	hs.mu.Lock()
 	// The session has a standalone stream elsewhere: nothing is held here
-	// for one any more.
+	// for one any more, and what was held goes there, in order, off the
+	// broker's delivery goroutine.
+	early := hs.early
 	hs.opened, hs.early = true, nil
+	hs.mu.Unlock()
+	if c := hs.h.cluster; len(early) > 0 && c != nil {
+		id := hs.ss.ID()
+		c.goTracked(func() {
+			for _, msg := range early {
+				c.broadcast(context.Background(), &clusterMsg{Kind: kindNotify, Session: id, Msg: msg})
+			}
+		})
+	}
+	hs.mu.Lock()
 	st := hs.get
 	if st == nil || st.born >= born {
 		hs.mu.Unlock()
@@ -368,6 +386,21 @@ func (hs *httpSession) dropStandalone(born int64) {
 	hs.mu.Unlock()
 	if st != nil {
 		st.abandon()
+	}
+}
+
+// takeNotify takes another instance's message for the session's
+// standalone stream: onto that stream if it is open here, else held like
+// one of the session's own (holdEarly) where the session was made.
+func (hs *httpSession) takeNotify(msg []byte) {
+	hs.mu.Lock()
+	st := hs.get
+	if st == nil && !hs.closed && hs.origin && hs.holdEarly(true) {
+		hs.early = append(hs.early, msg)
+	}
+	hs.mu.Unlock()
+	if st != nil {
+		st.push(msg, false)
 	}
 }
 
@@ -432,7 +465,7 @@ func (b *busyCount) zero() bool { return b.n.Load() == 0 }
 // newSession returns a new HTTP session: a legacy session of the server
 // whose connection writes into it.
 func (h *Handler) newSession(id, principal string) *httpSession {
-	hs := &httpSession{h: h}
+	hs := &httpSession{h: h, origin: id == ""}
 	hs.ss = h.p.NewSession(seam.SessionConfig{Conn: hs, Handler: hs, IDPrefix: h.idPrefix(), CloseStream: hs.closeStream,
 		ID: id, Principal: principal, OnChange: h.saver(hs), Go: h.workers.Go,
 		WriteNeverWaits: true}) // Write pushes to a stream, which drops past maxPendingEvents
