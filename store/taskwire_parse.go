@@ -83,15 +83,8 @@ func (p *recordParser) lit(s string) bool {
 // str consumes a string into s: false when it is not a valid one.
 func (p *recordParser) str(s *string) bool {
 	w := jsonwalk.Walker{B: p.b}
-	if body, ok := w.Plain(); ok {
-		*s, p.b = string(body), p.b[w.I:]
-		return true
-	}
-	if w.Peek() != '"' || !w.String() {
-		return false
-	}
-	v, err := jsontext.AppendUnquote(nil, p.b[:w.I])
-	if err != nil {
+	v, ok := w.Text()
+	if !ok {
 		return false
 	}
 	*s, p.b = string(v), p.b[w.I:]

@@ -3,6 +3,8 @@ package jsonwalk
 import (
 	"bytes"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Walker is a position in a JSON text.
@@ -103,6 +105,25 @@ func (w *Walker) Plain() ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Text reads a string at the position (its opening quote), checked as
+// String checks it, and returns its value: the contents of one without
+// escapes (a slice of B, as Plain), else a new copy with its escapes
+// decoded by jsontext.
+func (w *Walker) Text() ([]byte, bool) {
+	if s, ok := w.Plain(); ok {
+		return s, true
+	}
+	start := w.I
+	if w.Peek() != '"' || !w.String() {
+		return nil, false
+	}
+	v, err := jsontext.AppendUnquote(nil, w.B[start:w.I])
+	if err != nil {
+		return nil, false
+	}
+	return v, true
 }
 
 // String reads a string at the position (its opening quote): valid

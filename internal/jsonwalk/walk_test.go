@@ -105,6 +105,28 @@ func TestPlain(t *testing.T) {
 	}
 }
 
+// TestText: a string's value, escapes decoded; the position after it.
+func TestText(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		end      int
+		ok       bool
+	}{
+		{`"abc" x`, "abc", 5, true},
+		{`"a\nb\u00e9",`, "a\nbé", 12, true},
+		{`"\ud800"`, "", 0, false},
+		{"\"a\x01\"", "", 0, false},
+		{`"abc`, "", 0, false},
+		{`1`, "", 0, false},
+	} {
+		w := Walker{B: []byte(c.in)}
+		got, ok := w.Text()
+		if ok != c.ok || string(got) != c.want || (ok && w.I != c.end) {
+			t.Errorf("Text(%q) = %q, %v (at %d)", c.in, got, ok, w.I)
+		}
+	}
+}
+
 // TestStructure: Open, Colon, Next and End over an object and an array.
 func TestStructure(t *testing.T) {
 	w := Walker{B: []byte(` { "a" : [ 1 , 2 ] , "b":{} } `)}

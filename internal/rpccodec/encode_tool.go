@@ -2,6 +2,7 @@ package rpccodec
 
 import (
 	"bytes"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/internal/jsonwalk"

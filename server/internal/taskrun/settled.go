@@ -216,19 +216,12 @@ func parseStatusCast(raw []byte) (msg tasks.PeerMsg, rec *store.TaskRecord, ok b
 // less the broadcast's own object, with a margin.
 const castMaxOpen = 9900
 
-// cutString reads the JSON string at the start of b: its value and what
-// follows it. One without escapes is read by jsonwalk's Plain, one with
-// them checked by its String and decoded by jsontext.
+// cutString reads the JSON string at the start of b (jsonwalk's Text):
+// its value and what follows it.
 func cutString(b []byte) (string, []byte, bool) {
 	w := jsonwalk.Walker{B: b}
-	if s, ok := w.Plain(); ok {
-		return string(s), b[w.I:], true
-	}
-	if w.Peek() != '"' || !w.String() {
-		return "", nil, false
-	}
-	v, err := jsontext.AppendUnquote(nil, b[:w.I])
-	if err != nil {
+	v, ok := w.Text()
+	if !ok {
 		return "", nil, false
 	}
 	return string(v), b[w.I:], true
