@@ -390,12 +390,12 @@ func (hs *httpSession) dropStandalone(born int64) {
 }
 
 // takeNotify takes another instance's message for the session's
-// standalone stream: onto that stream if it is open here, else held like
-// one of the session's own (holdEarly) where the session was made.
+// standalone stream: onto that stream if it is open here, else held as
+// holdEarly holds one of the session's own (where the session was made).
 func (hs *httpSession) takeNotify(msg []byte) {
 	hs.mu.Lock()
 	st := hs.get
-	if st == nil && !hs.closed && hs.origin && hs.holdEarly(true) {
+	if st == nil && !hs.closed && hs.holdEarly(false) {
 		hs.early = append(hs.early, msg)
 	}
 	hs.mu.Unlock()
